@@ -1,0 +1,5 @@
+/**
+ * @packageDocumentation
+ * Filled in by its own issue; see the README.
+ */
+export {};

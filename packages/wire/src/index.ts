@@ -1,0 +1,12 @@
+/**
+ * @packageDocumentation
+ * The conversation model every `@x/*` package speaks: messages and content blocks in the
+ * JSON shape of the Anthropic Messages API, their zod schemas, stream events, and
+ * converters to and from OpenAI Chat Completions and the Vercel AI SDK.
+ */
+export * from './blocks.js';
+export * from './errors.js';
+export * from './helpers.js';
+export * from './json.js';
+export * from './message.js';
+export * from './stream-event.js';

@@ -1,0 +1,121 @@
+import { randomBytes } from 'node:crypto';
+import { PGlite } from '@electric-sql/pglite';
+import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
+import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
+import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
+import postgres from 'postgres';
+import { serverReachable, testServerUrl } from './probe.ts';
+
+export { serverReachable, serverSuitesSkipped, testServerUrl } from './probe.ts';
+
+/**
+ * The server suites' gate. Resolves to the server URL, or to `undefined` when no server
+ * answers and we are not in CI (the suites are then skipped and the run says so).
+ * In CI (`CI=true`) an unreachable server is an error: the suites must run there.
+ */
+export async function serverForTests(): Promise<string | undefined> {
+  if (await serverReachable()) return testServerUrl();
+  if (process.env.CI === 'true') {
+    throw new Error(
+      `CI=true but no PostgreSQL server answers at ${testServerUrl()}: the server suites must run in CI`,
+    );
+  }
+  return undefined;
+}
+
+/** A database of its own for one test file, on the test server. */
+export interface TestDatabase {
+  /** Connection URL of the new database. */
+  url: string;
+  /** Drops the database (closing any connection still open to it). */
+  drop(): Promise<void>;
+}
+
+/** Creates a fresh, uniquely named database on the test server. */
+export async function createTestDatabase(serverUrl = testServerUrl()): Promise<TestDatabase> {
+  const name = `x_test_${process.pid}_${randomBytes(4).toString('hex')}`;
+  const admin = postgres(serverUrl, { max: 1, onnotice: () => {} });
+  try {
+    await admin.unsafe(`create database "${name}"`);
+  } finally {
+    await admin.end();
+  }
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    async drop() {
+      const sql = postgres(serverUrl, { max: 1, onnotice: () => {} });
+      try {
+        await sql.unsafe(`drop database if exists "${name}" with (force)`);
+      } finally {
+        await sql.end();
+      }
+    },
+  };
+}
+
+/** A drizzle database the SQL suites run against, with how to close it. */
+export interface SqlTarget {
+  kind: 'postgres' | 'pglite';
+  db: PgDatabase<PgQueryResultHKT>;
+  /** The raw client: a postgres.js `sql` or a PGlite instance. */
+  client: postgres.Sql | PGlite;
+  /** For the server target: the database URL (other processes can connect to it). */
+  url?: string;
+  close(): Promise<void>;
+}
+
+/** Opens drizzle over postgres.js on a fresh database of the test server. */
+export async function openServerTarget(serverUrl: string): Promise<SqlTarget> {
+  const database = await createTestDatabase(serverUrl);
+  const client = postgres(database.url, { onnotice: () => {} });
+  return {
+    kind: 'postgres',
+    db: drizzlePostgres({ client }) as unknown as PgDatabase<PgQueryResultHKT>,
+    client,
+    url: database.url,
+    async close() {
+      await client.end({ timeout: 5 });
+      await database.drop();
+    },
+  };
+}
+
+/** Opens drizzle over a fresh in-memory PGlite. */
+export async function openPgliteTarget(): Promise<SqlTarget> {
+  const client = new PGlite();
+  await client.waitReady;
+  return {
+    kind: 'pglite',
+    db: drizzlePglite({ client }) as unknown as PgDatabase<PgQueryResultHKT>,
+    client,
+    async close() {
+      await client.close();
+    },
+  };
+}
+
+/** One place a SQL suite runs; `skip` is set when the server is absent outside CI. */
+export interface SqlTargetSpec {
+  kind: SqlTarget['kind'];
+  skip: boolean;
+  open: () => Promise<SqlTarget>;
+}
+
+/**
+ * The targets a SQL suite runs on: PGlite always, and the real server, which is skipped
+ * only when none answers outside CI. Use as
+ * `for (const t of await sqlTargets()) describe.skipIf(t.skip)(t.kind, () => ...)`.
+ */
+export async function sqlTargets(): Promise<SqlTargetSpec[]> {
+  const server = await serverForTests();
+  return [
+    { kind: 'pglite', skip: false, open: openPgliteTarget },
+    {
+      kind: 'postgres',
+      skip: server === undefined,
+      open: () => openServerTarget(server ?? testServerUrl()),
+    },
+  ];
+}
