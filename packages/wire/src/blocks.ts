@@ -11,7 +11,9 @@ export const TextBlockSchema = z.object({
 export const ImageSourceSchema = z.discriminatedUnion('type', [
   z.object({
     type: z.literal('base64'),
-    media_type: z.string().regex(/^image\/[\w.+-]+$/, 'expected an image media type like image/png'),
+    media_type: z
+      .string()
+      .regex(/^image\/[\w.+-]+$/, 'expected an image media type like image/png'),
     data: z.string(),
   }),
   z.object({ type: z.literal('url'), url: z.string() }),

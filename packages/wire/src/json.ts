@@ -1,7 +1,13 @@
 import { z } from 'zod';
 
 /** Any value that survives `JSON.stringify` → `JSON.parse` unchanged. */
-export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+export type JsonValue =
+  | null
+  | boolean
+  | number
+  | string
+  | JsonValue[]
+  | { [key: string]: JsonValue };
 
 /** True when `value` is a plain JSON value (finite numbers, plain objects, no cycles). */
 export function isJsonValue(value: unknown, seen: Set<object> = new Set()): value is JsonValue {
@@ -34,6 +40,9 @@ function isPlainObject(value: object): boolean {
 // A hand-written check rather than a recursive zod union: tool inputs can be large and
 // this keeps parsing a transcript close to the cost of JSON.parse.
 /** Schema of {@link JsonValue}. */
-export const JsonValueSchema: z.ZodType<JsonValue> = z.custom<JsonValue>((value) => isJsonValue(value), {
-  message: 'expected a JSON value',
-});
+export const JsonValueSchema: z.ZodType<JsonValue> = z.custom<JsonValue>(
+  (value) => isJsonValue(value),
+  {
+    message: 'expected a JSON value',
+  },
+);

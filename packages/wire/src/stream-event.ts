@@ -35,7 +35,15 @@ export const StreamEventSchema = z.discriminatedUnion('type', [
     kind: z.string(),
     payload: JsonValueSchema,
   }),
-  z.object({ type: z.literal('interrupt-resolved'), toolCallId: z.string(), result: JsonValueSchema }),
-  z.object({ type: z.literal('turn-ended'), reason: TurnEndReasonSchema, error: z.string().optional() }),
+  z.object({
+    type: z.literal('interrupt-resolved'),
+    toolCallId: z.string(),
+    result: JsonValueSchema,
+  }),
+  z.object({
+    type: z.literal('turn-ended'),
+    reason: TurnEndReasonSchema,
+    error: z.string().optional(),
+  }),
 ]);
 export type StreamEvent = z.infer<typeof StreamEventSchema>;
