@@ -1,0 +1,286 @@
+#!/usr/bin/env node
+// Checks every workspace's imports against DESIGN.md's rules:
+//  - a sibling @x/* package may be imported only where the table allows it;
+//  - every third-party import is declared in that workspace's package.json
+//    (dependencies/peerDependencies for shipped code, devDependencies too for tests);
+//  - relative imports stay inside their workspace and form no cycle.
+// Exits 1 and lists each violation, so CI fails on any.
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { builtinModules } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const GROUPS = ['packages', 'apps', 'tools'];
+const SOURCE = /\.(?:[mc]?ts|tsx|[mc]?js)$/;
+const SKIP_DIRS = new Set(['node_modules', 'dist', '.turbo', 'coverage', 'drizzle']);
+const builtins = new Set(builtinModules);
+
+/**
+ * DESIGN.md's table: the @x/* packages a workspace may import, or '*' for any.
+ * @param {string} name package name
+ * @returns {string[] | '*' | undefined} undefined for an @x package the table does not know
+ */
+export function allowedSiblings(name) {
+  switch (name) {
+    case '@x/wire':
+    case '@x/askuser':
+      return [];
+    case '@x/continuation':
+    case '@x/session':
+      return ['@x/wire'];
+  }
+  // A store adapter implements one core package's interface: that package and @x/wire.
+  const adapter = /^@x\/(continuation|session|askuser)-[a-z0-9-]+$/.exec(name);
+  if (adapter) return [`@x/${adapter[1]}`, '@x/wire'];
+  if (name.startsWith('@x/')) return undefined;
+  return '*';
+}
+
+/**
+ * Reduces source to its code: comments and template-literal text are blanked (line
+ * breaks kept) and each string literal becomes a numbered placeholder, so that only real
+ * import statements are seen, not examples in JSDoc or source text held in strings.
+ * @param {string} source
+ * @returns {{ code: string, strings: string[] }}
+ */
+export function codeOnly(source) {
+  let code = '';
+  const strings = [];
+  let i = 0;
+  const blank = (s) => s.replace(/[^\n]/g, ' ');
+  while (i < source.length) {
+    const c = source[i];
+    const next = source[i + 1];
+    if (c === '/' && next === '/') {
+      const end = source.indexOf('\n', i);
+      const stop = end === -1 ? source.length : end;
+      code += blank(source.slice(i, stop));
+      i = stop;
+    } else if (c === '/' && next === '*') {
+      const end = source.indexOf('*/', i + 2);
+      const stop = end === -1 ? source.length : end + 2;
+      code += blank(source.slice(i, stop));
+      i = stop;
+    } else if (c === "'" || c === '"') {
+      let j = i + 1;
+      while (j < source.length && source[j] !== c && source[j] !== '\n')
+        j += source[j] === '\\' ? 2 : 1;
+      code += `'\u0000${strings.length}'`;
+      strings.push(source.slice(i + 1, j));
+      i = j + 1;
+    } else if (c === '`') {
+      let j = i + 1;
+      while (j < source.length && source[j] !== '`') j += source[j] === '\\' ? 2 : 1;
+      code += `\`${blank(source.slice(i + 1, j))}\``;
+      i = j + 1;
+    } else {
+      code += c;
+      i++;
+    }
+  }
+  return { code, strings };
+}
+
+const STRING = "'\\u0000(\\d+)'";
+const IMPORT_PATTERNS = [
+  new RegExp(`\\b(?:import|export)\\s+(type\\s+)?[^'\`;]*?\\bfrom\\s*${STRING}`, 'g'),
+  new RegExp(`\\bimport\\s*${STRING}`, 'g'),
+  new RegExp(`\\bimport\\s*\\(\\s*${STRING}\\s*\\)`, 'g'),
+];
+
+/**
+ * The module specifiers a source file imports.
+ * @param {string} source
+ * @returns {{ specifier: string, typeOnly: boolean, line: number }[]}
+ */
+export function importsOf(source) {
+  const { code, strings } = codeOnly(source);
+  const found = [];
+  for (const pattern of IMPORT_PATTERNS) {
+    for (const match of code.matchAll(pattern)) {
+      const specifier = strings[Number(match.length === 3 ? match[2] : match[1])];
+      const typeOnly = match.length === 3 && Boolean(match[1]);
+      const line = code.slice(0, match.index).split('\n').length;
+      found.push({ specifier, typeOnly, line });
+    }
+  }
+  return found;
+}
+
+/** The package a bare specifier names: `@scope/name` or `name`. */
+export function packageOf(specifier) {
+  const parts = specifier.split('/');
+  return specifier.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0];
+}
+
+function isBuiltin(specifier) {
+  return specifier.startsWith('node:') || builtins.has(packageOf(specifier));
+}
+
+/** Tests, benchmarks, fixtures and config files may also use devDependencies. */
+export function isDevFile(relative) {
+  const parts = relative.split(path.sep);
+  const base = parts[parts.length - 1];
+  return (
+    /\.(test|bench|spec)\.[mc]?[jt]sx?$/.test(base) ||
+    /\.config\.[mc]?[jt]s$/.test(base) ||
+    parts.some((p) => ['test', 'tests', 'bench', 'fixtures', '__fixtures__', 'e2e'].includes(p))
+  );
+}
+
+function walk(dir, files = []) {
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    if (entry.isDirectory()) {
+      if (!SKIP_DIRS.has(entry.name) && !entry.name.startsWith('.'))
+        walk(path.join(dir, entry.name), files);
+    } else if (SOURCE.test(entry.name) && !entry.name.endsWith('.d.ts')) {
+      files.push(path.join(dir, entry.name));
+    }
+  }
+  return files;
+}
+
+function resolveRelative(from, specifier) {
+  const target = path.resolve(path.dirname(from), specifier);
+  const stem = target.replace(/\.[mc]?js$/, '');
+  const candidates = [
+    target,
+    `${stem}.ts`,
+    `${stem}.tsx`,
+    `${stem}.mts`,
+    `${stem}.js`,
+    `${stem}.mjs`,
+    path.join(target, 'index.ts'),
+    path.join(target, 'index.js'),
+  ];
+  return candidates.find((c) => existsSync(c) && statSync(c).isFile());
+}
+
+/** Every cycle among the given runtime import edges, each as a list of files. */
+export function findCycles(edges) {
+  const cycles = [];
+  const state = new Map();
+  const stack = [];
+  const visit = (node) => {
+    state.set(node, 'open');
+    stack.push(node);
+    for (const next of edges.get(node) ?? []) {
+      if (state.get(next) === 'open') cycles.push([...stack.slice(stack.indexOf(next)), next]);
+      else if (!state.has(next)) visit(next);
+    }
+    stack.pop();
+    state.set(node, 'done');
+  };
+  for (const node of edges.keys()) if (!state.has(node)) visit(node);
+  return cycles;
+}
+
+/** The workspaces under `root`: folders of packages/, apps/, tools/ with a package.json. */
+export function workspacesOf(root) {
+  return GROUPS.flatMap((group) => {
+    const dir = path.join(root, group);
+    if (!existsSync(dir)) return [];
+    return readdirSync(dir)
+      .map((name) => path.join(dir, name))
+      .filter((d) => existsSync(path.join(d, 'package.json')));
+  });
+}
+
+/**
+ * Checks the monorepo at `root`.
+ * @param {string} root
+ * @returns {string[]} one line per violation; empty when all is well
+ */
+export function checkImports(root) {
+  const violations = [];
+  for (const dir of workspacesOf(root)) {
+    const manifest = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8'));
+    const name = manifest.name;
+    const shipped = new Set([
+      ...Object.keys(manifest.dependencies ?? {}),
+      ...Object.keys(manifest.peerDependencies ?? {}),
+      ...Object.keys(manifest.optionalDependencies ?? {}),
+    ]);
+    const dev = new Set([...shipped, ...Object.keys(manifest.devDependencies ?? {})]);
+    const allowed = allowedSiblings(name);
+    const where = path.relative(root, dir);
+    if (allowed === undefined) {
+      violations.push(`${where}: ${name} is not in DESIGN.md's import table; add it there first`);
+      continue;
+    }
+    const edges = new Map();
+    for (const file of walk(dir)) {
+      const relative = path.relative(dir, file);
+      const at = (line) => `${path.relative(root, file)}:${line}`;
+      const declared = isDevFile(relative) ? dev : shipped;
+      const runtimeEdges = [];
+      for (const { specifier, typeOnly, line } of importsOf(readFileSync(file, 'utf8'))) {
+        if (specifier.startsWith('.')) {
+          const target = resolveRelative(file, specifier);
+          if (!target) {
+            violations.push(`${at(line)}: "${specifier}" does not resolve to a file`);
+          } else if (path.relative(dir, target).startsWith('..')) {
+            violations.push(
+              `${at(line)}: "${specifier}" reaches outside ${where}; import the package instead`,
+            );
+          } else if (!typeOnly) {
+            runtimeEdges.push(target);
+          }
+          continue;
+        }
+        if (isBuiltin(specifier)) continue;
+        const pkg = packageOf(specifier);
+        if (pkg === name) continue;
+        if (pkg.startsWith('@x/') && allowed !== '*' && !allowed.includes(pkg)) {
+          const may = allowed.length ? allowed.join(', ') : 'nothing of ours';
+          violations.push(
+            `${at(line)}: ${name} imports ${pkg}, which DESIGN.md does not allow (${name} may import: ${may})`,
+          );
+          continue;
+        }
+        if (!declared.has(pkg)) {
+          const kind = isDevFile(relative) ? 'package.json' : 'dependencies or peerDependencies';
+          violations.push(
+            `${at(line)}: ${name} imports "${pkg}", which its ${kind} does not declare`,
+          );
+        }
+      }
+      edges.set(file, runtimeEdges);
+    }
+    for (const cycle of findCycles(edges)) {
+      violations.push(
+        `${where}: import cycle ${cycle.map((f) => path.relative(dir, f)).join(' -> ')}`,
+      );
+    }
+  }
+  return violations;
+}
+
+function main(argv) {
+  if (argv.includes('--help') || argv.includes('-h')) {
+    console.log(`usage: check-imports [--root DIR]
+
+Checks the imports of every workspace (packages/*, apps/*, tools/*) under DIR
+(default: the repository root): DESIGN.md's rules between @x/* packages, that every
+import is declared in the workspace's package.json, and that relative imports stay
+inside the workspace without cycles. Exit code 0 when clean, 1 on any violation.`);
+    return 0;
+  }
+  const at = argv.indexOf('--root');
+  const root =
+    at >= 0
+      ? path.resolve(argv[at + 1] ?? '.')
+      : path.resolve(fileURLToPath(import.meta.url), '../../../..');
+  const violations = checkImports(root);
+  for (const v of violations) console.error(v);
+  if (violations.length) {
+    console.error(`check-imports: ${violations.length} violation(s)`);
+    return 1;
+  }
+  console.log(`check-imports: ${workspacesOf(root).length} workspaces clean`);
+  return 0;
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {
+  process.exitCode = main(process.argv.slice(2));
+}

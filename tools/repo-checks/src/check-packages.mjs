@@ -1,0 +1,83 @@
+#!/usr/bin/env node
+// Checks that every published workspace (not "private") is fit for npm: publint finds no
+// error or warning, and the house rules of STYLE.md hold (ESM only, side-effect free,
+// exports with types, only dist and migrations shipped, a README of its own).
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { publint } from 'publint';
+import { formatMessage } from 'publint/utils';
+import { workspacesOf } from './check-imports.mjs';
+
+const ALLOWED_FILES = new Set(['dist', 'drizzle']);
+
+/**
+ * House rules for one manifest.
+ * @param {Record<string, any>} manifest
+ * @param {string} dir
+ * @returns {string[]}
+ */
+export function houseRules(manifest, dir) {
+  const problems = [];
+  if (manifest.type !== 'module') problems.push('"type" must be "module" (ESM only)');
+  if (manifest.sideEffects !== false) problems.push('"sideEffects" must be false');
+  const files = manifest.files ?? [];
+  if (files.length === 0) problems.push('"files" must list what ships');
+  for (const f of files) {
+    if (!f.startsWith('!') && !ALLOWED_FILES.has(f))
+      problems.push(`"files" ships "${f}": only dist/ and drizzle/`);
+  }
+  const exports = manifest.exports ?? {};
+  for (const [subpath, target] of Object.entries(exports)) {
+    if (subpath === './package.json') continue;
+    if (typeof target !== 'object' || !target.types || !target.default) {
+      problems.push(`exports["${subpath}"] must give "types" and "default"`);
+    }
+  }
+  if (!exports['.']) problems.push('exports must have "."');
+  if (!existsSync(path.join(dir, 'README.md'))) problems.push('README.md is missing');
+  if (!manifest.description) problems.push('"description" is missing');
+  if (!manifest.license) problems.push('"license" is missing');
+  return problems;
+}
+
+async function main(argv) {
+  if (argv.includes('--help') || argv.includes('-h')) {
+    console.log(`usage: check-packages [--root DIR]
+
+Runs publint (npm's view of what would be packed) and the house rules on every
+workspace that is not private. Build first: the checks read dist/. Exit code 1 on
+any problem.`);
+    return 0;
+  }
+  const at = argv.indexOf('--root');
+  const root =
+    at >= 0
+      ? path.resolve(argv[at + 1] ?? '.')
+      : path.resolve(fileURLToPath(import.meta.url), '../../../..');
+  let problems = 0;
+  let checked = 0;
+  for (const dir of workspacesOf(root)) {
+    const manifest = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8'));
+    if (manifest.private) continue;
+    checked++;
+    const lines = houseRules(manifest, dir);
+    const { messages, pkg } = await publint({
+      pkgDir: dir,
+      level: 'warning',
+      strict: true,
+      pack: 'npm',
+    });
+    for (const message of messages) lines.push(`${message.type}: ${formatMessage(message, pkg)}`);
+    for (const line of lines) console.error(`${manifest.name}: ${line}`);
+    problems += lines.length;
+  }
+  if (problems) {
+    console.error(`check-packages: ${problems} problem(s)`);
+    return 1;
+  }
+  console.log(`check-packages: ${checked} packages publishable`);
+  return 0;
+}
+
+process.exitCode = await main(process.argv.slice(2));
