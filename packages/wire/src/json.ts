@@ -9,40 +9,89 @@ export type JsonValue =
   | JsonValue[]
   | { [key: string]: JsonValue };
 
-/** True when `value` is a plain JSON value (finite numbers, plain objects, no cycles). */
-export function isJsonValue(value: unknown, seen: Set<object> = new Set()): value is JsonValue {
+/** Where a value stops being JSON, and why. */
+interface NonJson {
+  path: Array<string | number>;
+  reason: string;
+}
+
+// Returns the first place where `value` is not a JSON value, or undefined when it is one.
+// A path (not just a boolean) so an error can name the field, e.g. `input.when.day`.
+function findNonJson(
+  value: unknown,
+  path: Array<string | number>,
+  seen: Set<object>,
+): NonJson | undefined {
   switch (typeof value) {
     case 'string':
     case 'boolean':
-      return true;
+      return undefined;
     case 'number':
-      return Number.isFinite(value);
+      return Number.isFinite(value) ? undefined : { path, reason: `${value} is not a JSON number` };
     case 'object': {
-      if (value === null) return true;
-      if (seen.has(value)) return false;
+      if (value === null) return undefined;
+      if (seen.has(value)) return { path, reason: 'a cycle cannot be written as JSON' };
       seen.add(value);
-      const ok = Array.isArray(value)
-        ? value.every((item) => isJsonValue(item, seen))
-        : isPlainObject(value) && Object.values(value).every((item) => isJsonValue(item, seen));
-      seen.delete(value);
-      return ok;
+      try {
+        if (Array.isArray(value)) {
+          // An index loop rather than `every`: a hole in a sparse array would become `null`.
+          for (let i = 0; i < value.length; i++) {
+            if (!(i in value))
+              return { path: [...path, i], reason: 'a hole in an array is not JSON' };
+            const bad = findNonJson(value[i], [...path, i], seen);
+            if (bad) return bad;
+          }
+          return undefined;
+        }
+        const proto = Object.getPrototypeOf(value);
+        if (proto !== Object.prototype && proto !== null) {
+          const name = (proto as { constructor?: { name?: unknown } }).constructor?.name;
+          return {
+            path,
+            reason: `${typeof name === 'string' && name ? `a ${name}` : 'this object'} is not a plain JSON object`,
+          };
+        }
+        for (const [key, item] of Object.entries(value)) {
+          const bad = findNonJson(item, [...path, key], seen);
+          if (bad) return bad;
+        }
+        return undefined;
+      } finally {
+        seen.delete(value);
+      }
     }
     default:
-      return false;
+      return { path, reason: `a ${typeof value} is not a JSON value` };
   }
 }
 
-function isPlainObject(value: object): boolean {
-  const proto = Object.getPrototypeOf(value);
-  return proto === Object.prototype || proto === null;
+/** True when `value` is a plain JSON value (finite numbers, plain objects, no cycles, no holes). */
+export function isJsonValue(value: unknown): value is JsonValue {
+  try {
+    return findNonJson(value, [], new Set()) === undefined;
+  } catch {
+    // A throwing getter or a revoked proxy is not something JSON.stringify could write either.
+    return false;
+  }
 }
 
 // A hand-written check rather than a recursive zod union: tool inputs can be large and
-// this keeps parsing a transcript close to the cost of JSON.parse.
+// this keeps parsing a transcript close to the cost of JSON.parse. The issue carries the
+// path of the first non-JSON part, so an error names `input.when` and not just `input`.
 /** Schema of {@link JsonValue}. */
-export const JsonValueSchema: z.ZodType<JsonValue> = z.custom<JsonValue>(
-  (value) => isJsonValue(value),
-  {
-    message: 'expected a JSON value',
-  },
-);
+export const JsonValueSchema: z.ZodType<JsonValue> = z.unknown().check((ctx) => {
+  let bad: NonJson | undefined;
+  try {
+    bad = findNonJson(ctx.value, [], new Set());
+  } catch (error) {
+    bad = { path: [], reason: `reading it threw (${String(error)})` };
+  }
+  if (bad) {
+    ctx.issues.push({
+      code: 'custom',
+      input: ctx.value,
+      path: bad.path,
+      message: `expected a JSON value: ${bad.reason}`,
+    });
+  }
+}) as z.ZodType<JsonValue>;

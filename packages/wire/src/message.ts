@@ -35,14 +35,53 @@ export type UserMessage = z.infer<typeof UserMessageSchema>;
 export type AssistantMessage = z.infer<typeof AssistantMessageSchema>;
 export type Message = z.infer<typeof MessageSchema>;
 
+type Issue = z.core.$ZodIssue;
+
+// zod reports a failed union (`content: string | Block[]`) at the union itself, which
+// would name `content` for a bad `content[3].text`. Descend into the option that got
+// furthest, so the error names the deepest field that is actually wrong.
+function deepestIssue(issue: Issue): Issue {
+  if (issue.code !== 'invalid_union' || issue.errors.length === 0) return issue;
+  let best: Issue | undefined;
+  for (const option of issue.errors) {
+    const first = option[0];
+    if (!first) continue;
+    const candidate = deepestIssue({ ...first, path: [...issue.path, ...first.path] } as Issue);
+    if (!best || candidate.path.length > best.path.length) best = candidate;
+  }
+  if (!best || best.path.length > issue.path.length) return best ?? issue;
+  // No option got past the union itself (`content: 5`): say what each option expected.
+  const expected = issue.errors.flatMap((option) =>
+    option[0]?.code === 'invalid_type' && option[0].path.length === 0 ? [option[0].expected] : [],
+  );
+  if (expected.length !== issue.errors.length) return best;
+  return { ...best, message: `Invalid input: expected ${expected.join(' or ')}` };
+}
+
 function fail(root: string, error: z.ZodError): never {
-  const issue = error.issues[0];
+  const first = error.issues[0];
+  const issue = first ? deepestIssue(first) : undefined;
   const path = (issue?.path ?? []).map((key) => (typeof key === 'number' ? key : String(key)));
   throw new WireError('invalid', `${formatPath(root, path)}: ${issue?.message ?? 'invalid'}`, {
     path,
     cause: error,
   });
 }
+
+// zod reads the input through ordinary property access; a throwing getter or a revoked
+// proxy would escape as a bare TypeError. Every failure leaves as a WireError.
+function safeParse<T>(schema: z.ZodType<T>, input: unknown, root: string): T {
+  let result: z.ZodSafeParseResult<T>;
+  try {
+    result = schema.safeParse(input);
+  } catch (cause) {
+    throw new WireError('invalid', `${root}: could not be read (${String(cause)})`, { cause });
+  }
+  if (!result.success) fail(root, result.error);
+  return result.data;
+}
+
+const MessagesSchema = z.array(MessageSchema);
 
 /**
  * Validates one message.
@@ -52,9 +91,7 @@ function fail(root: string, error: z.ZodError): never {
  * const message = parseMessage(JSON.parse(line));
  */
 export function parseMessage(input: unknown): Message {
-  const result = MessageSchema.safeParse(input);
-  if (!result.success) fail('message', result.error);
-  return result.data;
+  return safeParse(MessageSchema, input, 'message');
 }
 
 /**
@@ -64,10 +101,9 @@ export function parseMessage(input: unknown): Message {
  * @throws {WireError} `invalid` naming the first bad field, or `invalid_transcript`.
  */
 export function parseMessages(input: unknown): Message[] {
-  const result = z.array(MessageSchema).safeParse(input);
-  if (!result.success) fail('messages', result.error);
-  checkTranscript(result.data);
-  return result.data;
+  const messages = safeParse(MessagesSchema, input, 'messages');
+  checkTranscript(messages);
+  return messages;
 }
 
 /**
