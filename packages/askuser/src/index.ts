@@ -1,5 +1,38 @@
 /**
  * @packageDocumentation
- * Filled in by its own issue; see the README.
+ * `@x/askuser`: the PostgreSQL / PGlite store of pending human questions
+ * (`aura.paused_states`): FIFO listing, answers, batch answers, auto-resolve, purge.
+ * Plain fields in, plain fields out.
  */
-export {};
+export {
+  ACTION_ACCEPT,
+  ACTION_CANCEL,
+  ACTION_DECLINE,
+  AUTO_TERMINATED_MARKER,
+  actions,
+  type ResumeAction,
+  type ResumeAnswer,
+  resumeAnswerSchema,
+} from './answer.js';
+export { ASKUSER_ANSWERED_CHANNEL, ASKUSER_CREATED_CHANNEL } from './channels.js';
+export type { AskUserDatabase } from './database.js';
+export {
+  AskUserStoreError,
+  DuplicatePauseError,
+  InvalidAnswerError,
+  InvalidPauseError,
+  PauseNotFoundError,
+} from './errors.js';
+export { MIGRATIONS_SCHEMA, MIGRATIONS_TABLE, migrate } from './migrate.js';
+export { auraSchema, pausedStates } from './schema.js';
+export { AskUserStore, DEFAULT_PENDING_LIMIT, DEFAULT_RECENT_LIMIT } from './store.js';
+export type {
+  AnsweredPause,
+  InsertParams,
+  InsertPauseParams,
+  ListAnsweredOptions,
+  PauseRecord,
+  Pending,
+  ResumeAnswers,
+} from './types.js';
+export { insertPauseParamsSchema } from './types.js';

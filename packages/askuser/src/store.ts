@@ -1,0 +1,419 @@
+import { and, asc, desc, eq, isNotNull, isNull, lt, sql } from 'drizzle-orm';
+import {
+  ACTION_CANCEL,
+  AUTO_TERMINATED_MARKER,
+  type ResumeAnswer,
+  resumeAnswerSchema,
+} from './answer.js';
+import { type AskUserDatabase, rowsOf } from './database.js';
+import {
+  AskUserStoreError,
+  DuplicatePauseError,
+  InvalidAnswerError,
+  InvalidPauseError,
+  PauseNotFoundError,
+  sqlStateOf,
+  wrapDatabaseError,
+} from './errors.js';
+import { pausedStates as t } from './schema.js';
+import {
+  type AnsweredPause,
+  type InsertPauseParams,
+  insertPauseParamsSchema,
+  type ListAnsweredOptions,
+  type PauseRecord,
+  type Pending,
+  type ResumeAnswers,
+} from './types.js';
+
+/** Rows `listPending` / `listPendingAll` / `listAnswered` return when no limit is given. */
+export const DEFAULT_PENDING_LIMIT = 100;
+/** Rows `listRecent` returns when no limit is given. */
+export const DEFAULT_RECENT_LIMIT = 50;
+
+// jsonb is read as text and parsed here: the drivers disagree on jsonb scalars
+// (a stored JSON string "123" would come back as the number 123 through drizzle).
+const columns = {
+  token: t.token,
+  conversationId: t.conversationId,
+  kind: t.kind,
+  question: t.question,
+  options: sql<string | null>`${t.options}::text`,
+  priority: t.priority,
+  toolCallId: t.toolCallId,
+  resumeContext: sql<string | null>`${t.resumeContext}::text`,
+  proxiedFromChildId: t.proxiedFromChildId,
+  proxiedToolCallId: t.proxiedToolCallId,
+  createdAt: t.createdAt,
+  resumedAt: t.resumedAt,
+  resumedAnswer: sql<string | null>`${t.resumedAnswer}::text`,
+};
+
+type Row = {
+  token: string;
+  conversationId: string;
+  kind: string;
+  question: string;
+  options: string | null;
+  priority: number;
+  toolCallId: string;
+  resumeContext: string | null;
+  proxiedFromChildId: string | null;
+  proxiedToolCallId: string | null;
+  createdAt: Date;
+  resumedAt: Date | null;
+  resumedAnswer: string | null;
+};
+
+const fifo = [desc(t.priority), asc(t.createdAt), asc(t.token)];
+
+/**
+ * The store of pending human questions over `aura.paused_states` (run {@link migrate}
+ * first). It persists pauses and their answers; orchestration (what to do with an
+ * answer) is the caller's. There is no timeout or expiry: a pause is resolved only by
+ * `markResumed`, `markResumedBatch` or `autoResolveForConversation`.
+ *
+ * Every write is a single conditional statement, so each pause is resolved exactly once
+ * even when several processes answer at the same time.
+ *
+ * @example
+ * const store = new AskUserStore(db); // db or a transaction handle
+ * await store.insert({ token: 'int-1', conversationId: 'c1', kind: 'ask_user',
+ *   question: 'Deploy now?', toolCallId: 'call_1' });
+ * const [next] = await store.listPendingAll();
+ * await store.markResumed(next!.token, { action: 'accept', content: 'yes' });
+ */
+export class AskUserStore {
+  readonly #db: AskUserDatabase;
+
+  /** @param db a drizzle database (postgres.js or PGlite) or a transaction handle. */
+  constructor(db: AskUserDatabase) {
+    this.#db = db;
+  }
+
+  /**
+   * Persists one pending pause. `options` / `resumeContext` null or omitted → SQL NULL;
+   * a null (or `''`) child id and an empty proxied tool-call id → SQL NULL.
+   * @throws {InvalidPauseError} malformed fields. @throws {DuplicatePauseError} the token exists.
+   */
+  async insert(params: InsertPauseParams): Promise<void> {
+    const parsed = insertPauseParamsSchema.safeParse(params);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      throw new InvalidPauseError(
+        `invalid pause field ${issue?.path.join('.') || '(root)'}: ${issue?.message ?? 'invalid'}`,
+        parsed.error,
+      );
+    }
+    const p = parsed.data;
+    try {
+      await this.#db.insert(t).values({
+        token: p.token,
+        conversationId: p.conversationId,
+        kind: p.kind,
+        question: p.question,
+        options: p.options ?? null,
+        priority: p.priority ?? 0,
+        toolCallId: p.toolCallId,
+        resumeContext: p.resumeContext ?? null,
+        proxiedFromChildId: p.proxiedFromChildId || null,
+        proxiedToolCallId: p.proxiedToolCallId || null,
+      });
+    } catch (error) {
+      if (sqlStateOf(error) === '23505') throw new DuplicatePauseError(p.token, error);
+      throw wrapDatabaseError(error, 'insert');
+    }
+  }
+
+  /** The pending pause with this token. @throws {PauseNotFoundError} unknown or already resolved. */
+  async getByToken(token: string): Promise<Pending> {
+    const [row] = await this.#select('getByToken', (q) =>
+      q.where(and(eq(t.token, token), isNull(t.resumedAt))).limit(1),
+    );
+    if (row === undefined) throw new PauseNotFoundError([token]);
+    return toPending(row);
+  }
+
+  /**
+   * The conversation's pending pauses in the total FIFO order: priority DESC, created_at
+   * ASC, token ASC. The token breaks ties between rows inserted in one transaction (they
+   * share `created_at = now()`), so the order is deterministic.
+   */
+  async listPending(conversationId: string): Promise<Pending[]> {
+    const rows = await this.#select('listPending', (q) =>
+      q.where(and(eq(t.conversationId, conversationId), isNull(t.resumedAt))).orderBy(...fifo),
+    );
+    return rows.map(toPending);
+  }
+
+  /**
+   * Pending pauses across all conversations, in the same total FIFO order as
+   * `listPending`, at most `limit` (`<= 0` or omitted → 100). Served by a partial index:
+   * the cost does not grow with the number of resolved rows.
+   */
+  async listPendingAll(limit?: number): Promise<Pending[]> {
+    const rows = await this.#select('listPendingAll', (q) =>
+      q
+        .where(isNull(t.resumedAt))
+        .orderBy(...fifo)
+        .limit(normalizeLimit(limit, DEFAULT_PENDING_LIMIT)),
+    );
+    return rows.map(toPending);
+  }
+
+  /**
+   * The most recent pauses, pending and resolved, newest first (created_at DESC, token
+   * DESC), at most `limit` (`<= 0` or omitted → 50).
+   */
+  async listRecent(limit?: number): Promise<PauseRecord[]> {
+    const rows = await this.#select('listRecent', (q) =>
+      q
+        .orderBy(desc(t.createdAt), desc(t.token))
+        .limit(normalizeLimit(limit, DEFAULT_RECENT_LIMIT)),
+    );
+    return rows.map(toRecord);
+  }
+
+  /**
+   * Resolved pauses with their answers, oldest answer first (resumed_at ASC, token ASC),
+   * at most `limit` (`<= 0` or omitted → 100), optionally for one conversation. An
+   * answer given while no executive ran is found here after a restart; rows stay until
+   * `cleanupResumedOlderThan` removes them, so the caller tracks which it has handled.
+   */
+  async listAnswered(options: ListAnsweredOptions = {}): Promise<AnsweredPause[]> {
+    const filter =
+      options.conversationId === undefined
+        ? isNotNull(t.resumedAt)
+        : and(eq(t.conversationId, options.conversationId), isNotNull(t.resumedAt));
+    const rows = await this.#select('listAnswered', (q) =>
+      q
+        .where(filter)
+        .orderBy(asc(t.resumedAt), asc(t.token))
+        .limit(normalizeLimit(options.limit, DEFAULT_PENDING_LIMIT)),
+    );
+    return rows.map(toAnswered);
+  }
+
+  /**
+   * The answer of a resolved pause, or `undefined` while it is still pending (not an
+   * error: a poller asks this until the person answers).
+   * @throws {PauseNotFoundError} no pause has this token (never inserted, or cleaned up).
+   */
+  async getAnswer(token: string): Promise<AnsweredPause | undefined> {
+    const [row] = await this.#select('getAnswer', (q) => q.where(eq(t.token, token)).limit(1));
+    if (row === undefined) throw new PauseNotFoundError([token]);
+    return row.resumedAt === null ? undefined : toAnswered(row);
+  }
+
+  /**
+   * Resolves one pending pause with `{ action, content }`, exactly once: a conditional
+   * UPDATE, so of several concurrent calls for one token one succeeds.
+   * @throws {InvalidAnswerError} action not accept/decline/cancel; nothing changes.
+   * @throws {PauseNotFoundError} unknown or already resolved token.
+   */
+  async markResumed(token: string, answer: ResumeAnswer): Promise<void> {
+    const parsed = parseAnswer(token, answer);
+    let updated: { token: string }[];
+    try {
+      updated = await this.#db
+        .update(t)
+        .set({ resumedAt: sql`now()`, resumedAnswer: parsed })
+        .where(and(eq(t.token, token), isNull(t.resumedAt)))
+        .returning({ token: t.token });
+    } catch (error) {
+      throw wrapDatabaseError(error, 'markResumed');
+    }
+    if (updated.length === 0) throw new PauseNotFoundError([token]);
+  }
+
+  /**
+   * Resolves many pauses all or nothing, in ONE statement whatever the batch size: if any
+   * answer is invalid, or any token is unknown or already resolved (also by a concurrent
+   * caller), nothing is resolved. Rows are locked in token order, so overlapping batches
+   * do not deadlock: one waits and then fails whole. Returns how many were resolved.
+   * @throws {InvalidAnswerError} a bad answer, or a token named twice. Nothing changes.
+   * @throws {PauseNotFoundError} with `tokens` = every token that was not pending.
+   */
+  async markResumedBatch(answers: ResumeAnswers): Promise<number> {
+    const entries = answerEntries(answers);
+    if (entries.length === 0) return 0;
+    const seen = new Set<string>();
+    const items = entries.map(([token, answer]) => {
+      if (typeof token !== 'string') throw new InvalidAnswerError('batch token must be a string');
+      if (seen.has(token)) {
+        throw new InvalidAnswerError(
+          `token ${JSON.stringify(token)} appears twice in the batch`,
+          token,
+        );
+      }
+      seen.add(token);
+      return { token, answer: parseAnswer(token, answer) };
+    });
+    const query = sql`
+      with answers as (
+        select a.token, a.answer from jsonb_to_recordset(${JSON.stringify(items)}::jsonb) as a(token text, answer jsonb)
+      ), locked as materialized (
+        select p.token from ${t} p join answers a on a.token = p.token
+        where p.resumed_at is null order by p.token for update of p
+      ), updated as (
+        update ${t} p set resumed_at = now(), resumed_answer = a.answer
+        from locked l join answers a on a.token = l.token
+        where p.token = l.token and (select count(*) from locked) = ${items.length}::bigint
+        returning p.token
+      )
+      select (select count(*) from updated)::int as updated,
+        (select coalesce(json_agg(a.token order by a.token), '[]'::json)::text from answers a
+          where a.token not in (select token from locked)) as missing`;
+    let row: Record<string, unknown> | undefined;
+    try {
+      [row] = rowsOf(await this.#db.execute(query));
+    } catch (error) {
+      throw wrapDatabaseError(error, 'markResumedBatch');
+    }
+    const updated = Number(row?.updated);
+    if (updated === items.length) return updated;
+    const missing = JSON.parse(String(row?.missing ?? '[]')) as string[];
+    throw new PauseNotFoundError(
+      missing,
+      `[@x/askuser] batch not applied, nothing was resolved: no pending pause for ${missing
+        .map((m) => JSON.stringify(m))
+        .join(', ')}; drop those tokens and retry`,
+    );
+  }
+
+  /**
+   * Resolves every pending pause of the conversation with `{ action: 'cancel', content:
+   * AUTO_TERMINATED_MARKER }` in one statement (for when the conversation loop stops);
+   * afterwards it has no pending pause. Returns how many it resolved (0 is fine).
+   */
+  async autoResolveForConversation(conversationId: string): Promise<number> {
+    const answer: ResumeAnswer = { action: ACTION_CANCEL, content: AUTO_TERMINATED_MARKER };
+    try {
+      const rows = await this.#db
+        .update(t)
+        .set({ resumedAt: sql`now()`, resumedAnswer: answer })
+        .where(and(eq(t.conversationId, conversationId), isNull(t.resumedAt)))
+        .returning({ token: t.token });
+      return rows.length;
+    } catch (error) {
+      throw wrapDatabaseError(error, 'autoResolveForConversation');
+    }
+  }
+
+  /**
+   * Deletes resolved pauses whose answer is older than `cutoff` (resumed_at < cutoff).
+   * Never deletes a pending pause, however old. Returns how many it deleted.
+   */
+  async cleanupResumedOlderThan(cutoff: Date): Promise<number> {
+    if (!(cutoff instanceof Date) || Number.isNaN(cutoff.getTime())) {
+      throw new AskUserStoreError('22007', 'cleanupResumedOlderThan needs a valid Date cutoff');
+    }
+    try {
+      const rows = await this.#db
+        .delete(t)
+        .where(and(isNotNull(t.resumedAt), lt(t.resumedAt, cutoff)))
+        .returning({ token: t.token });
+      return rows.length;
+    } catch (error) {
+      throw wrapDatabaseError(error, 'cleanupResumedOlderThan');
+    }
+  }
+
+  async #select(doing: string, build: (q: SelectQuery) => PromiseLike<Row[]>): Promise<Row[]> {
+    try {
+      return await build(selectQuery(this.#db));
+    } catch (error) {
+      throw wrapDatabaseError(error, doing);
+    }
+  }
+}
+
+function selectQuery(db: AskUserDatabase) {
+  return db.select(columns).from(t).$dynamic();
+}
+type SelectQuery = ReturnType<typeof selectQuery>;
+
+function normalizeLimit(limit: number | undefined, fallback: number): number {
+  if (limit === undefined || !Number.isFinite(limit) || limit <= 0) return fallback;
+  return Math.max(1, Math.floor(limit));
+}
+
+function parseAnswer(token: string, answer: unknown): ResumeAnswer {
+  const parsed = resumeAnswerSchema.safeParse(answer);
+  if (parsed.success) return parsed.data;
+  throw new InvalidAnswerError(
+    `invalid answer for token ${JSON.stringify(token)}: expected { action: 'accept' | 'decline' | 'cancel', content: string }`,
+    token,
+    parsed.error,
+  );
+}
+
+function answerEntries(answers: ResumeAnswers): [unknown, unknown][] {
+  if (answers instanceof Map) return [...answers.entries()];
+  if (Array.isArray(answers)) {
+    return answers.map((item: { token?: unknown; answer?: unknown }) => [
+      item?.token,
+      item?.answer,
+    ]);
+  }
+  return Object.entries(answers);
+}
+
+function parseJson(text: string | null): unknown {
+  return text === null ? null : JSON.parse(text);
+}
+
+function toPending(row: Row): Pending {
+  return {
+    token: row.token,
+    conversationId: row.conversationId,
+    kind: row.kind,
+    question: row.question,
+    options: parseJson(row.options),
+    priority: row.priority,
+    toolCallId: row.toolCallId,
+    resumeContext: parseJson(row.resumeContext),
+    proxiedFromChildId: row.proxiedFromChildId ?? '',
+    proxiedToolCallId: row.proxiedToolCallId ?? '',
+    createdAt: row.createdAt,
+  };
+}
+
+function storedAnswer(row: Row): ResumeAnswer | null {
+  if (row.resumedAnswer === null) return null;
+  const parsed = resumeAnswerSchema.safeParse(parseJson(row.resumedAnswer));
+  if (parsed.success) return parsed.data;
+  throw new AskUserStoreError(
+    'corrupt_row',
+    `resumed_answer of pause ${JSON.stringify(row.token)} is not { action, content }: was it written by another tool?`,
+    parsed.error,
+  );
+}
+
+function toRecord(row: Row): PauseRecord {
+  const answer = storedAnswer(row);
+  return {
+    token: row.token,
+    conversationId: row.conversationId,
+    kind: row.kind,
+    question: row.question,
+    priority: row.priority,
+    resumed: row.resumedAt !== null,
+    resumedAnswer: answer?.content ?? '',
+    answer,
+    proxiedFromChildId: row.proxiedFromChildId ?? '',
+    createdAt: row.createdAt,
+    resumedAt: row.resumedAt,
+  };
+}
+
+function toAnswered(row: Row): AnsweredPause {
+  const answer = storedAnswer(row);
+  if (answer === null || row.resumedAt === null) {
+    throw new AskUserStoreError(
+      'corrupt_row',
+      `pause ${JSON.stringify(row.token)} is resolved but has no answer`,
+    );
+  }
+  return { ...toPending(row), answer, resumedAt: row.resumedAt };
+}

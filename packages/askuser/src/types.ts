@@ -1,0 +1,96 @@
+import { z } from 'zod';
+import type { ResumeAnswer } from './answer.js';
+
+const int32 = z.number().int().min(-2_147_483_648).max(2_147_483_647);
+
+/** Schema of the fields `insert` takes; see {@link InsertPauseParams}. */
+export const insertPauseParamsSchema = z.object({
+  // pg_notify carries the token as payload (under 8000 bytes), hence the upper bound.
+  token: z.string().min(1).max(1000),
+  conversationId: z.string(),
+  kind: z.string(),
+  question: z.string(),
+  options: z.unknown().optional(),
+  priority: int32.optional(),
+  toolCallId: z.string(),
+  resumeContext: z.unknown().optional(),
+  proxiedFromChildId: z.string().nullish(),
+  proxiedToolCallId: z.string().nullish(),
+});
+
+/**
+ * The plain fields of one new pause (never a tool or session type: the caller observing
+ * the pause supplies them).
+ * - `options`, `resumeContext`: any JSON value; `null` / omitted are stored as SQL NULL.
+ * - `priority`: a 32-bit integer, higher first; default 0.
+ * - `proxiedFromChildId`: the flat swarm worker id (`"w1"`..`"wN"`, stored verbatim, not a
+ *   uuid) when the pause relays a child's question; `null`, omitted or `''` → SQL NULL.
+ * - `proxiedToolCallId`: the child's tool call id; omitted, `null` or `''` → SQL NULL.
+ */
+export type InsertPauseParams = z.input<typeof insertPauseParamsSchema>;
+
+/** Alias of {@link InsertPauseParams}, the name the reference uses. */
+export type InsertParams = InsertPauseParams;
+
+/**
+ * A still-pending pause (`resumed_at IS NULL`), as plain values.
+ * `proxiedFromChildId` is the source thread the approval list shows: the worker id the
+ * pause relays for, or `''` for a direct call; `proxiedToolCallId` likewise `''` when absent.
+ */
+export interface Pending {
+  token: string;
+  conversationId: string;
+  kind: string;
+  question: string;
+  /** The JSON options, or `null` when none were given. */
+  options: unknown;
+  priority: number;
+  toolCallId: string;
+  /** The JSON resume context, or `null` when none was given. */
+  resumeContext: unknown;
+  proxiedFromChildId: string;
+  proxiedToolCallId: string;
+  createdAt: Date;
+}
+
+/**
+ * Any pause, pending or resolved, for operator listings (`listRecent`).
+ * `resumedAnswer` is the answer's `content` (the `AUTO_TERMINATED_MARKER` for
+ * auto-resolved rows), or `''` while pending; `answer` is the whole `{ action, content }`.
+ */
+export interface PauseRecord {
+  token: string;
+  conversationId: string;
+  kind: string;
+  question: string;
+  priority: number;
+  resumed: boolean;
+  resumedAnswer: string;
+  answer: ResumeAnswer | null;
+  proxiedFromChildId: string;
+  createdAt: Date;
+  resumedAt: Date | null;
+}
+
+/** A resolved pause with its answer: what an executive resumes from. */
+export interface AnsweredPause extends Pending {
+  answer: ResumeAnswer;
+  resumedAt: Date;
+}
+
+/** Options of `listAnswered`. */
+export interface ListAnsweredOptions {
+  /** At most this many rows; `<= 0` or omitted → 100. */
+  limit?: number;
+  /** Only this conversation's answered pauses. */
+  conversationId?: string;
+}
+
+/**
+ * The answers of a batch: a `Map` or a plain record from token to answer, or an array of
+ * `{ token, answer }` (an array naming a token twice is an `InvalidAnswerError`).
+ */
+export type ResumeAnswers =
+  | ReadonlyMap<string, ResumeAnswer>
+  | Readonly<Record<string, ResumeAnswer>>
+  | ReadonlyArray<{ token: string; answer: ResumeAnswer }>;
