@@ -1,0 +1,113 @@
+import type { SessionCheckpoint } from './checkpoint.js';
+import { SessionError } from './errors.js';
+
+/** A checkpoint as stored, with the revision a writer must quote to replace it. */
+export interface StoredCheckpoint {
+  threadId: string;
+  /** Positive integer; grows with every write of this thread id (also across delete). */
+  revision: number;
+  checkpoint: SessionCheckpoint;
+}
+
+/** One live thread of a store, as {@link CheckpointStore.list} reports it. */
+export interface CheckpointSummary {
+  threadId: string;
+  revision: number;
+}
+
+/** Options of {@link CheckpointStore.put}. */
+export interface PutOptions {
+  /**
+   * The revision the writer read. `null` or `undefined`: the writer expects no live
+   * checkpoint (create). A mismatch is a `conflict` error and nothing is written.
+   */
+  expectedRevision?: number | null;
+}
+
+/** Options of {@link CheckpointStore.delete}. */
+export interface DeleteOptions {
+  /** When given, delete only if this is the stored revision (else `conflict`). */
+  expectedRevision?: number;
+}
+
+/**
+ * Durable checkpoints by thread id, with optimistic concurrency so two hosts never silently
+ * overwrite each other's session: read (`get`) → work → `put` with the revision read.
+ *
+ * The contract every adapter meets (checked by `describeCheckpointStore` from
+ * `@x/session/testing`):
+ * - thread ids must be safe ({@link assertSafeThreadId}): `unsafe_id`, before any I/O;
+ * - `put` validates the checkpoint (`invalid`, `unsupported_version`) before writing;
+ * - `put` is atomic: of concurrent writers quoting the same revision exactly one wins, the
+ *   others get `conflict`; the winner gets the new revision;
+ * - revisions of a thread id never repeat, even across `delete`, so a revision read before
+ *   a delete can never match again;
+ * - what `get` returns is a copy: changing it changes nothing stored;
+ * - storage failures are `unavailable`, with the driver error as `cause`.
+ */
+export interface CheckpointStore {
+  /** The live checkpoint of a thread, or `undefined`. */
+  get(threadId: string): Promise<StoredCheckpoint | undefined>;
+  /**
+   * Writes a checkpoint if the stored revision is `expectedRevision`; returns the new revision.
+   *
+   * @throws {SessionError} `conflict` when the revision is stale (or the thread exists on
+   *   create, or is gone on update).
+   */
+  put(threadId: string, checkpoint: SessionCheckpoint, options?: PutOptions): Promise<number>;
+  /** Deletes a thread's checkpoint; `false` when there was none. */
+  delete(threadId: string, options?: DeleteOptions): Promise<boolean>;
+  /** The live threads, ordered by thread id. */
+  list(): Promise<CheckpointSummary[]>;
+}
+
+const SAFE_ID = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,199}$/;
+
+/** True when `threadId` is 1–200 of `A-Z a-z 0-9 . _ -`, not starting with `.`. */
+export function isSafeThreadId(threadId: unknown): threadId is string {
+  return typeof threadId === 'string' && SAFE_ID.test(threadId);
+}
+
+/**
+ * Refuses a thread id that could not safely be a file name (path separators, `..`, a leading
+ * dot, empty, over 200 characters). Every store checks this first, so ids behave the same
+ * whichever adapter is used.
+ *
+ * @throws {SessionError} `unsafe_id`.
+ */
+export function assertSafeThreadId(threadId: unknown): asserts threadId is string {
+  if (!isSafeThreadId(threadId)) {
+    throw new SessionError(
+      'unsafe_id',
+      `thread id ${JSON.stringify(threadId)} is not safe: use 1-200 letters, digits, '.', '_' and '-', not starting with '.'`,
+    );
+  }
+}
+
+/** Builds the `conflict` error every store throws. */
+export function conflictError(
+  threadId: string,
+  expectedRevision: number | null,
+  actualRevision: number | null,
+): SessionError {
+  const expected = expectedRevision === null ? 'no checkpoint' : `revision ${expectedRevision}`;
+  const actual =
+    actualRevision === null ? 'none is stored' : `revision ${actualRevision} is stored`;
+  return new SessionError(
+    'conflict',
+    `thread "${threadId}" changed: expected ${expected} but ${actual}; get it again, re-apply your change and retry`,
+    { details: { threadId, expectedRevision, actualRevision } },
+  );
+}
+
+/** Checks `expectedRevision` is absent, null or a positive integer. */
+export function normaliseExpected(expected: number | null | undefined): number | null {
+  if (expected === undefined || expected === null) return null;
+  if (!Number.isInteger(expected) || expected < 1) {
+    throw new SessionError(
+      'invalid',
+      `expectedRevision must be a positive integer or null, got ${expected}`,
+    );
+  }
+  return expected;
+}

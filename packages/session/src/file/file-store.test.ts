@@ -1,0 +1,90 @@
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { SessionError } from '../index.js';
+import { describeCheckpointStore, sampleCheckpoint } from '../testing/index.js';
+import { FileCheckpointStore } from './index.js';
+
+const dirs = new Map<FileCheckpointStore, string>();
+
+describeCheckpointStore({
+  name: 'FileCheckpointStore',
+  async create() {
+    const directory = await mkdtemp(join(tmpdir(), 'x-session-file-'));
+    const store = new FileCheckpointStore({ directory: join(directory, 'sessions') });
+    dirs.set(store, directory);
+    return store;
+  },
+  // Another instance on the same folder, as another process would have.
+  peer: (store) => new FileCheckpointStore({ directory: store.directory }),
+  async destroy(store) {
+    await rm(dirs.get(store) ?? '', { recursive: true, force: true });
+  },
+});
+
+describe('FileCheckpointStore files', () => {
+  let root: string;
+  let store: FileCheckpointStore;
+  beforeEach(async () => {
+    root = await mkdtemp(join(tmpdir(), 'x-session-file-'));
+    store = new FileCheckpointStore({ directory: root });
+  });
+  afterEach(() => rm(root, { recursive: true, force: true }));
+
+  it('keeps only the latest revision file and no temp file after writes', async () => {
+    let revision = await store.put('t', sampleCheckpoint(1));
+    for (let i = 2; i < 6; i++)
+      revision = await store.put('t', sampleCheckpoint(i), { expectedRevision: revision });
+    expect(await readdir(join(root, 't'))).toEqual([`${revision}.json`]);
+  });
+
+  it('ignores a temp file left by a crash before the link, and sweeps it once stale', async () => {
+    const revision = await store.put('t', sampleCheckpoint(1));
+    await writeFile(join(root, 't', '.tmp-1-deadbeef'), '{"half":');
+    expect((await store.get('t'))?.checkpoint).toEqual(sampleCheckpoint(1));
+    const sweeping = new FileCheckpointStore({ directory: root, staleTempMs: -1 });
+    await sweeping.put('t', sampleCheckpoint(2), { expectedRevision: revision });
+    expect(await readdir(join(root, 't'))).toEqual([`${revision + 1}.json`]);
+  });
+
+  it('reads the highest revision when a crash left older ones behind', async () => {
+    await store.put('t', sampleCheckpoint(1));
+    const older = `{"format":"x-session-file","version":1,"threadId":"t","revision":1,"checkpoint":${JSON.stringify(sampleCheckpoint(9))}}`;
+    await writeFile(join(root, 't', '0.json'), older); // not a revision name: ignored
+    expect((await store.get('t'))?.checkpoint).toEqual(sampleCheckpoint(1));
+  });
+
+  it('refuses a record file of a newer format version', async () => {
+    await store.put('t', sampleCheckpoint(1));
+    await writeFile(
+      join(root, 't', '7.json'),
+      '{"format":"x-session-file","version":2,"revision":7,"checkpoint":{}}',
+    );
+    let error: unknown;
+    try {
+      await store.get('t');
+    } catch (caught) {
+      error = caught;
+    }
+    expect(SessionError.hasCode(error, 'unsupported_version')).toBe(true);
+  });
+
+  it('refuses a stored checkpoint of a newer version on read', async () => {
+    await store.put('t', sampleCheckpoint(1));
+    const newer = { ...sampleCheckpoint(1), version: 2 };
+    await writeFile(
+      join(root, 't', '5.json'),
+      `{"format":"x-session-file","version":1,"threadId":"t","revision":5,"checkpoint":${JSON.stringify(newer)}}`,
+    );
+    await expect(store.get('t')).rejects.toMatchObject({ code: 'unsupported_version' });
+  });
+
+  it('a write into a folder that cannot be created is unavailable, with the cause kept', async () => {
+    await writeFile(join(root, 'file'), 'x');
+    const broken = new FileCheckpointStore({ directory: join(root, 'file') });
+    const error = await broken.put('t', sampleCheckpoint(1)).catch((e: unknown) => e);
+    expect(SessionError.hasCode(error, 'unavailable')).toBe(true);
+    expect((error as SessionError).cause).toBeDefined();
+  });
+});

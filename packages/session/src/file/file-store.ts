@@ -1,0 +1,299 @@
+import { randomBytes } from 'node:crypto';
+import { link, mkdir, open, readdir, readFile, stat, unlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import { parseCheckpoint, type SessionCheckpoint, serializeCheckpoint } from '../checkpoint.js';
+import {
+  assertSafeThreadId,
+  type CheckpointStore,
+  type CheckpointSummary,
+  conflictError,
+  type DeleteOptions,
+  isSafeThreadId,
+  normaliseExpected,
+  type PutOptions,
+  type StoredCheckpoint,
+} from '../checkpoint-store.js';
+import { SessionError } from '../errors.js';
+
+/** Version of the per-revision file envelope (the checkpoint inside has its own). */
+export const FILE_RECORD_VERSION = 1;
+
+/** Options of {@link FileCheckpointStore}. */
+export interface FileCheckpointStoreOptions {
+  /** The folder that holds one sub-folder per thread. Created on the first write. */
+  directory: string;
+  /**
+   * Temp files older than this (left by a crash between write and link) are removed by
+   * later writes to the same thread. Default 10 minutes.
+   */
+  staleTempMs?: number;
+}
+
+interface Latest {
+  revision: number;
+  deleted: boolean;
+}
+
+const REVISION_FILE = /^([1-9][0-9]{0,15})\.json$/;
+const TEMP_PREFIX = '.tmp-';
+
+function unavailable(what: string, cause: unknown): SessionError {
+  return new SessionError(
+    'unavailable',
+    `${what} failed: check the folder's permissions and free space`,
+    { cause },
+  );
+}
+
+function errnoCode(error: unknown): string | undefined {
+  return typeof error === 'object' && error !== null && 'code' in error
+    ? String(error.code)
+    : undefined;
+}
+
+async function fsyncPath(path: string): Promise<void> {
+  const handle = await open(path, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * A {@link CheckpointStore} on the local file system, safe across processes.
+ *
+ * Each thread is a folder of revision files `<revision>.json`. A write never modifies a
+ * file: it writes the new record to a temp file in the same folder, fsyncs it, then
+ * hard-links it to the name of the next revision. `link` fails if that name exists, which
+ * makes the revision check atomic across processes with no lock to go stale: of writers
+ * that read the same revision, exactly one creates the next file. The folder is fsynced
+ * before `put` returns; older revision files are pruned afterwards. A delete writes a
+ * tombstone revision, so revisions never repeat.
+ *
+ * Crash points: before the link, only a temp file is left (never read; swept later);
+ * after the link and before the folder fsync, the caller got no success and the revision
+ * may or may not survive, whole either way; after it, the write is durable. A reader
+ * always takes the highest complete revision file.
+ *
+ * @example
+ * import { FileCheckpointStore } from '@x/session/file';
+ * const store = new FileCheckpointStore({ directory: './data/sessions' });
+ * const revision = await store.put('thread-1', checkpoint);
+ */
+export class FileCheckpointStore implements CheckpointStore {
+  readonly directory: string;
+  readonly #staleTempMs: number;
+
+  constructor(options: FileCheckpointStoreOptions) {
+    this.directory = options.directory;
+    this.#staleTempMs = options.staleTempMs ?? 10 * 60_000;
+  }
+
+  async get(threadId: string): Promise<StoredCheckpoint | undefined> {
+    assertSafeThreadId(threadId);
+    const dir = join(this.directory, threadId);
+    // A concurrent writer may prune the file we picked; the newer one is then listed.
+    for (let attempt = 0; ; attempt++) {
+      const latest = await this.#latest(dir);
+      if (latest === null || latest.deleted) return undefined;
+      let text: string;
+      try {
+        text = await readFile(join(dir, `${latest.revision}.json`), 'utf8');
+      } catch (error) {
+        if (errnoCode(error) === 'ENOENT' && attempt < 20) continue;
+        throw unavailable(`reading thread "${threadId}"`, error);
+      }
+      const record = parseRecord(text, threadId);
+      if (record.checkpoint === null) return undefined;
+      return {
+        threadId,
+        revision: record.revision,
+        checkpoint: parseCheckpoint(record.checkpoint),
+      };
+    }
+  }
+
+  async put(
+    threadId: string,
+    checkpoint: SessionCheckpoint,
+    options: PutOptions = {},
+  ): Promise<number> {
+    assertSafeThreadId(threadId);
+    const expected = normaliseExpected(options.expectedRevision);
+    const parsed = parseCheckpoint(checkpoint);
+    const dir = join(this.directory, threadId);
+    await this.#ensureDir(dir);
+    const latest = await this.#latest(dir);
+    const live = latest === null || latest.deleted ? null : latest.revision;
+    if (live !== expected) throw conflictError(threadId, expected, live);
+    const next = (latest?.revision ?? 0) + 1;
+    const body = `{"format":"x-session-file","version":${FILE_RECORD_VERSION},"threadId":${JSON.stringify(threadId)},"revision":${next},"checkpoint":${serializeCheckpoint(parsed)}}`;
+    if (!(await this.#commit(dir, next, body))) {
+      const now = await this.#latest(dir);
+      throw conflictError(threadId, expected, now === null || now.deleted ? null : now.revision);
+    }
+    return next;
+  }
+
+  async delete(threadId: string, options: DeleteOptions = {}): Promise<boolean> {
+    assertSafeThreadId(threadId);
+    const expected =
+      options.expectedRevision === undefined
+        ? undefined
+        : normaliseExpected(options.expectedRevision);
+    const dir = join(this.directory, threadId);
+    for (let attempt = 0; ; attempt++) {
+      const latest = await this.#latest(dir);
+      const live = latest === null || latest.deleted ? null : latest.revision;
+      if (expected !== undefined && live !== expected)
+        throw conflictError(threadId, expected, live);
+      if (latest === null || live === null) return false;
+      const next = latest.revision + 1;
+      const body = `{"format":"x-session-file","version":${FILE_RECORD_VERSION},"threadId":${JSON.stringify(threadId)},"revision":${next},"checkpoint":null}`;
+      if (await this.#commit(dir, next, body)) return true;
+      // Lost to a concurrent writer: a conditional delete is then stale; an unconditional
+      // one tries again on the newer revision.
+      if (expected !== undefined || attempt >= 50) {
+        const now = await this.#latest(dir);
+        throw conflictError(
+          threadId,
+          expected ?? live,
+          now === null || now.deleted ? null : now.revision,
+        );
+      }
+    }
+  }
+
+  async list(): Promise<CheckpointSummary[]> {
+    let names: string[];
+    try {
+      names = await readdir(this.directory);
+    } catch (error) {
+      if (errnoCode(error) === 'ENOENT') return [];
+      throw unavailable('listing threads', error);
+    }
+    const out: CheckpointSummary[] = [];
+    for (const name of names.sort()) {
+      if (!isSafeThreadId(name)) continue;
+      const latest = await this.#latest(join(this.directory, name));
+      if (latest !== null && !latest.deleted)
+        out.push({ threadId: name, revision: latest.revision });
+    }
+    return out.sort((a, b) => (a.threadId < b.threadId ? -1 : a.threadId > b.threadId ? 1 : 0));
+  }
+
+  async #ensureDir(dir: string): Promise<void> {
+    try {
+      const created = await mkdir(dir, { recursive: true });
+      // A new thread folder must survive a crash too: its parent's entry is fsynced.
+      if (created !== undefined) await fsyncPath(this.directory);
+    } catch (error) {
+      throw unavailable(`creating folder ${dir}`, error);
+    }
+  }
+
+  /** The highest revision file of a thread folder and whether it is a tombstone. */
+  async #latest(dir: string): Promise<Latest | null> {
+    for (let attempt = 0; ; attempt++) {
+      let names: string[];
+      try {
+        names = await readdir(dir);
+      } catch (error) {
+        if (errnoCode(error) === 'ENOENT' || errnoCode(error) === 'ENOTDIR') return null;
+        throw unavailable(`listing ${dir}`, error);
+      }
+      let revision = 0;
+      for (const name of names) {
+        const match = REVISION_FILE.exec(name);
+        if (match) revision = Math.max(revision, Number(match[1]));
+      }
+      if (revision === 0) return null;
+      let text: string;
+      try {
+        text = await readFile(join(dir, `${revision}.json`), 'utf8');
+      } catch (error) {
+        if (errnoCode(error) === 'ENOENT' && attempt < 20) continue;
+        throw unavailable(`reading ${dir}`, error);
+      }
+      return { revision, deleted: parseRecord(text, dir).checkpoint === null };
+    }
+  }
+
+  /** Creates revision file `next` atomically; false when another writer created it first. */
+  async #commit(dir: string, next: number, body: string): Promise<boolean> {
+    const temp = join(dir, `${TEMP_PREFIX}${process.pid}-${randomBytes(6).toString('hex')}`);
+    try {
+      const handle = await open(temp, 'wx');
+      try {
+        await handle.writeFile(body, 'utf8');
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+      try {
+        await link(temp, join(dir, `${next}.json`));
+      } catch (error) {
+        if (errnoCode(error) === 'EEXIST') return false;
+        throw error;
+      }
+      await fsyncPath(dir);
+    } catch (error) {
+      throw unavailable(`writing revision ${next} in ${dir}`, error);
+    } finally {
+      await unlink(temp).catch(() => {});
+    }
+    await this.#prune(dir, next);
+    return true;
+  }
+
+  /** Removes revision files older than `keep` and temp files a crash left behind. */
+  async #prune(dir: string, keep: number): Promise<void> {
+    const names = await readdir(dir).catch(() => [] as string[]);
+    const now = Date.now();
+    for (const name of names) {
+      const match = REVISION_FILE.exec(name);
+      if (match && Number(match[1]) < keep) {
+        await unlink(join(dir, name)).catch(() => {});
+      } else if (name.startsWith(TEMP_PREFIX)) {
+        const info = await stat(join(dir, name)).catch(() => undefined);
+        if (info !== undefined && now - info.mtimeMs > this.#staleTempMs) {
+          await unlink(join(dir, name)).catch(() => {});
+        }
+      }
+    }
+  }
+}
+
+interface FileRecord {
+  revision: number;
+  checkpoint: unknown;
+}
+
+function parseRecord(text: string, where: string): FileRecord {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (cause) {
+    throw new SessionError('invalid', `checkpoint file in ${where} is not valid JSON`, { cause });
+  }
+  if (typeof raw !== 'object' || raw === null) {
+    throw new SessionError('invalid', `checkpoint file in ${where} is not a JSON object`);
+  }
+  const record = raw as { version?: unknown; revision?: unknown; checkpoint?: unknown };
+  if (typeof record.version === 'number' && record.version > FILE_RECORD_VERSION) {
+    throw new SessionError(
+      'unsupported_version',
+      `checkpoint file in ${where} has format version ${record.version}, newer than this @x/session (${FILE_RECORD_VERSION}): upgrade @x/session`,
+      { details: { version: record.version } },
+    );
+  }
+  if (
+    record.version !== FILE_RECORD_VERSION ||
+    typeof record.revision !== 'number' ||
+    !('checkpoint' in record)
+  ) {
+    throw new SessionError('invalid', `checkpoint file in ${where} is not an @x/session record`);
+  }
+  return { revision: record.revision, checkpoint: record.checkpoint };
+}
