@@ -1,0 +1,70 @@
+import { randomBytes } from 'node:crypto';
+import type { PGlite } from '@electric-sql/pglite';
+import type { SqlTarget } from '@internal/pg-test';
+import { type SQL, sql } from 'drizzle-orm';
+import type { Logger } from 'drizzle-orm/logger';
+import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
+import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
+import type postgres from 'postgres';
+import type { AskUserDatabase, InsertPauseParams } from '../src/index.js';
+
+/** Rows of a raw query through drizzle, whatever the driver. */
+export async function query(db: AskUserDatabase, q: SQL): Promise<Record<string, unknown>[]> {
+  const result: unknown = await db.execute(q);
+  if (Array.isArray(result)) return result as Record<string, unknown>[];
+  return (result as { rows: Record<string, unknown>[] }).rows;
+}
+
+/** A drizzle database over the target's client that records every statement it sends. */
+export function loggedDb(target: SqlTarget): { db: AskUserDatabase; statements: string[] } {
+  const statements: string[] = [];
+  const logger: Logger = { logQuery: (q) => statements.push(q) };
+  const db =
+    target.kind === 'postgres'
+      ? drizzlePostgres({ client: target.client as postgres.Sql, logger })
+      : drizzlePglite({ client: target.client as PGlite, logger });
+  return { db, statements };
+}
+
+/** Waits for the first notification on `channel` whose payload satisfies `want`. */
+export async function listenOnce(
+  target: SqlTarget,
+  channel: string,
+  want: (payload: string) => boolean,
+): Promise<{ received: Promise<string>; stop: () => Promise<void> }> {
+  let resolve!: (payload: string) => void;
+  const received = new Promise<string>((r) => {
+    resolve = r;
+  });
+  const onPayload = (payload: string) => {
+    if (want(payload)) resolve(payload);
+  };
+  if (target.kind === 'postgres') {
+    const sub = await (target.client as postgres.Sql).listen(channel, onPayload);
+    return { received, stop: () => sub.unlisten() };
+  }
+  const unsubscribe = await (target.client as PGlite).listen(channel, onPayload);
+  return { received, stop: () => unsubscribe() };
+}
+
+/** A token unique to this run. */
+export function uniq(prefix: string): string {
+  return `${prefix}-${randomBytes(4).toString('hex')}`;
+}
+
+/** A pause with sensible defaults. */
+export function pause(token: string, extra: Partial<InsertPauseParams> = {}): InsertPauseParams {
+  return {
+    token,
+    conversationId: 'conv-1',
+    kind: 'ask_user',
+    question: `question ${token}?`,
+    toolCallId: `call-${token}`,
+    ...extra,
+  };
+}
+
+/** Empties the table between tests (each file has its own database). */
+export async function truncate(db: AskUserDatabase): Promise<void> {
+  await db.execute(sql`delete from aura.paused_states`);
+}
