@@ -1,0 +1,143 @@
+import { type JsonValue, JsonValueSchema, MessageSchema } from '@x/wire';
+import { z } from 'zod';
+import { ContinuationError } from './errors.js';
+import { firstIssue } from './field-path.js';
+import { SUSPENSION_VERSION, type Suspension } from './suspension.js';
+
+// RFC 3339 with any number of fractional digits: Go's time.Time marshals with nanoseconds.
+const RFC3339 = /^(\d{4}-\d{2}-\d{2})[Tt](\d{2}:\d{2}:\d{2})(?:\.(\d+))?([Zz]|[+-]\d{2}:\d{2})$/;
+
+/**
+ * The persisted JSON shape of a suspension, field for field the one the earlier Go
+ * implementation writes (`interaction_id`, `tool_use_id`, `created_at` as RFC 3339, ...),
+ * so files and rows are readable by both.
+ */
+export interface SuspensionRecord {
+  version: number;
+  session_id?: string;
+  run_id?: string;
+  interaction_id: string;
+  tool_use_id: string;
+  tool_name?: string;
+  tool_input?: JsonValue;
+  assistant: JsonValue;
+  messages?: JsonValue[];
+  created_at: string;
+  resolved: boolean;
+}
+
+const RecordSchema = z.object({
+  version: z.literal(SUSPENSION_VERSION),
+  // Go writes these with `omitempty`; an empty string read by Go means "absent".
+  session_id: z.string().optional(),
+  run_id: z.string().optional(),
+  interaction_id: z.string().min(1),
+  tool_use_id: z.string().min(1),
+  tool_name: z.string().optional(),
+  tool_input: JsonValueSchema.optional(),
+  assistant: MessageSchema,
+  messages: z.array(MessageSchema).nullish(),
+  created_at: z.string().regex(RFC3339, 'expected an RFC 3339 timestamp'),
+  resolved: z.boolean(),
+});
+
+/**
+ * Encodes a suspension as its persisted snake_case JSON object (optional fields left out
+ * when absent, `created_at` as RFC 3339 in UTC). It does not validate: stores call
+ * `validateSuspension` first.
+ *
+ * @example
+ * const text = JSON.stringify(encodeSuspension(suspension));
+ */
+export function encodeSuspension(s: Suspension): SuspensionRecord {
+  // Key order follows the Go struct, so a file written here diffs cleanly against one from Go.
+  const record: Partial<SuspensionRecord> = { version: s.version };
+  if (s.sessionId) record.session_id = s.sessionId;
+  if (s.runId) record.run_id = s.runId;
+  record.interaction_id = s.interactionId;
+  record.tool_use_id = s.toolUseId;
+  if (s.toolName) record.tool_name = s.toolName;
+  if (s.toolInput !== undefined) record.tool_input = s.toolInput;
+  record.assistant = s.assistant as JsonValue;
+  if (s.messages !== undefined && s.messages.length > 0)
+    record.messages = s.messages as JsonValue[];
+  record.created_at = s.createdAt.toISOString();
+  record.resolved = s.resolved;
+  return record as SuspensionRecord;
+}
+
+/** Parses an RFC 3339 timestamp keeping millisecond precision (finer digits are dropped). */
+function parseTimestamp(text: string): Date | undefined {
+  const m = RFC3339.exec(text);
+  if (m === null) return undefined;
+  const fraction = (m[3] ?? '').slice(0, 3).padEnd(3, '0');
+  const zone = m[4]?.toUpperCase() ?? 'Z';
+  const date = new Date(`${m[1]}T${m[2]}.${fraction}${zone}`);
+  return Number.isNaN(date.getTime()) ? undefined : date;
+}
+
+/**
+ * Decodes a persisted snake_case JSON object (as written by {@link encodeSuspension} or by
+ * the Go implementation) into a {@link Suspension}. The version is checked first, so a
+ * record from newer code is never misread.
+ *
+ * @throws {ContinuationError} `unsupported_version` for a version other than 1; `invalid`
+ *   naming the first bad field (`field` is the snake_case path, e.g. `created_at`).
+ * @example
+ * const suspension = decodeSuspension(JSON.parse(text));
+ */
+export function decodeSuspension(json: unknown): Suspension {
+  if (typeof json !== 'object' || json === null || Array.isArray(json)) {
+    throw new ContinuationError('invalid', 'suspension record: expected a JSON object', {
+      field: '(record)',
+    });
+  }
+  const raw = json as Record<string, unknown>;
+  const interactionId = typeof raw.interaction_id === 'string' ? raw.interaction_id : undefined;
+  const context = interactionId === undefined ? {} : { interactionId };
+  const version = raw.version;
+  if (typeof version !== 'number' || !Number.isInteger(version)) {
+    throw new ContinuationError('invalid', 'suspension record version: expected an integer', {
+      ...context,
+      field: 'version',
+    });
+  }
+  if (version !== SUSPENSION_VERSION) {
+    throw new ContinuationError(
+      'unsupported_version',
+      `suspension record has version ${version}, this code reads version ${SUSPENSION_VERSION}: upgrade @x/continuation`,
+      context,
+    );
+  }
+  const parsed = RecordSchema.safeParse(raw);
+  if (!parsed.success) {
+    const [field, message] = firstIssue(parsed.error);
+    throw new ContinuationError('invalid', `suspension record ${field}: ${message}`, {
+      ...context,
+      field,
+      cause: parsed.error,
+    });
+  }
+  const r = parsed.data;
+  const createdAt = parseTimestamp(r.created_at);
+  if (createdAt === undefined) {
+    throw new ContinuationError('invalid', 'suspension record created_at: not a valid date', {
+      ...context,
+      field: 'created_at',
+    });
+  }
+  const s: Suspension = {
+    version: SUSPENSION_VERSION,
+    interactionId: r.interaction_id,
+    toolUseId: r.tool_use_id,
+    assistant: r.assistant,
+    createdAt,
+    resolved: r.resolved,
+  };
+  if (r.session_id) s.sessionId = r.session_id;
+  if (r.run_id) s.runId = r.run_id;
+  if (r.tool_name) s.toolName = r.tool_name;
+  if (r.tool_input !== undefined) s.toolInput = r.tool_input;
+  if (r.messages != null && r.messages.length > 0) s.messages = r.messages;
+  return s;
+}

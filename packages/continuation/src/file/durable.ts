@@ -1,0 +1,65 @@
+import { randomBytes } from 'node:crypto';
+import { open, rename, unlink } from 'node:fs/promises';
+import { join } from 'node:path';
+
+/** Name of a temp file for `name`: hidden, so listings and loads never mistake it for a record. */
+export function tempName(name: string): string {
+  return `.${name}.${randomBytes(6).toString('hex')}.tmp`;
+}
+
+/** True for a temp file this store writes (also a stray one left by a crash). */
+export function isTempName(name: string): boolean {
+  return name.startsWith('.') && name.endsWith('.tmp');
+}
+
+/** Writes `text` to a new temp file in `dir` and flushes it to disk; returns its path. */
+export async function writeTemp(dir: string, name: string, text: string, fsync: boolean) {
+  const path = join(dir, tempName(name));
+  const handle = await open(path, 'wx');
+  try {
+    await handle.writeFile(text);
+    if (fsync) await handle.sync();
+  } catch (err) {
+    await handle.close().catch(() => {});
+    await unlink(path).catch(() => {});
+    throw err;
+  }
+  await handle.close();
+  return path;
+}
+
+/** Flushes a directory's entries (renames, links) to disk. */
+export async function syncDir(dir: string): Promise<void> {
+  let handle: Awaited<ReturnType<typeof open>> | undefined;
+  try {
+    handle = await open(dir, 'r');
+    await handle.sync();
+  } catch (err) {
+    // Some platforms (Windows) cannot open or fsync a directory; the rename is still atomic there.
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code !== 'EISDIR' && code !== 'EPERM' && code !== 'EINVAL') throw err;
+  } finally {
+    await handle?.close();
+  }
+}
+
+/**
+ * Replaces `dir/name` with `text` so that a crash at any point leaves either the old
+ * content or the new, never a mix: temp file in the same folder, fsync, rename, fsync
+ * the folder.
+ */
+export async function writeAtomic(
+  dir: string,
+  name: string,
+  text: string,
+  fsync: boolean,
+): Promise<void> {
+  const temp = await writeTemp(dir, name, text, fsync);
+  try {
+    await rename(temp, join(dir, name));
+  } catch (err) {
+    await unlink(temp).catch(() => {});
+    throw err;
+  }
+  if (fsync) await syncDir(dir);
+}

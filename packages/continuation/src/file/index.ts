@@ -1,0 +1,11 @@
+/**
+ * @packageDocumentation
+ * The file adapter of `@x/continuation`: one JSON file per interaction under a folder,
+ * written atomically and durably, with an exactly-once resolved mark.
+ */
+export {
+  FileContinuationStore,
+  type FileContinuationStoreOptions,
+  sessionDir,
+} from './file-store.js';
+export { assertSafeId, MAX_ID_LENGTH } from './safe-id.js';

@@ -1,0 +1,140 @@
+import {
+  checkTranscript,
+  JsonValueSchema,
+  type Message,
+  MessageSchema,
+  toolUses,
+  WireError,
+} from '@x/wire';
+import { z } from 'zod';
+import { ContinuationError } from './errors.js';
+import { fieldPath, firstIssue } from './field-path.js';
+import { jsonEqual } from './json-equal.js';
+import { validateSingletonSuspension } from './singleton.js';
+
+/** The format version this code writes and reads. */
+export const SUSPENSION_VERSION = 1;
+
+/**
+ * The exact continuation of a turn paused on a human answer (TypeScript shape; the
+ * persisted JSON is snake_case, see {@link encodeSuspension}).
+ *
+ * - `assistant` is the response carrying the suspending tool use.
+ * - `messages` is the full transcript up to and including `assistant`. Set it when the
+ *   caller keeps no transcript of its own; `resumeMessages` then hands back the whole
+ *   conversation plus the answer. Leave it out when the caller still holds the prior
+ *   turns: `resumeMessages` then returns only the two messages to append, so the
+ *   transcript is never duplicated.
+ */
+export const SuspensionSchema = z.object({
+  version: z.literal(SUSPENSION_VERSION),
+  sessionId: z.string().min(1).optional(),
+  runId: z.string().min(1).optional(),
+  interactionId: z.string().min(1),
+  toolUseId: z.string().min(1),
+  toolName: z.string().min(1).optional(),
+  toolInput: JsonValueSchema.optional(),
+  assistant: MessageSchema,
+  messages: z.array(MessageSchema).optional(),
+  createdAt: z.date().refine((d) => !Number.isNaN(d.getTime()), 'expected a valid date'),
+  resolved: z.boolean(),
+});
+
+/** A suspended turn; see {@link SuspensionSchema}. */
+export type Suspension = z.infer<typeof SuspensionSchema>;
+
+function invalid(field: string, message: string, interactionId?: string, cause?: unknown): never {
+  throw new ContinuationError('invalid', `suspension ${field}: ${message}`, {
+    field,
+    ...(interactionId === undefined ? {} : { interactionId }),
+    cause,
+  });
+}
+
+/**
+ * Checks everything a store checks before it writes: the schema, the singleton rule
+ * ({@link validateSingletonSuspension}), and, when `messages` is given, that it is a
+ * well-formed transcript whose last message is `assistant` itself.
+ *
+ * @returns the parsed suspension (string message content normalised to blocks).
+ * @throws {ContinuationError} `invalid` naming the bad field, or `not_singleton`.
+ */
+export function validateSuspension(input: unknown): Suspension {
+  const parsed = SuspensionSchema.safeParse(input);
+  const id =
+    typeof input === 'object' && input !== null && 'interactionId' in input
+      ? String(input.interactionId)
+      : undefined;
+  if (!parsed.success) {
+    const [field, message] = firstIssue(parsed.error);
+    invalid(field, message, id, parsed.error);
+  }
+  const s = parsed.data;
+  validateSingletonSuspension(s.assistant, s.toolUseId);
+  if (s.messages !== undefined) {
+    const last = s.messages.at(-1);
+    if (last === undefined) {
+      invalid('messages', 'must end with the assistant message (leave it out when empty)', id);
+    }
+    if (!jsonEqual(last, s.assistant)) {
+      invalid(
+        `messages[${s.messages.length - 1}]`,
+        'the last message of the transcript must be the suspending assistant message',
+        id,
+      );
+    }
+    try {
+      checkTranscript(s.messages);
+    } catch (err) {
+      if (!WireError.is(err)) throw err;
+      invalid(fieldPath(['messages', ...err.path]), err.message, id, err);
+    }
+  }
+  return s;
+}
+
+/** What {@link createSuspension} needs; the rest is filled in or derived. */
+export interface SuspensionInit {
+  /** Stable id of the question; a file name in the file store (letters, digits, `.`, `_`, `-`). */
+  interactionId: string;
+  /** The `tool_use` the turn stopped on; must be the only tool use of `assistant`. */
+  toolUseId: string;
+  /** The assistant response carrying that tool use. */
+  assistant: Message;
+  /** The full transcript ending with `assistant`, for a caller that keeps no transcript. */
+  messages?: Message[];
+  sessionId?: string;
+  runId?: string;
+  /** Defaults to now. */
+  createdAt?: Date;
+}
+
+/**
+ * Builds a validated, unresolved suspension: `version`, `createdAt` and `resolved` are
+ * filled in, `toolName` and `toolInput` are taken from the tool use.
+ *
+ * @throws {ContinuationError} `not_singleton` or `invalid`, exactly as a store's `save` would.
+ * @example
+ * const suspension = createSuspension({ interactionId: 'ask-42', toolUseId: 'toolu_1', assistant });
+ * await store.save(suspension);
+ */
+export function createSuspension(init: SuspensionInit): Suspension {
+  validateSingletonSuspension(init.assistant, init.toolUseId);
+  const use = toolUses(init.assistant).find((u) => u.id === init.toolUseId);
+  const candidate: Suspension = {
+    version: SUSPENSION_VERSION,
+    interactionId: init.interactionId,
+    toolUseId: init.toolUseId,
+    assistant: init.assistant,
+    createdAt: init.createdAt ?? new Date(),
+    resolved: false,
+  };
+  if (init.sessionId !== undefined) candidate.sessionId = init.sessionId;
+  if (init.runId !== undefined) candidate.runId = init.runId;
+  if (use !== undefined) {
+    candidate.toolName = use.name;
+    candidate.toolInput = use.input;
+  }
+  if (init.messages !== undefined) candidate.messages = init.messages;
+  return validateSuspension(candidate);
+}

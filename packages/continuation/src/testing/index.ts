@@ -1,0 +1,12 @@
+/**
+ * @packageDocumentation
+ * The conformance suite of `@x/continuation`: {@link describeContinuationStore} registers
+ * the whole `ContinuationStore` contract as vitest tests, for the built-in adapters and
+ * for yours. Needs `vitest` (an optional peer dependency).
+ */
+export {
+  type ContinuationStoreCapabilities,
+  type DescribeContinuationStoreOptions,
+  describeContinuationStore,
+} from './describe-store.js';
+export { askingAssistant, sampleSuspension, transcriptEndingWith, uniqueId } from './fixtures.js';
