@@ -18,9 +18,11 @@ function sortedCopy<V>(
   record: Readonly<Record<string, V>>,
   copy: (value: V) => V,
 ): Record<string, V> {
-  const out: Record<string, V> = {};
-  for (const key of Object.keys(record).sort()) out[key] = copy(record[key] as V);
-  return out;
+  return Object.fromEntries(
+    Object.keys(record)
+      .sort()
+      .map((key) => [key, copy(record[key] as V)]),
+  );
 }
 
 const clone = <T>(value: T): T => JSON.parse(JSON.stringify(value)) as T;
@@ -59,7 +61,11 @@ export class Checkpointer {
       window: [...window],
       runtimeState,
       interrupts: { pending, resolved },
-      pendingToolCalls: sortedCopy(pendingToolCalls, clone),
+      pendingToolCalls: sortedCopy(pendingToolCalls, (call) => ({
+        id: call.id,
+        name: call.name,
+        input: clone(call.input),
+      })),
       interruptToRequester: sortedCopy(interruptToRequester, (v) => v),
     };
   }

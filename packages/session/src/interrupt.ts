@@ -58,7 +58,18 @@ export function interruptMapWithStatus(status: InterruptStatus) {
   });
 }
 
-/** Deep copy through JSON: interrupts hold only JSON values. */
+/**
+ * Deep copy with the keys in schema order (so equal interrupts serialise to equal bytes,
+ * however they were built). Interrupts hold only JSON values.
+ */
 export function cloneInterrupt(interrupt: Interrupt): Interrupt {
-  return JSON.parse(JSON.stringify(interrupt)) as Interrupt;
+  const copy: Interrupt = {
+    id: interrupt.id,
+    kind: interrupt.kind,
+    payload: structuredClone(interrupt.payload),
+    status: interrupt.status,
+  };
+  if (interrupt.result !== undefined) copy.result = structuredClone(interrupt.result);
+  if (interrupt.requesters !== undefined) copy.requesters = [...interrupt.requesters];
+  return copy;
 }

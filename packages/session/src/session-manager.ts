@@ -21,10 +21,9 @@ function cloneJson<T extends JsonValue>(value: T): T {
   ) as T;
 }
 
+// Object.fromEntries defines own properties, so a key like "__proto__" stays plain data.
 function sortedRecord<V>(map: ReadonlyMap<string, V>, copy: (value: V) => V): Record<string, V> {
-  const out: Record<string, V> = {};
-  for (const key of [...map.keys()].sort()) out[key] = copy(map.get(key) as V);
-  return out;
+  return Object.fromEntries([...map.keys()].sort().map((key) => [key, copy(map.get(key) as V)]));
 }
 
 /**
@@ -63,9 +62,14 @@ export class SessionManager {
   /**
    * Stores a copy of a state value for tools and the host.
    *
-   * @throws {SessionError} `invalid` when the value is not plain JSON (it must survive a checkpoint).
+   * @throws {SessionError} `invalid` when the value is not plain JSON (it must survive a
+   *   checkpoint) or the key is `__proto__`.
    */
   stateSet(key: string, value: JsonValue): void {
+    if (key === '__proto__') {
+      // Not representable as a plain record key once parsed back from JSON.
+      throw new SessionError('invalid', 'state key "__proto__" is not allowed: pick another key');
+    }
     if (!isJsonValue(value)) {
       throw new SessionError('invalid', `state value for "${key}" is not a plain JSON value`, {
         details: { path: [key] },
@@ -222,11 +226,12 @@ export class SessionManager {
    * Keys are sorted so equal sessions give byte-equal JSON.
    */
   snapshotDurable(): DurableSnapshot {
-    const runtimeState: Record<string, JsonValue> = {};
-    for (const key of [...this.#state.keys()].sort()) {
-      if (isReservedRuntimeStateKey(key)) continue;
-      runtimeState[key] = cloneJson(this.#state.get(key) as JsonValue);
-    }
+    const runtimeState: Record<string, JsonValue> = Object.fromEntries(
+      [...this.#state.keys()]
+        .sort()
+        .filter((key) => !isReservedRuntimeStateKey(key))
+        .map((key) => [key, cloneJson(this.#state.get(key) as JsonValue)]),
+    );
     this.#plan.exportInto(runtimeState);
     return {
       runtimeState,
