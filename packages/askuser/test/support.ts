@@ -16,14 +16,24 @@ export async function query(db: AskUserDatabase, q: SQL): Promise<Record<string,
 }
 
 /** A drizzle database over the target's client that records every statement it sends. */
-export function loggedDb(target: SqlTarget): { db: AskUserDatabase; statements: string[] } {
+export function loggedDb(target: SqlTarget): {
+  db: AskUserDatabase;
+  statements: string[];
+  params: unknown[][];
+} {
   const statements: string[] = [];
-  const logger: Logger = { logQuery: (q) => statements.push(q) };
+  const params: unknown[][] = [];
+  const logger: Logger = {
+    logQuery: (q, p) => {
+      statements.push(q);
+      params.push(p);
+    },
+  };
   const db =
     target.kind === 'postgres'
       ? drizzlePostgres({ client: target.client as postgres.Sql, logger })
       : drizzlePglite({ client: target.client as PGlite, logger });
-  return { db, statements };
+  return { db, statements, params };
 }
 
 /** Waits for the first notification on `channel` whose payload satisfies `want`. */
@@ -67,4 +77,18 @@ export function pause(token: string, extra: Partial<InsertPauseParams> = {}): In
 /** Empties the table between tests (each file has its own database). */
 export async function truncate(db: AskUserDatabase): Promise<void> {
   await db.execute(sql`delete from aura.paused_states`);
+}
+
+/** Polls until `count` sessions of this database wait on a lock (bounded, then throws). */
+export async function waitForLockWaiters(db: AskUserDatabase, count: number): Promise<number[]> {
+  for (let attempt = 0; attempt < 500; attempt++) {
+    const rows = await query(
+      db,
+      sql`select pid from pg_stat_activity
+          where datname = current_database() and wait_event_type = 'Lock' order by pid`,
+    );
+    if (rows.length >= count) return rows.map((r) => Number(r.pid));
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  throw new Error(`fewer than ${count} sessions ever waited on a lock`);
 }
