@@ -26,11 +26,17 @@ export const SUSPENSION_VERSION = 1;
  *   turns: `resumeMessages` then returns only the two messages to append, so the
  *   transcript is never duplicated.
  */
+// NUL can be stored in neither a file name nor a Postgres text column.
+const Id = z
+  .string()
+  .min(1)
+  .refine((id) => !id.includes('\u0000'), 'must not contain NUL');
+
 export const SuspensionSchema = z.object({
   version: z.literal(SUSPENSION_VERSION),
-  sessionId: z.string().min(1).optional(),
-  runId: z.string().min(1).optional(),
-  interactionId: z.string().min(1),
+  sessionId: Id.optional(),
+  runId: Id.optional(),
+  interactionId: Id,
   toolUseId: z.string().min(1),
   toolName: z.string().min(1).optional(),
   toolInput: JsonValueSchema.optional(),

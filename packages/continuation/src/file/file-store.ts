@@ -78,9 +78,11 @@ export class FileContinuationStore implements ContinuationStore {
   }
 
   async save(suspension: Suspension): Promise<void> {
+    // A path-like id is named as such (an empty or missing one is left to the schema check).
+    const given: unknown = (suspension as { interactionId?: unknown } | null)?.interactionId;
+    if (typeof given === 'string' && given !== '') assertSafeId('interaction id', given);
     const { suspension: s, text } = prepareSave(suspension, this.#maxRecordBytes);
     const id = s.interactionId;
-    assertSafeId('interaction id', id);
     try {
       await mkdir(this.dir, { recursive: true });
       if (await this.#isResolved(id)) throw alreadyResolved(id);

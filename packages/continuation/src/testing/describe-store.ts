@@ -364,7 +364,10 @@ export function describeContinuationStore<S extends ContinuationStore>(
             await expectCode(store.load(id), 'unsafe_id');
             await expectCode(store.markResolved(id), 'unsafe_id');
             if (id !== '') {
-              await expectCode(store.save(sampleSuspension({ interactionId: id })), 'unsafe_id');
+              await expectCode(
+                store.save({ ...sampleSuspension(), interactionId: id }),
+                'unsafe_id',
+              );
             }
           }
         },

@@ -1,0 +1,122 @@
+import { type SqlTarget, sqlTargets } from '@internal/pg-test';
+import { ContinuationError } from '@x/continuation';
+import { describeContinuationStore, sampleSuspension } from '@x/continuation/testing';
+import { sql } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  type ContinuationDatabase,
+  MIGRATIONS_SCHEMA,
+  MIGRATIONS_TABLE,
+  migrate,
+  PostgresContinuationStore,
+  suspensions,
+} from './index.js';
+
+function rows(result: unknown): Record<string, unknown>[] {
+  return Array.isArray(result)
+    ? result
+    : ((result as { rows: Record<string, unknown>[] }).rows ?? []);
+}
+
+for (const t of await sqlTargets()) {
+  describe.skipIf(t.skip)(t.kind, () => {
+    let target: SqlTarget;
+    let db: ContinuationDatabase;
+    beforeAll(async () => {
+      target = await t.open();
+      db = target.db;
+      await migrate(db);
+    });
+    afterAll(() => target?.close());
+
+    describeContinuationStore({
+      name: `PostgresContinuationStore (${t.kind})`,
+      create: () => new PostgresContinuationStore(db),
+      reopen: () => new PostgresContinuationStore(db),
+      writeRaw: async (_store, id, record) => {
+        await db.insert(suspensions).values({
+          interactionId: id,
+          record: JSON.stringify(record),
+          createdAt: new Date(),
+        });
+      },
+    });
+
+    describe('migrate', () => {
+      it('is idempotent and records itself in its own schema and table', async () => {
+        await migrate(db);
+        await migrate(db);
+        const applied = rows(
+          await db.execute(
+            sql`select count(*)::int as n from ${sql.identifier(MIGRATIONS_SCHEMA)}.${sql.identifier(MIGRATIONS_TABLE)}`,
+          ),
+        );
+        expect(applied[0]?.n).toBe(1);
+        const drizzleDefault = rows(
+          await db.execute(sql`select to_regclass('drizzle.__drizzle_migrations')::text as t`),
+        );
+        expect(drizzleDefault[0]?.t ?? null).toBeNull();
+      });
+    });
+
+    describe('PostgresContinuationStore', () => {
+      it('stores the same snake_case JSON as the file store, with the row columns beside it', async () => {
+        const s = sampleSuspension({ sessionId: 'sess-1', runId: 'run-1' });
+        await new PostgresContinuationStore(db).save(s);
+        const [row] = await db
+          .select()
+          .from(suspensions)
+          .where(sql`${suspensions.interactionId} = ${s.interactionId}`);
+        expect(row).toMatchObject({ sessionId: 'sess-1', runId: 'run-1', resolved: false });
+        expect(JSON.parse(row?.record ?? '{}')).toMatchObject({
+          version: 1,
+          interaction_id: s.interactionId,
+          tool_use_id: s.toolUseId,
+          created_at: s.createdAt.toISOString(),
+        });
+      });
+
+      it('works inside a transaction handle: a rolled-back save leaves nothing', async () => {
+        const s = sampleSuspension();
+        await db
+          .transaction(async (tx) => {
+            const store = new PostgresContinuationStore(tx);
+            await store.save(s);
+            expect(await store.load(s.interactionId)).toEqual(s);
+            tx.rollback();
+          })
+          .catch(() => {});
+        await expect(new PostgresContinuationStore(db).load(s.interactionId)).rejects.toMatchObject(
+          {
+            code: 'not_found',
+          },
+        );
+      });
+
+      it('a missing table is unavailable with the SQLSTATE cause kept and a hint to migrate', async () => {
+        let err: unknown;
+        await db
+          .transaction(async (tx) => {
+            await tx.execute(sql`alter schema x_continuation rename to x_continuation_hidden`);
+            err = await new PostgresContinuationStore(tx).load('any').catch((e: unknown) => e);
+            tx.rollback();
+          })
+          .catch(() => {});
+        expect(ContinuationError.is(err) && err.code).toBe('unavailable');
+        expect((err as Error).message).toContain('migrate(db)');
+        expect((err as Error).cause).toBeDefined();
+      });
+
+      it('a row whose record is not JSON is invalid', async () => {
+        const id = `bad-${Date.now()}`;
+        await db
+          .insert(suspensions)
+          .values({ interactionId: id, record: '{"version":1', createdAt: new Date() });
+        await expect(new PostgresContinuationStore(db).load(id)).rejects.toMatchObject({
+          code: 'invalid',
+          field: '(record)',
+        });
+      });
+    });
+  });
+}
