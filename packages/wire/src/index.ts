@@ -4,9 +4,12 @@
  * JSON shape of the Anthropic Messages API, their zod schemas, stream events, and
  * converters to and from OpenAI Chat Completions and the Vercel AI SDK.
  */
+
+export * from './ai-sdk.js';
 export * from './blocks.js';
 export * from './errors.js';
 export * from './helpers.js';
 export * from './json.js';
 export * from './message.js';
+export * from './openai-chat.js';
 export * from './stream-event.js';

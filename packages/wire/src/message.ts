@@ -3,11 +3,13 @@ import { AssistantBlockSchema, UserBlockSchema } from './blocks.js';
 import { formatPath, WireError } from './errors.js';
 
 // Anthropic accepts `content: "text"` as shorthand; we always hold an array of blocks.
+// A preprocess rather than a union, so the inferred type is one array type (`UserBlock[]`,
+// not `TextBlock[] | UserBlock[]`, which could not be pushed to).
 function blocks<T extends z.ZodType>(block: T) {
-  return z.union([
-    z.string().transform((text) => [{ type: 'text' as const, text }]),
+  return z.preprocess(
+    (content) => (typeof content === 'string' ? [{ type: 'text', text: content }] : content),
     z.array(block),
-  ]);
+  );
 }
 
 /** A user turn: text, images and the results of the previous assistant turn's tool calls. */

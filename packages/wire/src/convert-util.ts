@@ -1,0 +1,126 @@
+// Internal helpers shared by the converters; not exported from the package.
+import type { ImageSource, ToolResultBlock, UserBlock } from './blocks.js';
+import { formatPath, WireError, type WireErrorCode } from './errors.js';
+import { checkTranscript, type Message } from './message.js';
+
+export type Path = Array<string | number>;
+
+/** Throws a WireError whose message names `messages[..]...` of the converter's input. */
+export function fail(code: WireErrorCode, path: Path, message: string, cause?: unknown): never {
+  throw new WireError(code, `${formatPath('messages', path)}: ${message}`, { path, cause });
+}
+
+export function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
+}
+
+/** Reads `value[key]` without letting a throwing getter escape as a bare error. */
+export function field(value: object, key: string, path: Path): unknown {
+  try {
+    return (value as Record<string, unknown>)[key];
+  } catch (cause) {
+    fail('invalid', [...path, key], `could not be read (${String(cause)})`, cause);
+  }
+}
+
+export function expectObject(value: unknown, path: Path): object {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    fail('invalid', path, `expected an object, received ${describe(value)}`);
+  }
+  return value;
+}
+
+export function expectArray(value: unknown, path: Path): readonly unknown[] {
+  if (!Array.isArray(value))
+    fail('invalid', path, `expected an array, received ${describe(value)}`);
+  return value;
+}
+
+export function expectString(
+  value: unknown,
+  path: Path,
+  options: { nonEmpty?: boolean } = {},
+): string {
+  if (typeof value !== 'string')
+    fail('invalid', path, `expected a string, received ${describe(value)}`);
+  if (options.nonEmpty && value === '') fail('invalid', path, 'expected a non-empty string');
+  return value;
+}
+
+const imageMediaType = /^image\/[\w.+-]+$/;
+
+/** True for a media type our image blocks accept (`image/png`, not `image/*`). */
+export function isImageMediaType(mediaType: unknown): mediaType is string {
+  return typeof mediaType === 'string' && imageMediaType.test(mediaType);
+}
+
+/** `data:image/png;base64,AAAA` → its parts; undefined for anything else. */
+export function splitBase64DataUrl(url: string): { mediaType: string; data: string } | undefined {
+  const match = /^data:([^;,]+);base64,(.*)$/s.exec(url);
+  if (!match?.[1] || match[2] === undefined || !isImageMediaType(match[1])) return undefined;
+  return { mediaType: match[1], data: match[2] };
+}
+
+/** The image source a URL stands for: a base64 data URL becomes a `base64` source. */
+export function imageSourceFromUrl(url: string): ImageSource {
+  const inline = splitBase64DataUrl(url);
+  return inline
+    ? { type: 'base64', media_type: inline.mediaType, data: inline.data }
+    : { type: 'url', url };
+}
+
+// The signatures of the formats every provider accepts, as they start in base64.
+const signatures: Array<[string, string]> = [
+  ['iVBORw0KGgo', 'image/png'],
+  ['/9j/', 'image/jpeg'],
+  ['R0lGOD', 'image/gif'],
+  ['UklGR', 'image/webp'],
+];
+
+/** The image type of base64 data, read from its first bytes; undefined when unknown. */
+export function sniffImageType(base64: string): string | undefined {
+  return signatures.find(([prefix]) => base64.startsWith(prefix))?.[1];
+}
+
+/** A user message's content with its tool results first, the rest after, each in order. */
+export function splitToolResults(content: readonly UserBlock[]): {
+  results: ToolResultBlock[];
+  rest: Array<Exclude<UserBlock, ToolResultBlock>>;
+  indexes: { results: number[]; rest: number[] };
+} {
+  const results: ToolResultBlock[] = [];
+  const rest: Array<Exclude<UserBlock, ToolResultBlock>> = [];
+  const indexes = { results: [] as number[], rest: [] as number[] };
+  content.forEach((block, index) => {
+    if (block.type === 'tool_result') {
+      results.push(block);
+      indexes.results.push(index);
+    } else {
+      rest.push(block);
+      indexes.rest.push(index);
+    }
+  });
+  return { results, rest, indexes };
+}
+
+/**
+ * Runs checkTranscript on a converter's output. Its path counts converted messages, not
+ * the caller's input, so the message says so.
+ */
+export function checkConverted(messages: readonly Message[]): void {
+  try {
+    checkTranscript(messages);
+  } catch (error) {
+    if (!WireError.is(error)) throw error;
+    throw new WireError(
+      error.code,
+      `${error.message.replace(/^\[@x\/wire\] /, '')} (path in the converted transcript)`,
+      {
+        path: error.path,
+        cause: error,
+      },
+    );
+  }
+}
