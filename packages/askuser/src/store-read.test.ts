@@ -5,6 +5,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { pause, query, truncate } from '../test/support.js';
 import {
   AskUserStore,
+  AskUserStoreError,
   DuplicatePauseError,
   InvalidPauseError,
   migrate,
@@ -140,6 +141,8 @@ for (const spec of await sqlTargets()) {
           pause('frac', { priority: 1.5 }),
           pause('huge', { priority: 2 ** 31 }),
           { ...pause('missing'), toolCallId: undefined as unknown as string },
+          pause('bigint', { options: { n: 10n } }),
+          pause('fn', { resumeContext: () => 1 }),
         ];
         for (const p of bad) {
           const error = await store.insert(p).catch((e) => e);
@@ -277,6 +280,45 @@ for (const spec of await sqlTargets()) {
         expect(await store.listPendingAll()).toHaveLength(100);
         expect(await store.listPendingAll(200)).toHaveLength(105);
       });
+    });
+
+    it('listPendingAll carries every field of a Pending, as listPending does', async () => {
+      await store.insert(
+        pause('full', {
+          conversationId: 'cz',
+          kind: 'approval',
+          options: ['a', 'b'],
+          priority: 3,
+          resumeContext: { k: 1 },
+          proxiedFromChildId: 'w5',
+          proxiedToolCallId: 'cc',
+        }),
+      );
+      const [fromAll] = await store.listPendingAll();
+      const [fromConversation] = await store.listPending('cz');
+      expect(fromAll).toEqual(fromConversation);
+      expect(fromAll).toMatchObject({
+        token: 'full',
+        conversationId: 'cz',
+        kind: 'approval',
+        question: 'question full?',
+        options: ['a', 'b'],
+        priority: 3,
+        toolCallId: 'call-full',
+        resumeContext: { k: 1 },
+        proxiedFromChildId: 'w5',
+        proxiedToolCallId: 'cc',
+      });
+    });
+
+    it('reports a stored answer that is not { action, content } as AskUserStoreError corrupt_row', async () => {
+      await store.insert(pause('corrupt'));
+      await target.db.execute(
+        sql`update aura.paused_states set resumed_at = now(), resumed_answer = '{"action":"maybe"}'`,
+      );
+      const error = await store.listRecent().catch((e) => e);
+      expect(AskUserStoreError.is(error)).toBe(true);
+      expect(error.code).toBe('corrupt_row');
     });
 
     describe('listRecent', () => {

@@ -7,6 +7,7 @@ import {
   ACTION_CANCEL,
   ACTION_DECLINE,
   AskUserStore,
+  AskUserStoreError,
   AUTO_TERMINATED_MARKER,
   actions,
   InvalidAnswerError,
@@ -237,6 +238,14 @@ for (const spec of await sqlTargets()) {
         );
         expect(await store.cleanupResumedOlderThan(new Date('2010-01-01T00:00:00Z'))).toBe(1);
         expect((await store.listRecent()).map((r) => r.token)).toEqual(['new-done']);
+      });
+
+      it('rejects an invalid cutoff and deletes nothing', async () => {
+        await store.insert(pause('kept'));
+        await store.markResumed('kept', yes);
+        const error = await store.cleanupResumedOlderThan(new Date('nope')).catch((e) => e);
+        expect(AskUserStoreError.is(error)).toBe(true);
+        expect((await store.listRecent()).map((r) => r.token)).toEqual(['kept']);
       });
 
       it('never deletes a pending row, however old', async () => {

@@ -3,6 +3,18 @@ import type { ResumeAnswer } from './answer.js';
 
 const int32 = z.number().int().min(-2_147_483_648).max(2_147_483_647);
 
+// Anything JSON.stringify turns into JSON text (rejects functions, symbols, BigInt, cycles).
+const jsonValue = z.unknown().refine(
+  (value) => {
+    try {
+      return value === undefined || JSON.stringify(value) !== undefined;
+    } catch {
+      return false;
+    }
+  },
+  { message: 'must be a JSON value' },
+);
+
 /** Schema of the fields `insert` takes; see {@link InsertPauseParams}. */
 export const insertPauseParamsSchema = z.object({
   // pg_notify carries the token as payload (under 8000 bytes), hence the upper bound.
@@ -10,10 +22,10 @@ export const insertPauseParamsSchema = z.object({
   conversationId: z.string(),
   kind: z.string(),
   question: z.string(),
-  options: z.unknown().optional(),
+  options: jsonValue.optional(),
   priority: int32.optional(),
   toolCallId: z.string(),
-  resumeContext: z.unknown().optional(),
+  resumeContext: jsonValue.optional(),
   proxiedFromChildId: z.string().nullish(),
   proxiedToolCallId: z.string().nullish(),
 });
