@@ -1,4 +1,4 @@
-import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { link, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -32,11 +32,26 @@ describe('FileCheckpointStore files', () => {
   });
   afterEach(() => rm(root, { recursive: true, force: true }));
 
-  it('keeps only the latest revision file and no temp file after writes', async () => {
+  it('keeps data only in the latest revision file; older names stay, emptied; no temp file', async () => {
     let revision = await store.put('t', sampleCheckpoint(1));
-    for (let i = 2; i < 6; i++)
+    for (let i = 2; i < 6; i++) {
       revision = await store.put('t', sampleCheckpoint(i), { expectedRevision: revision });
-    expect(await readdir(join(root, 't'))).toEqual([`${revision}.json`]);
+    }
+    const names = (await readdir(join(root, 't'))).sort();
+    expect(names).toEqual(['1.json', '2.json', '3.json', '4.json', '5.json']);
+    for (const name of names) {
+      const size = (await stat(join(root, 't', name))).size;
+      if (name === `${revision}.json`) expect(size).toBeGreaterThan(0);
+      else expect(size).toBe(0);
+    }
+  });
+
+  it('a revision name once used is never reusable: linking over it fails', async () => {
+    const first = await store.put('t', sampleCheckpoint(1));
+    await store.put('t', sampleCheckpoint(2), { expectedRevision: first });
+    await expect(link(join(root, 't', '2.json'), join(root, 't', '1.json'))).rejects.toMatchObject({
+      code: 'EEXIST',
+    });
   });
 
   it('ignores a temp file left by a crash before the link, and sweeps it once stale', async () => {
@@ -45,7 +60,10 @@ describe('FileCheckpointStore files', () => {
     expect((await store.get('t'))?.checkpoint).toEqual(sampleCheckpoint(1));
     const sweeping = new FileCheckpointStore({ directory: root, staleTempMs: -1 });
     await sweeping.put('t', sampleCheckpoint(2), { expectedRevision: revision });
-    expect(await readdir(join(root, 't'))).toEqual([`${revision + 1}.json`]);
+    expect((await readdir(join(root, 't'))).sort()).toEqual([
+      `${revision}.json`,
+      `${revision + 1}.json`,
+    ]);
   });
 
   it('reads the highest revision when a crash left older ones behind', async () => {

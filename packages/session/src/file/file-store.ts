@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { link, mkdir, open, readdir, readFile, stat, unlink } from 'node:fs/promises';
+import { link, mkdir, open, readdir, readFile, stat, truncate, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseCheckpoint, type SessionCheckpoint, serializeCheckpoint } from '../checkpoint.js';
 import {
@@ -68,8 +68,11 @@ async function fsyncPath(path: string): Promise<void> {
  * hard-links it to the name of the next revision. `link` fails if that name exists, which
  * makes the revision check atomic across processes with no lock to go stale: of writers
  * that read the same revision, exactly one creates the next file. The folder is fsynced
- * before `put` returns; older revision files are pruned afterwards. A delete writes a
- * tombstone revision, so revisions never repeat.
+ * before `put` returns. After a write the previous revision file is emptied but never
+ * removed: a freed name could be linked again by a writer whose check is far behind, and
+ * its stale write would then succeed. So a thread folder keeps one empty file per past
+ * revision (an inode, no data). A delete writes a tombstone revision, so revisions never
+ * repeat.
  *
  * Crash points: before the link, only a temp file is left (never read; swept later);
  * after the link and before the folder fsync, the caller got no success and the revision
@@ -104,6 +107,8 @@ export class FileCheckpointStore implements CheckpointStore {
         if (errnoCode(error) === 'ENOENT' && attempt < 20) continue;
         throw unavailable(`reading thread "${threadId}"`, error);
       }
+      // Emptied by a newer write between our listing and our read: list again.
+      if (text === '' && attempt < 20) continue;
       const record = parseRecord(text, threadId);
       if (record.checkpoint === null) return undefined;
       return {
@@ -203,11 +208,7 @@ export class FileCheckpointStore implements CheckpointStore {
         if (errnoCode(error) === 'ENOENT' || errnoCode(error) === 'ENOTDIR') return null;
         throw unavailable(`listing ${dir}`, error);
       }
-      let revision = 0;
-      for (const name of names) {
-        const match = REVISION_FILE.exec(name);
-        if (match) revision = Math.max(revision, Number(match[1]));
-      }
+      const revision = highestIn(names);
       if (revision === 0) return null;
       let text: string;
       try {
@@ -216,6 +217,7 @@ export class FileCheckpointStore implements CheckpointStore {
         if (errnoCode(error) === 'ENOENT' && attempt < 20) continue;
         throw unavailable(`reading ${dir}`, error);
       }
+      if (text === '' && attempt < 20) continue;
       return { revision, deleted: parseRecord(text, dir).checkpoint === null };
     }
   }
@@ -247,22 +249,32 @@ export class FileCheckpointStore implements CheckpointStore {
     return true;
   }
 
-  /** Removes revision files older than `keep` and temp files a crash left behind. */
+  /**
+   * Empties the previous revision file and removes temp files a crash left behind. Old
+   * revision files are emptied, never unlinked: a freed name could be linked again by a
+   * writer whose check is far behind, which would let a stale write succeed.
+   */
   async #prune(dir: string, keep: number): Promise<void> {
+    if (keep > 1) await truncate(join(dir, `${keep - 1}.json`), 0).catch(() => {});
     const names = await readdir(dir).catch(() => [] as string[]);
     const now = Date.now();
     for (const name of names) {
-      const match = REVISION_FILE.exec(name);
-      if (match && Number(match[1]) < keep) {
+      if (!name.startsWith(TEMP_PREFIX)) continue;
+      const info = await stat(join(dir, name)).catch(() => undefined);
+      if (info !== undefined && now - info.mtimeMs > this.#staleTempMs) {
         await unlink(join(dir, name)).catch(() => {});
-      } else if (name.startsWith(TEMP_PREFIX)) {
-        const info = await stat(join(dir, name)).catch(() => undefined);
-        if (info !== undefined && now - info.mtimeMs > this.#staleTempMs) {
-          await unlink(join(dir, name)).catch(() => {});
-        }
       }
     }
   }
+}
+
+function highestIn(names: readonly string[]): number {
+  let revision = 0;
+  for (const name of names) {
+    const match = REVISION_FILE.exec(name);
+    if (match) revision = Math.max(revision, Number(match[1]));
+  }
+  return revision;
 }
 
 interface FileRecord {
