@@ -6,10 +6,14 @@
  */
 
 export * from './ai-sdk.js';
+export * from './ai-sdk-from.js';
+export * from './ai-sdk-types.js';
 export * from './blocks.js';
 export * from './errors.js';
 export * from './helpers.js';
 export * from './json.js';
 export * from './message.js';
 export * from './openai-chat.js';
+export * from './openai-chat-from.js';
+export * from './openai-chat-types.js';
 export * from './stream-event.js';

@@ -1,6 +1,9 @@
 import { z } from 'zod';
 
-/** Any value that survives `JSON.stringify` → `JSON.parse` unchanged. */
+/**
+ * Any value that survives `JSON.stringify` → `JSON.parse` unchanged (a `-0` comes back as
+ * `0`: JSON has no negative zero).
+ */
 export type JsonValue =
   | null
   | boolean

@@ -206,6 +206,18 @@ describe('toOpenAIChat', () => {
     ]);
   });
 
+  it('writes input as JSON text, so a -0 in it comes back as 0 (JSON has no negative zero)', () => {
+    const written = toOpenAIChat([
+      {
+        role: 'assistant',
+        content: [{ type: 'tool_use', id: 'a', name: 'f', input: { x: -0, y: [1.5] } }],
+      },
+    ]);
+    const back = fromOpenAIChat(written).messages[0]?.content[0];
+    expect(back).toEqual({ type: 'tool_use', id: 'a', name: 'f', input: { x: 0, y: [1.5] } });
+    expect(back?.type === 'tool_use' && Object.is((back.input as { x: number }).x, 0)).toBe(true);
+  });
+
   it('refuses an image inside a tool result (unsupported), naming its path', () => {
     const error = wireError(() =>
       toOpenAIChat([

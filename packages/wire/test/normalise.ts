@@ -1,5 +1,11 @@
 // What a round trip is expected to give back, spelled as functions of the input.
-import type { AssistantBlock, Message, ToolResultBlock, UserBlock } from '../src/index.js';
+import type {
+  AssistantBlock,
+  JsonValue,
+  Message,
+  ToolResultBlock,
+  UserBlock,
+} from '../src/index.js';
 
 /**
  * Equal-meaning spellings both converters write one way: a tool_result without content is
@@ -27,7 +33,7 @@ export function equivalent(messages: readonly Message[]): Message[] {
 /**
  * What OpenAI chat keeps of a transcript: thinking, redacted thinking and is_error
  * dropped; an assistant's text moved before its tool calls; tool results first in their
- * user message.
+ * user message; -0 in a tool input becomes 0 (JSON text has no negative zero).
  */
 export function openAIChatVisible(messages: readonly Message[]): Message[] {
   return equivalent(messages).map((message): Message => {
@@ -40,7 +46,12 @@ export function openAIChatVisible(messages: readonly Message[]): Message[] {
         role: 'assistant',
         content: [
           ...kept.filter((b) => b.type === 'text'),
-          ...kept.filter((b) => b.type === 'tool_use'),
+          // `arguments` is JSON text, and JSON has no negative zero: -0 comes back as 0.
+          ...kept.flatMap((b) =>
+            b.type === 'tool_use'
+              ? [{ ...b, input: JSON.parse(JSON.stringify(b.input)) as JsonValue }]
+              : [],
+          ),
         ],
       };
     }
