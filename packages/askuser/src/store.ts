@@ -15,6 +15,7 @@ import {
   sqlStateOf,
   wrapDatabaseError,
 } from './errors.js';
+import { columns, type Row, toAnswered, toPending, toRecord } from './projection.js';
 import { pausedStates as t } from './schema.js';
 import {
   type AnsweredPause,
@@ -30,40 +31,6 @@ import {
 export const DEFAULT_PENDING_LIMIT = 100;
 /** Rows `listRecent` returns when no limit is given. */
 export const DEFAULT_RECENT_LIMIT = 50;
-
-// jsonb is read as text and parsed here: the drivers disagree on jsonb scalars
-// (a stored JSON string "123" would come back as the number 123 through drizzle).
-const columns = {
-  token: t.token,
-  conversationId: t.conversationId,
-  kind: t.kind,
-  question: t.question,
-  options: sql<string | null>`${t.options}::text`,
-  priority: t.priority,
-  toolCallId: t.toolCallId,
-  resumeContext: sql<string | null>`${t.resumeContext}::text`,
-  proxiedFromChildId: t.proxiedFromChildId,
-  proxiedToolCallId: t.proxiedToolCallId,
-  createdAt: t.createdAt,
-  resumedAt: t.resumedAt,
-  resumedAnswer: sql<string | null>`${t.resumedAnswer}::text`,
-};
-
-type Row = {
-  token: string;
-  conversationId: string;
-  kind: string;
-  question: string;
-  options: string | null;
-  priority: number;
-  toolCallId: string;
-  resumeContext: string | null;
-  proxiedFromChildId: string | null;
-  proxiedToolCallId: string | null;
-  createdAt: Date;
-  resumedAt: Date | null;
-  resumedAnswer: string | null;
-};
 
 const fifo = [desc(t.priority), asc(t.createdAt), asc(t.token)];
 
@@ -357,63 +324,4 @@ function answerEntries(answers: ResumeAnswers): [unknown, unknown][] {
     ]);
   }
   return Object.entries(answers);
-}
-
-function parseJson(text: string | null): unknown {
-  return text === null ? null : JSON.parse(text);
-}
-
-function toPending(row: Row): Pending {
-  return {
-    token: row.token,
-    conversationId: row.conversationId,
-    kind: row.kind,
-    question: row.question,
-    options: parseJson(row.options),
-    priority: row.priority,
-    toolCallId: row.toolCallId,
-    resumeContext: parseJson(row.resumeContext),
-    proxiedFromChildId: row.proxiedFromChildId ?? '',
-    proxiedToolCallId: row.proxiedToolCallId ?? '',
-    createdAt: row.createdAt,
-  };
-}
-
-function storedAnswer(row: Row): ResumeAnswer | null {
-  if (row.resumedAnswer === null) return null;
-  const parsed = resumeAnswerSchema.safeParse(parseJson(row.resumedAnswer));
-  if (parsed.success) return parsed.data;
-  throw new AskUserStoreError(
-    'corrupt_row',
-    `resumed_answer of pause ${JSON.stringify(row.token)} is not { action, content }: was it written by another tool?`,
-    parsed.error,
-  );
-}
-
-function toRecord(row: Row): PauseRecord {
-  const answer = storedAnswer(row);
-  return {
-    token: row.token,
-    conversationId: row.conversationId,
-    kind: row.kind,
-    question: row.question,
-    priority: row.priority,
-    resumed: row.resumedAt !== null,
-    resumedAnswer: answer?.content ?? '',
-    answer,
-    proxiedFromChildId: row.proxiedFromChildId ?? '',
-    createdAt: row.createdAt,
-    resumedAt: row.resumedAt,
-  };
-}
-
-function toAnswered(row: Row): AnsweredPause {
-  const answer = storedAnswer(row);
-  if (answer === null || row.resumedAt === null) {
-    throw new AskUserStoreError(
-      'corrupt_row',
-      `pause ${JSON.stringify(row.token)} is resolved but has no answer`,
-    );
-  }
-  return { ...toPending(row), answer, resumedAt: row.resumedAt };
 }

@@ -1,0 +1,99 @@
+// Internal: the one row projection every read shares, and its mapping to the public types.
+import { sql } from 'drizzle-orm';
+import { type ResumeAnswer, resumeAnswerSchema } from './answer.js';
+import { AskUserStoreError } from './errors.js';
+import { pausedStates as t } from './schema.js';
+import type { AnsweredPause, PauseRecord, Pending } from './types.js';
+
+// jsonb is read as text and parsed here: the drivers disagree on jsonb scalars
+// (a stored JSON string "123" would come back as the number 123 through drizzle).
+export const columns = {
+  token: t.token,
+  conversationId: t.conversationId,
+  kind: t.kind,
+  question: t.question,
+  options: sql<string | null>`${t.options}::text`,
+  priority: t.priority,
+  toolCallId: t.toolCallId,
+  resumeContext: sql<string | null>`${t.resumeContext}::text`,
+  proxiedFromChildId: t.proxiedFromChildId,
+  proxiedToolCallId: t.proxiedToolCallId,
+  createdAt: t.createdAt,
+  resumedAt: t.resumedAt,
+  resumedAnswer: sql<string | null>`${t.resumedAnswer}::text`,
+};
+
+export type Row = {
+  token: string;
+  conversationId: string;
+  kind: string;
+  question: string;
+  options: string | null;
+  priority: number;
+  toolCallId: string;
+  resumeContext: string | null;
+  proxiedFromChildId: string | null;
+  proxiedToolCallId: string | null;
+  createdAt: Date;
+  resumedAt: Date | null;
+  resumedAnswer: string | null;
+};
+
+function parseJson(text: string | null): unknown {
+  return text === null ? null : JSON.parse(text);
+}
+
+export function toPending(row: Row): Pending {
+  return {
+    token: row.token,
+    conversationId: row.conversationId,
+    kind: row.kind,
+    question: row.question,
+    options: parseJson(row.options),
+    priority: row.priority,
+    toolCallId: row.toolCallId,
+    resumeContext: parseJson(row.resumeContext),
+    proxiedFromChildId: row.proxiedFromChildId ?? '',
+    proxiedToolCallId: row.proxiedToolCallId ?? '',
+    createdAt: row.createdAt,
+  };
+}
+
+function storedAnswer(row: Row): ResumeAnswer | null {
+  if (row.resumedAnswer === null) return null;
+  const parsed = resumeAnswerSchema.safeParse(parseJson(row.resumedAnswer));
+  if (parsed.success) return parsed.data;
+  throw new AskUserStoreError(
+    'corrupt_row',
+    `resumed_answer of pause ${JSON.stringify(row.token)} is not { action, content }: was it written by another tool?`,
+    parsed.error,
+  );
+}
+
+export function toRecord(row: Row): PauseRecord {
+  const answer = storedAnswer(row);
+  return {
+    token: row.token,
+    conversationId: row.conversationId,
+    kind: row.kind,
+    question: row.question,
+    priority: row.priority,
+    resumed: row.resumedAt !== null,
+    resumedAnswer: answer?.content ?? '',
+    answer,
+    proxiedFromChildId: row.proxiedFromChildId ?? '',
+    createdAt: row.createdAt,
+    resumedAt: row.resumedAt,
+  };
+}
+
+export function toAnswered(row: Row): AnsweredPause {
+  const answer = storedAnswer(row);
+  if (answer === null || row.resumedAt === null) {
+    throw new AskUserStoreError(
+      'corrupt_row',
+      `pause ${JSON.stringify(row.token)} is resolved but has no answer`,
+    );
+  }
+  return { ...toPending(row), answer, resumedAt: row.resumedAt };
+}
