@@ -77,6 +77,34 @@ describe('FileContinuationStore on disk', () => {
     expect(await store.listUnresolved()).toEqual([]);
   });
 
+  it('a crash between the marker link and the record rename leaves it resolved, not loadable', async () => {
+    const s = sampleSuspension();
+    await store.save(s);
+    // What markResolved leaves if killed right after link(): the marker and a temp link of it.
+    const record = await readFile(join(dir, `${s.interactionId}.json`), 'utf8');
+    const resolvedText = JSON.stringify({ ...JSON.parse(record), resolved: true });
+    await writeFile(join(dir, `${s.interactionId}.resolved`), resolvedText);
+    await writeFile(join(dir, `.${s.interactionId}.resolved.0badc0ffee00.tmp`), resolvedText);
+    await expect(store.load(s.interactionId)).rejects.toMatchObject({ code: 'already_resolved' });
+    await expect(store.markResolved(s.interactionId)).rejects.toMatchObject({
+      code: 'already_resolved',
+    });
+    await expect(store.save(s)).rejects.toMatchObject({ code: 'already_resolved' });
+    expect(await store.listUnresolved()).toEqual([]);
+    // ...and the record itself is still there, whole.
+    expect(await readFile(join(dir, `${s.interactionId}.json`), 'utf8')).toBe(record);
+  });
+
+  it('a crash before the marker link leaves it unresolved and loadable', async () => {
+    const s = sampleSuspension();
+    await store.save(s);
+    const record = await readFile(join(dir, `${s.interactionId}.json`), 'utf8');
+    await writeFile(join(dir, `.${s.interactionId}.resolved.0badc0ffee01.tmp`), record);
+    expect(await store.load(s.interactionId)).toEqual(s);
+    await store.markResolved(s.interactionId);
+    await expect(store.load(s.interactionId)).rejects.toMatchObject({ code: 'already_resolved' });
+  });
+
   it('stray temp files (from a crash) are ignored by load and listUnresolved', async () => {
     const s = sampleSuspension();
     await store.save(s);
