@@ -1,5 +1,10 @@
 /**
  * @packageDocumentation
- * Filled in by its own issue; see the README.
+ * `@x/session-postgres`: the `@x/session` {@link CheckpointStore} on PostgreSQL or PGlite
+ * through drizzle, with committed migrations applied by {@link migrate}.
  */
-export {};
+export type { SessionDatabase } from './database.js';
+export { sqlState } from './errors.js';
+export { MIGRATIONS_SCHEMA, MIGRATIONS_TABLE, migrate } from './migrate.js';
+export { checkpoints, sessionSchema } from './schema.js';
+export { PostgresCheckpointStore } from './store.js';
