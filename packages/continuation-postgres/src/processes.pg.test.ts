@@ -1,0 +1,145 @@
+import { type ChildProcess, fork } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { openServerTarget, type SqlTarget, serverForTests } from '@internal/pg-test';
+import { createSuspension, encodeSuspension } from '@x/continuation';
+import { sampleSuspension } from '@x/continuation/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { migrate, PostgresContinuationStore } from './index.js';
+
+// Real OS processes, each with its own connection, over the BUILT package.
+const fixtures = fileURLToPath(new URL('../test/fixtures/', import.meta.url));
+const built = existsSync(fileURLToPath(new URL('../dist/index.js', import.meta.url)));
+const server = await serverForTests();
+
+// Every live child, so a failing or timed-out test never leaves a writer running.
+const live = new Set<ChildProcess>();
+
+function start(script: string, args: string[]): ChildProcess {
+  const child = fork(join(fixtures, script), args, {
+    execArgv: [],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  live.add(child);
+  child.once('exit', () => live.delete(child));
+  return child;
+}
+
+function nextMessage<T>(child: ChildProcess): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const onExit = (code: number | null) =>
+      reject(new Error(`child exited (${code}) before answering`));
+    child.once('exit', onExit);
+    child.once('message', (m) => {
+      child.off('exit', onExit);
+      resolve(m as T);
+    });
+  });
+}
+
+async function killAll(): Promise<void> {
+  await Promise.all(
+    [...live].map((child) => {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGKILL');
+      return exited;
+    }),
+  );
+}
+
+const PROCESSES = 4;
+const ROUNDS = 60;
+const KILLS = 100;
+const LANES = 4;
+
+describe.skipIf(server === undefined || (!built && process.env.CI !== 'true'))(
+  'PostgresContinuationStore across OS processes',
+  () => {
+    let target: SqlTarget;
+    let store: PostgresContinuationStore;
+    beforeAll(async () => {
+      target = await openServerTarget(server ?? '');
+      await migrate(target.db);
+      store = new PostgresContinuationStore(target.db);
+    });
+    afterAll(async () => {
+      await killAll();
+      await target?.close();
+    });
+
+    it(`markResolved/resolve on one id: exactly one of ${PROCESSES} processes wins, ${ROUNDS} rounds`, async () => {
+      const children = Array.from({ length: PROCESSES }, () =>
+        start('race-child.mjs', [target.url ?? '']),
+      );
+      try {
+        await Promise.all(children.map((c) => nextMessage(c)));
+        for (let round = 0; round < ROUNDS; round++) {
+          const s = sampleSuspension();
+          await store.save(s);
+          const mode = round % 2 === 0 ? 'markResolved' : 'resolve';
+          const answers = children.map((c) => nextMessage<{ outcome: string }>(c));
+          const record = encodeSuspension(s);
+          for (const c of children) c.send({ round, mode, record });
+          const outcomes = (await Promise.all(answers)).map((a) => a.outcome);
+          expect(
+            outcomes.filter((o) => o === 'won'),
+            `round ${round}: ${outcomes}`,
+          ).toHaveLength(1);
+          expect(outcomes.filter((o) => o === 'already_resolved')).toHaveLength(PROCESSES - 1);
+          await expect(store.load(s.interactionId)).rejects.toMatchObject({
+            code: 'already_resolved',
+          });
+        }
+      } finally {
+        for (const c of children) c.kill('SIGKILL');
+      }
+    }, 120_000);
+
+    it(`a saver SIGKILLed at random moments ${KILLS} times never leaves a torn record`, async () => {
+      // Lanes of savers run side by side (each on its own ids) to keep the test short.
+      const lane = async (name: string) => {
+        const ids = ['a', 'b', 'c'].map((x) => `crash-${name}-${x}`);
+        // Seed every record so "the old version" always exists.
+        for (const id of ids) {
+          const toolUseId = `toolu_${id}`;
+          const assistant = {
+            role: 'assistant' as const,
+            content: [
+              { type: 'tool_use' as const, id: toolUseId, name: 'ask_user', input: { turns: 0 } },
+            ],
+          };
+          const messages = [
+            { role: 'user' as const, content: [{ type: 'text' as const, text: 'go on' }] },
+            assistant,
+          ];
+          await store.save(createSuspension({ interactionId: id, toolUseId, assistant, messages }));
+        }
+        for (let kill = 0; kill < KILLS / LANES; kill++) {
+          const child = start('crash-child.mjs', [
+            target.url ?? '',
+            ids.join(','),
+            String((kill % 10) * 80),
+          ]);
+          const exited = new Promise((resolve) => child.once('exit', resolve));
+          await nextMessage(child);
+          await new Promise((resolve) => setTimeout(resolve, Math.random() * 20));
+          child.kill('SIGKILL');
+          await exited;
+          for (const id of ids) {
+            const s = await store.load(id); // a torn record would throw `invalid`
+            const turns = (s.toolInput as { turns: number }).turns;
+            expect(s.messages).toHaveLength(turns * 2 + 2);
+          }
+        }
+        return ids;
+      };
+      const ids = (
+        await Promise.all(Array.from({ length: LANES }, (_, i) => lane(String(i))))
+      ).flat();
+      // Stray temp files of killed writes are ignored, not listed.
+      const listed = (await store.listUnresolved()).map((s) => s.interactionId);
+      expect(listed.filter((id) => id.startsWith('crash-')).sort()).toEqual(ids.sort());
+    }, 300_000); // ~15 s on an idle 2-core machine; generous for a loaded one
+  },
+);
