@@ -345,6 +345,28 @@ export function describeContinuationStore<S extends ContinuationStore>(
         await expectCode(store.load(s.interactionId), 'already_resolved');
       });
 
+      it('a resumed run that asks again: the new suspension is saved, then the old one marked', async () => {
+        const runId = uniqueId('run');
+        const first = sampleSuspension({ runId, messages: true });
+        await store.save(first);
+        const answer = toolResult(first.toolUseId, 'yes');
+        const resumed = resumeMessages(await store.load(first.interactionId), answer);
+        const toolUseId = uniqueId('toolu');
+        const again = askingAssistant(toolUseId, 'And the database too?');
+        const second = sampleSuspension({
+          runId,
+          toolUseId,
+          assistant: again,
+          messages: [...resumed, again],
+        });
+        await store.save(second);
+        await store.markResolved(first.interactionId);
+        expect(await store.listUnresolved({ runId })).toEqual([second]);
+        expect(resumeMessages(second, toolResult(toolUseId, 'no'))).toHaveLength(
+          resumed.length + 2,
+        );
+      });
+
       it('a result for another tool use is mismatched_result and marks nothing', async () => {
         const s = sampleSuspension();
         await store.save(s);
