@@ -1,6 +1,4 @@
--- IF NOT EXISTS: migrate() creates the schema first for its own migrations table.
-CREATE SCHEMA IF NOT EXISTS "x_session";
---> statement-breakpoint
+-- CREATE SCHEMA "x_session" removed: migrate() creates it first, for its migrations table.
 CREATE TABLE "x_session"."checkpoints" (
 	"thread_id" text PRIMARY KEY NOT NULL,
 	"revision" integer NOT NULL,

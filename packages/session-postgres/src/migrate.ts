@@ -32,11 +32,22 @@ export async function migrate(db: SessionDatabase): Promise<void> {
   try {
     await db.transaction(async (tx) => {
       await tx.execute(sql`select pg_advisory_xact_lock(${LOCK_KEY})`);
-      await tx.execute(sql`create schema if not exists ${sql.identifier(MIGRATIONS_SCHEMA)}`);
-      // Same layout as drizzle's own migrations table, so drizzle tooling can read it.
-      await tx.execute(
-        sql`create table if not exists ${table} (id serial primary key, hash text not null, created_at bigint)`,
+      // Checked first rather than `if not exists`, which raises a NOTICE on every call.
+      const [found] = rowsOf(
+        await tx.execute(
+          sql`select (select count(*) from pg_namespace where nspname = ${MIGRATIONS_SCHEMA})::int as schemas,
+                     (to_regclass(${`${MIGRATIONS_SCHEMA}.${MIGRATIONS_TABLE}`}) is not null) as has_table`,
+        ),
       );
+      if (found?.schemas === 0) {
+        await tx.execute(sql`create schema ${sql.identifier(MIGRATIONS_SCHEMA)}`);
+      }
+      if (found?.has_table !== true) {
+        // Same layout as drizzle's own migrations table, so drizzle tooling can read it.
+        await tx.execute(
+          sql`create table ${table} (id serial primary key, hash text not null, created_at bigint)`,
+        );
+      }
       const [last] = rowsOf(
         await tx.execute(sql`select max(created_at)::text as at from ${table}`),
       );
