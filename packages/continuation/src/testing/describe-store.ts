@@ -1,70 +1,15 @@
 import { isDeepStrictEqual } from 'node:util';
 import { type Message, toolResult, userMessage } from '@x/wire';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { encodeSuspension } from '../codec.js';
-import { ContinuationError, type ContinuationErrorCode } from '../errors.js';
 import { resolve, resumeMessages } from '../resume.js';
 import type { ContinuationStore } from '../store.js';
 import type { Suspension } from '../suspension.js';
+import { codeOf, expectCode } from './assertions.js';
 import { askingAssistant, sampleSuspension, uniqueId } from './fixtures.js';
+import { describeHostileInput } from './hostile-cases.js';
+import type { DescribeContinuationStoreOptions } from './options.js';
 
-/** What an adapter can do beyond the base contract; each flag turns on its tests. */
-export interface ContinuationStoreCapabilities {
-  /** Ids become file names: path-like ids are refused with `unsafe_id`. */
-  safeIds?: boolean;
-}
-
-/** Options of {@link describeContinuationStore}. */
-export interface DescribeContinuationStoreOptions<S extends ContinuationStore> {
-  /** Name of the `describe` block, e.g. `'FileContinuationStore'`. */
-  name: string;
-  /** A store for one test. It may share its backing with other tests: ids are always fresh. */
-  create: () => S | Promise<S>;
-  /** Releases what `create` made. */
-  destroy?: (store: S) => void | Promise<void>;
-  /**
-   * A second, independent handle on the SAME data as `store` (a new instance over the same
-   * folder or database). When given, races are also run across the two handles.
-   */
-  reopen?: (store: S) => ContinuationStore | Promise<ContinuationStore>;
-  /**
-   * Stores `record` (a JSON value, not validated) as the persisted record of
-   * `interactionId`, unresolved, as if another program had written it. When given, the
-   * corrupt-record, unknown-version and Go-compatibility cases run.
-   */
-  writeRaw?: (store: S, interactionId: string, record: unknown) => Promise<void>;
-  capabilities?: ContinuationStoreCapabilities;
-}
-
-async function codeOf(promise: Promise<unknown>): Promise<ContinuationErrorCode | 'ok'> {
-  try {
-    await promise;
-    return 'ok';
-  } catch (err) {
-    if (ContinuationError.is(err)) return err.code;
-    throw err;
-  }
-}
-
-async function expectCode(
-  promise: Promise<unknown>,
-  code: ContinuationErrorCode,
-  field?: string,
-): Promise<ContinuationError> {
-  const err = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(
-    ContinuationError.is(err),
-    `expected a ContinuationError(${code}), got ${String(err)}`,
-  ).toBe(true);
-  const e = err as ContinuationError;
-  expect(e.code).toBe(code);
-  // A prefix: how deep the path goes into a message is @x/wire's business.
-  if (field !== undefined) expect(e.field?.startsWith(field), `field ${e.field}`).toBe(true);
-  return e;
-}
+export type { ContinuationStoreCapabilities, DescribeContinuationStoreOptions } from './options.js';
 
 const RACERS = 12;
 
@@ -86,7 +31,7 @@ const RACERS = 12;
 export function describeContinuationStore<S extends ContinuationStore>(
   options: DescribeContinuationStoreOptions<S>,
 ): void {
-  const { writeRaw, reopen, capabilities = {} } = options;
+  const { reopen } = options;
 
   describe(`${options.name} (ContinuationStore conformance)`, () => {
     let store: S;
@@ -378,95 +323,6 @@ export function describeContinuationStore<S extends ContinuationStore>(
       });
     });
 
-    describe('hostile ids', () => {
-      const ids = ['../escape', 'a/b', 'a\\b', 'a\u0000b', '', 'x'.repeat(201), '..', '.hidden'];
-      it.skipIf(!capabilities.safeIds)(
-        'path-like ids are refused with unsafe_id before any path is built',
-        async () => {
-          for (const id of ids) {
-            await expectCode(store.load(id), 'unsafe_id');
-            await expectCode(store.markResolved(id), 'unsafe_id');
-            if (id !== '') {
-              await expectCode(
-                store.save({ ...sampleSuspension(), interactionId: id }),
-                'unsafe_id',
-              );
-            }
-          }
-        },
-      );
-
-      it.skipIf(capabilities.safeIds)(
-        'path-like ids are plain keys: unknown ones are not_found',
-        async () => {
-          for (const id of ids) {
-            expect(['not_found', 'unsafe_id']).toContain(await codeOf(store.load(id)));
-          }
-        },
-      );
-
-      it('an empty interaction id is refused by save', async () => {
-        await expectCode(
-          store.save({ ...sampleSuspension(), interactionId: '' }),
-          'invalid',
-          'interactionId',
-        );
-      });
-    });
-
-    describe.skipIf(writeRaw === undefined)('stored records written by others', () => {
-      const raw = (s: Suspension, change: Record<string, unknown> = {}) => ({
-        ...encodeSuspension(s),
-        ...change,
-      });
-
-      it('a record of an unknown version is unsupported_version', async () => {
-        const s = sampleSuspension();
-        await writeRaw?.(store, s.interactionId, raw(s, { version: 2 }));
-        await expectCode(store.load(s.interactionId), 'unsupported_version');
-      });
-
-      it('a corrupt record is invalid, naming the bad field', async () => {
-        const cases: Array<[Record<string, unknown>, string]> = [
-          [{ tool_use_id: 42 }, 'tool_use_id'],
-          [{ created_at: 'yesterday' }, 'created_at'],
-          [{ assistant: { role: 'robot', content: [] } }, 'assistant.role'],
-          [{ resolved: 'no' }, 'resolved'],
-          [{ version: '1' }, 'version'],
-        ];
-        for (const [change, field] of cases) {
-          const s = sampleSuspension();
-          await writeRaw?.(store, s.interactionId, raw(s, change));
-          await expectCode(store.load(s.interactionId), 'invalid', field);
-        }
-      });
-
-      it('a record written by the Go implementation loads (nanosecond time, omitted fields)', async () => {
-        const id = uniqueId('go');
-        const toolUseId = uniqueId('toolu');
-        await writeRaw?.(store, id, {
-          version: 1,
-          interaction_id: id,
-          tool_use_id: toolUseId,
-          tool_name: 'ask_user',
-          tool_input: { question: 'ok?' },
-          assistant: {
-            role: 'assistant',
-            content: [
-              { type: 'tool_use', id: toolUseId, name: 'ask_user', input: { question: 'ok?' } },
-            ],
-          },
-          created_at: '2025-06-01T12:34:56.123456789+02:00',
-          resolved: false,
-        });
-        const loaded = await store.load(id);
-        expect(loaded.createdAt.toISOString()).toBe('2025-06-01T10:34:56.123Z');
-        expect(loaded.messages).toBeUndefined();
-        expect(loaded.sessionId).toBeUndefined();
-        expect(resumeMessages(loaded, toolResult(toolUseId, 'ok'))).toHaveLength(2);
-        await store.markResolved(id);
-        await expectCode(store.load(id), 'already_resolved');
-      });
-    });
+    describeHostileInput(options, () => store);
   });
 }
