@@ -15,6 +15,7 @@ export const PendingToolCallSchema = z.object({
   name: z.string().min(1),
   input: JsonValueSchema,
 });
+/** See {@link PendingToolCallSchema}. */
 export type PendingToolCall = z.infer<typeof PendingToolCallSchema>;
 
 function keyedBy<T extends z.ZodType<{ id: string }>>(item: T, what: string) {

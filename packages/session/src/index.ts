@@ -9,7 +9,13 @@ export * from './checkpoint-store.js';
 export * from './checkpointer.js';
 export * from './errors.js';
 export * from './event-channel.js';
-export * from './interrupt.js';
+export {
+  type Interrupt,
+  InterruptMapSchema,
+  InterruptSchema,
+  type InterruptStatus,
+  InterruptStatusSchema,
+} from './interrupt.js';
 export * from './memory-store.js';
 export * from './plan-store.js';
 export * from './reserved-keys.js';

@@ -3,6 +3,7 @@ import { z } from 'zod';
 
 /** Where an interrupt is in its life: waiting for the host, or answered. */
 export const InterruptStatusSchema = z.enum(['pending', 'resolved']);
+/** `pending` (waiting for the host) or `resolved` (answered, not yet taken by its tool). */
 export type InterruptStatus = z.infer<typeof InterruptStatusSchema>;
 
 /**
@@ -43,7 +44,7 @@ export const InterruptMapSchema = z.record(z.string(), InterruptSchema).superRef
   }
 });
 
-/** {@link InterruptMapSchema} whose interrupts all have `status`. */
+/** {@link InterruptMapSchema} whose interrupts all have `status` (internal). */
 export function interruptMapWithStatus(status: InterruptStatus) {
   return InterruptMapSchema.superRefine((map, ctx) => {
     for (const [key, value] of Object.entries(map)) {
@@ -59,7 +60,7 @@ export function interruptMapWithStatus(status: InterruptStatus) {
 }
 
 /**
- * Deep copy with the keys in schema order (so equal interrupts serialise to equal bytes,
+ * (Internal.) Deep copy with the keys in schema order (so equal interrupts serialise to equal bytes,
  * however they were built). Interrupts hold only JSON values.
  */
 export function cloneInterrupt(interrupt: Interrupt): Interrupt {

@@ -170,3 +170,15 @@ describe('PlanStore exportInto / loadFromState', () => {
     expect(plan.get()).toEqual(todos);
   });
 });
+
+describe('Todo', () => {
+  it('is the @x/wire stream type: same schema object', async () => {
+    const wire = await import('@x/wire');
+    const { TodoSchema } = await import('./index.js');
+    expect(TodoSchema).toBe(wire.TodoSchema);
+    expect(TodoSchema.safeParse({ id: '1', content: 'x', status: 'in_progress' }).success).toBe(
+      true,
+    );
+    expect(TodoSchema.safeParse({ id: '1', content: 'x', status: 'done' }).success).toBe(false);
+  });
+});
