@@ -1,4 +1,189 @@
+import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { encodeSuspension } from '@x/continuation';
+import { openStorage, type Storage } from 'runner/dist/storage.js';
+import { kb, ratio } from './bench-continuation.js';
 import type { Context, Server } from './context.js';
+import { type Budget, measure, type Stats } from './measure.js';
+import { answer, suspend, wakeOnce } from './runner-cycle.js';
+import { transcript } from './transcript.js';
 
-/** The runner's end-to-end rows (filled in next). */
-export async function benchRunner(_ctx: Context, _server: Server): Promise<void> {}
+const run = promisify(execFile);
+
+interface Sized {
+  messages: Message[];
+  /** The continuation record as stored: what the floor INSERT writes. */
+  record: string;
+}
+type Message = ReturnType<typeof transcript>[number];
+
+function sized(n: number): Sized {
+  const messages = transcript(n);
+  const assistant = messages.at(-1);
+  if (assistant?.role !== 'assistant') throw new Error('bad transcript');
+  const record = JSON.stringify(
+    encodeSuspension({
+      version: 1,
+      interactionId: randomUUID(),
+      sessionId: 'conv-bench',
+      toolUseId: 'toolu_ask_0',
+      toolName: 'ask_user',
+      assistant,
+      messages,
+      createdAt: new Date(),
+      resolved: false,
+    }),
+  );
+  return { messages, record };
+}
+
+/** The runner's cycle and its floor (one INSERT of the transcript, one conditional UPDATE). */
+function tasks(storage: Storage, server: Server, input: Sized) {
+  let i = 0;
+  return {
+    floor: async () => {
+      const id = randomUUID();
+      await server.sql`insert into bench_floor (id, record) values (${id}, ${input.record})`;
+      const won = await server.sql`
+        update bench_floor set resolved = true where id = ${id} and not resolved returning id`;
+      if (won.length !== 1) throw new Error('floor update lost its row');
+    },
+    cycle: async () => {
+      const token = randomUUID();
+      const conversation = `conv-${i++}`;
+      await suspend(storage, token, conversation, input.messages);
+      await answer(storage, token);
+      await wakeOnce(storage, token);
+    },
+  };
+}
+
+async function walBytes(server: Server, times: number, fn: () => Promise<unknown>) {
+  const [start] = await server.sql`select pg_current_wal_lsn()::text as lsn`;
+  for (let k = 0; k < times; k++) await fn();
+  const [end] = await server.sql`
+    select pg_wal_lsn_diff(pg_current_wal_lsn(), ${String(start?.lsn)}::pg_lsn)::float8 as bytes`;
+  return Number(end?.bytes) / times;
+}
+
+/** The runner's end-to-end rows: cycle vs floor, WAL, growth, and wake's peak memory. */
+export async function benchRunner(ctx: Context, server: Server): Promise<void> {
+  await server.sql`
+    create table if not exists bench_floor (
+      id text primary key, record text not null, resolved boolean not null default false)`;
+  const storage = await openStorage({
+    dataDir: ctx.tmp,
+    databaseUrl: server.url,
+    command: 'bench',
+    log: () => {},
+  });
+  try {
+    const hundred = sized(100);
+    const pair = tasks(storage, server, hundred);
+    const stats = await measure(pair, ctx.budget);
+    ctx.add({
+      section: 'runner',
+      name: `suspend→answer→wake→resume→terminal, 100 msgs (${kb(hundred.record)})`,
+      goal: { kind: 'at-least', value: 0.5, label: '≥ 0.5' },
+      ratio: ratio(stats.floor?.median, stats.cycle?.median),
+      ratioMeaning: 'floor/subject',
+      subject: stats.cycle,
+      floor: stats.floor,
+    });
+
+    // WAL is cluster-wide: other sessions' writes land in the same difference, so each
+    // side is measured in several batches and the smallest per-cycle figure is kept.
+    const batches = ctx.quick ? 2 : 4;
+    const per = ctx.quick ? 5 : 20;
+    let cycleWal = Number.POSITIVE_INFINITY;
+    let floorWal = Number.POSITIVE_INFINITY;
+    for (let b = 0; b < batches; b++) {
+      floorWal = Math.min(floorWal, await walBytes(server, per, pair.floor));
+      cycleWal = Math.min(cycleWal, await walBytes(server, per, pair.cycle));
+    }
+    ctx.add({
+      section: 'runner',
+      name: `WAL bytes per cycle, 100 msgs (${kb(cycleWal)} vs floor ${kb(floorWal)})`,
+      goal: { kind: 'at-most', value: 3, label: '≤ 3×' },
+      ratio: cycleWal / floorWal,
+      ratioMeaning: 'subject/floor',
+      extra: { cycleWalBytes: cycleWal, floorWalBytes: floorWal, batches, cyclesPerBatch: per },
+    });
+
+    await growth(ctx, storage, server);
+    await wakeMemory(ctx, storage, server);
+  } finally {
+    await storage.close();
+  }
+}
+
+async function growth(ctx: Context, storage: Storage, server: Server): Promise<void> {
+  const perKb: Record<number, number> = {};
+  for (const n of [10, 100, 1000, 10_000]) {
+    const input = sized(n);
+    const bytes = Buffer.byteLength(input.record);
+    const budget: Budget =
+      n >= 10_000
+        ? { time: 1, iterations: ctx.quick ? 2 : 5, rounds: 1 }
+        : n >= 1000
+          ? { ...ctx.budget, iterations: ctx.quick ? 3 : 10 }
+          : ctx.budget;
+    const stats: Record<string, Stats> = await measure(tasks(storage, server, input), budget);
+    const median = stats.cycle?.median ?? Number.NaN;
+    perKb[n] = median / (bytes / 1024);
+    ctx.add({
+      section: 'runner growth',
+      name: `cycle, ${n} msgs (${kb(bytes)})`,
+      goal: { kind: 'info', label: 'ms/KB' },
+      ratio: perKb[n],
+      ratioMeaning: 'ms per KB',
+      subject: stats.cycle,
+      floor: stats.floor,
+      extra: {
+        messages: n,
+        recordBytes: bytes,
+        floorPerKbMs: (stats.floor?.median ?? 0) / (bytes / 1024),
+      },
+      note: `floor/subject ${ratio(stats.floor?.median, median).toFixed(2)}`,
+    });
+  }
+  ctx.add({
+    section: 'runner growth',
+    name: 'linear: per-KB cost at 10,000 msgs over per-KB at 1,000',
+    goal: { kind: 'at-most', value: 1.5, label: '≤ 1.5' },
+    ratio: ratio(perKb[10_000], perKb[1000]),
+    ratioMeaning: 'per-KB ratio',
+    extra: { perKbMs: perKb },
+  });
+}
+
+async function wakeMemory(ctx: Context, storage: Storage, server: Server): Promise<void> {
+  const input = sized(10_000);
+  const transcriptBytes = Buffer.byteLength(JSON.stringify(input.messages));
+  const token = randomUUID();
+  await suspend(storage, token, `conv-memory-${token}`, input.messages);
+  await answer(storage, token);
+  const child = fileURLToPath(new URL('./wake-memory.js', import.meta.url));
+  const { stdout } = await run(process.execPath, ['--expose-gc', child, server.url, token], {
+    maxBuffer: 1024 * 1024,
+  });
+  const m = JSON.parse(stdout.trim().split('\n').at(-1) ?? '{}') as {
+    baselineRss: number;
+    maxRssBefore: number;
+    maxRssAfter: number;
+  };
+  const over = m.maxRssAfter - m.baselineRss;
+  ctx.add({
+    section: 'runner',
+    name: `wake peak memory, 10,000 msgs (${kb(transcriptBytes)} JSON): +${kb(over)} RSS`,
+    goal: { kind: 'at-most', value: 5, label: '≤ 5× JSON' },
+    ratio: over / transcriptBytes,
+    ratioMeaning: 'peak RSS over baseline / JSON',
+    extra: { ...m, transcriptBytes, overBaseline: over },
+    ...(m.maxRssAfter === m.maxRssBefore
+      ? { note: 'peak RSS was reached before the wake (start-up); the figure is an upper bound' }
+      : {}),
+  });
+}
