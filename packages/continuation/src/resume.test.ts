@@ -1,4 +1,5 @@
 import { type Message, toolResult, userMessage } from '@x/wire';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ContinuationError } from './errors.js';
 import { MemoryContinuationStore } from './memory.js';
@@ -117,6 +118,22 @@ describe('resumeMessages', () => {
     expect(codeOf(() => resumeMessages(s, toolResult('other', 'yes')))).toBe('mismatched_result');
     const text = { type: 'text', text: 'yes' } as unknown as Parameters<typeof resumeMessages>[1];
     expect(codeOf(() => resumeMessages(s, text))).toBe('mismatched_result');
+  });
+
+  it('pairs any answer with the suspended tool use and never duplicates the transcript (property)', () => {
+    fc.assert(
+      fc.property(fc.boolean(), fc.string(), fc.boolean(), (withMessages, text, isError) => {
+        const s = sampleSuspension(withMessages ? { messages: true } : {});
+        const r = toolResult(s.toolUseId, text, { isError });
+        const out = resumeMessages(s, r);
+        expect(out.at(-1)).toEqual(userMessage(r));
+        expect(out.slice(0, -1)).toEqual(s.messages ?? [s.assistant]);
+        expect(codeOf(() => resumeMessages(s, toolResult(`${s.toolUseId}x`, text)))).toBe(
+          'mismatched_result',
+        );
+      }),
+      { numRuns: 100 },
+    );
   });
 
   it('a resolved suspension is already_resolved', () => {
