@@ -1,0 +1,56 @@
+#!/usr/bin/env node
+// `pnpm test:reliability`: runs every scenario, prints the summary table, and exits non-zero
+// on any loss, duplicate or failure. `--only NAME[,NAME]` runs the scenarios whose name
+// starts with one of the NAMEs.
+import { parseArgs } from 'node:util';
+import { killAll } from './proc.js';
+import { render, Tally } from './report.js';
+import { scenarios } from './scenarios/index.js';
+import { probe, serverUrl } from './server.js';
+
+const { values } = parseArgs({ options: { only: { type: 'string' } } });
+const only = values.only?.split(',').filter(Boolean);
+const chosen = scenarios.filter((s) => !only || only.some((o) => s.name.startsWith(o)));
+
+const unreachable = chosen.some((s) => s.server) ? await probe() : undefined;
+if (unreachable !== undefined) {
+  const where = serverUrl().replace(/\/\/[^@]*@/, '//');
+  if (process.env.CI === 'true') {
+    console.error(
+      `reliability: CI=true but no PostgreSQL server answers at ${where}: ${unreachable}`,
+    );
+  } else {
+    console.error(
+      `reliability: no PostgreSQL server at ${where} (${unreachable}); the server scenarios are skipped. ` +
+        'Start PostgreSQL on 127.0.0.1:5432 or set TEST_DATABASE_URL.',
+    );
+  }
+}
+
+const tallies: Tally[] = [];
+for (const scenario of chosen) {
+  const tally = new Tally(scenario.name);
+  tallies.push(tally);
+  const started = performance.now();
+  if (scenario.server && unreachable !== undefined) {
+    if (process.env.CI === 'true') tally.fail(`no PostgreSQL server: ${unreachable}`);
+    else tally.skip(`no PostgreSQL server (${unreachable})`);
+  } else {
+    process.stdout.write(`▸ ${scenario.name} ... `);
+    try {
+      await scenario.run(tally);
+    } catch (error) {
+      tally.fail(`scenario crashed: ${(error as Error)?.stack ?? String(error)}`);
+    } finally {
+      killAll();
+    }
+    tally.seconds = (performance.now() - started) / 1000;
+    console.log(
+      tally.skipped !== undefined
+        ? 'skipped'
+        : `${tally.passed ? 'ok' : 'FAILED'} (${tally.seconds.toFixed(1)} s)`,
+    );
+  }
+}
+console.log(render(tallies));
+process.exitCode = tallies.every((t) => t.passed || t.skipped !== undefined) ? 0 : 1;

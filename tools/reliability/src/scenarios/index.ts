@@ -1,0 +1,22 @@
+import type { Tally } from '../report.js';
+import { crashScenario } from './crash.js';
+import { fileRaces, pgRaces } from './races.js';
+
+/** One row of the summary table. */
+export interface Scenario {
+  name: string;
+  /** Needs the PostgreSQL server (skipped without one outside CI, failed in CI). */
+  server: boolean;
+  run(tally: Tally): Promise<void>;
+}
+
+export const scenarios: Scenario[] = [
+  {
+    name: 'crash: continuation file store',
+    server: false,
+    run: (t) => crashScenario(t, 'continuation'),
+  },
+  { name: 'crash: checkpoint file store', server: false, run: (t) => crashScenario(t, 'session') },
+  { name: 'races: file stores', server: false, run: fileRaces },
+  { name: 'races: postgres stores', server: true, run: pgRaces },
+];
