@@ -73,6 +73,22 @@ describe('FileCheckpointStore files', () => {
     expect((await store.get('t'))?.checkpoint).toEqual(sampleCheckpoint(1));
   });
 
+  it('refuses a revision file that belongs to another revision or thread (copied by hand)', async () => {
+    await store.put('t', sampleCheckpoint(1));
+    const foreign = `{"format":"x-session-file","version":1,"threadId":"other","revision":9,"checkpoint":${JSON.stringify(sampleCheckpoint(2))}}`;
+    await writeFile(join(root, 't', '9.json'), foreign);
+    await expect(store.get('t')).rejects.toMatchObject({ code: 'invalid' });
+  });
+
+  it('a conflicting update of a missing thread creates no folder', async () => {
+    await expect(
+      store.put('ghost', sampleCheckpoint(1), { expectedRevision: 3 }),
+    ).rejects.toMatchObject({
+      code: 'conflict',
+    });
+    expect(await readdir(root)).toEqual([]);
+  });
+
   it('refuses a record file of a newer format version', async () => {
     await store.put('t', sampleCheckpoint(1));
     await writeFile(

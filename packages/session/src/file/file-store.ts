@@ -110,6 +110,12 @@ export class FileCheckpointStore implements CheckpointStore {
       // Emptied by a newer write between our listing and our read: list again.
       if (text === '' && attempt < 20) continue;
       const record = parseRecord(text, threadId);
+      if (record.revision !== latest.revision || record.threadId !== threadId) {
+        throw new SessionError(
+          'invalid',
+          `${latest.revision}.json of thread "${threadId}" holds revision ${record.revision} of thread "${record.threadId}": the file was copied or edited by hand`,
+        );
+      }
       if (record.checkpoint === null) return undefined;
       return {
         threadId,
@@ -128,10 +134,10 @@ export class FileCheckpointStore implements CheckpointStore {
     const expected = normaliseExpected(options.expectedRevision);
     const parsed = parseCheckpoint(checkpoint);
     const dir = join(this.directory, threadId);
-    await this.#ensureDir(dir);
     const latest = await this.#latest(dir);
     const live = latest === null || latest.deleted ? null : latest.revision;
     if (live !== expected) throw conflictError(threadId, expected, live);
+    if (latest === null) await this.#ensureDir(dir);
     const next = (latest?.revision ?? 0) + 1;
     const body = `{"format":"x-session-file","version":${FILE_RECORD_VERSION},"threadId":${JSON.stringify(threadId)},"revision":${next},"checkpoint":${serializeCheckpoint(parsed)}}`;
     if (!(await this.#commit(dir, next, body))) {
@@ -278,6 +284,7 @@ function highestIn(names: readonly string[]): number {
 }
 
 interface FileRecord {
+  threadId: unknown;
   revision: number;
   checkpoint: unknown;
 }
@@ -292,7 +299,12 @@ function parseRecord(text: string, where: string): FileRecord {
   if (typeof raw !== 'object' || raw === null) {
     throw new SessionError('invalid', `checkpoint file in ${where} is not a JSON object`);
   }
-  const record = raw as { version?: unknown; revision?: unknown; checkpoint?: unknown };
+  const record = raw as {
+    version?: unknown;
+    threadId?: unknown;
+    revision?: unknown;
+    checkpoint?: unknown;
+  };
   if (typeof record.version === 'number' && record.version > FILE_RECORD_VERSION) {
     throw new SessionError(
       'unsupported_version',
@@ -307,5 +319,5 @@ function parseRecord(text: string, where: string): FileRecord {
   ) {
     throw new SessionError('invalid', `checkpoint file in ${where} is not an @x/session record`);
   }
-  return { revision: record.revision, checkpoint: record.checkpoint };
+  return { threadId: record.threadId, revision: record.revision, checkpoint: record.checkpoint };
 }
