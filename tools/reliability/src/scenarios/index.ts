@@ -1,5 +1,6 @@
 import type { Tally } from '../report.js';
 import { crashScenario } from './crash.js';
+import { hostileFiles, hostilePostgres } from './hostile.js';
 import { fileRaces, pgRaces } from './races.js';
 
 /** One row of the summary table. */
@@ -19,4 +20,6 @@ export const scenarios: Scenario[] = [
   { name: 'crash: checkpoint file store', server: false, run: (t) => crashScenario(t, 'session') },
   { name: 'races: file stores', server: false, run: fileRaces },
   { name: 'races: postgres stores', server: true, run: pgRaces },
+  { name: 'hostile input: files and wire', server: false, run: hostileFiles },
+  { name: 'hostile input: postgres', server: true, run: hostilePostgres },
 ];
