@@ -42,7 +42,13 @@ export const SuspensionSchema = z.object({
   toolInput: JsonValueSchema.optional(),
   assistant: MessageSchema,
   messages: z.array(MessageSchema).optional(),
-  createdAt: z.date().refine((d) => !Number.isNaN(d.getTime()), 'expected a valid date'),
+  // Years 0-9999: what RFC 3339 (and so the persisted `created_at`) can express.
+  createdAt: z
+    .date()
+    .refine(
+      (d) => !Number.isNaN(d.getTime()) && d.getUTCFullYear() >= 0 && d.getUTCFullYear() <= 9999,
+      'expected a valid date between the years 0 and 9999',
+    ),
   resolved: z.boolean(),
 });
 

@@ -138,6 +138,7 @@ export function describeContinuationStore<S extends ContinuationStore>(
           [{ ...s, interactionId: undefined }, 'interactionId'],
           [{ ...s, version: 2 }, 'version'],
           [{ ...s, createdAt: new Date(Number.NaN) }, 'createdAt'],
+          [{ ...s, createdAt: new Date(Date.UTC(10000, 0, 1)) }, 'createdAt'],
           [{ ...s, createdAt: '2026-01-01T00:00:00Z' }, 'createdAt'],
           [
             { ...s, assistant: { role: 'assistant', content: [{ type: 'bogus' }] } },
