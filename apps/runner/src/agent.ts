@@ -1,0 +1,104 @@
+import type {
+  AssistantMessage,
+  Message,
+  StreamEvent,
+  ToolResultBlock,
+  ToolUseBlock,
+} from '@x/wire';
+import { toolResult, toolUses, userMessage } from '@x/wire';
+import type { Model } from './model/model.js';
+import {
+  askAloneResult,
+  isHumanTool,
+  type Question,
+  questionOf,
+  runTool,
+  toolSpecs,
+} from './tools.js';
+
+/** The system prompt every model gets. */
+export const SYSTEM_PROMPT = `You are a careful assistant. When you need something from the person, call ask_user; before an action with cost or side effects, call approve. Call either of them alone in a message, never next to other tool calls.`;
+
+/** Where a turn stopped. */
+export type TurnOutcome =
+  | {
+      status: 'completed';
+      /** The whole transcript, ending with the model's final answer. */
+      messages: Message[];
+    }
+  | {
+      status: 'suspended';
+      /** The transcript before the assistant message that asked. */
+      messages: Message[];
+      /** The assistant message whose only tool call waits for a person. */
+      assistant: AssistantMessage;
+      toolUse: ToolUseBlock;
+      question: Question;
+    };
+
+/** What a running turn reports. */
+export interface TurnObserver {
+  event(event: StreamEvent): void;
+  /** Called before each model call (tests count them). */
+  modelCall?(): void;
+}
+
+/** A turn that goes on calling tools without end is stopped here. */
+const MAX_STEPS = 25;
+
+/**
+ * Runs the agent loop from a transcript that ends with a user message, until the model
+ * answers without tools (completed) or calls a human tool alone (suspended).
+ *
+ * A human tool next to sibling calls does not suspend: the siblings run, the human tool
+ * gets an error result telling the model to ask alone, and the loop goes on. So the
+ * singleton rule of @x/continuation always holds and nothing is dropped or re-run.
+ */
+export async function runTurn(
+  model: Model,
+  transcript: readonly Message[],
+  observer: TurnObserver,
+): Promise<TurnOutcome> {
+  let messages = [...transcript];
+  for (let step = 0; step < MAX_STEPS; step++) {
+    observer.modelCall?.();
+    const assistant = await model.generate({
+      system: SYSTEM_PROMPT,
+      messages,
+      tools: toolSpecs,
+      onText: (text) => observer.event({ type: 'text-delta', text }),
+    });
+    const uses = toolUses(assistant);
+    if (uses.length === 0) return { status: 'completed', messages: [...messages, assistant] };
+
+    const only = uses.length === 1 ? uses[0] : undefined;
+    if (only && isHumanTool(only.name)) {
+      const question = questionOf(only);
+      if (!('error' in question)) {
+        observer.event({
+          type: 'interrupt-raised',
+          toolCallId: only.id,
+          kind: question.kind,
+          payload: { question: question.question, options: question.options },
+        });
+        return { status: 'suspended', messages, assistant, toolUse: only, question };
+      }
+    }
+    const results: ToolResultBlock[] = uses.map((use) => {
+      if (!isHumanTool(use.name)) {
+        return runTool(use, {
+          progress: (message) =>
+            observer.event({ type: 'tool-progress', toolCallId: use.id, message }),
+          planUpdated: (todos) => observer.event({ type: 'plan-updated', todos }),
+        });
+      }
+      if (uses.length > 1) return askAloneResult(use);
+      const question = questionOf(use);
+      return toolResult(use.id, `invalid input: ${'error' in question ? question.error : ''}`, {
+        isError: true,
+      });
+    });
+    messages = [...messages, assistant, userMessage(...results)];
+  }
+  throw new Error(`the turn made ${MAX_STEPS} model calls without finishing; stopped`);
+}

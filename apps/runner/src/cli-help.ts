@@ -1,0 +1,118 @@
+/** The runner's help texts, one per command. */
+export const HELP: Record<string, string> = {
+  main: `runner — durable human-in-the-loop agent runs, interactive and unattended
+
+usage: runner <command> [options]
+
+commands:
+  demo                          the scripted trip planner, start to finish, unattended
+  chat [--session ID] [--resume]
+                                interactive chat; questions are asked at the prompt
+  exec "GOAL" [--conversation ID]
+                                unattended run until it completes or waits on a person
+  answer TOKEN --accept TEXT | --option N | --decline [TEXT] | --cancel
+  answer --batch FILE.json      answer pending questions (a batch is all or nothing)
+  wake [--once] [--concurrency N]
+                                resume answered runs (the executive's wake loop)
+  stop CONVERSATION             close every open question of a conversation
+  serve [--port N] [--host ADDR] [--token T] [--no-wake]
+                                the approval center: a web page and JSON API for answering
+  paused-states list [--all] [--limit N]
+  paused-states purge --older-than 7d
+  migrate                       apply the database migrations
+
+options for every command:
+  --data DIR     the embedded default's data folder (default .runner, or RUNNER_DATA)
+  --model ID     scripted:trip | scripted:tools | scripted:siblings | anthropic:MODEL |
+                 openai:MODEL (default scripted:trip, or RUNNER_MODEL)
+  --json         one JSON object per line, for scripts
+  -h, --help     help for the command
+
+environment: DATABASE_URL, RUNNER_DATA, RUNNER_MODEL, RUNNER_TOKEN, NO_COLOR, and
+RUNNER_SCRIPTED_DELAY_MS (the scripted model's simulated latency).
+
+real models: anthropic:MODEL needs ANTHROPIC_API_KEY (ANTHROPIC_BASE_URL for another
+endpoint); openai:MODEL needs OPENAI_API_KEY, or OPENAI_BASE_URL for a local
+OpenAI-compatible server (Ollama, vLLM, llama.cpp), which takes no key.
+RUNNER_MAX_TOKENS (Anthropic, default 8192), RUNNER_THINKING (Anthropic: a token budget
+such as 4096, or adaptive), RUNNER_MODEL_RETRIES (default 3) and RUNNER_MODEL_BACKOFF_MS
+(default 500): 429, 5xx and dropped connections are retried with backoff and jitter,
+honouring retry-after.
+
+storage: the embedded default keeps PGlite and files in the data folder (one process at a
+time). Set DATABASE_URL=postgres://... to keep everything in PostgreSQL instead, where
+many runner processes can work at once.
+
+exit codes: 0 done (completed, waiting, or answered) · 1 failed · 2 bad usage or input ·
+3 no such pending question (unknown or already answered) · 4 storage unavailable or the
+data folder is in use`,
+  demo: `usage: runner demo [--data DIR] [--json]
+
+Runs the scripted trip planner unattended on the embedded default (or DATABASE_URL):
+exec → answer → wake, three times, until the trip is booked. Uses a fresh data folder
+(default .runner/demo) each time.`,
+  chat: `usage: runner chat [--session ID] [--resume] [--data DIR] [--model ID]
+
+Interactive chat. Type a message; when the model asks (ask_user) or wants an approval
+(approve), answer at the prompt:
+  TEXT        accept with this answer        N        choose option N
+  /decline [REASON]                          /cancel  end the turn without an answer
+  /quit       leave (also Ctrl-D)
+The transcript is checkpointed after every turn and the pending question is saved before
+it is asked, so a crash loses nothing: \`runner chat --resume --session ID\` asks the same
+question again and completes the turn.`,
+  exec: `usage: runner exec "GOAL" [--conversation ID] [--data DIR] [--model ID] [--json]
+
+Runs GOAL unattended until the turn completes or waits on a person. When it waits, the
+question is stored (token = interaction id) with the full transcript, and the command
+prints the token and exits 0 with status "waiting". Answer it with \`runner answer\`, then
+\`runner wake\` resumes it. A conversation that still has open questions is stopped first.`,
+  answer: `usage: runner answer TOKEN --accept TEXT | --option N | --decline [TEXT] | --cancel
+       runner answer --batch FILE.json
+
+--accept TEXT     the answer          --option N   the Nth of the question's options
+--decline [TEXT]  the person declines (the model is told so, with TEXT if given)
+--cancel          end the run without resuming it
+--batch FILE      answers for several questions, all or nothing:
+                  [{"token": "...", "action": "accept", "content": "Lisbon"}, ...]
+Exit 3 when a token is unknown or already answered (nothing is changed).`,
+  wake: `usage: runner wake [--once] [--concurrency N] [--data DIR] [--json]
+
+Resumes answered runs: each answered question whose run has not finished is taken by
+exactly one wake process, resumed, and marked done only when the run completes, waits on
+a new question, or was cancelled. A model failure leaves it answered and retried with
+backoff. Waits for answers (LISTEN/NOTIFY on PostgreSQL, polling on the embedded default)
+until Ctrl-C; --once resumes what is answered now and exits (1 if a resume failed).`,
+  stop: `usage: runner stop CONVERSATION [--data DIR] [--json]
+
+Closes every open question of the conversation with the auto-terminated marker and marks
+its saved runs resolved, atomically. Nothing of it will be resumed.`,
+  serve: `usage: runner serve [--port N] [--host ADDR] [--token TOKEN] [--no-wake] [--data DIR] [--json]
+
+The approval center: a web page at / and a JSON API under /api for answering the pending
+questions of every conversation, live (Server-Sent Events at /api/events). Prints the URL
+it listens on (--port 0 picks a free port). It also resumes answered runs, like
+\`runner wake\` (--no-wake to leave that to separate wake processes on PostgreSQL); on the
+embedded default it must, since one process at a time owns the data folder.
+
+--port N        default 4319
+--host ADDR     default 127.0.0.1 (this machine only). Any other address needs a token.
+--token TOKEN   (or RUNNER_TOKEN) required on every request: "Authorization: Bearer
+                TOKEN", or open /?token=TOKEN once and the browser keeps it in a cookie.
+
+API: GET /api/pauses?limit=N · GET /api/pauses/TOKEN · POST /api/pauses/TOKEN/answer
+{"action":"accept"|"decline"|"cancel","content":"..."} · POST /api/pauses/answer-batch
+{"answers":[{"token","action","content"}]} (all or nothing) · GET /api/recent?limit=N ·
+POST /api/conversations/ID/stop · GET /api/events. Writes take application/json from this
+server's own origin; bodies up to 64 KiB. Errors: {"error":{"code","message"}}.`,
+  'paused-states': `usage: runner paused-states list [--all] [--limit N] [--json]
+       runner paused-states purge --older-than AGE
+
+list    pending questions of all conversations, first to answer first; --all shows the
+        most recent questions, answered ones too (default limit 100, or 50 with --all)
+purge   deletes answered questions older than AGE (e.g. 30m, 12h, 7d); never a pending one`,
+  migrate: `usage: runner migrate [--data DIR]
+
+Applies the database migrations of every package (idempotent). Other commands also apply
+them on first use.`,
+};

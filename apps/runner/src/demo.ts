@@ -1,0 +1,82 @@
+import { rmSync } from 'node:fs';
+import type { ResumeAnswer } from '@x/askuser';
+import { checkTranscript, textOf, toolUses } from '@x/wire';
+import { type RunResult, resumeNext, startRun } from './executive.js';
+import { modelFromId } from './model/index.js';
+import type { Output } from './output.js';
+import { openStorage } from './storage.js';
+
+/** The answers the demo's operator gives, in order. */
+const OPERATOR: Array<{ say: string; answer: (options: unknown) => ResumeAnswer }> = [
+  {
+    say: 'picks option 2',
+    answer: (o) => ({ action: 'accept', content: (o as string[])[1] ?? 'Kyoto' }),
+  },
+  { say: 'types', answer: () => ({ action: 'accept', content: '5' }) },
+  { say: 'approves', answer: () => ({ action: 'accept', content: 'Approved.' }) },
+];
+
+/**
+ * `runner demo`: the scripted trip planner, unattended, start to finish: exec suspends on a
+ * question, an operator answers, wake resumes — three times — on the embedded default (or
+ * DATABASE_URL), in a fresh data folder.
+ */
+export async function runDemo(out: Output, dataDir: string): Promise<number> {
+  rmSync(dataDir, { recursive: true, force: true });
+  const storage = await openStorage({
+    dataDir,
+    databaseUrl: process.env.DATABASE_URL || undefined,
+    command: 'demo',
+    log: (line) => out.note(line),
+  });
+  try {
+    const model = modelFromId('scripted:trip');
+    const observer = { event: out.event.bind(out) };
+    const conversationId = `demo-${Date.now().toString(36)}`;
+    out.note(`storage: ${storage.kind} (${storage.where})`);
+    out.note('$ runner exec "Plan me a short trip"');
+    let result: RunResult = await startRun(
+      storage,
+      model,
+      'Plan me a short trip',
+      conversationId,
+      observer,
+    );
+    for (const step of OPERATOR) {
+      if (result.status !== 'waiting') break;
+      const pending = await storage.pauses().getByToken(result.token);
+      out.record(
+        {
+          type: 'run-waiting',
+          token: result.token,
+          question: pending.question,
+          options: pending.options,
+        },
+        `\n? ${pending.question}${Array.isArray(pending.options) ? `  [${(pending.options as string[]).join(' / ')}]` : ''}\n  waiting — token ${result.token}`,
+      );
+      const answer = step.answer(pending.options);
+      await storage.pauses().markResumed(result.token, answer);
+      out.note(
+        `$ runner answer ${result.token} …   (the operator ${step.say}: "${answer.content}")`,
+      );
+      out.note('$ runner wake --once');
+      const resumed = await resumeNext(
+        storage,
+        () => model,
+        () => observer,
+      );
+      if (!resumed) throw new Error('the answered run was not resumed');
+      result = resumed.result;
+    }
+    if (result.status !== 'completed') throw new Error(`the demo ended ${result.status}`);
+    checkTranscript(result.messages);
+    const calls = result.messages.flatMap((m) => toolUses(m)).length;
+    out.record(
+      { type: 'run-completed', conversationId, messages: result.messages },
+      `\n✓ completed: ${result.messages.length} messages, ${calls} tool calls, each answered exactly once.\n  last word: "${textOf(result.messages.at(-1) ?? { role: 'assistant', content: [] })}"\n\nNext: runner chat (interactive), runner --help`,
+    );
+    return 0;
+  } finally {
+    await storage.close();
+  }
+}

@@ -1,0 +1,234 @@
+import Anthropic from '@anthropic-ai/sdk';
+import type {
+  MessageCreateParamsStreaming,
+  MessageParam,
+  RawMessageStreamEvent,
+  ThinkingConfigParam,
+  Tool,
+} from '@anthropic-ai/sdk/resources/messages';
+import type { AssistantBlock, AssistantMessage, JsonValue } from '@x/wire';
+import { type Model, ModelError, type ModelRequest, type ToolSpec } from './model.js';
+import {
+  type Failure,
+  isRetryableStatus,
+  type RetryPolicy,
+  retryAfterMs,
+  withRetry,
+} from './retry.js';
+
+/** Settings of {@link AnthropicModel}; `fromEnv` fills them from the environment. */
+export interface AnthropicSettings {
+  apiKey: string;
+  /** Default `https://api.anthropic.com` (the SDK adds `/v1/messages`). */
+  baseURL?: string | undefined;
+  maxTokens: number;
+  /** Extended thinking: a token budget, `adaptive`, or none. */
+  thinking?: ThinkingConfigParam | undefined;
+  retry: RetryPolicy;
+}
+
+/** A block being assembled from the stream. */
+type Partial =
+  | { type: 'text'; text: string }
+  | { type: 'thinking'; thinking: string; signature: string }
+  | { type: 'redacted_thinking'; data: string }
+  | { type: 'tool_use'; id: string; name: string; json: string; input: unknown }
+  | { type: 'skip' };
+
+/** Tool specs as the Messages API takes them. `$schema` is a meta key, not part of the input. */
+export function anthropicTools(tools: readonly ToolSpec[]): Tool[] {
+  return tools.map((tool) => {
+    const { $schema: _, ...schema } = tool.inputSchema;
+    return {
+      name: tool.name,
+      description: tool.description,
+      input_schema: { ...schema, type: 'object' } as Tool.InputSchema,
+    };
+  });
+}
+
+/** The stream ended before `message_stop`. */
+class StreamCutError extends Error {
+  constructor() {
+    super('the response stream ended before message_stop');
+  }
+}
+
+function classify(error: unknown): Failure {
+  if (error instanceof StreamCutError) return { retryable: true, message: error.message };
+  if (error instanceof Anthropic.APIConnectionError) {
+    // A reset, a refused connection, a timeout: the network, not the request.
+    const cause = (error.cause as { code?: string; message?: string } | undefined) ?? {};
+    return {
+      retryable: true,
+      message: `connection failed (${cause.code ?? cause.message ?? error.message})`,
+    };
+  }
+  if (error instanceof Anthropic.APIError) {
+    const type =
+      (error.error as { error?: { type?: string } } | undefined)?.error?.type ?? error.type;
+    const detail = (error.error as { error?: { message?: string } } | undefined)?.error?.message;
+    const what = [error.status, type, detail].filter(Boolean).join(' ') || error.message;
+    if (error.status === undefined) {
+      // An `error` event in the middle of the stream (e.g. overloaded_error): transient
+      // unless the server says the request itself is bad.
+      const bad =
+        type === 'invalid_request_error' ||
+        type === 'authentication_error' ||
+        type === 'permission_error';
+      return { retryable: !bad, message: `stream error: ${what}` };
+    }
+    return {
+      retryable: isRetryableStatus(error.status, error.headers),
+      retryAfterMs: retryAfterMs(error.headers),
+      message: what,
+    };
+  }
+  // The body broke off mid-stream (socket reset): the SDK passes the fetch error through.
+  const code =
+    (error as { cause?: { code?: string } })?.cause?.code ?? (error as { code?: string })?.code;
+  if (error instanceof TypeError || (code && /^(ECONNRESET|EPIPE|ETIMEDOUT|UND_ERR)/.test(code))) {
+    return { retryable: true, message: `connection lost (${code ?? (error as Error).message})` };
+  }
+  return { retryable: false, message: error instanceof Error ? error.message : String(error) };
+}
+
+/** Assembles one assistant message from the raw stream events. */
+async function collect(
+  stream: AsyncIterable<RawMessageStreamEvent>,
+  onText: ((delta: string) => void) | undefined,
+): Promise<{ content: AssistantBlock[]; stopReason: string | null }> {
+  const blocks: Partial[] = [];
+  let stopReason: string | null = null;
+  let stopped = false;
+  for await (const event of stream) {
+    switch (event.type) {
+      case 'content_block_start': {
+        const block = event.content_block;
+        if (block.type === 'text') blocks[event.index] = { type: 'text', text: block.text };
+        else if (block.type === 'thinking')
+          blocks[event.index] = {
+            type: 'thinking',
+            thinking: block.thinking,
+            signature: block.signature,
+          };
+        else if (block.type === 'redacted_thinking')
+          blocks[event.index] = { type: 'redacted_thinking', data: block.data };
+        else if (block.type === 'tool_use')
+          blocks[event.index] = {
+            type: 'tool_use',
+            id: block.id,
+            name: block.name,
+            json: '',
+            input: block.input,
+          };
+        // Server tools are never offered, so nothing else should come; kept out if it does.
+        else blocks[event.index] = { type: 'skip' };
+        if (block.type === 'text' && block.text) onText?.(block.text);
+        break;
+      }
+      case 'content_block_delta': {
+        const block = blocks[event.index];
+        const delta = event.delta;
+        if (delta.type === 'text_delta' && block?.type === 'text') {
+          block.text += delta.text;
+          onText?.(delta.text);
+        } else if (delta.type === 'thinking_delta' && block?.type === 'thinking') {
+          block.thinking += delta.thinking;
+        } else if (delta.type === 'signature_delta' && block?.type === 'thinking') {
+          // Kept as sent, byte for byte: the API checks it when the turn comes back.
+          block.signature += delta.signature;
+        } else if (delta.type === 'input_json_delta' && block?.type === 'tool_use') {
+          block.json += delta.partial_json;
+        }
+        break;
+      }
+      case 'message_delta':
+        stopReason = event.delta.stop_reason ?? stopReason;
+        break;
+      case 'message_stop':
+        stopped = true;
+        break;
+      default:
+        break;
+    }
+  }
+  // A body that ends before message_stop broke off: the network, worth another try.
+  if (!stopped) throw new StreamCutError();
+  const content: AssistantBlock[] = [];
+  for (const block of blocks) {
+    if (!block || block.type === 'skip') continue;
+    if (block.type !== 'tool_use') {
+      content.push(block);
+      continue;
+    }
+    let input: JsonValue;
+    try {
+      // The input arrives as pieces of JSON; it is whole only at the end of the block.
+      input = (
+        block.json.trim() === '' ? (block.input ?? {}) : JSON.parse(block.json)
+      ) as JsonValue;
+    } catch (cause) {
+      throw new ModelError(
+        `[anthropic] the model's call to ${block.name} has incomplete JSON input${stopReason === 'max_tokens' ? ' (it hit max_tokens: raise RUNNER_MAX_TOKENS)' : ''}`,
+        { retryable: false, cause },
+      );
+    }
+    content.push({ type: 'tool_use', id: block.id, name: block.name, input });
+  }
+  return { content, stopReason };
+}
+
+/**
+ * A Claude model through the official `@anthropic-ai/sdk`, streaming. Our transcript is
+ * already the Messages API shape, so it is sent as it is: thinking and redacted-thinking
+ * blocks go back byte for byte, signature included.
+ *
+ * @example
+ * const model = new AnthropicModel('claude-sonnet-4-5', AnthropicModel.settingsFromEnv());
+ */
+export class AnthropicModel implements Model {
+  readonly id: string;
+  readonly #model: string;
+  readonly #settings: AnthropicSettings;
+  readonly #client: Anthropic;
+
+  constructor(model: string, settings: AnthropicSettings) {
+    this.id = `anthropic:${model}`;
+    this.#model = model;
+    this.#settings = settings;
+    this.#client = new Anthropic({
+      apiKey: settings.apiKey,
+      baseURL: settings.baseURL ?? null,
+      // Ours are the only retries (retry.ts): bounded, honouring retry-after.
+      maxRetries: 0,
+    });
+  }
+
+  async generate(request: ModelRequest): Promise<AssistantMessage> {
+    const { maxTokens, thinking } = this.#settings;
+    const params: MessageCreateParamsStreaming = {
+      model: this.#model,
+      max_tokens: maxTokens,
+      system: request.system,
+      // The @x/wire transcript is the Messages API shape already: no conversion.
+      messages: request.messages as MessageParam[],
+      tools: anthropicTools(request.tools),
+      stream: true,
+      ...(thinking ? { thinking } : {}),
+    };
+    const { content } = await withRetry(
+      'anthropic',
+      async () => {
+        const stream = await this.#client.messages.create(params, {
+          signal: request.signal ?? null,
+        });
+        return collect(stream, request.onText);
+      },
+      classify,
+      this.#settings.retry,
+      { signal: request.signal },
+    );
+    return { role: 'assistant', content };
+  }
+}

@@ -1,0 +1,196 @@
+import { randomUUID } from 'node:crypto';
+import type { AssistantMessage, OpenAIChatToolCall } from '@x/wire';
+import { fromOpenAIChat, toOpenAIChat, WireError } from '@x/wire';
+import OpenAI from 'openai';
+import type {
+  ChatCompletionChunk,
+  ChatCompletionCreateParamsStreaming,
+  ChatCompletionFunctionTool,
+} from 'openai/resources/chat/completions';
+import { type Model, ModelError, type ModelRequest, type ToolSpec } from './model.js';
+import {
+  type Failure,
+  isRetryableStatus,
+  type RetryPolicy,
+  retryAfterMs,
+  withRetry,
+} from './retry.js';
+
+/** Settings of {@link OpenAIModel}. */
+export interface OpenAISettings {
+  /** Local servers need none; the SDK then sends a placeholder. */
+  apiKey?: string | undefined;
+  /** Default `https://api.openai.com/v1`; a local server's is e.g. `http://localhost:11434/v1`. */
+  baseURL?: string | undefined;
+  retry: RetryPolicy;
+}
+
+/** Tool specs as Chat Completions takes them. `$schema` is a meta key, not part of the input. */
+export function openAITools(tools: readonly ToolSpec[]): ChatCompletionFunctionTool[] {
+  return tools.map((tool) => {
+    const { $schema: _, ...parameters } = tool.inputSchema;
+    return {
+      type: 'function',
+      function: { name: tool.name, description: tool.description, parameters },
+    };
+  });
+}
+
+/** The stream ended before a `finish_reason`. */
+class StreamCutError extends Error {
+  constructor() {
+    super('the response stream ended before a finish_reason');
+  }
+}
+
+function classify(error: unknown): Failure {
+  if (error instanceof StreamCutError) return { retryable: true, message: error.message };
+  if (error instanceof OpenAI.APIConnectionError) {
+    const cause = (error.cause as { code?: string; message?: string } | undefined) ?? {};
+    return {
+      retryable: true,
+      message: `connection failed (${cause.code ?? cause.message ?? error.message})`,
+    };
+  }
+  if (error instanceof OpenAI.APIError) {
+    const body = error.error as { message?: string; type?: string; code?: string } | undefined;
+    const what =
+      [error.status, body?.code ?? body?.type, body?.message].filter(Boolean).join(' ') ||
+      error.message;
+    if (error.status === undefined) {
+      // An error object in the middle of the stream: usually an overloaded backend.
+      return { retryable: true, message: `stream error: ${what}` };
+    }
+    return {
+      retryable: isRetryableStatus(error.status, error.headers),
+      retryAfterMs: retryAfterMs(error.headers),
+      message: what,
+    };
+  }
+  const code =
+    (error as { cause?: { code?: string } })?.cause?.code ?? (error as { code?: string })?.code;
+  if (error instanceof TypeError || (code && /^(ECONNRESET|EPIPE|ETIMEDOUT|UND_ERR)/.test(code))) {
+    return {
+      retryable: true,
+      message: `connection lost (${code ?? (error as Error).message})`,
+    };
+  }
+  return { retryable: false, message: error instanceof Error ? error.message : String(error) };
+}
+
+interface PartialCall {
+  id: string;
+  name: string;
+  arguments: string;
+}
+
+/** Assembles text and tool calls from the chunks of one streamed completion. */
+async function collect(
+  stream: AsyncIterable<ChatCompletionChunk>,
+  onText: ((delta: string) => void) | undefined,
+): Promise<{ text: string; calls: PartialCall[]; finish: string }> {
+  let text = '';
+  let finish: string | undefined;
+  // Keyed by the delta's index: a call's id and name come once, its arguments in pieces.
+  const calls = new Map<number, PartialCall>();
+  for await (const chunk of stream) {
+    const choice = chunk.choices?.[0];
+    if (!choice) continue;
+    const delta = choice.delta ?? {};
+    if (typeof delta.content === 'string' && delta.content !== '') {
+      text += delta.content;
+      onText?.(delta.content);
+    }
+    for (const [position, part] of (delta.tool_calls ?? []).entries()) {
+      // Some compatible servers leave out `index`; they send each call whole, in order.
+      const index = part.index ?? calls.size + position;
+      const call = calls.get(index) ?? { id: '', name: '', arguments: '' };
+      if (part.id) call.id = part.id;
+      if (part.function?.name) call.name += part.function.name;
+      if (part.function?.arguments) call.arguments += part.function.arguments;
+      calls.set(index, call);
+    }
+    if (choice.finish_reason) finish = choice.finish_reason;
+  }
+  if (finish === undefined) throw new StreamCutError();
+  const ordered = [...calls.entries()].sort(([a], [b]) => a - b).map(([, call]) => call);
+  return { text, calls: ordered, finish };
+}
+
+/**
+ * A model behind the OpenAI Chat Completions API (OpenAI itself, or a compatible server
+ * such as Ollama, vLLM or llama.cpp) through the official `openai` SDK, streaming. The
+ * transcript stays in @x/wire format: `toOpenAIChat` on the way out, `fromOpenAIChat` on
+ * the way back, nothing else.
+ *
+ * @example
+ * const model = new OpenAIModel('gpt-5', { apiKey: process.env.OPENAI_API_KEY, retry });
+ */
+export class OpenAIModel implements Model {
+  readonly id: string;
+  readonly #model: string;
+  readonly #settings: OpenAISettings;
+  readonly #client: OpenAI;
+
+  constructor(model: string, settings: OpenAISettings) {
+    this.id = `openai:${model}`;
+    this.#model = model;
+    this.#settings = settings;
+    this.#client = new OpenAI({
+      apiKey: settings.apiKey || 'none',
+      baseURL: settings.baseURL ?? null,
+      // Ours are the only retries (retry.ts): bounded, honouring retry-after.
+      maxRetries: 0,
+    });
+  }
+
+  async generate(request: ModelRequest): Promise<AssistantMessage> {
+    const params: ChatCompletionCreateParamsStreaming = {
+      model: this.#model,
+      messages: toOpenAIChat(request.messages, { system: request.system }),
+      tools: openAITools(request.tools),
+      stream: true,
+    };
+    const { text, calls, finish } = await withRetry(
+      'openai',
+      async () => {
+        const stream = await this.#client.chat.completions.create(params, {
+          signal: request.signal ?? null,
+        });
+        return collect(stream, request.onText);
+      },
+      classify,
+      this.#settings.retry,
+      { signal: request.signal },
+    );
+    const toolCalls: OpenAIChatToolCall[] = calls.map((call) => ({
+      // A compatible server may send no id; the transcript needs one to pair the result.
+      id: call.id || `call_${randomUUID().replaceAll('-', '').slice(0, 24)}`,
+      type: 'function',
+      // No arguments at all means no input.
+      function: {
+        name: call.name,
+        arguments: call.arguments.trim() === '' ? '{}' : call.arguments,
+      },
+    }));
+    try {
+      const { messages } = fromOpenAIChat([
+        {
+          role: 'assistant',
+          content: text === '' ? null : text,
+          ...(toolCalls.length ? { tool_calls: toolCalls } : {}),
+        },
+      ]);
+      return messages[0] as AssistantMessage;
+    } catch (cause) {
+      const hint = finish === 'length' ? ' (the response hit its length limit)' : '';
+      const what = WireError.is(cause)
+        ? cause.message.replace(/^\[@x\/wire\] /, '')
+        : String(cause);
+      throw new ModelError(`[openai] the model's response cannot be used${hint}: ${what}`, {
+        retryable: false,
+        cause,
+      });
+    }
+  }
+}

@@ -1,0 +1,138 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ModelError } from './model.js';
+
+/** How a provider call is retried. Our retries are the only ones: the SDKs' are off. */
+export interface RetryPolicy {
+  /** Attempts after the first one (default 3, or `RUNNER_MODEL_RETRIES`). */
+  retries: number;
+  /** First backoff step in ms (default 500, or `RUNNER_MODEL_BACKOFF_MS`); doubles each time. */
+  baseMs: number;
+  /** No single wait is longer than this (ms). */
+  maxDelayMs: number;
+  /** A `retry-after` longer than this ends the retries at once (waiting that long is not "a moment"). */
+  maxRetryAfterMs: number;
+}
+
+/** What a failed attempt means. */
+export interface Failure {
+  retryable: boolean;
+  /** The wait the server asked for (`retry-after`), if it did. */
+  retryAfterMs?: number | undefined;
+  /** One line for the person: what went wrong. */
+  message: string;
+}
+
+/** The default policy, adjusted by `RUNNER_MODEL_RETRIES` and `RUNNER_MODEL_BACKOFF_MS`. */
+export function retryPolicyFromEnv(env: NodeJS.ProcessEnv = process.env): RetryPolicy {
+  const number = (name: string, fallback: number): number => {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return fallback;
+    const value = Number(raw);
+    if (!Number.isInteger(value) || value < 0) {
+      throw Object.assign(new Error(`${name} must be a whole number ≥ 0, not "${raw}"`), {
+        usage: true,
+      });
+    }
+    return value;
+  };
+  return {
+    retries: number('RUNNER_MODEL_RETRIES', 3),
+    baseMs: number('RUNNER_MODEL_BACKOFF_MS', 500),
+    maxDelayMs: 30_000,
+    maxRetryAfterMs: 60_000,
+  };
+}
+
+/** Reads `retry-after-ms` or `retry-after` (seconds or an HTTP date) in ms. */
+export function retryAfterMs(
+  headers: { get(name: string): string | null } | undefined,
+  now: number = Date.now(),
+): number | undefined {
+  const ms = headers?.get('retry-after-ms');
+  if (ms && Number.isFinite(Number(ms)) && Number(ms) >= 0) return Number(ms);
+  const after = headers?.get('retry-after');
+  if (!after) return undefined;
+  const seconds = Number(after);
+  if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
+  const date = Date.parse(after);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}
+
+/**
+ * Whether an HTTP status is worth another try: 408, 409, 429 and 5xx (529 is Anthropic's
+ * "overloaded"). `x-should-retry`, when the server sends it, decides instead.
+ */
+export function isRetryableStatus(
+  status: number,
+  headers?: { get(name: string): string | null },
+): boolean {
+  const should = headers?.get('x-should-retry');
+  if (should === 'true') return true;
+  if (should === 'false') return false;
+  return status === 408 || status === 409 || status === 429 || status >= 500;
+}
+
+/** Exponential backoff with full jitter: a random wait in [0, min(max, base·2^attempt)]. */
+export function backoffDelay(
+  attempt: number,
+  policy: RetryPolicy,
+  random: () => number = Math.random,
+): number {
+  return Math.round(random() * Math.min(policy.maxDelayMs, policy.baseMs * 2 ** attempt));
+}
+
+/** Hooks for tests. */
+export interface RetryHooks {
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<unknown>;
+  random?: () => number;
+  /** Called before each wait, with the attempt that failed (0 = the first). */
+  onRetry?: (failure: Failure, attempt: number, waitMs: number) => void;
+}
+
+/**
+ * Runs `attempt` until it succeeds, a failure is not retryable, or the retries are spent.
+ * A wait honours the server's `retry-after` (up to `maxRetryAfterMs`), else backs off with
+ * jitter. The error thrown is always a {@link ModelError} (an abort is passed through):
+ * `retryable: true` when only transient failures were seen, so the caller may try later.
+ */
+export async function withRetry<T>(
+  provider: string,
+  attempt: (n: number) => Promise<T>,
+  classify: (error: unknown) => Failure,
+  policy: RetryPolicy,
+  options: RetryHooks & { signal?: AbortSignal | undefined } = {},
+): Promise<T> {
+  const wait =
+    options.sleep ?? ((ms: number, signal?: AbortSignal) => sleep(ms, undefined, { signal }));
+  for (let n = 0; ; n++) {
+    try {
+      return await attempt(n);
+    } catch (error) {
+      if (options.signal?.aborted) throw error;
+      if (error instanceof ModelError) throw error;
+      const failure = classify(error);
+      const tries = `${n + 1} attempt${n === 0 ? '' : 's'}`;
+      if (!failure.retryable) {
+        throw new ModelError(`[${provider}] ${failure.message}`, {
+          retryable: false,
+          cause: error,
+        });
+      }
+      if (failure.retryAfterMs !== undefined && failure.retryAfterMs > policy.maxRetryAfterMs) {
+        throw new ModelError(
+          `[${provider}] ${failure.message}; the server asks to wait ${Math.ceil(failure.retryAfterMs / 1000)}s, try again later`,
+          { retryable: true, cause: error },
+        );
+      }
+      if (n >= policy.retries) {
+        throw new ModelError(`[${provider}] ${failure.message} (gave up after ${tries})`, {
+          retryable: true,
+          cause: error,
+        });
+      }
+      const ms = failure.retryAfterMs ?? backoffDelay(n, policy, options.random);
+      options.onRetry?.(failure, n, ms);
+      await wait(ms, options.signal);
+    }
+  }
+}

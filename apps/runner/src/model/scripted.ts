@@ -1,0 +1,136 @@
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type {
+  AssistantBlock,
+  AssistantMessage,
+  JsonValue,
+  Message,
+  ToolResultBlock,
+} from '@x/wire';
+import { JsonValueSchema, toolUses } from '@x/wire';
+import { z } from 'zod';
+import { DECLINED_PREFIX, isHumanTool } from '../tools.js';
+import type { Model, ModelRequest } from './model.js';
+
+const ToolCallSchema = z.object({ name: z.string().min(1), input: JsonValueSchema });
+const StepBaseSchema = z.object({
+  text: z.string().optional(),
+  tools: z.array(ToolCallSchema).optional(),
+});
+const StepSchema = StepBaseSchema.extend({ ifDeclined: StepBaseSchema.optional() });
+const ScenarioSchema = z.object({
+  description: z.string(),
+  steps: z.array(StepSchema).min(1),
+});
+
+/** A scripted conversation: the assistant's steps, one per model call. */
+export type Scenario = z.infer<typeof ScenarioSchema>;
+type Step = z.infer<typeof StepBaseSchema>;
+
+const scenarioDir = new URL('../../scenarios/', import.meta.url);
+
+/** Loads `scenarios/NAME.json` shipped with the runner. */
+export function loadScenario(name: string): Scenario {
+  if (!/^[a-z0-9-]+$/.test(name)) throw new Error(`unknown scenario "${name}"`);
+  let text: string;
+  try {
+    text = readFileSync(new URL(`${name}.json`, scenarioDir), 'utf8');
+  } catch {
+    throw new Error(`unknown scenario "${name}" (known: trip, tools, siblings)`);
+  }
+  return ScenarioSchema.parse(JSON.parse(text));
+}
+
+function resultText(block: ToolResultBlock): string {
+  if (typeof block.content === 'string') return block.content;
+  return (block.content ?? []).map((part) => (part.type === 'text' ? part.text : '')).join('');
+}
+
+/** What the current turn holds: the goal, tool results in order, and the human answers. */
+function turnState(messages: readonly Message[]) {
+  // The turn starts at the last user message that is not only tool results.
+  let start = 0;
+  messages.forEach((message, i) => {
+    if (message.role === 'user' && message.content.some((b) => b.type !== 'tool_result')) start = i;
+  });
+  const names = new Map<string, string>();
+  const results: string[] = [];
+  const answers: string[] = [];
+  let steps = 0;
+  for (const message of messages.slice(start)) {
+    if (message.role === 'assistant') {
+      steps++;
+      for (const use of toolUses(message)) names.set(use.id, use.name);
+      continue;
+    }
+    for (const block of message.content) {
+      if (block.type !== 'tool_result') continue;
+      const text = resultText(block);
+      results.push(text);
+      const name = names.get(block.tool_use_id);
+      if (name && isHumanTool(name) && !block.is_error) answers.push(text);
+    }
+  }
+  return { steps, results, answers };
+}
+
+function fill(template: string, state: ReturnType<typeof turnState>): string {
+  return template.replace(/\{\{(answer|result)(?::(\d+))?\}\}/g, (_, kind: string, n?: string) => {
+    const list = kind === 'answer' ? state.answers : state.results;
+    const value = n ? list[Number(n) - 1] : list[list.length - 1];
+    return value ?? '';
+  });
+}
+
+function fillJson(value: JsonValue, state: ReturnType<typeof turnState>): JsonValue {
+  if (typeof value === 'string') return fill(value, state);
+  if (Array.isArray(value)) return value.map((v) => fillJson(v, state));
+  if (value && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, fillJson(v, state)]));
+  }
+  return value;
+}
+
+/**
+ * A deterministic model that plays a scenario: the Nth model call of a turn returns the
+ * Nth step, with `{{answer}}`, `{{answer:N}}` and `{{result:N}}` filled from the turn's
+ * tool results. No network, no key.
+ */
+export class ScriptedModel implements Model {
+  readonly id: string;
+  readonly #scenario: Scenario;
+
+  constructor(name: string, scenario: Scenario = loadScenario(name)) {
+    this.id = `scripted:${name}`;
+    this.#scenario = scenario;
+  }
+
+  async generate(request: ModelRequest): Promise<AssistantMessage> {
+    // Simulated model latency, for demos and for tests that stop a process mid-call.
+    const delay = Number(process.env.RUNNER_SCRIPTED_DELAY_MS ?? 0);
+    if (delay > 0) await sleep(delay, undefined, { signal: request.signal });
+    const state = turnState(request.messages);
+    const steps = this.#scenario.steps;
+    const step = steps[Math.min(state.steps, steps.length - 1)] as (typeof steps)[number];
+    const lastAnswer = state.answers[state.answers.length - 1] ?? '';
+    const chosen: Step =
+      step.ifDeclined && lastAnswer.startsWith(DECLINED_PREFIX) ? step.ifDeclined : step;
+    const content: AssistantBlock[] = [];
+    if (chosen.text) {
+      const text = fill(chosen.text, state);
+      // Stream it word by word, as a real model would.
+      for (const piece of text.match(/\S+\s*/g) ?? []) request.onText?.(piece);
+      content.push({ type: 'text', text });
+    }
+    for (const call of chosen.tools ?? []) {
+      content.push({
+        type: 'tool_use',
+        id: `toolu_${randomUUID().replaceAll('-', '').slice(0, 20)}`,
+        name: call.name,
+        input: fillJson(call.input, state),
+      });
+    }
+    return { role: 'assistant', content };
+  }
+}

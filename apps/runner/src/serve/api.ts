@@ -1,0 +1,210 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { InvalidAnswerError, PauseNotFoundError } from '@x/askuser';
+import { z } from 'zod';
+import { stopConversation } from '../executive.js';
+import type { Storage } from '../storage.js';
+import { HttpError } from './errors.js';
+import type { EventHub } from './events.js';
+import { checkWrite, readJson, sendJson } from './http.js';
+import { type KnownOutcomes, pauseView, recentViews } from './views.js';
+
+const MAX_LIMIT = 1000;
+const MAX_CONTENT = 16 * 1024;
+const MAX_BATCH = 500;
+
+/** Body of `POST /api/pauses/:token/answer` (MCP elicitation: accept, decline, cancel). */
+export const answerBodySchema = z
+  .object({
+    action: z.enum(['accept', 'decline', 'cancel']),
+    content: z.string().max(MAX_CONTENT).default(''),
+  })
+  .strict();
+
+/** Body of `POST /api/pauses/answer-batch`: all answered, or none. */
+export const batchBodySchema = z
+  .object({
+    answers: z
+      .array(
+        z
+          .object({ token: z.string().min(1).max(1000) })
+          .extend(answerBodySchema.shape)
+          .strict(),
+      )
+      .min(1)
+      .max(MAX_BATCH),
+  })
+  .strict();
+
+/** Body of `POST /api/conversations/:id/stop` (nothing to say; `{}` or empty). */
+const stopBodySchema = z.object({}).strict();
+
+function parseBody<T>(
+  schema: z.ZodType<T>,
+  body: unknown,
+  code: 'invalid_answer' | 'invalid_request',
+): T {
+  const parsed = schema.safeParse(body);
+  if (parsed.success) return parsed.data;
+  throw new HttpError(
+    400,
+    code,
+    `invalid body: ${z.prettifyError(parsed.error).replaceAll('\n', ' ')}`,
+  );
+}
+
+function limitOf(url: URL, fallback: number): number {
+  const text = url.searchParams.get('limit');
+  if (text === null) return fallback;
+  const limit = Number(text);
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) {
+    throw new HttpError(
+      400,
+      'invalid_request',
+      `limit takes a whole number from 1 to ${MAX_LIMIT}`,
+    );
+  }
+  return limit;
+}
+
+function segment(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    throw new HttpError(400, 'invalid_request', 'malformed percent-encoding in the path');
+  }
+}
+
+/** Turns the store's typed errors into HTTP errors; anything else is passed on. */
+function storeError(error: unknown): unknown {
+  if (PauseNotFoundError.is(error)) {
+    return new HttpError(404, 'pause_not_found', error.message, { tokens: error.tokens }, error);
+  }
+  if (InvalidAnswerError.is(error))
+    return new HttpError(400, 'invalid_answer', error.message, undefined, error);
+  return error;
+}
+
+/** What the API routes need. */
+export interface ApiContext {
+  storage: Storage;
+  hub: EventHub;
+  known: KnownOutcomes;
+  /** Called after a write that may have answered pauses (wakes this process's wake loop). */
+  answered(): void;
+}
+
+type Route = {
+  method: 'GET' | 'POST';
+  pattern: RegExp;
+  handle: (
+    ctx: ApiContext,
+    match: string[],
+    req: IncomingMessage,
+    res: ServerResponse,
+    url: URL,
+  ) => Promise<void>;
+};
+
+const routes: Route[] = [
+  {
+    method: 'GET',
+    pattern: /^\/api\/pauses$/,
+    async handle(ctx, _m, _req, res, url) {
+      const pending = await ctx.storage.pauses().listPendingAll(limitOf(url, 100));
+      const now = Date.now();
+      sendJson(res, 200, { pauses: pending.map((p) => pauseView(p, now)) });
+    },
+  },
+  {
+    method: 'POST',
+    pattern: /^\/api\/pauses\/answer-batch$/,
+    async handle(ctx, _m, req, res) {
+      checkWrite(req);
+      const { answers } = parseBody(batchBodySchema, await readJson(req), 'invalid_answer');
+      const answered = await ctx.storage
+        .pauses()
+        .markResumedBatch(
+          answers.map(({ token, action, content }) => ({ token, answer: { action, content } })),
+        )
+        .catch((error) => Promise.reject(storeError(error)));
+      ctx.answered();
+      sendJson(res, 200, { answered, tokens: answers.map((a) => a.token) });
+    },
+  },
+  {
+    method: 'GET',
+    pattern: /^\/api\/pauses\/([^/]+)$/,
+    async handle(ctx, [token = ''], _req, res) {
+      const pause = await ctx.storage
+        .pauses()
+        .getByToken(segment(token))
+        .catch((error) => Promise.reject(storeError(error)));
+      sendJson(res, 200, { pause: pauseView(pause) });
+    },
+  },
+  {
+    method: 'POST',
+    pattern: /^\/api\/pauses\/([^/]+)\/answer$/,
+    async handle(ctx, [raw = ''], req, res) {
+      checkWrite(req);
+      const token = segment(raw);
+      const answer = parseBody(answerBodySchema, await readJson(req), 'invalid_answer');
+      await ctx.storage
+        .pauses()
+        .markResumed(token, answer)
+        .catch((error) => Promise.reject(storeError(error)));
+      ctx.answered();
+      sendJson(res, 200, { token, answer });
+    },
+  },
+  {
+    method: 'GET',
+    pattern: /^\/api\/recent$/,
+    async handle(ctx, _m, _req, res, url) {
+      sendJson(res, 200, { recent: await recentViews(ctx.storage, limitOf(url, 50), ctx.known) });
+    },
+  },
+  {
+    method: 'POST',
+    pattern: /^\/api\/conversations\/([^/]+)\/stop$/,
+    async handle(ctx, [raw = ''], req, res) {
+      checkWrite(req);
+      parseBody(stopBodySchema, await readJson(req), 'invalid_request');
+      const conversationId = segment(raw);
+      const closed = await stopConversation(ctx.storage, conversationId);
+      ctx.answered();
+      sendJson(res, 200, { conversationId, ...closed });
+    },
+  },
+  {
+    method: 'GET',
+    pattern: /^\/api\/events$/,
+    async handle(ctx, _m, _req, res) {
+      await ctx.hub.subscribe(res);
+    },
+  },
+];
+
+/** Serves one `/api/...` request; throws {@link HttpError} (or a store failure) on error. */
+export async function handleApi(
+  ctx: ApiContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+  url: URL,
+): Promise<void> {
+  const matching = routes
+    .map((route) => ({ route, match: route.pattern.exec(url.pathname) }))
+    .filter((r) => r.match !== null);
+  if (matching.length === 0) throw new HttpError(404, 'not_found', `no API route ${url.pathname}`);
+  const hit = matching.find((r) => r.route.method === req.method);
+  if (!hit) {
+    const allowed = [...new Set(matching.map((r) => r.route.method))].join(', ');
+    res.setHeader('allow', allowed);
+    throw new HttpError(
+      405,
+      'method_not_allowed',
+      `${req.method} is not allowed here; use ${allowed}`,
+    );
+  }
+  await hit.route.handle(ctx, hit.match?.slice(1) ?? [], req, res, url);
+}

@@ -1,0 +1,38 @@
+const marker = Symbol.for('runner.serve.HttpError');
+
+/** Error codes the approval center's API answers with, in `{ "error": { "code" } }`. */
+export type HttpErrorCode =
+  | 'unauthorized'
+  | 'forbidden_host'
+  | 'cross_origin'
+  | 'unsupported_media_type'
+  | 'payload_too_large'
+  | 'invalid_json'
+  | 'invalid_request'
+  | 'invalid_answer'
+  | 'pause_not_found'
+  | 'not_found'
+  | 'method_not_allowed'
+  | 'unavailable'
+  | 'internal';
+
+/** A failed request: its status and a stable code for `{ "error": { "code", "message" } }`. */
+export class HttpError extends Error {
+  readonly [marker] = true;
+  override readonly name = 'HttpError';
+
+  constructor(
+    readonly status: number,
+    readonly code: HttpErrorCode,
+    message: string,
+    readonly details?: Record<string, unknown>,
+    cause?: unknown,
+  ) {
+    super(message, cause === undefined ? {} : { cause });
+  }
+
+  /** True for an `HttpError`, also one from another copy of this module. */
+  static is(error: unknown): error is HttpError {
+    return typeof error === 'object' && error !== null && marker in error;
+  }
+}

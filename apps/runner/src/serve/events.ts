@@ -1,0 +1,198 @@
+import type { ServerResponse } from 'node:http';
+import type { ResumeAction } from '@x/askuser';
+import type { Storage } from '../storage.js';
+import { baseHeaders } from './http.js';
+import {
+  type KnownOutcomes,
+  type PauseView,
+  pauseView,
+  type RecentView,
+  type RunOutcome,
+  recentViews,
+} from './views.js';
+
+/** What `GET /api/events` streams (the SSE `event:` is the `type`). */
+export type ServeEvent =
+  | { type: 'pause-created'; token: string; conversationId: string; kind: string; question: string }
+  | { type: 'pause-answered'; token: string; conversationId: string; action: ResumeAction | null }
+  | {
+      type: 'run-resumed';
+      token: string;
+      conversationId: string;
+      action: ResumeAction | null;
+      outcome: RunOutcome | null;
+    }
+  | { type: 'run-completed'; token: string; conversationId: string };
+
+const WINDOW = 200;
+const KEEPALIVE_MS = 15_000;
+const REMEMBERED = 5_000;
+
+type Seen = { rank: number; view: PauseView | RecentView };
+
+// pending 0 → answered 1 → resumed 2 (closed stays at 1: no run will follow).
+function rankOf(view: RecentView): number {
+  return view.status === 'pending' ? 0 : view.status === 'resumed' ? 2 : 1;
+}
+
+/**
+ * The live feed of `GET /api/events`. Every event comes from ONE place, a diff of
+ * database snapshots, so it is the same whoever changed the database (this server's API,
+ * its wake loop, another process on PostgreSQL) and never sent twice. Notifications
+ * (LISTEN/NOTIFY, this process's own writes) only make the next snapshot come sooner;
+ * `pollMs` is the fallback for what no one notifies (a run finished by another process).
+ * Snapshots are taken only while a page is connected.
+ */
+export class EventHub {
+  readonly #clients = new Set<ServerResponse>();
+  readonly #storage: Storage;
+  readonly #pollMs: number;
+  readonly #known: KnownOutcomes;
+  readonly #onError: (error: unknown) => void;
+  #seen = new Map<string, Seen>();
+  #active = false;
+  // Each start gets a generation, so a loop left over from a stop never runs beside a new one.
+  #generation = 0;
+  #poked = false;
+  #wakeUp: () => void = () => {};
+  #ready: Promise<void> | undefined;
+  #loop: Promise<void> | undefined;
+  #keepalive: NodeJS.Timeout | undefined;
+
+  constructor(options: {
+    storage: Storage;
+    pollMs: number;
+    known: KnownOutcomes;
+    onError: (error: unknown) => void;
+  }) {
+    this.#storage = options.storage;
+    this.#pollMs = options.pollMs;
+    this.#known = options.known;
+    this.#onError = options.onError;
+  }
+
+  /** Something may have changed: take the next snapshot now. */
+  poke(): void {
+    this.#poked = true;
+    this.#wakeUp();
+  }
+
+  /** Streams events to `res` until the client goes away. */
+  async subscribe(res: ServerResponse): Promise<void> {
+    res.writeHead(200, {
+      ...baseHeaders,
+      'content-type': 'text/event-stream; charset=utf-8',
+      connection: 'keep-alive',
+    });
+    res.write('retry: 2000\n\n');
+    this.#clients.add(res);
+    res.on('close', () => {
+      this.#clients.delete(res);
+      if (this.#clients.size === 0) this.#stop();
+    });
+    if (!this.#active) this.#start();
+    try {
+      await this.#ready;
+    } catch {
+      // The first snapshot failed; the loop keeps trying and the page refetches anyway.
+    }
+    if (!res.writableEnded) res.write(`event: ready\ndata: {}\n\n`);
+  }
+
+  /** Ends every stream (server shutdown). */
+  async close(): Promise<void> {
+    for (const res of this.#clients) res.end();
+    this.#clients.clear();
+    this.#stop();
+    await this.#loop;
+  }
+
+  #send(event: ServeEvent): void {
+    const frame = `event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
+    for (const res of this.#clients) res.write(frame);
+  }
+
+  #start(): void {
+    this.#active = true;
+    const generation = ++this.#generation;
+    const current = () => this.#active && this.#generation === generation;
+    this.#seen = new Map();
+    let baselineDone: () => void = () => {};
+    let baselineFailed: (error: unknown) => void = () => {};
+    this.#ready = new Promise<void>((resolve, reject) => {
+      baselineDone = resolve;
+      baselineFailed = reject;
+    });
+    this.#ready.catch(() => {});
+    this.#keepalive = setInterval(() => {
+      for (const res of this.#clients) res.write(': keepalive\n\n');
+    }, KEEPALIVE_MS);
+    this.#keepalive.unref();
+    this.#loop = (async () => {
+      let first = true;
+      while (current()) {
+        this.#poked = false;
+        try {
+          await this.#snapshot(first);
+          if (first) baselineDone();
+          first = false;
+        } catch (error) {
+          if (first) baselineFailed(error);
+          this.#onError(error);
+        }
+        if (this.#poked || !current()) continue;
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, this.#pollMs);
+          timer.unref();
+          this.#wakeUp = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+      }
+    })();
+  }
+
+  #stop(): void {
+    this.#active = false;
+    clearInterval(this.#keepalive);
+    this.#wakeUp();
+  }
+
+  async #snapshot(baseline: boolean): Promise<void> {
+    const pauses = this.#storage.pauses();
+    const pending = (await pauses.listPendingAll(WINDOW)).map((p) => pauseView(p));
+    const recent = await recentViews(this.#storage, WINDOW, this.#known);
+    const next = new Map<string, Seen>();
+    for (const view of recent) next.set(view.token, { rank: rankOf(view), view });
+    for (const view of pending) next.set(view.token, { rank: 0, view });
+    if (!baseline) {
+      for (const [token, now] of next) {
+        const before = this.#seen.get(token)?.rank ?? -1;
+        if (now.rank > before) this.#emitTransitions(before, now);
+      }
+    }
+    // Remember tokens that slid out of the window too (up to a bound), so they never look
+    // new again.
+    for (const [token, seen] of this.#seen) {
+      if (next.size >= REMEMBERED) break;
+      if (!next.has(token)) next.set(token, seen);
+    }
+    this.#seen = next;
+  }
+
+  #emitTransitions(before: number, now: Seen): void {
+    const { view } = now;
+    const action = 'answer' in view ? (view.answer?.action ?? null) : null;
+    const base = { token: view.token, conversationId: view.conversationId };
+    if (before < 0) {
+      this.#send({ type: 'pause-created', ...base, kind: view.kind, question: view.question });
+    }
+    if (before < 1 && now.rank >= 1) this.#send({ type: 'pause-answered', ...base, action });
+    if (before < 2 && now.rank >= 2) {
+      const outcome = 'outcome' in view ? view.outcome : null;
+      this.#send({ type: 'run-resumed', ...base, action, outcome });
+      if (outcome === 'completed') this.#send({ type: 'run-completed', ...base });
+    }
+  }
+}

@@ -1,0 +1,245 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { ASKUSER_ANSWERED_CHANNEL, ASKUSER_CREATED_CHANNEL } from '@x/askuser';
+import postgres from 'postgres';
+import type { ModelFor, Resumed } from '../executive.js';
+import type { Storage } from '../storage.js';
+import { wake } from '../wake.js';
+import { type ApiContext, handleApi } from './api.js';
+import { HttpError } from './errors.js';
+import { EventHub } from './events.js';
+import { checkHost, checkToken, isLoopback, sameSecret, sendError, TOKEN_COOKIE } from './http.js';
+import { isAsset, sendAsset } from './static.js';
+import type { RunOutcome } from './views.js';
+
+export { HttpError, type HttpErrorCode } from './errors.js';
+export type { ServeEvent } from './events.js';
+export { MAX_BODY_BYTES } from './http.js';
+export type { PauseStatus, PauseView, RecentView, RunOutcome } from './views.js';
+
+/** Options of {@link startServe}. */
+export interface ServeOptions {
+  /** Address to bind; default `127.0.0.1`. Anything but loopback needs `token`. */
+  host?: string;
+  /** Port; `0` picks a free one (read it from the returned `url`). Default 4319. */
+  port?: number;
+  /** Access token every request must present (Bearer header, or the page's cookie). */
+  token?: string | undefined;
+  /** Host the wake loop in this process (default true): one process owns PGlite. */
+  wake?: boolean;
+  /** The model for a resumed run (from its saved model id). */
+  modelFor: ModelFor;
+  /** PostgreSQL URL, to LISTEN for new and answered questions (not needed when embedded). */
+  databaseUrl?: string | undefined;
+  /** A run was resumed by the hosted wake loop. */
+  onResumed?: (resumed: Resumed) => void;
+  /** Something went wrong in the background (a resume, the database, a request). */
+  onError?: (message: string) => void;
+}
+
+/** A running approval center. */
+export interface ServeHandle {
+  /** Where it listens, e.g. `http://127.0.0.1:4319/`. */
+  readonly url: string;
+  /** Stops the server, the event feed and the hosted wake loop (resumes in flight finish). */
+  close(): Promise<void>;
+}
+
+/** Refused to start: a non-loopback bind without a token. */
+export class ServeConfigError extends Error {
+  override readonly name = 'ServeConfigError';
+  readonly usage = true;
+}
+
+/**
+ * Throws {@link ServeConfigError} when `host` is not loopback and there is no token: the
+ * server refuses to start rather than expose unauthenticated answers.
+ */
+export function assertServeAllowed(host: string, token: string | undefined): void {
+  if (!isLoopback(host) && !token) {
+    throw new ServeConfigError(
+      `binding ${host} exposes the approval center beyond this machine: give --token TOKEN (or RUNNER_TOKEN), or bind 127.0.0.1`,
+    );
+  }
+}
+
+const KNOWN_LIMIT = 10_000;
+
+function toHttpError(error: unknown): { error: HttpError; unexpected: boolean } {
+  if (HttpError.is(error)) return { error, unexpected: false };
+  const code =
+    (error as { code?: string; cause?: { code?: string } })?.code ??
+    (error as { cause?: { code?: string } })?.cause?.code;
+  if (code === 'ECONNREFUSED' || code === 'CONNECT_TIMEOUT' || code === 'unavailable') {
+    return {
+      error: new HttpError(503, 'unavailable', 'the database is unavailable; try again shortly'),
+      unexpected: true,
+    };
+  }
+  return {
+    error: new HttpError(500, 'internal', 'internal error; the server log has the details'),
+    unexpected: true,
+  };
+}
+
+/**
+ * Starts the approval center: the JSON API under `/api`, the live event feed, the page at
+ * `/`, and (unless `wake: false`) the wake loop that resumes answered runs.
+ *
+ * @example
+ * const storage = await openStorage({ dataDir: '.runner', command: 'serve', log: console.log });
+ * const server = await startServe(storage, { port: 0, modelFor: modelFromId });
+ * console.log(`open ${server.url}`);
+ * // ... later
+ * await server.close();
+ * await storage.close();
+ */
+export async function startServe(storage: Storage, options: ServeOptions): Promise<ServeHandle> {
+  const host = options.host ?? '127.0.0.1';
+  const loopback = isLoopback(host);
+  const token = options.token || undefined;
+  assertServeAllowed(host, token);
+  const onError = options.onError ?? (() => {});
+  const known = new Map<string, RunOutcome>();
+  const hub = new EventHub({
+    storage,
+    // On PostgreSQL, NOTIFY covers new and answered questions; the poll finds runs
+    // finished by other processes.
+    pollMs: storage.kind === 'postgres' ? 1_000 : 2_000,
+    known,
+    onError: (error) => onError(`event feed: ${(error as Error)?.message ?? error}`),
+  });
+  const localAnswered = new Set<(token: string) => void>();
+  const api: ApiContext = {
+    storage,
+    hub,
+    known,
+    answered() {
+      hub.poke();
+      for (const listener of localAnswered) listener('');
+    },
+  };
+
+  let listener: postgres.Sql | undefined;
+  if (storage.kind === 'postgres' && options.databaseUrl) {
+    listener = postgres(options.databaseUrl, { max: 1, onnotice: () => {} });
+    try {
+      await listener.listen(ASKUSER_CREATED_CHANNEL, () => hub.poke());
+      await listener.listen(ASKUSER_ANSWERED_CHANNEL, () => hub.poke());
+    } catch (error) {
+      await listener.end({ timeout: 1 });
+      throw error;
+    }
+  }
+
+  let stopWake: () => void = () => {};
+  let wakeLoop: Promise<unknown> = Promise.resolve();
+  if (options.wake !== false) {
+    // Embedded: no other process can answer, so this server's own writes wake the loop.
+    const wakeStorage: Storage =
+      storage.listenAnswered !== undefined
+        ? storage
+        : {
+            ...storage,
+            async listenAnswered(onToken) {
+              localAnswered.add(onToken);
+              return async () => {
+                localAnswered.delete(onToken);
+              };
+            },
+          };
+    const stopped = new Promise<void>((resolve) => {
+      stopWake = resolve;
+    });
+    wakeLoop = wake(wakeStorage, {
+      once: false,
+      concurrency: 1,
+      pollMs: storage.kind === 'postgres' ? 5_000 : 1_000,
+      modelFor: options.modelFor,
+      observerFor: () => ({ event: () => {} }),
+      onResumed: (resumed) => {
+        known.set(resumed.token, resumed.result.status);
+        if (known.size > KNOWN_LIMIT) known.delete(known.keys().next().value as string);
+        hub.poke();
+        options.onResumed?.(resumed);
+      },
+      onRetry: (t, error, wait) =>
+        onError(
+          `resuming ${t} failed (${(error as Error)?.message ?? error}); it stays answered, retry in ${Math.round(wait / 1000)}s`,
+        ),
+      onUnavailable: (error, wait) =>
+        onError(
+          `database unavailable (${(error as Error)?.message ?? error}); retrying in ${Math.round(wait / 1000)}s`,
+        ),
+      stop: stopped,
+    }).catch((error) => onError(`wake loop stopped: ${(error as Error)?.message ?? error}`));
+  }
+
+  const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    try {
+      const url = new URL(req.url ?? '/', 'http://localhost');
+      if (loopback) checkHost(req);
+      if (token && req.method === 'GET' && url.pathname === '/' && url.searchParams.has('token')) {
+        // Signs the browser in once: the token moves into an HttpOnly cookie and out of
+        // the address bar (and history).
+        if (!sameSecret(url.searchParams.get('token') ?? '', token)) checkToken(req, token);
+        res.writeHead(303, {
+          location: '/',
+          'set-cookie': `${TOKEN_COOKIE}=${encodeURIComponent(token)}; HttpOnly; SameSite=Strict; Path=/`,
+          'cache-control': 'no-store',
+        });
+        res.end();
+        return;
+      }
+      if (token) checkToken(req, token);
+      if (url.pathname.startsWith('/api/')) {
+        await handleApi(api, req, res, url);
+        return;
+      }
+      if (isAsset(url.pathname)) {
+        if (req.method !== 'GET' && req.method !== 'HEAD') {
+          res.setHeader('allow', 'GET, HEAD');
+          throw new HttpError(
+            405,
+            'method_not_allowed',
+            `${req.method} is not allowed here; use GET`,
+          );
+        }
+        await sendAsset(res, url.pathname, req.method === 'HEAD');
+        return;
+      }
+      throw new HttpError(404, 'not_found', `nothing at ${url.pathname}`);
+    } catch (caught) {
+      const { error, unexpected } = toHttpError(caught);
+      if (unexpected) onError(`${req.method} ${req.url}: ${(caught as Error)?.message ?? caught}`);
+      sendError(res, error);
+    }
+  };
+
+  const server = createServer((req, res) => {
+    void handle(req, res);
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 4319, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address() as AddressInfo;
+  const shown = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+
+  return {
+    url: `http://${shown}:${address.port}/`,
+    async close() {
+      stopWake();
+      await hub.close();
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      await wakeLoop;
+      await listener?.end({ timeout: 2 });
+    },
+  };
+}

@@ -1,0 +1,219 @@
+import { closeSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
+import path from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import { ASKUSER_ANSWERED_CHANNEL, AskUserStore, migrate as migrateAskUser } from '@x/askuser';
+import type { ContinuationStore } from '@x/continuation';
+import { FileContinuationStore, sessionDir } from '@x/continuation/file';
+import {
+  migrate as migrateContinuations,
+  PostgresContinuationStore,
+} from '@x/continuation-postgres';
+import type { CheckpointStore } from '@x/session';
+import { FileCheckpointStore } from '@x/session/file';
+import { migrate as migrateCheckpoints, PostgresCheckpointStore } from '@x/session-postgres';
+import { sql } from 'drizzle-orm';
+import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
+import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
+import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
+import postgres from 'postgres';
+
+/** A drizzle database or transaction handle, on postgres.js or PGlite. */
+export type Db = PgDatabase<PgQueryResultHKT, Record<string, unknown>>;
+
+/** Where the runner keeps its state, and the stores over it. */
+export interface Storage {
+  readonly kind: 'embedded' | 'postgres';
+  /** For messages: the data folder, or the server without credentials. */
+  readonly where: string;
+  readonly db: Db;
+  /** Runs `fn` in one transaction of the database. */
+  transaction<T>(fn: (tx: Db) => Promise<T>): Promise<T>;
+  /** The pause rows of the unattended executive (`paused_states`). */
+  pauses(tx?: Db): AskUserStore;
+  /** The unattended executive's continuations, in the same database as the pauses. */
+  continuations(tx?: Db): ContinuationStore;
+  /** A chat session's continuations: files under the data folder, or the server. */
+  chatContinuations(sessionId: string): ContinuationStore;
+  /** Session checkpoints of interactive chats. */
+  readonly checkpoints: CheckpointStore;
+  /**
+   * Calls `onToken` when an answer lands (LISTEN/NOTIFY). Undefined where no other process
+   * can notify (the embedded default): poll instead.
+   */
+  listenAnswered?(onToken: (token: string) => void): Promise<() => Promise<void>>;
+  close(): Promise<void>;
+}
+
+/** The data folder is held by another live process. */
+export class DataFolderLockedError extends Error {
+  override readonly name = 'DataFolderLockedError';
+}
+
+interface LockHolder {
+  pid: number;
+  command: string;
+  since: string;
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+// PGlite is one process's database: a second process opening the same folder would
+// corrupt it, so the folder is locked with an exclusively created file naming the holder.
+function lockDataFolder(dir: string, command: string): () => void {
+  const file = path.join(dir, 'runner.lock');
+  for (let attempt = 0; attempt < 3; attempt++) {
+    try {
+      const fd = openSync(file, 'wx');
+      const holder: LockHolder = { pid: process.pid, command, since: new Date().toISOString() };
+      writeSync(fd, JSON.stringify(holder));
+      closeSync(fd);
+      const release = () => {
+        try {
+          const current = JSON.parse(readFileSync(file, 'utf8')) as LockHolder;
+          if (current.pid === process.pid) unlinkSync(file);
+        } catch {
+          // Already gone.
+        }
+      };
+      process.once('exit', release);
+      return release;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      let holder: LockHolder | undefined;
+      try {
+        holder = JSON.parse(readFileSync(file, 'utf8')) as LockHolder;
+      } catch {
+        // A holder that died while writing its lock: treat as stale.
+      }
+      if (holder && alive(holder.pid)) {
+        throw new DataFolderLockedError(
+          `the data folder ${dir} is in use by \`runner ${holder.command}\` (pid ${holder.pid}, since ${holder.since}). ` +
+            'Stop that process, use another --data folder, or set DATABASE_URL so that several processes share one PostgreSQL.',
+        );
+      }
+      unlinkSync(file);
+    }
+  }
+  throw new DataFolderLockedError(`could not lock the data folder ${dir}`);
+}
+
+/** Applies every package's migrations (idempotent). */
+export async function migrateAll(db: Db): Promise<void> {
+  await migrateAskUser(db);
+  await migrateContinuations(db);
+  await migrateCheckpoints(db);
+}
+
+async function needsMigration(db: Db): Promise<boolean> {
+  const result = (await db.execute(
+    sql`select to_regclass('aura.paused_states') is null as missing`,
+  )) as unknown;
+  const rows = Array.isArray(result) ? result : ((result as { rows: unknown[] }).rows ?? []);
+  return Boolean((rows[0] as { missing?: boolean } | undefined)?.missing);
+}
+
+/** Options of {@link openStorage}. */
+export interface OpenStorageOptions {
+  /** The embedded default's data folder. */
+  dataDir: string;
+  /** PostgreSQL URL; when set, everything lives there. */
+  databaseUrl?: string | undefined;
+  /** The command opening it, named in the lock file. */
+  command: string;
+  /** Where to say that migrations were applied. */
+  log: (line: string) => void;
+}
+
+/**
+ * Opens the embedded default (PGlite + files in `dataDir`) or, with `databaseUrl`,
+ * PostgreSQL. Applies migrations on first use, saying so.
+ */
+export async function openStorage(options: OpenStorageOptions): Promise<Storage> {
+  const storage = options.databaseUrl
+    ? await openPostgres(options.databaseUrl)
+    : await openEmbedded(options.dataDir, options.command);
+  try {
+    if (await needsMigration(storage.db)) {
+      options.log(`setting up the database in ${storage.where} (first use: applying migrations)`);
+    }
+    await migrateAll(storage.db);
+  } catch (error) {
+    await storage.close();
+    throw error;
+  }
+  return storage;
+}
+
+function sqlStores(db: Db) {
+  return {
+    db,
+    transaction: <T>(fn: (tx: Db) => Promise<T>) => db.transaction((tx) => fn(tx as unknown as Db)),
+    pauses: (tx?: Db) => new AskUserStore(tx ?? db),
+    continuations: (tx?: Db): ContinuationStore => new PostgresContinuationStore(tx ?? db),
+  };
+}
+
+async function openEmbedded(dataDir: string, command: string): Promise<Storage> {
+  const dir = path.resolve(dataDir);
+  mkdirSync(dir, { recursive: true });
+  const release = lockDataFolder(dir, command);
+  try {
+    const client = new PGlite(path.join(dir, 'pglite'));
+    await client.waitReady;
+    const db = drizzlePglite({ client }) as unknown as Db;
+    return {
+      kind: 'embedded',
+      where: dir,
+      ...sqlStores(db),
+      chatContinuations: (sessionId) =>
+        new FileContinuationStore(sessionDir(path.join(dir, 'chats'), sessionId)),
+      checkpoints: new FileCheckpointStore({ directory: path.join(dir, 'sessions') }),
+      async close() {
+        try {
+          await client.close();
+        } finally {
+          release();
+        }
+      },
+    };
+  } catch (error) {
+    release();
+    throw error;
+  }
+}
+
+function describeUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    return `postgres://${u.host}${u.pathname}`;
+  } catch {
+    return 'the DATABASE_URL server';
+  }
+}
+
+async function openPostgres(url: string): Promise<Storage> {
+  const client = postgres(url, { onnotice: () => {}, max: 10 });
+  const db = drizzlePostgres({ client }) as unknown as Db;
+  const stores = sqlStores(db);
+  return {
+    kind: 'postgres',
+    where: describeUrl(url),
+    ...stores,
+    chatContinuations: () => stores.continuations(),
+    checkpoints: new PostgresCheckpointStore(db),
+    async listenAnswered(onToken) {
+      const subscription = await client.listen(ASKUSER_ANSWERED_CHANNEL, (token) => onToken(token));
+      return () => subscription.unlisten();
+    },
+    async close() {
+      await client.end({ timeout: 5 });
+    },
+  };
+}

@@ -1,0 +1,150 @@
+import type { ToolResultBlock, ToolUseBlock } from '@x/wire';
+import { toolResult } from '@x/wire';
+import { z } from 'zod';
+import type { ToolSpec } from './model/model.js';
+
+/** The tools that stop the turn to wait for a person. */
+export const HUMAN_TOOLS = ['ask_user', 'approve'] as const;
+export type HumanToolName = (typeof HUMAN_TOOLS)[number];
+
+/** True for `ask_user` and `approve`. */
+export function isHumanTool(name: string): name is HumanToolName {
+  return (HUMAN_TOOLS as readonly string[]).includes(name);
+}
+
+export const AskUserInputSchema = z.object({
+  question: z.string().min(1).describe('The question, in one or two sentences.'),
+  options: z.array(z.string().min(1)).optional().describe('Choices to offer, if any.'),
+  priority: z.number().int().min(0).max(10).optional().describe('0 (default) to 10; higher first.'),
+});
+
+export const ApproveInputSchema = z.object({
+  action: z.string().min(1).describe('What will be done once approved.'),
+  details: z.string().optional().describe('Cost, risk, or anything the person should know.'),
+});
+
+const TodoInput = z.object({
+  id: z.string().min(1),
+  content: z.string(),
+  status: z.enum(['pending', 'in_progress', 'completed']),
+});
+
+const ordinaryTools = {
+  get_weather: {
+    description: 'Current weather for a city.',
+    input: z.object({ city: z.string().min(1) }),
+    run: ({ city }: { city: string }) => {
+      // Deterministic, so scripted runs and tests are repeatable.
+      const seed = [...city].reduce((sum, c) => sum + c.charCodeAt(0), 0);
+      const sky = ['sunny', 'cloudy', 'light rain', 'clear'][seed % 4];
+      return `${sky}, ${12 + (seed % 15)}°C`;
+    },
+  },
+  add: {
+    description: 'Adds numbers.',
+    input: z.object({ numbers: z.array(z.number()).min(1) }),
+    run: ({ numbers }: { numbers: number[] }) => String(numbers.reduce((a, b) => a + b, 0)),
+  },
+  update_plan: {
+    description: 'Replaces the plan: the list of todos and their status.',
+    input: z.object({ todos: z.array(TodoInput) }),
+    run: ({ todos }: { todos: z.infer<typeof TodoInput>[] }) =>
+      `plan updated: ${todos.filter((t) => t.status === 'completed').length}/${todos.length} done`,
+  },
+} as const;
+
+type OrdinaryToolName = keyof typeof ordinaryTools;
+
+/** What every model is offered. */
+export const toolSpecs: ToolSpec[] = [
+  {
+    name: 'ask_user',
+    description:
+      'Ask the person a question and wait for the answer. Call it alone: never with other tools in the same message.',
+    inputSchema: z.toJSONSchema(AskUserInputSchema) as Record<string, unknown>,
+  },
+  {
+    name: 'approve',
+    description:
+      'Ask the person to approve an action before doing it. Call it alone: never with other tools in the same message.',
+    inputSchema: z.toJSONSchema(ApproveInputSchema) as Record<string, unknown>,
+  },
+  ...Object.entries(ordinaryTools).map(([name, tool]) => ({
+    name,
+    description: tool.description,
+    inputSchema: z.toJSONSchema(tool.input) as Record<string, unknown>,
+  })),
+];
+
+/** Hooks a tool may use while it runs. */
+export interface ToolContext {
+  progress(message: string): void;
+  planUpdated(todos: z.infer<typeof TodoInput>[]): void;
+}
+
+/** Runs an ordinary tool; a bad call becomes an error result the model can read. */
+export function runTool(use: ToolUseBlock, context: ToolContext): ToolResultBlock {
+  const tool = ordinaryTools[use.name as OrdinaryToolName];
+  if (!tool) return toolResult(use.id, `unknown tool "${use.name}"`, { isError: true });
+  const input = tool.input.safeParse(use.input);
+  if (!input.success) {
+    return toolResult(use.id, `invalid input: ${z.prettifyError(input.error)}`, { isError: true });
+  }
+  context.progress(`${use.name} ${JSON.stringify(use.input)}`);
+  if (use.name === 'update_plan') {
+    context.planUpdated((input.data as { todos: z.infer<typeof TodoInput>[] }).todos);
+  }
+  return toolResult(use.id, (tool.run as (i: unknown) => string)(input.data));
+}
+
+/** The error result for a human tool that was called next to others. */
+export function askAloneResult(use: ToolUseBlock): ToolResultBlock {
+  return toolResult(
+    use.id,
+    `${use.name} was not run: it must be the only tool call in its message, because the turn stops there to wait for a person. The other tool calls of that message were run. Call ${use.name} again, alone.`,
+    { isError: true },
+  );
+}
+
+/** How a person answered (the MCP elicitation model). */
+export type HumanAnswer =
+  | { action: 'accept'; content: string }
+  | { action: 'decline'; content: string }
+  | { action: 'cancel'; content: string };
+
+/** The start of a declined answer's tool result. */
+export const DECLINED_PREFIX = 'The user declined';
+
+/** The tool result that carries an accepted or declined answer back to the model. */
+export function answerResult(toolUseId: string, answer: HumanAnswer): ToolResultBlock {
+  if (answer.action === 'accept') return toolResult(toolUseId, answer.content);
+  const reason = answer.content.trim();
+  return toolResult(toolUseId, reason ? `${DECLINED_PREFIX}: ${reason}` : `${DECLINED_PREFIX}.`);
+}
+
+/** The question a human tool call asks, as plain fields for a pause row. */
+export interface Question {
+  kind: HumanToolName;
+  question: string;
+  options: string[] | null;
+  priority: number;
+}
+
+/** The question of a human tool call, or an error text when the model's input is bad. */
+export function questionOf(use: ToolUseBlock): Question | { error: string } {
+  if (use.name === 'approve') {
+    const input = ApproveInputSchema.safeParse(use.input);
+    if (!input.success) return { error: z.prettifyError(input.error) };
+    const { action, details } = input.data;
+    const question = details ? `Approve: ${action}? (${details})` : `Approve: ${action}?`;
+    return { kind: 'approve', question, options: null, priority: 5 };
+  }
+  const input = AskUserInputSchema.safeParse(use.input);
+  if (!input.success) return { error: z.prettifyError(input.error) };
+  return {
+    kind: 'ask_user',
+    question: input.data.question,
+    options: input.data.options ?? null,
+    priority: input.data.priority ?? 0,
+  };
+}

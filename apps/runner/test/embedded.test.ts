@@ -1,0 +1,193 @@
+import { rmSync } from 'node:fs';
+import { afterAll, describe, expect, it } from 'vitest';
+import { finished, runCli, startCli, tempDataDir, waitForOutput } from './run-cli.js';
+import { expectPaired } from './transcript.js';
+
+const dirs: string[] = [];
+function dataDir(): string {
+  const dir = tempDataDir();
+  dirs.push(dir);
+  return dir;
+}
+afterAll(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+const last = <T>(list: T[]): T => list[list.length - 1] as T;
+
+describe('runner on the embedded default (PGlite + files)', { timeout: 300_000 }, () => {
+  it('prints help for every command and exits 2 on an unknown one', async () => {
+    for (const command of [
+      'exec',
+      'answer',
+      'wake',
+      'stop',
+      'paused-states',
+      'chat',
+      'migrate',
+      'demo',
+    ]) {
+      const help = await runCli([command, '--help']);
+      expect(help.code, command).toBe(0);
+      expect(help.stdout).toContain('usage: runner');
+    }
+    const unknown = await runCli(['fly']);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('unknown command "fly"');
+  });
+
+  it('exec → answer → wake --once, three times, completes with every tool_use answered once', async () => {
+    const data = dataDir();
+    const exec = await runCli([
+      'exec',
+      'Plan me a trip',
+      '--conversation',
+      'trip-1',
+      '--data',
+      data,
+      '--json',
+    ]);
+    expect(exec.code).toBe(0);
+    let waiting = last(exec.events);
+    expect(waiting).toMatchObject({
+      type: 'run-waiting',
+      status: 'waiting',
+      question: 'Where would you like to go?',
+    });
+
+    const answers = [
+      ['--option', '2'],
+      ['--accept', '5'],
+      ['--accept', 'yes'],
+    ];
+    let completed: Record<string, unknown> | undefined;
+    for (const answer of answers) {
+      const token = waiting.token as string;
+      const answered = await runCli(['answer', token, ...answer, '--data', data]);
+      expect(answered.code, answered.stderr).toBe(0);
+      const woke = await runCli(['wake', '--once', '--data', data, '--json']);
+      expect(woke.code, woke.stderr).toBe(0);
+      expect(woke.events.filter((e) => e.type === 'resumed')).toHaveLength(1);
+      const end = last(woke.events);
+      if (end.type === 'run-completed') completed = end;
+      else waiting = end;
+    }
+    expect(completed).toBeDefined();
+    const messages = expectPaired(completed?.messages);
+    expect(JSON.stringify(messages.at(-1))).toContain('Booked: Kyoto, 5 days');
+
+    // The answered token is gone: answering again fails clearly, changing nothing.
+    const again = await runCli([
+      'answer',
+      waiting.token as string,
+      '--accept',
+      'x',
+      '--data',
+      data,
+    ]);
+    expect(again.code).toBe(3);
+    expect(again.stderr).toContain(waiting.token as string);
+    const nothing = await runCli(['wake', '--once', '--data', data, '--json']);
+    expect(nothing.events.filter((e) => e.type === 'resumed')).toHaveLength(0);
+  });
+
+  it('decline tells the model; cancel ends the run without resuming it', async () => {
+    const data = dataDir();
+    const exec = await runCli(['exec', 'Plan', '--conversation', 'c', '--data', data, '--json']);
+    const token = last(exec.events).token as string;
+    expect((await runCli(['answer', token, '--decline', 'not now', '--data', data])).code).toBe(0);
+    const woke = await runCli(['wake', '--once', '--data', data, '--json']);
+    const next = last(woke.events);
+    expect(next.type).toBe('run-waiting');
+    const cancel = await runCli(['answer', next.token as string, '--cancel', '--data', data]);
+    expect(cancel.code).toBe(0);
+    const done = await runCli(['wake', '--once', '--data', data, '--json']);
+    expect(done.events.filter((e) => e.type === 'model-call')).toHaveLength(0);
+    expect(last(done.events)).toMatchObject({ type: 'run-cancelled', conversationId: 'c' });
+  });
+
+  it('runs ordinary tools to completion, and handles ask_user next to a sibling without suspending', async () => {
+    const data = dataDir();
+    const tools = await runCli([
+      'exec',
+      'Budget',
+      '--model',
+      'scripted:tools',
+      '--data',
+      data,
+      '--json',
+    ]);
+    expect(last(tools.events).type).toBe('run-completed');
+    expectPaired(last(tools.events).messages);
+    expect(tools.events.some((e) => e.type === 'plan-updated')).toBe(true);
+
+    const siblings = await runCli([
+      'exec',
+      'Kyoto',
+      '--model',
+      'scripted:siblings',
+      '--conversation',
+      's',
+      '--data',
+      data,
+      '--json',
+    ]);
+    const waiting = last(siblings.events);
+    expect(waiting).toMatchObject({ type: 'run-waiting', question: 'Which month do you travel?' });
+    expect(siblings.events.filter((e) => e.type === 'model-call')).toHaveLength(2);
+    await runCli(['answer', waiting.token as string, '--option', '1', '--data', data]);
+    const woke = await runCli(['wake', '--once', '--data', data, '--json']);
+    const done = last(woke.events);
+    expect(done.type).toBe('run-completed');
+    const messages = expectPaired(done.messages);
+    // The sibling ran once; the first ask_user got the "ask alone" error result.
+    const results = JSON.stringify(messages);
+    expect(results.match(/"name":"get_weather"/g)).toHaveLength(1);
+    expect(results).toContain('must be the only tool call');
+    expect(JSON.stringify(messages.at(-1))).toContain('Kyoto in April');
+  });
+
+  it('stop closes every open question; exec on a conversation with an open question stops it first', async () => {
+    const data = dataDir();
+    const first = await runCli(['exec', 'Plan', '--conversation', 'k', '--data', data, '--json']);
+    const token = last(first.events).token as string;
+    const second = await runCli(['exec', 'Plan again', '--conversation', 'k', '--data', data]);
+    expect(second.code).toBe(0);
+    expect(second.stdout).toContain('stopped 1 open question(s) of k first');
+    expect((await runCli(['answer', token, '--accept', 'x', '--data', data])).code).toBe(3);
+
+    const stop = await runCli(['stop', 'k', '--data', data, '--json']);
+    expect(last(stop.events)).toMatchObject({ type: 'stopped', pauses: 1, continuations: 1 });
+    const list = await runCli(['paused-states', 'list', '--data', data, '--json']);
+    expect(list.events).toHaveLength(0);
+    const all = await runCli(['paused-states', 'list', '--all', '--data', data, '--json']);
+    expect(all.events).toHaveLength(2);
+    expect(all.events.every((e) => e.resumed === true)).toBe(true);
+    const purge = await runCli([
+      'paused-states',
+      'purge',
+      '--older-than',
+      '0s',
+      '--data',
+      data,
+      '--json',
+    ]);
+    expect(last(purge.events)).toMatchObject({ type: 'purged', deleted: 2 });
+  });
+
+  it('refuses bad usage with exit 2 and a second process on the data folder with exit 4', async () => {
+    const data = dataDir();
+    expect((await runCli(['exec', '--data', data])).code).toBe(2);
+    expect((await runCli(['answer', 'tok', '--data', data])).code).toBe(2);
+    expect(
+      (await runCli(['paused-states', 'purge', '--older-than', 'soon', '--data', data])).code,
+    ).toBe(2);
+    const wake = startCli(['wake', '--data', data]);
+    await waitForOutput(wake, 'waiting for answers');
+    const blocked = await runCli(['exec', 'x', '--data', data]);
+    expect(blocked.code).toBe(4);
+    expect(blocked.stderr).toContain('in use by `runner wake`');
+    wake.kill('SIGINT');
+    expect((await finished(wake)).code).toBe(0);
+  });
+});

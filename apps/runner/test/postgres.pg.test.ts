@@ -1,0 +1,113 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { createTestDatabase, serverForTests, type TestDatabase } from '@internal/pg-test';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { finished, runCli, startCli, waitForOutput } from './run-cli.js';
+import { expectPaired } from './transcript.js';
+
+const server = await serverForTests();
+const last = <T>(list: T[]): T => list[list.length - 1] as T;
+
+describe.skipIf(!server)('runner on a PostgreSQL server', { timeout: 300_000 }, () => {
+  let database: TestDatabase;
+  let env: Record<string, string>;
+  const scratch = mkdtempSync(path.join(tmpdir(), 'runner-pg-'));
+
+  beforeAll(async () => {
+    database = await createTestDatabase(server);
+    env = { DATABASE_URL: database.url };
+    const migrated = await runCli(['migrate'], { env });
+    expect(migrated.code, migrated.stderr).toBe(0);
+  });
+  afterAll(async () => {
+    rmSync(scratch, { recursive: true, force: true });
+    await database?.drop();
+  });
+
+  const exec = async (conversation: string, extra: string[] = []) => {
+    const run = await runCli(['exec', 'Plan', '--conversation', conversation, '--json', ...extra], {
+      env,
+    });
+    expect(run.code, run.stderr).toBe(0);
+    return last(run.events);
+  };
+
+  it('exec → answer → wake --once → completed, with every tool_use answered once', async () => {
+    let step = await exec('pg-1');
+    for (const answer of [
+      ['--option', '1'],
+      ['--accept', '3'],
+      ['--accept', 'ok'],
+    ]) {
+      expect((await runCli(['answer', step.token as string, ...answer], { env })).code).toBe(0);
+      const woke = await runCli(['wake', '--once', '--json'], { env });
+      expect(woke.code, woke.stderr).toBe(0);
+      step = last(woke.events);
+    }
+    expect(step.type).toBe('run-completed');
+    expectPaired(step.messages);
+  });
+
+  it('a wake killed during the resumed model call is completed by the next wake, once', async () => {
+    const waiting = await exec('pg-kill');
+    await runCli(['answer', waiting.token as string, '--option', '3'], { env });
+    const slow = startCli(['wake', '--once', '--json'], {
+      env: { ...env, RUNNER_SCRIPTED_DELAY_MS: '60000' },
+    });
+    await waitForOutput(slow, '"type":"model-call"');
+    slow.kill('SIGKILL');
+    const killed = await finished(slow);
+    expect(killed.events.filter((e) => e.type === 'resumed')).toHaveLength(0);
+
+    const second = await runCli(['wake', '--once', '--json'], { env });
+    expect(second.code, second.stderr).toBe(0);
+    // One model call for the resume (the killed one made one more that never finished).
+    expect(second.events.filter((e) => e.type === 'model-call')).toHaveLength(1);
+    expect(second.events.filter((e) => e.type === 'resumed')).toEqual([
+      expect.objectContaining({ token: waiting.token, status: 'waiting' }),
+    ]);
+    const third = await runCli(['wake', '--once', '--json'], { env });
+    expect(third.events.filter((e) => e.type === 'resumed')).toHaveLength(0);
+  });
+
+  it('three wake processes and 50 answered pauses: every pause is resumed exactly once', async () => {
+    const tokens: string[] = [];
+    for (let batch = 0; batch < 5; batch++) {
+      const runs = await Promise.all(
+        Array.from({ length: 10 }, (_, i) => exec(`many-${batch * 10 + i}`)),
+      );
+      tokens.push(...runs.map((r) => r.token as string));
+    }
+    const file = path.join(scratch, 'answers.json');
+    writeFileSync(
+      file,
+      JSON.stringify(tokens.map((token) => ({ token, action: 'accept', content: 'Lisbon' }))),
+    );
+    expect((await runCli(['answer', '--batch', file], { env })).code).toBe(0);
+
+    const wakes = await Promise.all(
+      [0, 1, 2].map(() => runCli(['wake', '--once', '--concurrency', '2', '--json'], { env })),
+    );
+    for (const w of wakes) expect(w.code, w.stderr).toBe(0);
+    const resumed = wakes.flatMap((w) => w.events.filter((e) => e.type === 'resumed'));
+    const calls = wakes.flatMap((w) => w.events.filter((e) => e.type === 'model-call'));
+    expect(resumed.map((e) => e.token).sort()).toEqual([...tokens].sort());
+    expect(calls).toHaveLength(50);
+    const leftover = await runCli(['wake', '--once', '--json'], { env });
+    expect(leftover.events.filter((e) => e.type === 'resumed')).toHaveLength(0);
+  });
+
+  it('a running wake picks up an answer as soon as it lands (LISTEN/NOTIFY)', async () => {
+    const waiting = await exec('pg-notify');
+    const wake = startCli(['wake', '--json'], { env });
+    try {
+      await new Promise((r) => setTimeout(r, 1_000));
+      await runCli(['answer', waiting.token as string, '--option', '2'], { env });
+      await waitForOutput(wake, '"type":"resumed"', 10_000);
+    } finally {
+      wake.kill('SIGINT');
+      await finished(wake);
+    }
+  });
+});

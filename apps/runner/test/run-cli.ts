@@ -1,0 +1,97 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The built CLI: these tests run the real `runner` binary, not in-process calls. */
+export const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
+
+export interface CliResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+  /** The JSON lines of stdout (with --json). */
+  events: Array<{ type: string } & Record<string, unknown>>;
+}
+
+/** A fresh data folder for the embedded default. */
+export function tempDataDir(): string {
+  return mkdtempSync(path.join(tmpdir(), 'runner-test-'));
+}
+
+function parseEvents(stdout: string): CliResult['events'] {
+  return stdout
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line));
+}
+
+/** Spawns the CLI; resolves when it exits. */
+export function runCli(
+  args: string[],
+  options: { env?: Record<string, string | undefined>; input?: string } = {},
+): Promise<CliResult> {
+  const child = startCli(args, options);
+  return finished(child);
+}
+
+/** Starts the CLI and returns the process (for kill tests and concurrent runs). */
+export function startCli(
+  args: string[],
+  options: { env?: Record<string, string | undefined>; input?: string } = {},
+): ChildProcess & { output: { stdout: string; stderr: string } } {
+  const env: Record<string, string | undefined> = {
+    ...process.env,
+    NO_COLOR: '1',
+    DATABASE_URL: '',
+  };
+  Object.assign(env, options.env);
+  const child = spawn(process.execPath, [CLI, ...args], {
+    env: env as NodeJS.ProcessEnv,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  }) as ChildProcess & { output: { stdout: string; stderr: string } };
+  child.output = { stdout: '', stderr: '' };
+  child.stdout?.on('data', (d) => {
+    child.output.stdout += d;
+  });
+  child.stderr?.on('data', (d) => {
+    child.output.stderr += d;
+  });
+  if (options.input !== undefined) child.stdin?.end(options.input);
+  return child;
+}
+
+/** Resolves when a started CLI exits. */
+export function finished(
+  child: ChildProcess & { output: { stdout: string; stderr: string } },
+): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (code, signal) =>
+      resolve({
+        code,
+        signal,
+        stdout: child.output.stdout,
+        stderr: child.output.stderr,
+        events: parseEvents(child.output.stdout),
+      }),
+    );
+  });
+}
+
+/** Resolves once the child's stdout contains `text`. */
+export async function waitForOutput(
+  child: ChildProcess & { output: { stdout: string } },
+  text: string,
+  timeoutMs = 120_000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!child.output.stdout.includes(text)) {
+    if (Date.now() > deadline || child.exitCode !== null) {
+      throw new Error(`timed out waiting for "${text}"; stdout so far:\n${child.output.stdout}`);
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}

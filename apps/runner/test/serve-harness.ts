@@ -1,0 +1,156 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
+
+/** The built CLI (RUNNER_TEST_CLI may point at another build of it). */
+export const CLI =
+  process.env.RUNNER_TEST_CLI ?? fileURLToPath(new URL('../dist/cli.js', import.meta.url));
+
+/** A `runner` process started by a test, with what it printed so far. */
+export interface Started {
+  child: ChildProcess;
+  stdout: () => string;
+  stderr: () => string;
+  /** SIGTERM, then the exit code. */
+  stop(): Promise<number | null>;
+}
+
+/** Starts the CLI with `args` (DATABASE_URL cleared unless `env` sets it). */
+export function start(args: string[], env: Record<string, string | undefined> = {}): Started {
+  const child = spawn(process.execPath, [CLI, ...args], {
+    env: {
+      ...process.env,
+      NO_COLOR: '1',
+      DATABASE_URL: '',
+      RUNNER_TOKEN: '',
+      ...env,
+    } as NodeJS.ProcessEnv,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  child.stdout?.on('data', (d) => {
+    out += d;
+  });
+  child.stderr?.on('data', (d) => {
+    err += d;
+  });
+  const exited = once(child, 'close').then(([code]) => code as number | null);
+  return {
+    child,
+    stdout: () => out,
+    stderr: () => err,
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      return exited;
+    },
+  };
+}
+
+/** Runs the CLI to its end. */
+export async function run(args: string[], env: Record<string, string | undefined> = {}) {
+  const started = start(args, env);
+  const code = await once(started.child, 'close').then(([c]) => c as number | null);
+  const events = started
+    .stdout()
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as { type: string } & Record<string, unknown>);
+  return { code, stdout: started.stdout(), stderr: started.stderr(), events };
+}
+
+/** Waits until `check` returns a value (not undefined/false), polling every 50 ms. */
+export async function until<T>(
+  check: () => T | undefined | false | Promise<T | undefined | false>,
+  what: string,
+  timeoutMs = 20_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** A running `runner serve` and the URL it printed. */
+export interface Served extends Started {
+  url: string;
+}
+
+/** Starts `runner serve --port 0 --json ...` and waits for the URL it listens on. */
+export async function serve(
+  args: string[],
+  env: Record<string, string | undefined> = {},
+): Promise<Served> {
+  const started = start(['serve', '--port', '0', '--json', ...args], env);
+  const url = await until(
+    () => {
+      if (started.child.exitCode !== null) {
+        throw new Error(`runner serve exited ${started.child.exitCode}: ${started.stderr()}`);
+      }
+      const line = started
+        .stdout()
+        .split('\n')
+        .find((l) => l.includes('"type":"listening"'));
+      return line ? (JSON.parse(line) as { url: string }).url : undefined;
+    },
+    'runner serve to listen',
+    60_000,
+  );
+  return { ...started, url };
+}
+
+/** Starts a conversation with `runner exec` and returns the token it waits on. */
+export async function exec(
+  conversation: string,
+  options: { data?: string; env?: Record<string, string | undefined> } = {},
+): Promise<string> {
+  const args = ['exec', 'Plan a trip', '--conversation', conversation, '--json'];
+  if (options.data) args.push('--data', options.data);
+  const result = await run(args, options.env);
+  const waiting = result.events.find((e) => e.type === 'run-waiting');
+  if (result.code !== 0 || !waiting) {
+    throw new Error(`runner exec failed (${result.code}): ${result.stderr}`);
+  }
+  return waiting.token as string;
+}
+
+/** Reads Server-Sent Events from `url` into a list, until `close()`. */
+export async function listen(url: string, headers: Record<string, string> = {}) {
+  const controller = new AbortController();
+  const response = await fetch(url, { headers, signal: controller.signal });
+  const events: Array<{ event: string; data: Record<string, unknown> }> = [];
+  const reader = response.body?.getReader();
+  const decoder = new TextDecoder();
+  let buffer = '';
+  const pump = (async () => {
+    try {
+      for (;;) {
+        const chunk = await reader?.read();
+        if (!chunk || chunk.done) return;
+        buffer += decoder.decode(chunk.value, { stream: true });
+        let end = buffer.indexOf('\n\n');
+        while (end >= 0) {
+          const frame = buffer.slice(0, end);
+          buffer = buffer.slice(end + 2);
+          const event = /^event: (.*)$/m.exec(frame)?.[1];
+          const data = /^data: (.*)$/m.exec(frame)?.[1];
+          if (event) events.push({ event, data: data ? JSON.parse(data) : {} });
+          end = buffer.indexOf('\n\n');
+        }
+      }
+    } catch {
+      // Aborted by close().
+    }
+  })();
+  return {
+    response,
+    events,
+    async close() {
+      controller.abort();
+      await pump;
+    },
+  };
+}
