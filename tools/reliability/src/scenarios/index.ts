@@ -1,6 +1,7 @@
 import type { Tally } from '../report.js';
 import { crashScenario } from './crash.js';
 import { hostileFiles, hostilePostgres } from './hostile.js';
+import { loadScenario } from './load.js';
 import { fileRaces, pgRaces } from './races.js';
 
 /** One row of the summary table. */
@@ -22,4 +23,5 @@ export const scenarios: Scenario[] = [
   { name: 'races: postgres stores', server: true, run: pgRaces },
   { name: 'hostile input: files and wire', server: false, run: hostileFiles },
   { name: 'hostile input: postgres', server: true, run: hostilePostgres },
+  { name: 'load: suspend → answer → resume', server: true, run: loadScenario },
 ];
