@@ -170,6 +170,13 @@ describe.skipIf(!server || !hasChromium)('approval center in headless Chromium',
         toolCallId: 'call_xss',
         proxiedFromChildId: '<i>w1</i>',
       });
+      await new AskUserStore(drizzle({ client: sql })).insert({
+        token: 'batch-2',
+        conversationId: 'ops',
+        kind: 'approve',
+        question: 'Approve: restart the cache?',
+        toolCallId: 'call_b2',
+      });
     } finally {
       await sql.end();
     }
@@ -199,6 +206,24 @@ describe.skipIf(!server || !hasChromium)('approval center in headless Chromium',
     await expect(
       page.evaluate('document.documentElement.scrollWidth <= window.innerWidth + 1'),
     ).resolves.toBe(true);
+
+    // Both at once: one ticked with the keyboard (x), one with its checkbox; one batch answer.
+    await page.setViewportSize({ width: 1200, height: 800 });
+    await row('batch-2').waitFor();
+    await row('xss-1').locator('button.open').click();
+    await page.keyboard.press('Escape');
+    await page.keyboard.press('x');
+    await row('batch-2').locator('input.check').check();
+    await expect(page.locator('#batch-count').textContent()).resolves.toBe('2 selected');
+    await page.locator('#batch-text').fill('not today');
+    await page.locator('#batch-decline').click();
+    await row('xss-1').waitFor({ state: 'detached' });
+    await row('batch-2').waitFor({ state: 'detached' });
+    await expect(page.locator('#batch').isHidden()).resolves.toBe(true);
+    await page.locator('#tab-recent').click();
+    await expect(
+      page.locator('#recent-list li[data-token="batch-2"] .answer').textContent(),
+    ).resolves.toBe('decline · not today');
     expect(pageErrors).toEqual([]);
   });
 });
