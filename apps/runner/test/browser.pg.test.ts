@@ -83,7 +83,7 @@ describe.skipIf(!server || !hasChromium)('approval center in headless Chromium',
   }, async () => {
     await page.goto(served.url);
     await page.locator('#live', { hasText: 'live' }).waitFor();
-    await expect(page.locator('#empty').isVisible()).resolves.toBe(true);
+    await page.locator('#empty').waitFor({ state: 'visible' });
 
     // Two conversations start while the page is open: both questions appear without a reload.
     const [tokenA, tokenB] = await Promise.all([exec('trip-a', { env }), exec('trip-b', { env })]);
