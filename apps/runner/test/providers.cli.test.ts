@@ -176,6 +176,27 @@ describe('anthropic:<model> through the CLI', { timeout: SLOW }, () => {
     });
   });
 
+  it('chat prints the streamed text and resumes with the thinking turn unchanged', async () => {
+    fake.queue.push({ sse: fixture('anthropic-ask.sse') }, { sse: fixture('anthropic-final.sse') });
+    const chat = await runCli(
+      ['chat', '--session', 'provider-chat', '--model', 'anthropic:claude-x', '--data', data],
+      { env: env(), input: 'Plan me a trip\n1\n/quit\n' },
+    );
+    expect(chat.code, chat.stderr).toBe(0);
+    expect(chat.stdout).toContain('Happy to plan it. First, one question.');
+    expect(chat.stdout).toContain('Where would you like to go?');
+    expect(chat.stdout).toContain('Lisbon it is: five days, booked.');
+    expect(fake.requests).toHaveLength(2);
+    expect(fake.requests[1]?.body.messages).toEqual([
+      GOAL,
+      ASKED,
+      {
+        role: 'user',
+        content: [{ type: 'tool_result', tool_use_id: 'toolu_01AskWhere', content: 'Lisbon' }],
+      },
+    ]);
+  });
+
   it('a 429 is retried (retry-after honoured) and the run goes on', async () => {
     fake.queue.push(
       {

@@ -1,4 +1,4 @@
-import Anthropic from '@anthropic-ai/sdk';
+import type Anthropic from '@anthropic-ai/sdk';
 import type {
   MessageCreateParamsStreaming,
   MessageParam,
@@ -54,9 +54,9 @@ class StreamCutError extends Error {
   }
 }
 
-function classify(error: unknown): Failure {
+function classify(error: unknown, sdk: typeof Anthropic): Failure {
   if (error instanceof StreamCutError) return { retryable: true, message: error.message };
-  if (error instanceof Anthropic.APIConnectionError) {
+  if (error instanceof sdk.APIConnectionError) {
     // A reset, a refused connection, a timeout: the network, not the request.
     const cause = (error.cause as { code?: string; message?: string } | undefined) ?? {};
     return {
@@ -64,7 +64,7 @@ function classify(error: unknown): Failure {
       message: `connection failed (${cause.code ?? cause.message ?? error.message})`,
     };
   }
-  if (error instanceof Anthropic.APIError) {
+  if (error instanceof sdk.APIError) {
     const type =
       (error.error as { error?: { type?: string } } | undefined)?.error?.type ?? error.type;
     const detail = (error.error as { error?: { message?: string } } | undefined)?.error?.message;
@@ -185,24 +185,32 @@ async function collect(
  * blocks go back byte for byte, signature included.
  *
  * @example
- * const model = new AnthropicModel('claude-sonnet-4-5', AnthropicModel.settingsFromEnv());
+ * const model = modelFromId('anthropic:claude-sonnet-4-5'); // settings from the environment
  */
 export class AnthropicModel implements Model {
   readonly id: string;
   readonly #model: string;
   readonly #settings: AnthropicSettings;
-  readonly #client: Anthropic;
+  #client: Promise<{ sdk: typeof Anthropic; client: Anthropic }> | undefined;
 
   constructor(model: string, settings: AnthropicSettings) {
     this.id = `anthropic:${model}`;
     this.#model = model;
     this.#settings = settings;
-    this.#client = new Anthropic({
-      apiKey: settings.apiKey,
-      baseURL: settings.baseURL ?? null,
-      // Ours are the only retries (retry.ts): bounded, honouring retry-after.
-      maxRetries: 0,
-    });
+  }
+
+  /** The SDK loads on the first call, so commands that never call a model start fast. */
+  #connect(): Promise<{ sdk: typeof Anthropic; client: Anthropic }> {
+    this.#client ??= import('@anthropic-ai/sdk').then(({ default: sdk }) => ({
+      sdk,
+      client: new sdk({
+        apiKey: this.#settings.apiKey,
+        baseURL: this.#settings.baseURL ?? null,
+        // Ours are the only retries (retry.ts): bounded, honouring retry-after.
+        maxRetries: 0,
+      }),
+    }));
+    return this.#client;
   }
 
   async generate(request: ModelRequest): Promise<AssistantMessage> {
@@ -217,15 +225,16 @@ export class AnthropicModel implements Model {
       stream: true,
       ...(thinking ? { thinking } : {}),
     };
+    const { sdk, client } = await this.#connect();
     const { content } = await withRetry(
       'anthropic',
       async () => {
-        const stream = await this.#client.messages.create(params, {
+        const stream = await client.messages.create(params, {
           signal: request.signal ?? null,
         });
         return collect(stream, request.onText);
       },
-      classify,
+      (error) => classify(error, sdk),
       this.#settings.retry,
       { signal: request.signal },
     );

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { AssistantMessage, OpenAIChatToolCall } from '@x/wire';
 import { fromOpenAIChat, toOpenAIChat, WireError } from '@x/wire';
-import OpenAI from 'openai';
+import type OpenAI from 'openai';
 import type {
   ChatCompletionChunk,
   ChatCompletionCreateParamsStreaming,
@@ -43,16 +43,16 @@ class StreamCutError extends Error {
   }
 }
 
-function classify(error: unknown): Failure {
+function classify(error: unknown, sdk: typeof OpenAI): Failure {
   if (error instanceof StreamCutError) return { retryable: true, message: error.message };
-  if (error instanceof OpenAI.APIConnectionError) {
+  if (error instanceof sdk.APIConnectionError) {
     const cause = (error.cause as { code?: string; message?: string } | undefined) ?? {};
     return {
       retryable: true,
       message: `connection failed (${cause.code ?? cause.message ?? error.message})`,
     };
   }
-  if (error instanceof OpenAI.APIError) {
+  if (error instanceof sdk.APIError) {
     const body = error.error as { message?: string; type?: string; code?: string } | undefined;
     const what =
       [error.status, body?.code ?? body?.type, body?.message].filter(Boolean).join(' ') ||
@@ -124,24 +124,32 @@ async function collect(
  * the way back, nothing else.
  *
  * @example
- * const model = new OpenAIModel('gpt-5', { apiKey: process.env.OPENAI_API_KEY, retry });
+ * const model = modelFromId('openai:gpt-5'); // settings from the environment
  */
 export class OpenAIModel implements Model {
   readonly id: string;
   readonly #model: string;
   readonly #settings: OpenAISettings;
-  readonly #client: OpenAI;
+  #client: Promise<{ sdk: typeof OpenAI; client: OpenAI }> | undefined;
 
   constructor(model: string, settings: OpenAISettings) {
     this.id = `openai:${model}`;
     this.#model = model;
     this.#settings = settings;
-    this.#client = new OpenAI({
-      apiKey: settings.apiKey || 'none',
-      baseURL: settings.baseURL ?? null,
-      // Ours are the only retries (retry.ts): bounded, honouring retry-after.
-      maxRetries: 0,
-    });
+  }
+
+  /** The SDK loads on the first call, so commands that never call a model start fast. */
+  #connect(): Promise<{ sdk: typeof OpenAI; client: OpenAI }> {
+    this.#client ??= import('openai').then(({ default: sdk }) => ({
+      sdk,
+      client: new sdk({
+        apiKey: this.#settings.apiKey || 'none',
+        baseURL: this.#settings.baseURL ?? null,
+        // Ours are the only retries (retry.ts): bounded, honouring retry-after.
+        maxRetries: 0,
+      }),
+    }));
+    return this.#client;
   }
 
   async generate(request: ModelRequest): Promise<AssistantMessage> {
@@ -151,15 +159,16 @@ export class OpenAIModel implements Model {
       tools: openAITools(request.tools),
       stream: true,
     };
+    const { sdk, client } = await this.#connect();
     const { text, calls, finish } = await withRetry(
       'openai',
       async () => {
-        const stream = await this.#client.chat.completions.create(params, {
+        const stream = await client.chat.completions.create(params, {
           signal: request.signal ?? null,
         });
         return collect(stream, request.onText);
       },
-      classify,
+      (error) => classify(error, sdk),
       this.#settings.retry,
       { signal: request.signal },
     );
