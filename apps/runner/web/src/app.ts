@@ -1,5 +1,5 @@
 import { type Action, ApiError, api, type Pause, type Recent } from './api.js';
-import { age, byId, h, replace } from './dom.js';
+import { age, askedWhen, byId, h, replace } from './dom.js';
 import { badge, labels, pendingRow, recentRow } from './views.js';
 
 const state = {
@@ -146,7 +146,7 @@ function renderDetail(): void {
       { class: 'meta' },
       badge(pause.priority),
       ...labels(pause),
-      h('span', { class: 'age' }, `asked ${age(ageOf(pause))} ago`),
+      h('span', { class: 'age' }, askedWhen(ageOf(pause))),
     ),
     options.length
       ? h(

@@ -53,6 +53,12 @@ export function byId<T extends HTMLElement = HTMLElement>(id: string): T {
 }
 
 /** "just now", "3 min", "2 h", "4 d". */
+/** "asked just now" / "asked 5 min ago". */
+export function askedWhen(ms: number): string {
+  const text = age(ms);
+  return text === 'just now' ? 'asked just now' : `asked ${text} ago`;
+}
+
 export function age(ms: number): string {
   const s = Math.max(0, Math.round(ms / 1000));
   if (s < 45) return 'just now';
