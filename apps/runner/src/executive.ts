@@ -148,10 +148,13 @@ export async function resumeNext(
       await continuations.markResolved(token);
       return { token, answer, result: { status: 'cancelled', conversationId } };
     }
-    const model = modelFor(modelId);
     const messages = resumeMessages(suspension, answerResult(suspension.toolUseId, answer));
+    let model: Model;
     let outcome: TurnOutcome;
     try {
+      // Inside the try: a model that cannot be made (a missing API key) fails this resume
+      // only, and it stays answered and retryable, like any model failure.
+      model = modelFor(modelId);
       outcome = await runTurn(model, messages, observerFor(token, conversationId));
     } catch (error) {
       // Rolls the transaction back: the claim is released, nothing is marked.
