@@ -74,18 +74,25 @@ export class AskUserStore {
     }
     const p = parsed.data;
     try {
-      await this.#db.insert(t).values({
-        token: p.token,
-        conversationId: p.conversationId,
-        kind: p.kind,
-        question: p.question,
-        options: p.options ?? null,
-        priority: p.priority ?? 0,
-        toolCallId: p.toolCallId,
-        resumeContext: p.resumeContext ?? null,
-        proxiedFromChildId: p.proxiedFromChildId || null,
-        proxiedToolCallId: p.proxiedToolCallId || null,
-      });
+      // Named (prepared) statements for the hot writes: postgres.js sends an unnamed
+      // parameterised statement with a Describe round trip first, every time. Each name
+      // stands for one SQL text; PGlite ignores names; a `prepare: false` client wins.
+      await this.#db
+        .insert(t)
+        .values({
+          token: p.token,
+          conversationId: p.conversationId,
+          kind: p.kind,
+          question: p.question,
+          options: p.options ?? null,
+          priority: p.priority ?? 0,
+          toolCallId: p.toolCallId,
+          resumeContext: p.resumeContext ?? null,
+          proxiedFromChildId: p.proxiedFromChildId || null,
+          proxiedToolCallId: p.proxiedToolCallId || null,
+        })
+        .prepare('askuser_insert')
+        .execute();
     } catch (error) {
       if (sqlStateOf(error) === '23505') throw new DuplicatePauseError(p.token, error);
       throw wrapDatabaseError(error, 'insert');
@@ -186,7 +193,9 @@ export class AskUserStore {
         .update(t)
         .set({ resumedAt: sql`now()`, resumedAnswer: parsed })
         .where(and(eq(t.token, token), isNull(t.resumedAt)))
-        .returning({ token: t.token });
+        .returning({ token: t.token })
+        .prepare('askuser_mark_resumed')
+        .execute();
     } catch (error) {
       throw wrapDatabaseError(error, 'markResumed');
     }

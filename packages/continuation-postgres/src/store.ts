@@ -15,6 +15,12 @@ import type { ContinuationDatabase } from './database.js';
 import { wrapDatabaseError } from './errors.js';
 import { suspensions } from './schema.js';
 
+// The fixed-shape statements run as named prepared statements (`.prepare(name)`): without
+// a name, postgres.js sends a parameterised statement unnamed, which costs a Describe round
+// trip before every execution; a named one is parsed once per connection and then takes one
+// round trip. A name always stands for the same SQL text (node-postgres requires it); PGlite
+// ignores it. A client created with `prepare: false` (e.g. behind PgBouncer) still wins.
+
 /** Postgres text cannot hold NUL, so such an id was never saved (save refuses it as `invalid`). */
 function storable(id: string): boolean {
   return typeof id === 'string' && !id.includes('\u0000');
@@ -74,7 +80,9 @@ export class PostgresContinuationStore implements ContinuationStore {
           set: { ...values, updatedAt: sql`now()` },
           setWhere: sql`${suspensions.resolved} = false`,
         })
-        .returning({ id: suspensions.interactionId });
+        .returning({ id: suspensions.interactionId })
+        .prepare('x_continuation_save')
+        .execute();
     } catch (error) {
       throw wrapDatabaseError(error, `save interaction "${id}"`, id);
     }
@@ -89,7 +97,9 @@ export class PostgresContinuationStore implements ContinuationStore {
       rows = await this.#db
         .select({ record: suspensions.record, resolved: suspensions.resolved })
         .from(suspensions)
-        .where(eq(suspensions.interactionId, interactionId));
+        .where(eq(suspensions.interactionId, interactionId))
+        .prepare('x_continuation_load')
+        .execute();
     } catch (error) {
       throw wrapDatabaseError(error, `load interaction "${interactionId}"`, interactionId);
     }
@@ -108,12 +118,16 @@ export class PostgresContinuationStore implements ContinuationStore {
         .update(suspensions)
         .set({ resolved: true, resolvedAt: sql`now()`, updatedAt: sql`now()` })
         .where(and(eq(suspensions.interactionId, interactionId), eq(suspensions.resolved, false)))
-        .returning({ id: suspensions.interactionId });
+        .returning({ id: suspensions.interactionId })
+        .prepare('x_continuation_mark_resolved')
+        .execute();
       if (won.length === 1) return;
       const exists = await this.#db
         .select({ id: suspensions.interactionId })
         .from(suspensions)
-        .where(eq(suspensions.interactionId, interactionId));
+        .where(eq(suspensions.interactionId, interactionId))
+        .prepare('x_continuation_exists')
+        .execute();
       throw exists.length === 0 ? notFound(interactionId) : alreadyResolved(interactionId);
     } catch (error) {
       throw wrapDatabaseError(error, `mark interaction "${interactionId}" resolved`, interactionId);
