@@ -16,4 +16,5 @@ export * from './message.js';
 export * from './openai-chat.js';
 export * from './openai-chat-from.js';
 export * from './openai-chat-types.js';
+export * from './parsed-messages.js';
 export * from './stream-event.js';
