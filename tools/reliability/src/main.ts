@@ -28,6 +28,14 @@ if (unreachable !== undefined) {
 }
 
 const tallies: Tally[] = [];
+// An exception nobody catches (e.g. inside a database driver after a fault) fails the scenario
+// that was running instead of ending the suite without its table.
+process.on('uncaughtException', (error) => {
+  const current = tallies[tallies.length - 1];
+  const line = `uncaught exception in the suite process: ${error.stack ?? error}`;
+  if (current) current.fail(line);
+  else console.error(line);
+});
 for (const scenario of chosen) {
   const tally = new Tally(scenario.name);
   tallies.push(tally);

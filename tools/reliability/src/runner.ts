@@ -39,6 +39,8 @@ export async function exec(storage: Storage, conversationId: string): Promise<st
 /** A `runner wake` process and what it reported. */
 export interface Waker {
   proc: RunnerProcess;
+  /** Its connections' application_name. */
+  name: string;
   /** How often each token was reported resumed. */
   resumed: Map<string, number>;
   stop(): Promise<void>;
@@ -83,6 +85,7 @@ export async function startWaker(
   }
   return {
     proc,
+    name,
     resumed,
     async stop() {
       proc.child.kill('SIGTERM');

@@ -1,5 +1,6 @@
 import type { Tally } from '../report.js';
 import { crashScenario } from './crash.js';
+import { batchFault, claimFault, restartFault, suspendFault } from './faults.js';
 import { hostileFiles, hostilePostgres } from './hostile.js';
 import { loadScenario } from './load.js';
 import { fileRaces, pgRaces } from './races.js';
@@ -23,5 +24,9 @@ export const scenarios: Scenario[] = [
   { name: 'races: postgres stores', server: true, run: pgRaces },
   { name: 'hostile input: files and wire', server: false, run: hostileFiles },
   { name: 'hostile input: postgres', server: true, run: hostilePostgres },
+  { name: 'db fault: markResumedBatch terminated', server: true, run: batchFault },
+  { name: 'db fault: suspend write terminated', server: true, run: suspendFault },
+  { name: 'db fault: wake claim terminated', server: true, run: claimFault },
+  { name: 'db fault: server stopped under wake', server: true, run: restartFault },
   { name: 'load: suspend → answer → resume', server: true, run: loadScenario },
 ];

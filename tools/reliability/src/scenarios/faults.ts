@@ -1,0 +1,401 @@
+import { randomUUID } from 'node:crypto';
+import {
+  AskUserStore,
+  AskUserStoreError,
+  InvalidAnswerError,
+  PauseNotFoundError,
+} from '@x/askuser';
+import { drizzle } from 'drizzle-orm/postgres-js';
+import postgres from 'postgres';
+import { sleep } from '../proc.js';
+import type { Tally } from '../report.js';
+import {
+  exec,
+  Outcomes,
+  openRunnerStorage,
+  type Storage,
+  startWaker,
+  type Waker,
+} from '../runner.js';
+import {
+  canControlCluster,
+  client,
+  createDatabase,
+  pgCluster,
+  type RunDatabase,
+} from '../server.js';
+import { exactlyOnce, settled } from './load.js';
+
+const ROUNDS = Number(process.env.RELIABILITY_FAULT_ROUNDS ?? 20);
+
+function named(url: string, name: string): string {
+  const u = new URL(url);
+  u.searchParams.set('application_name', name);
+  return u.toString();
+}
+
+/** Waits until a backend of `name` matches `state`, returns its pid (or undefined on timeout). */
+async function backendOf(
+  sql: postgres.Sql,
+  name: string,
+  where: postgres.PendingQuery<postgres.Row[]>,
+  timeoutMs = 30_000,
+) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const [row] =
+      await sql`select pid from pg_stat_activity where application_name = ${name} and ${where} limit 1`;
+    if (row) return row.pid as number;
+    await sleep(5);
+  }
+  return undefined;
+}
+
+async function terminate(sql: postgres.Sql, pid: number): Promise<boolean> {
+  const [row] = await sql`select pg_terminate_backend(${pid}) as done`;
+  return Boolean(row?.done);
+}
+
+async function withDatabase(
+  fn: (db: RunDatabase, sql: postgres.Sql, storage: Storage) => Promise<void>,
+) {
+  const database = await createDatabase();
+  const storage = await openRunnerStorage(database.url);
+  const sql = client(database.url, 3);
+  try {
+    await fn(database, sql, storage);
+  } finally {
+    await storage.close().catch(() => {});
+    await sql.end({ timeout: 5 });
+    await database.drop();
+  }
+}
+
+const typedAskUser = (e: unknown) =>
+  AskUserStoreError.is(e) || PauseNotFoundError.is(e) || InvalidAnswerError.is(e);
+
+/**
+ * markResumedBatch's connection is terminated while the statement holds some row locks and
+ * waits for the next (a blocker holds one row): the batch must fail typed and resolve
+ * nothing; the retry must resolve all. Half the rounds terminate at a random moment instead.
+ */
+export async function batchFault(tally: Tally): Promise<void> {
+  await withDatabase(async (database, sql) => {
+    const writer = postgres(named(database.url, 'rel-batch'), { max: 1, onnotice: () => {} });
+    const store = new AskUserStore(drizzle({ client: writer }));
+    const setup = new AskUserStore(drizzle({ client: sql }));
+    try {
+      for (let round = 0; round < ROUNDS; round++) {
+        const tokens = Array.from(
+          { length: 40 },
+          (_, i) => `b${round}-${String(i).padStart(2, '0')}-${randomUUID()}`,
+        ).sort();
+        for (const token of tokens) {
+          await setup.insert({
+            token,
+            conversationId: `batch-${round}`,
+            kind: 'ask_user',
+            question: 'Go?',
+            toolCallId: `call_${token}`,
+          });
+        }
+        const batch = tokens.map((token) => ({
+          token,
+          answer: { action: 'accept' as const, content: token },
+        }));
+        const blocked = round % 2 === 0;
+        let release = () => {};
+        let held: Promise<unknown> = Promise.resolve();
+        if (blocked) {
+          let unlock = () => {};
+          const gate = new Promise<void>((r) => {
+            unlock = r;
+          });
+          let locked = () => {};
+          const lockTaken = new Promise<void>((r) => {
+            locked = r;
+          });
+          held = sql.begin(async (tx) => {
+            await tx`select token from aura.paused_states where token = ${tokens[20]!} for update`;
+            locked();
+            await gate;
+          });
+          await lockTaken;
+          release = unlock;
+        }
+        const attempt = store.markResumedBatch(batch).then(
+          () => 'ok',
+          (error: unknown) => error,
+        );
+        let pid: number | undefined;
+        if (blocked) pid = await backendOf(sql, 'rel-batch', sql`wait_event_type = 'Lock'`);
+        else {
+          await sleep(Math.random() * 15);
+          pid = await backendOf(sql, 'rel-batch', sql`state = 'active'`, 1);
+        }
+        if (pid !== undefined && (await terminate(sql, pid))) tally.faults++;
+        const outcome = await attempt;
+        release();
+        await held;
+        tally.cases++;
+        const [row] =
+          await sql`select count(*)::int as n from aura.paused_states where token in ${sql(tokens)} and resumed_at is not null`;
+        const answered = row?.n as number;
+        if (outcome === 'ok') {
+          tally.check(
+            answered === tokens.length,
+            () => `round ${round}: batch succeeded but ${answered}/${tokens.length} answered`,
+          );
+          continue;
+        }
+        tally.check(
+          typedAskUser(outcome),
+          () => `round ${round}: untyped error ${(outcome as Error)?.stack ?? outcome}`,
+        );
+        tally.check(
+          answered === 0,
+          () => `round ${round}: failed batch left ${answered}/${tokens.length} answered (partial)`,
+        );
+        // The caller retries (the client notices the dead connection on the next call or two).
+        let retry: unknown;
+        for (let attempt = 0; attempt < 10 && retry !== tokens.length; attempt++) {
+          retry = await store.markResumedBatch(batch).catch((e: unknown) => e);
+          if (retry !== tokens.length) {
+            tally.check(
+              typedAskUser(retry),
+              () => `round ${round}: untyped error on retry: ${String(retry)}`,
+            );
+            await sleep(100);
+          }
+        }
+        if (retry !== tokens.length)
+          tally.loss(`round ${round}: the batch never went through on retry: ${String(retry)}`);
+      }
+      tally.note(
+        `${tally.faults} markResumedBatch connections terminated (half while blocked mid-statement on a row lock)`,
+      );
+    } finally {
+      await writer.end({ timeout: 5 });
+    }
+  });
+}
+
+/**
+ * The runner's suspend write (pause row + continuation in one transaction) loses its
+ * connection after the pause row is written and while the continuation insert waits (the
+ * continuation table is locked against writes): neither row may remain; a retry suspends.
+ */
+export async function suspendFault(tally: Tally): Promise<void> {
+  await withDatabase(async (database, sql) => {
+    const storage = await openRunnerStorage(named(database.url, 'rel-suspend'));
+    try {
+      for (let round = 0; round < ROUNDS; round++) {
+        const conversationId = `suspend-${round}`;
+        let unlock = () => {};
+        const gate = new Promise<void>((r) => {
+          unlock = r;
+        });
+        let locked = () => {};
+        const lockTaken = new Promise<void>((r) => {
+          locked = r;
+        });
+        const held = sql.begin(async (tx) => {
+          await tx`lock table x_continuation.suspensions in share row exclusive mode`;
+          locked();
+          await gate;
+        });
+        await lockTaken;
+        const attempt = exec(storage, conversationId).then(
+          () => 'ok',
+          (error: unknown) => error,
+        );
+        const pid = await backendOf(
+          sql,
+          'rel-suspend',
+          sql`wait_event_type = 'Lock' and query ilike 'insert into "x_continuation"%'`,
+        );
+        if (pid !== undefined && (await terminate(sql, pid))) tally.faults++;
+        else tally.fail(`round ${round}: the suspend write never reached the continuation insert`);
+        const outcome = await attempt;
+        unlock();
+        await held;
+        tally.cases++;
+        tally.check(
+          outcome !== 'ok',
+          () => `round ${round}: the suspend succeeded although its connection was terminated`,
+        );
+        const [row] = await sql`
+          select (select count(*) from aura.paused_states where conversation_id = ${conversationId})::int as pauses,
+                 (select count(*) from x_continuation.suspensions where session_id = ${conversationId})::int as continuations`;
+        tally.check(
+          row?.pauses === 0 && row?.continuations === 0,
+          () =>
+            `round ${round}: partial suspend left ${row?.pauses} pause row(s) and ${row?.continuations} continuation(s)`,
+        );
+        // The next suspend of the same conversation works.
+        const token = await exec(storage, conversationId);
+        await storage.pauses().markResumed(token, { action: 'cancel', content: '' });
+        await storage.continuations().markResolved(token);
+      }
+      await settled(sql, tally, 'suspend');
+      tally.note(
+        `${tally.faults} suspend transactions terminated after the pause row, before the continuation`,
+      );
+    } finally {
+      await storage.close();
+    }
+  });
+}
+
+/**
+ * `runner wake` loses its connection while it holds a claimed pause (its resumed model call
+ * is slowed to 400 ms, the transaction is open): the claim must be released, and the wake
+ * must recover by itself and resume the pause exactly once.
+ */
+export async function claimFault(tally: Tally): Promise<void> {
+  await withDatabase(async (database, sql, storage) => {
+    const outcomes = new Outcomes();
+    const resumed = new Map<string, number>();
+    const waker = await startWaker(
+      sql,
+      database.url,
+      [],
+      { RUNNER_SCRIPTED_DELAY_MS: '400' },
+      outcomes.deliver,
+      resumed,
+    );
+    const answered: string[] = [];
+    try {
+      for (let round = 0; round < Math.ceil(ROUNDS / 2); round++) {
+        const conversationId = `claim-${round}`;
+        const token = await exec(storage, conversationId);
+        const outcome = outcomes.next(conversationId, 120_000);
+        await storage.pauses().markResumed(token, { action: 'accept', content: 'Lisbon' });
+        answered.push(token);
+        const pid = await backendOf(sql, waker.name, sql`state = 'idle in transaction'`);
+        if (pid !== undefined && (await terminate(sql, pid))) tally.faults++;
+        else tally.fail(`round ${round}: never saw the wake holding a claim`);
+        const event = await Promise.race([outcome, waker.proc.done.then(() => undefined)]);
+        tally.cases++;
+        if (!event) {
+          tally.loss(`round ${round}: ${token} not resumed within 120 s of the fault`);
+          if (waker.proc.child.exitCode !== null) break; // the wake died: report it once
+        } else tally.check(event.type === 'run-waiting', () => `round ${round}: ${event.type}`);
+      }
+      await sleep(1_000);
+      const crashed = waker.proc.child.exitCode;
+      tally.check(
+        crashed === null,
+        () =>
+          `runner wake died during the faults (exit ${crashed}): ${waker.proc.stderr.slice(-600)}`,
+      );
+      await waker.stop();
+      exactlyOnce(tally, answered, resumed, 'claim');
+      const [row] = await sql`select count(*)::int as n from aura.paused_states p
+        join x_continuation.suspensions s on s.interaction_id = p.token where p.resumed_at is not null and not s.resolved`;
+      if (row?.n) tally.loss(`${row.n} answered pause(s) left unresumed`);
+      const retried =
+        (waker.proc.stdout + waker.proc.stderr).match(/database unavailable|retry in/g)?.length ??
+        0;
+      tally.check(retried > 0, () => 'the wake logged no line while recovering');
+      tally.note(
+        `${tally.faults} claims lost mid-transaction; the wake logged ${retried} recovery line(s) and resumed each once`,
+      );
+    } finally {
+      await waker.stop();
+    }
+  });
+}
+
+/**
+ * PostgreSQL is stopped and started while two `runner wake` processes resume answered
+ * pauses: afterwards every answered pause is resumed exactly once, nothing is half-done,
+ * and each wake logged that it was waiting for the database.
+ */
+export async function restartFault(tally: Tally): Promise<void> {
+  const denied = await canControlCluster();
+  if (denied !== undefined) {
+    if (process.env.CI === 'true') tally.fail(`cannot stop/start PostgreSQL in CI: ${denied}`);
+    else tally.skip(`cannot stop/start PostgreSQL here: ${denied}`);
+    return;
+  }
+  await withDatabase(async (database, sql, storage) => {
+    const outcomes = new Outcomes();
+    const resumed = new Map<string, number>();
+    const wakers: Waker[] = [];
+    let stopped = false;
+    try {
+      for (let i = 0; i < 2; i++) {
+        wakers.push(
+          await startWaker(
+            sql,
+            database.url,
+            [],
+            { RUNNER_SCRIPTED_DELAY_MS: '50' },
+            outcomes.deliver,
+            resumed,
+          ),
+        );
+      }
+      const tokens: string[] = [];
+      for (let i = 0; i < 30; i++) tokens.push(await exec(storage, `restart-${i}`));
+      // Answer all, then pull the server away while the wakes are resuming them.
+      await storage
+        .pauses()
+        .markResumedBatch(
+          tokens.map((token) => ({ token, answer: { action: 'accept', content: 'Kyoto' } })),
+        );
+      await sleep(100);
+      const why = await pgCluster('stop');
+      if (why !== undefined) {
+        tally.fail(`pg_ctlcluster stop failed: ${why}`);
+        return;
+      }
+      stopped = true;
+      tally.faults++;
+      await sleep(4_000);
+      const started = await pgCluster('start');
+      if (started !== undefined) tally.fail(`pg_ctlcluster start failed: ${started}`);
+      stopped = false;
+      const deadline = Date.now() + 120_000;
+      while (Date.now() < deadline && tokens.some((t) => !resumed.has(t))) await sleep(200);
+      await sleep(1_000);
+      for (const w of wakers) await w.stop();
+      tally.cases += tokens.length;
+      exactlyOnce(tally, tokens, resumed, 'restart');
+      await settledAfterRestart(sql, tally);
+      for (const [i, w] of wakers.entries()) {
+        const lines = (w.proc.stdout + w.proc.stderr).match(/database unavailable[^\n]*/g) ?? [];
+        tally.check(
+          w.proc.child.exitCode === 0,
+          () => `wake ${i} exited ${w.proc.child.exitCode}: ${w.proc.stderr.slice(-500)}`,
+        );
+        if (lines.length)
+          tally.note(
+            `wake ${i} logged ${lines.length} line(s) while waiting, e.g. "${lines[0]!.slice(0, 140)}"`,
+          );
+        else tally.note(`wake ${i} was idle during the outage (no line logged)`);
+      }
+      const logged = wakers.some((w) => /database unavailable/.test(w.proc.stdout + w.proc.stderr));
+      tally.check(logged, () => 'no wake logged that the database was unavailable');
+    } finally {
+      if (stopped) await pgCluster('start');
+      for (const w of wakers) await w.stop();
+    }
+  });
+}
+
+/** After the restart: every answered pause's continuation is resolved, with nothing half-done. */
+async function settledAfterRestart(sql: postgres.Sql, tally: Tally): Promise<void> {
+  const [row] = await sql`
+    select (select count(*) from aura.paused_states p join x_continuation.suspensions s on s.interaction_id = p.token
+             where p.resumed_at is not null and not s.resolved)::int as unresumed,
+           (select count(*) from aura.paused_states p where not exists
+             (select 1 from x_continuation.suspensions s where s.interaction_id = p.token))::int as partial`;
+  if (row?.unresumed)
+    tally.loss(`${row.unresumed} answered pause(s) left unresumed after the restart`);
+  tally.check(
+    !row?.partial,
+    () => `${row?.partial} pause row(s) without a continuation after the restart`,
+  );
+}
