@@ -172,7 +172,7 @@ export class PostgresContinuationStore implements ContinuationStore {
         { interactionId, field: '(record)', cause: error },
       );
     }
-    const s = decodeSuspension(json);
+    const s = decodeSuspension(json, { owned: true });
     if (s.interactionId !== interactionId) {
       throw new ContinuationError(
         'invalid',

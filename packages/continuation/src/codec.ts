@@ -1,4 +1,10 @@
-import { type JsonValue, JsonValueSchema, MessageSchema } from '@x/wire';
+import {
+  isParsedMessages,
+  type JsonValue,
+  JsonValueSchema,
+  type Message,
+  MessageSchema,
+} from '@x/wire';
 import { z } from 'zod';
 import { ContinuationError } from './errors.js';
 import { firstIssue } from './field-path.js';
@@ -41,6 +47,21 @@ const RecordSchema = z.object({
   resolved: z.boolean(),
 });
 
+// The same check without the transcript, for messages `isParsedMessages` already vouched for
+// (they then have no issue, so the first issue of the rest is the one RecordSchema reports).
+const RecordWithoutMessagesSchema = RecordSchema.omit({ messages: true });
+
+/** Options of {@link decodeSuspension}. */
+export interface DecodeSuspensionOptions {
+  /**
+   * The caller hands `json` over (it comes straight from `JSON.parse` and is not kept):
+   * a transcript already in its parsed shape is then used as is, without the copy the
+   * schema would make (it is still checked). Default `false`: the result shares nothing
+   * with `json`.
+   */
+  owned?: boolean;
+}
+
 /**
  * Encodes a suspension as its persisted snake_case JSON object (optional fields left out
  * when absent, `created_at` as RFC 3339 in UTC). It does not validate: stores call
@@ -77,16 +98,13 @@ function parseTimestamp(text: string): Date | undefined {
 }
 
 /**
- * Decodes a persisted snake_case JSON object (as written by {@link encodeSuspension} or by
- * the Go implementation) into a {@link Suspension}. The version is checked first, so a
- * record from newer code is never misread.
+ * The first step of {@link decodeSuspension}: the record is a JSON object of the version
+ * this code reads. Internal (not exported from the package): the file store's
+ * `markResolved` uses it to rewrite a record without decoding the whole transcript.
  *
- * @throws {ContinuationError} `unsupported_version` for a version other than 1; `invalid`
- *   naming the first bad field (`field` is the snake_case path, e.g. `created_at`).
- * @example
- * const suspension = decodeSuspension(JSON.parse(text));
+ * @throws {ContinuationError} `invalid` or `unsupported_version`, as `decodeSuspension`.
  */
-export function decodeSuspension(json: unknown): Suspension {
+export function checkRecordVersion(json: unknown): Record<string, unknown> {
   if (typeof json !== 'object' || json === null || Array.isArray(json)) {
     throw new ContinuationError('invalid', 'suspension record: expected a JSON object', {
       field: '(record)',
@@ -109,7 +127,27 @@ export function decodeSuspension(json: unknown): Suspension {
       context,
     );
   }
-  const parsed = RecordSchema.safeParse(raw);
+  return raw;
+}
+
+/**
+ * Decodes a persisted snake_case JSON object (as written by {@link encodeSuspension} or by
+ * the Go implementation) into a {@link Suspension}. The version is checked first, so a
+ * record from newer code is never misread.
+ *
+ * @throws {ContinuationError} `unsupported_version` for a version other than 1; `invalid`
+ *   naming the first bad field (`field` is the snake_case path, e.g. `created_at`).
+ * @example
+ * const suspension = decodeSuspension(JSON.parse(text), { owned: true });
+ */
+export function decodeSuspension(json: unknown, options: DecodeSuspensionOptions = {}): Suspension {
+  const raw = checkRecordVersion(json);
+  const interactionId = typeof raw.interaction_id === 'string' ? raw.interaction_id : undefined;
+  const context = interactionId === undefined ? {} : { interactionId };
+  const rawMessages = raw.messages;
+  const kept = options.owned === true && isParsedMessages(rawMessages) ? rawMessages : undefined;
+  const parsed =
+    kept === undefined ? RecordSchema.safeParse(raw) : RecordWithoutMessagesSchema.safeParse(raw);
   if (!parsed.success) {
     const [field, message] = firstIssue(parsed.error);
     throw new ContinuationError('invalid', `suspension record ${field}: ${message}`, {
@@ -138,6 +176,7 @@ export function decodeSuspension(json: unknown): Suspension {
   if (r.run_id) s.runId = r.run_id;
   if (r.tool_name) s.toolName = r.tool_name;
   if (r.tool_input !== undefined) s.toolInput = r.tool_input;
-  if (r.messages != null && r.messages.length > 0) s.messages = r.messages;
+  const messages = kept ?? (r as { messages?: Message[] | null }).messages;
+  if (messages != null && messages.length > 0) s.messages = messages;
   return s;
 }

@@ -5,7 +5,12 @@
  * the resume messages, and the {@link ContinuationStore} contract with an in-memory store.
  * File store: `@x/continuation/file`. Conformance suite: `@x/continuation/testing`.
  */
-export { decodeSuspension, encodeSuspension, type SuspensionRecord } from './codec.js';
+export {
+  type DecodeSuspensionOptions,
+  decodeSuspension,
+  encodeSuspension,
+  type SuspensionRecord,
+} from './codec.js';
 export {
   ContinuationError,
   type ContinuationErrorCode,

@@ -1,6 +1,6 @@
 import { link, mkdir, open, readdir, rename, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { decodeSuspension, encodeSuspension } from '../codec.js';
+import { checkRecordVersion, decodeSuspension } from '../codec.js';
 import { ContinuationError } from '../errors.js';
 import { alreadyResolved, notFound } from '../memory.js';
 import {
@@ -109,10 +109,19 @@ export class FileContinuationStore implements ContinuationStore {
     assertSafeId('interaction id', interactionId);
     const id = interactionId;
     if (await this.#exists(id + MARK)) throw alreadyResolved(id);
-    const s = await this.#read(id);
-    if (s === undefined) throw notFound(id);
-    if (s.resolved) throw alreadyResolved(id);
-    const text = JSON.stringify(encodeSuspension({ ...s, resolved: true }));
+    // Only the flag changes, so the record is not decoded whole (load and listUnresolved
+    // parse it through the schema): its version and id are checked, the rest is kept as is.
+    const record = await this.#readRecord(id);
+    if (record === undefined) throw notFound(id);
+    if (record.interaction_id !== id) throw this.#otherId(id, record.interaction_id);
+    if (record.resolved === true) throw alreadyResolved(id);
+    if (record.resolved !== false) {
+      throw new ContinuationError('invalid', 'suspension record resolved: expected a boolean', {
+        interactionId: id,
+        field: 'resolved',
+      });
+    }
+    const text = JSON.stringify({ ...record, resolved: true });
     try {
       const temp = await writeTemp(this.dir, id + MARK, text, this.#fsync);
       try {
@@ -181,6 +190,26 @@ export class FileContinuationStore implements ContinuationStore {
 
   /** The decoded record, or undefined when there is none. */
   async #read(id: string): Promise<Suspension | undefined> {
+    const record = await this.#readRecord(id);
+    if (record === undefined) return undefined;
+    const s = decodeSuspension(record, { owned: true });
+    if (s.interactionId !== id) throw this.#otherId(id, s.interactionId);
+    return s;
+  }
+
+  #otherId(id: string, held: unknown): ContinuationError {
+    return new ContinuationError(
+      'invalid',
+      `record ${join(this.dir, id + RECORD)} holds interaction_id ${JSON.stringify(held)}, not "${id}"`,
+      { interactionId: id, field: 'interaction_id' },
+    );
+  }
+
+  /**
+   * The record as a JSON object of the version this code reads, or undefined when there
+   * is none. The rest is not checked: {@link decodeSuspension} does.
+   */
+  async #readRecord(id: string): Promise<Record<string, unknown> | undefined> {
     const path = join(this.dir, id + RECORD);
     let text: string;
     try {
@@ -213,15 +242,8 @@ export class FileContinuationStore implements ContinuationStore {
         { interactionId: id, field: '(record)', cause: err },
       );
     }
-    const s = decodeSuspension(json);
-    if (s.interactionId !== id) {
-      throw new ContinuationError(
-        'invalid',
-        `record ${path} holds interaction_id "${s.interactionId}", not "${id}"`,
-        { interactionId: id, field: 'interaction_id' },
-      );
-    }
-    return s;
+    const record = checkRecordVersion(json);
+    return record;
   }
 }
 
