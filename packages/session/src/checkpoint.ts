@@ -79,6 +79,7 @@ export interface SessionCheckpoint {
 export function parseCheckpoint(input: unknown): SessionCheckpoint {
   let raw = input;
   if (typeof input === 'string') {
+    assertWithinLimit(input);
     try {
       raw = JSON.parse(input);
     } catch (cause) {
@@ -113,7 +114,32 @@ export function parseCheckpoint(input: unknown): SessionCheckpoint {
   return parsed.data as SessionCheckpoint;
 }
 
-/** The JSON text of a checkpoint, as stores persist it. */
+/**
+ * The largest checkpoint, as JSON text, that stores write or read: 16 MiB. A session this
+ * big is a runaway window; refusing it keeps one thread from exhausting memory or disk.
+ */
+export const MAX_CHECKPOINT_BYTES = 16 * 1024 * 1024;
+
+function assertWithinLimit(text: string): void {
+  // A UTF-16 string never encodes to fewer bytes than its length, nor to more than 3× it.
+  if (text.length * 3 <= MAX_CHECKPOINT_BYTES) return;
+  const bytes = Buffer.byteLength(text);
+  if (bytes > MAX_CHECKPOINT_BYTES) {
+    throw new SessionError(
+      'invalid',
+      `checkpoint is ${bytes} bytes of JSON, over the limit of ${MAX_CHECKPOINT_BYTES}: trim the window or the session state`,
+      { details: { bytes, limit: MAX_CHECKPOINT_BYTES } },
+    );
+  }
+}
+
+/**
+ * The JSON text of a checkpoint, as stores persist it.
+ *
+ * @throws {SessionError} `invalid` when it is over {@link MAX_CHECKPOINT_BYTES}.
+ */
 export function serializeCheckpoint(checkpoint: SessionCheckpoint): string {
-  return JSON.stringify(checkpoint);
+  const text = JSON.stringify(checkpoint);
+  assertWithinLimit(text);
+  return text;
 }

@@ -33,6 +33,9 @@ export interface SessionErrorDetails {
   path?: ReadonlyArray<string | number>;
   /** For `unsupported_version`: the version found. */
   version?: unknown;
+  /** For an `invalid` checkpoint over the size limit: its size and the limit, in bytes. */
+  bytes?: number;
+  limit?: number;
 }
 
 /**

@@ -1,7 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { link, mkdir, open, readdir, readFile, stat, truncate, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { parseCheckpoint, type SessionCheckpoint, serializeCheckpoint } from '../checkpoint.js';
+import {
+  MAX_CHECKPOINT_BYTES,
+  parseCheckpoint,
+  type SessionCheckpoint,
+  serializeCheckpoint,
+} from '../checkpoint.js';
 import {
   assertSafeThreadId,
   type CheckpointStore,
@@ -289,7 +294,16 @@ interface FileRecord {
   checkpoint: unknown;
 }
 
+// The record wraps the checkpoint in a few fields; anything much bigger was not written here.
+const MAX_RECORD_BYTES = MAX_CHECKPOINT_BYTES + 1024;
+
 function parseRecord(text: string, where: string): FileRecord {
+  if (text.length > MAX_RECORD_BYTES) {
+    throw new SessionError(
+      'invalid',
+      `checkpoint file in ${where} is over ${MAX_RECORD_BYTES} bytes: it was not written by this store`,
+    );
+  }
   let raw: unknown;
   try {
     raw = JSON.parse(text);

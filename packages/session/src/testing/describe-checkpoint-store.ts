@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { SessionCheckpoint } from '../checkpoint.js';
+import { MAX_CHECKPOINT_BYTES, type SessionCheckpoint } from '../checkpoint.js';
 import type { CheckpointStore } from '../checkpoint-store.js';
 import { SessionError, type SessionErrorCode } from '../errors.js';
 import { sampleCheckpoint } from './sample.js';
@@ -254,6 +254,15 @@ export function describeCheckpointStore<S extends CheckpointStore>(
       if (got === undefined) throw new Error('expected a checkpoint');
       got.checkpoint.window.length = 0;
       expect((await store.get('t-1'))?.checkpoint).toEqual(sampleCheckpoint(1));
+    });
+
+    it('a checkpoint over MAX_CHECKPOINT_BYTES is refused with invalid and nothing is written', async () => {
+      const huge = sampleCheckpoint(1);
+      huge.runtimeState.blob = 'x'.repeat(MAX_CHECKPOINT_BYTES);
+      expect(await codeOf(store.put('t-1', huge))).toBe('invalid');
+      expect(await store.get('t-1')).toBeUndefined();
+      const revision = await store.put('t-1', sampleCheckpoint(1));
+      expect((await store.get('t-1'))?.revision).toBe(revision);
     });
 
     it('keeps a large checkpoint intact', async () => {
