@@ -25,7 +25,7 @@ export async function claimAnswered(
 ): Promise<Claimed | undefined> {
   // FOR UPDATE OF takes an unqualified name, so the schema-qualified table gets an alias.
   const pause = alias(pausedStates, 'pause');
-  const rows = await tx
+  const query = tx
     .select({
       token: pause.token,
       conversationId: pause.conversationId,
@@ -44,6 +44,10 @@ export async function claimAnswered(
     .orderBy(asc(pause.resumedAt), asc(pause.token))
     .limit(1)
     .for('update', { of: pause, skipLocked: true });
+  // The usual claim (nothing to skip) is a named prepared statement: one round trip
+  // instead of postgres.js's Describe + Execute. A skip list changes the SQL text, and a
+  // name must always stand for one text, so that rarer claim stays unnamed.
+  const rows = await (skip.size === 0 ? query.prepare('runner_claim_answered').execute() : query);
   const row = rows[0];
   if (!row) return undefined;
   const context = row.resumeContext as { model?: unknown } | null;
