@@ -18,18 +18,22 @@ export type RunResult =
 /** What the executive needs to pick a model for a conversation. */
 export type ModelFor = (modelId: string) => Model;
 
+/** A turn that stopped on a human tool call. */
+export type SuspendedTurn = Extract<TurnOutcome, { status: 'suspended' }>;
+
 /**
  * Saves a suspended turn for later: the pause row (token = interaction id) and the
- * continuation WITH the full messages, in one transaction.
+ * continuation WITH the full messages. Call it inside `storage.transaction`, so that both
+ * are written or neither.
  */
-async function suspend(
+export async function suspend(
   tx: Db,
   storage: Storage,
   conversationId: string,
-  model: Model,
-  outcome: Extract<TurnOutcome, { status: 'suspended' }>,
-): Promise<RunResult> {
-  const token = randomUUID();
+  model: Pick<Model, 'id'>,
+  outcome: SuspendedTurn,
+  token: string = randomUUID(),
+): Promise<Extract<RunResult, { status: 'waiting' }>> {
   const suspension = createSuspension({
     interactionId: token,
     sessionId: conversationId,

@@ -7,7 +7,7 @@ import { openStorage, type Storage } from 'runner/dist/storage.js';
 import { kb, ratio } from './bench-continuation.js';
 import type { Context, Server } from './context.js';
 import { type Budget, measure, type Stats } from './measure.js';
-import { answer, suspend, wakeOnce } from './runner-cycle.js';
+import { answer, suspendTurn, wakeOnce } from './runner-cycle.js';
 import { transcript } from './transcript.js';
 
 const run = promisify(execFile);
@@ -53,7 +53,7 @@ function tasks(storage: Storage, server: Server, input: Sized) {
     cycle: async () => {
       const token = randomUUID();
       const conversation = `conv-${i++}`;
-      await suspend(storage, token, conversation, input.messages);
+      await suspendTurn(storage, token, conversation, input.messages);
       await answer(storage, token);
       await wakeOnce(storage, token);
     },
@@ -163,7 +163,7 @@ async function wakeMemory(ctx: Context, storage: Storage, server: Server): Promi
   const input = sized(10_000);
   const transcriptBytes = Buffer.byteLength(JSON.stringify(input.messages));
   const token = randomUUID();
-  await suspend(storage, token, `conv-memory-${token}`, input.messages);
+  await suspendTurn(storage, token, `conv-memory-${token}`, input.messages);
   await answer(storage, token);
   const child = fileURLToPath(new URL('./wake-memory.js', import.meta.url));
   const { stdout } = await run(process.execPath, ['--expose-gc', child, server.url, token], {

@@ -1,7 +1,6 @@
-import { createSuspension } from '@x/continuation';
 import type { AssistantMessage, Message } from '@x/wire';
 import type { TurnObserver } from 'runner/dist/agent.js';
-import { resumeNext } from 'runner/dist/executive.js';
+import { resumeNext, type SuspendedTurn, suspend } from 'runner/dist/executive.js';
 import { ScriptedModel } from 'runner/dist/model/scripted.js';
 import type { Storage } from 'runner/dist/storage.js';
 
@@ -14,41 +13,33 @@ export const model = new ScriptedModel('bench', {
 export const quietObserver: TurnObserver = { event() {} };
 
 /**
- * The executive's suspend step for a turn whose transcript is `messages`: the pause row
- * (token = interaction id) and the continuation WITH the full messages, in one transaction.
- * It mirrors `suspend` in apps/runner/src/executive.ts, which is not exported and which
- * `startRun` reaches only with a fresh one-message goal (runTurn stops after 25 model calls,
- * so no scripted run reaches 100 messages or more by itself).
+ * The executive's suspend step for a turn whose transcript is `messages` (ending with the
+ * asking assistant message): the runner's own `suspend`, in one transaction. `startRun`
+ * reaches it only from a fresh one-message goal, and no scripted run grows to 100 messages
+ * or more by itself, so the bench builds the suspended turn directly.
  */
-export async function suspend(
+export async function suspendTurn(
   storage: Storage,
   token: string,
   conversationId: string,
   messages: Message[],
 ): Promise<void> {
   const assistant = messages.at(-1) as AssistantMessage;
-  const use = assistant.content.find((b) => b.type === 'tool_use');
-  if (use?.type !== 'tool_use') throw new Error('the transcript must end with a tool call');
-  const suspension = createSuspension({
-    interactionId: token,
-    sessionId: conversationId,
-    toolUseId: use.id,
+  const toolUse = assistant.content.find((b) => b.type === 'tool_use');
+  if (toolUse?.type !== 'tool_use') throw new Error('the transcript must end with a tool call');
+  const outcome: SuspendedTurn = {
+    status: 'suspended',
+    messages: messages.slice(0, -1),
     assistant,
-    messages,
-  });
-  await storage.transaction(async (tx) => {
-    await storage.pauses(tx).insert({
-      token,
-      conversationId,
+    toolUse,
+    question: {
       kind: 'ask_user',
       question: 'Which city should the trip start from?',
       options: null,
       priority: 0,
-      toolCallId: use.id,
-      resumeContext: { model: model.id },
-    });
-    await storage.continuations(tx).save(suspension);
-  });
+    },
+  };
+  await storage.transaction((tx) => suspend(tx, storage, conversationId, model, outcome, token));
 }
 
 /** The operator's answer. */
