@@ -219,7 +219,10 @@ async function cmdWake(ctx: Context, args: string[]): Promise<number> {
   if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 64) {
     throw new UsageError('--concurrency takes a whole number from 1 to 64');
   }
-  return withStorage(ctx, async (storage) => {
+  // Not withStorage: after a database outage the wake loop may swap in a fresh storage,
+  // and the one in use at the end is the one to close.
+  let storage = await ctx.open();
+  try {
     let workers = concurrency;
     if (storage.kind === 'embedded' && workers > 1) {
       ctx.out.note('the embedded database runs one transaction at a time: using one worker');
@@ -232,7 +235,7 @@ async function cmdWake(ctx: Context, args: string[]): Promise<number> {
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
     if (!values.once) ctx.out.note(`waiting for answers in ${storage.where} (Ctrl-C to stop)`);
-    const { failed } = await wake(storage, {
+    const outcome = await wake(storage, {
       once: Boolean(values.once),
       concurrency: workers,
       modelFor: (id) => modelFromId(id || ctx.modelId),
@@ -259,11 +262,23 @@ async function cmdWake(ctx: Context, args: string[]): Promise<number> {
           `database unavailable (${(error as Error)?.message ?? error}); retrying in ${Math.round(wait / 1000)}s`,
         ),
       stop: stopped,
+      reopen:
+        storage.kind === 'postgres'
+          ? async () => {
+              const fresh = await ctx.open();
+              await storage.close().catch(() => {});
+              storage = fresh;
+              return fresh;
+            }
+          : undefined,
     });
+    storage = outcome.storage;
     process.off('SIGINT', stop);
     process.off('SIGTERM', stop);
-    return failed > 0 && values.once ? EXIT.failed : EXIT.ok;
-  });
+    return outcome.failed > 0 && values.once ? EXIT.failed : EXIT.ok;
+  } finally {
+    await storage.close();
+  }
 }
 
 async function cmdStop(ctx: Context, args: string[]): Promise<number> {
@@ -510,4 +525,8 @@ export async function main(argv: string[]): Promise<number> {
 
 export type { Context };
 
-process.exitCode = await main(process.argv.slice(2));
+const exitCode = await main(process.argv.slice(2));
+process.exitCode = exitCode;
+// A finished command must end even if a driver keeps a handle open after close (postgres.js
+// can, after the server restarted under it); the timer does not itself keep the process up.
+setTimeout(() => process.exit(exitCode), 1_000).unref();

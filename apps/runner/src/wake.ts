@@ -20,6 +20,12 @@ export interface WakeOptions {
   stop: Promise<void>;
   /** How often to look for answers when no notification arrives. */
   pollMs?: number;
+  /**
+   * Opens a fresh storage after the database failed, closing the old one. A pool that lived
+   * through a dropped connection can keep a broken connection checked out (postgres.js), so
+   * after an outage the loop starts over on a new pool. Without it the loop keeps its storage.
+   */
+  reopen?: () => Promise<Storage>;
 }
 
 const MAX_BACKOFF_MS = 30_000;
@@ -35,9 +41,14 @@ export function backoffMs(attempt: number, baseMs = 500): number {
  * until none is left). Wakes on LISTEN/NOTIFY where the storage offers it, and polls as the
  * fallback. A failed resume is retried with backoff; an unreachable database is waited for.
  *
- * @returns how many resumes failed and were left retryable (for `once` mode's exit code).
+ * @returns how many resumes failed and were left retryable (for `once` mode's exit code),
+ *   and the storage in use at the end (a new one if it was reopened): the caller closes it.
  */
-export async function wake(storage: Storage, options: WakeOptions): Promise<{ failed: number }> {
+export async function wake(
+  initial: Storage,
+  options: WakeOptions,
+): Promise<{ failed: number; storage: Storage }> {
+  let storage = initial;
   const retries = new Map<string, { attempts: number; until: number }>();
   let stopping = false;
   let failed = 0;
@@ -55,17 +66,34 @@ export async function wake(storage: Storage, options: WakeOptions): Promise<{ fa
     stopping = true;
     poke();
   });
-  const unlisten = await storage.listenAnswered?.(() => poke()).catch(() => undefined);
+  const listen = () => storage.listenAnswered?.(() => poke()).catch(() => undefined);
+  let unlisten = await listen();
   const pollMs = options.pollMs ?? (storage.listenAnswered ? 5_000 : 1_000);
   let outages = 0;
+  let reopening: Promise<void> | undefined;
+  // One reopen at a time; workers that failed on the old storage wait for it.
+  const reopen = (broken: Storage) => {
+    if (!options.reopen || storage !== broken) return reopening;
+    reopening ??= (async () => {
+      await unlisten?.().catch(() => {});
+      storage = await options.reopen!();
+      unlisten = await listen();
+    })()
+      .catch(() => {}) // the next attempt reports the outage again
+      .finally(() => {
+        reopening = undefined;
+      });
+    return reopening;
+  };
 
   const worker = async () => {
     while (!stopping) {
       const now = Date.now();
       const skip = new Set([...retries].filter(([, r]) => r.until > now).map(([token]) => token));
       let resumed: Resumed | undefined;
+      const using = storage;
       try {
-        resumed = await resumeNext(storage, options.modelFor, options.observerFor, skip);
+        resumed = await resumeNext(using, options.modelFor, options.observerFor, skip);
         outages = 0;
       } catch (error) {
         if (error instanceof ResumeFailedError) {
@@ -80,6 +108,7 @@ export async function wake(storage: Storage, options: WakeOptions): Promise<{ fa
         options.onUnavailable(error, wait);
         if (options.once) throw error;
         await Promise.race([sleep(wait), options.stop]);
+        await reopen(using);
         continue;
       }
       if (resumed) {
@@ -97,5 +126,5 @@ export async function wake(storage: Storage, options: WakeOptions): Promise<{ fa
   } finally {
     await unlisten?.();
   }
-  return { failed };
+  return { failed, storage };
 }
