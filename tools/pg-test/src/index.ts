@@ -4,9 +4,9 @@ import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
-import { serverReachable, testServerUrl } from './probe.ts';
+import { serverReachable, testServerUrl } from './probe.js';
 
-export { serverReachable, serverSuitesSkipped, testServerUrl } from './probe.ts';
+export { serverProblem, serverReachable, serverSuitesSkipped, testServerUrl } from './probe.js';
 
 /**
  * The server suites' gate. Resolves to the server URL, or to `undefined` when no server
@@ -31,9 +31,15 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
-/** Creates a fresh, uniquely named database on the test server. */
-export async function createTestDatabase(serverUrl = testServerUrl()): Promise<TestDatabase> {
-  const name = `x_test_${process.pid}_${randomBytes(4).toString('hex')}`;
+/**
+ * Creates a fresh, uniquely named database (`<prefix>_<pid>_<random>`) on the server; the
+ * caller drops it when done.
+ */
+export async function createTestDatabase(
+  serverUrl = testServerUrl(),
+  prefix = 'x_test',
+): Promise<TestDatabase & { name: string }> {
+  const name = `${prefix}_${process.pid}_${randomBytes(4).toString('hex')}`;
   const admin = postgres(serverUrl, { max: 1, onnotice: () => {} });
   try {
     await admin.unsafe(`create database "${name}"`);
@@ -44,6 +50,7 @@ export async function createTestDatabase(serverUrl = testServerUrl()): Promise<T
   url.pathname = `/${name}`;
   return {
     url: url.toString(),
+    name,
     async drop() {
       const sql = postgres(serverUrl, { max: 1, onnotice: () => {} });
       try {

@@ -5,21 +5,24 @@ export function testServerUrl(): string {
   return process.env.TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
 }
 
+/** Why the server at `url` cannot be used, or undefined when it answers a query. */
+export async function serverProblem(url = testServerUrl()): Promise<string | undefined> {
+  const sql = postgres(url, { max: 1, connect_timeout: 3, onnotice: () => {} });
+  try {
+    await sql`select 1`;
+    return undefined;
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error);
+  } finally {
+    await sql.end({ timeout: 1 }).catch(() => {});
+  }
+}
+
 let probed: Promise<boolean> | undefined;
 
 /** Whether the test server answers a query (asked once per process). */
 export function serverReachable(): Promise<boolean> {
-  probed ??= (async () => {
-    const sql = postgres(testServerUrl(), { max: 1, connect_timeout: 3, onnotice: () => {} });
-    try {
-      await sql`select 1`;
-      return true;
-    } catch {
-      return false;
-    } finally {
-      await sql.end({ timeout: 1 }).catch(() => {});
-    }
-  })();
+  probed ??= serverProblem().then((problem) => problem === undefined);
   return probed;
 }
 

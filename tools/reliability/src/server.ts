@@ -1,28 +1,16 @@
 import { execFile } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { readdirSync } from 'node:fs';
 import { promisify } from 'node:util';
+import { createTestDatabase, serverProblem, testServerUrl } from '@internal/pg-test';
 import postgres from 'postgres';
 
 const run = promisify(execFile);
 
 /** The server the suite uses: `TEST_DATABASE_URL`, else the local default. */
-export function serverUrl(): string {
-  return process.env.TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
-}
+export const serverUrl = testServerUrl;
 
 /** Why the server cannot be used, or undefined when it answers. */
-export async function probe(url = serverUrl()): Promise<string | undefined> {
-  const sql = postgres(url, { max: 1, connect_timeout: 3, onnotice: () => {} });
-  try {
-    await sql`select 1`;
-    return undefined;
-  } catch (error) {
-    return error instanceof Error ? error.message : String(error);
-  } finally {
-    await sql.end({ timeout: 1 }).catch(() => {});
-  }
-}
+export const probe = serverProblem;
 
 /** A database of this run's own: `x_rel_<random>`, dropped at the end. */
 export interface RunDatabase {
@@ -31,28 +19,9 @@ export interface RunDatabase {
   drop(): Promise<void>;
 }
 
-export async function createDatabase(server = serverUrl()): Promise<RunDatabase> {
-  const name = `x_rel_${randomBytes(4).toString('hex')}`;
-  const admin = postgres(server, { max: 1, onnotice: () => {} });
-  try {
-    await admin.unsafe(`create database "${name}"`);
-  } finally {
-    await admin.end();
-  }
-  const url = new URL(server);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    name,
-    async drop() {
-      const sql = postgres(server, { max: 1, onnotice: () => {} });
-      try {
-        await sql.unsafe(`drop database if exists "${name}" with (force)`);
-      } finally {
-        await sql.end();
-      }
-    },
-  };
+/** Creates `x_rel_<pid>_<random>` on the server. */
+export function createDatabase(server = serverUrl()): Promise<RunDatabase> {
+  return createTestDatabase(server, 'x_rel');
 }
 
 /** A small postgres.js client for checks and fault injection. */
