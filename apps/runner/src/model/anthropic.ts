@@ -13,6 +13,8 @@ import {
   isRetryableStatus,
   type RetryPolicy,
   retryAfterMs,
+  StreamCutError,
+  transportFailure,
   withRetry,
 } from './retry.js';
 
@@ -47,23 +49,9 @@ export function anthropicTools(tools: readonly ToolSpec[]): Tool[] {
   });
 }
 
-/** The stream ended before `message_stop`. */
-class StreamCutError extends Error {
-  constructor() {
-    super('the response stream ended before message_stop');
-  }
-}
-
 function classify(error: unknown, sdk: typeof Anthropic): Failure {
-  if (error instanceof StreamCutError) return { retryable: true, message: error.message };
-  if (error instanceof sdk.APIConnectionError) {
-    // A reset, a refused connection, a timeout: the network, not the request.
-    const cause = (error.cause as { code?: string; message?: string } | undefined) ?? {};
-    return {
-      retryable: true,
-      message: `connection failed (${cause.code ?? cause.message ?? error.message})`,
-    };
-  }
+  const transport = transportFailure(error, sdk.APIConnectionError);
+  if (transport) return transport;
   if (error instanceof sdk.APIError) {
     const type =
       (error.error as { error?: { type?: string } } | undefined)?.error?.type ?? error.type;
@@ -154,7 +142,7 @@ async function collect(
     }
   }
   // A body that ends before message_stop broke off: the network, worth another try.
-  if (!stopped) throw new StreamCutError();
+  if (!stopped) throw new StreamCutError('message_stop');
   const content: AssistantBlock[] = [];
   for (const block of blocks) {
     if (!block || block.type === 'skip') continue;

@@ -13,6 +13,8 @@ import {
   isRetryableStatus,
   type RetryPolicy,
   retryAfterMs,
+  StreamCutError,
+  transportFailure,
   withRetry,
 } from './retry.js';
 
@@ -36,22 +38,9 @@ export function openAITools(tools: readonly ToolSpec[]): ChatCompletionFunctionT
   });
 }
 
-/** The stream ended before a `finish_reason`. */
-class StreamCutError extends Error {
-  constructor() {
-    super('the response stream ended before a finish_reason');
-  }
-}
-
 function classify(error: unknown, sdk: typeof OpenAI): Failure {
-  if (error instanceof StreamCutError) return { retryable: true, message: error.message };
-  if (error instanceof sdk.APIConnectionError) {
-    const cause = (error.cause as { code?: string; message?: string } | undefined) ?? {};
-    return {
-      retryable: true,
-      message: `connection failed (${cause.code ?? cause.message ?? error.message})`,
-    };
-  }
+  const transport = transportFailure(error, sdk.APIConnectionError);
+  if (transport) return transport;
   if (error instanceof sdk.APIError) {
     const body = error.error as { message?: string; type?: string; code?: string } | undefined;
     const what =
@@ -112,7 +101,7 @@ async function collect(
     }
     if (choice.finish_reason) finish = choice.finish_reason;
   }
-  if (finish === undefined) throw new StreamCutError();
+  if (finish === undefined) throw new StreamCutError('a finish_reason');
   const ordered = [...calls.entries()].sort(([a], [b]) => a - b).map(([, call]) => call);
   return { text, calls: ordered, finish };
 }

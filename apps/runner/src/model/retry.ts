@@ -22,6 +22,33 @@ export interface Failure {
   message: string;
 }
 
+/** A response stream ended before the provider said it was done: worth another attempt. */
+export class StreamCutError extends Error {
+  constructor(before: string) {
+    super(`the response stream ended before ${before}`);
+  }
+}
+
+/**
+ * The failures both providers classify alike: a cut stream, and an SDK connection error
+ * (a reset, a refused connection, a timeout: the network, not the request). Undefined
+ * for anything else.
+ */
+export function transportFailure(
+  error: unknown,
+  connectionError: abstract new (...args: never[]) => Error,
+): Failure | undefined {
+  if (error instanceof StreamCutError) return { retryable: true, message: error.message };
+  if (error instanceof connectionError) {
+    const cause = (error.cause as { code?: string; message?: string } | undefined) ?? {};
+    return {
+      retryable: true,
+      message: `connection failed (${cause.code ?? cause.message ?? error.message})`,
+    };
+  }
+  return undefined;
+}
+
 /** The default policy, adjusted by `RUNNER_MODEL_RETRIES` and `RUNNER_MODEL_BACKOFF_MS`. */
 export function retryPolicyFromEnv(env: NodeJS.ProcessEnv = process.env): RetryPolicy {
   const number = (name: string, fallback: number): number => {
