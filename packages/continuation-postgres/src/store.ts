@@ -15,11 +15,57 @@ import type { ContinuationDatabase } from './database.js';
 import { wrapDatabaseError } from './errors.js';
 import { suspensions } from './schema.js';
 
-// The fixed-shape statements run as named prepared statements (`.prepare(name)`): without
-// a name, postgres.js sends a parameterised statement unnamed, which costs a Describe round
-// trip before every execution; a named one is parsed once per connection and then takes one
-// round trip. A name always stands for the same SQL text (node-postgres requires it); PGlite
-// ignores it. A client created with `prepare: false` (e.g. behind PgBouncer) still wins.
+// The fixed-shape statements are built once per store and run as named prepared statements
+// (`.prepare(name)`): building a drizzle query costs more than executing it, and without a
+// name postgres.js sends a parameterised statement unnamed, which costs a Describe round trip
+// before every execution; a named one is parsed once per connection and then takes one round
+// trip. A name always stands for the same SQL text (node-postgres requires it); PGlite ignores
+// it. A client created with `prepare: false` (e.g. behind PgBouncer) still wins.
+function prepareStatements(db: ContinuationDatabase) {
+  const id = sql.placeholder('id');
+  const unresolved = sql`${suspensions.resolved} = false`;
+  return {
+    // `excluded.*`: the record is sent once, not twice (as values and as the update).
+    save: db
+      .insert(suspensions)
+      .values({
+        interactionId: id,
+        sessionId: sql.placeholder('sessionId'),
+        runId: sql.placeholder('runId'),
+        record: sql.placeholder('record'),
+        createdAt: sql.placeholder('createdAt'),
+      })
+      .onConflictDoUpdate({
+        target: suspensions.interactionId,
+        set: {
+          sessionId: sql`excluded.session_id`,
+          runId: sql`excluded.run_id`,
+          record: sql`excluded.record`,
+          createdAt: sql`excluded.created_at`,
+          updatedAt: sql`now()`,
+        },
+        setWhere: unresolved,
+      })
+      .returning({ id: suspensions.interactionId })
+      .prepare('x_continuation_save'),
+    load: db
+      .select({ record: suspensions.record, resolved: suspensions.resolved })
+      .from(suspensions)
+      .where(eq(suspensions.interactionId, id))
+      .prepare('x_continuation_load'),
+    markResolved: db
+      .update(suspensions)
+      .set({ resolved: sql`true`, resolvedAt: sql`now()`, updatedAt: sql`now()` })
+      .where(and(eq(suspensions.interactionId, id), unresolved))
+      .returning({ id: suspensions.interactionId })
+      .prepare('x_continuation_mark_resolved'),
+    exists: db
+      .select({ id: suspensions.interactionId })
+      .from(suspensions)
+      .where(eq(suspensions.interactionId, id))
+      .prepare('x_continuation_exists'),
+  };
+}
 
 /** Postgres text cannot hold NUL, so such an id was never saved (save refuses it as `invalid`). */
 function storable(id: string): boolean {
@@ -55,34 +101,31 @@ export interface PostgresContinuationStoreOptions {
 export class PostgresContinuationStore implements ContinuationStore {
   readonly #db: ContinuationDatabase;
   readonly #maxRecordBytes: number;
+  #prepared: ReturnType<typeof prepareStatements> | undefined;
 
   constructor(db: ContinuationDatabase, options: PostgresContinuationStoreOptions = {}) {
     this.#db = db;
     this.#maxRecordBytes = options.maxRecordBytes ?? DEFAULT_MAX_RECORD_BYTES;
   }
 
+  // Built on first use: a store made for one transaction may never run most of them.
+  get #statements(): ReturnType<typeof prepareStatements> {
+    this.#prepared ??= prepareStatements(this.#db);
+    return this.#prepared;
+  }
+
   async save(suspension: Suspension): Promise<void> {
     const { suspension: s, text } = prepareSave(suspension, this.#maxRecordBytes);
     const id = s.interactionId;
-    const values = {
-      sessionId: s.sessionId ?? null,
-      runId: s.runId ?? null,
-      record: text,
-      createdAt: s.createdAt,
-    };
     let written: unknown[];
     try {
-      written = await this.#db
-        .insert(suspensions)
-        .values({ interactionId: id, ...values })
-        .onConflictDoUpdate({
-          target: suspensions.interactionId,
-          set: { ...values, updatedAt: sql`now()` },
-          setWhere: sql`${suspensions.resolved} = false`,
-        })
-        .returning({ id: suspensions.interactionId })
-        .prepare('x_continuation_save')
-        .execute();
+      written = await this.#statements.save.execute({
+        id,
+        sessionId: s.sessionId ?? null,
+        runId: s.runId ?? null,
+        record: text,
+        createdAt: s.createdAt,
+      });
     } catch (error) {
       throw wrapDatabaseError(error, `save interaction "${id}"`, id);
     }
@@ -94,12 +137,7 @@ export class PostgresContinuationStore implements ContinuationStore {
     if (!storable(interactionId)) throw notFound(interactionId);
     let rows: Array<{ record: string; resolved: boolean }>;
     try {
-      rows = await this.#db
-        .select({ record: suspensions.record, resolved: suspensions.resolved })
-        .from(suspensions)
-        .where(eq(suspensions.interactionId, interactionId))
-        .prepare('x_continuation_load')
-        .execute();
+      rows = await this.#statements.load.execute({ id: interactionId });
     } catch (error) {
       throw wrapDatabaseError(error, `load interaction "${interactionId}"`, interactionId);
     }
@@ -114,20 +152,9 @@ export class PostgresContinuationStore implements ContinuationStore {
   async markResolved(interactionId: string): Promise<void> {
     if (!storable(interactionId)) throw notFound(interactionId);
     try {
-      const won = await this.#db
-        .update(suspensions)
-        .set({ resolved: true, resolvedAt: sql`now()`, updatedAt: sql`now()` })
-        .where(and(eq(suspensions.interactionId, interactionId), eq(suspensions.resolved, false)))
-        .returning({ id: suspensions.interactionId })
-        .prepare('x_continuation_mark_resolved')
-        .execute();
+      const won = await this.#statements.markResolved.execute({ id: interactionId });
       if (won.length === 1) return;
-      const exists = await this.#db
-        .select({ id: suspensions.interactionId })
-        .from(suspensions)
-        .where(eq(suspensions.interactionId, interactionId))
-        .prepare('x_continuation_exists')
-        .execute();
+      const exists = await this.#statements.exists.execute({ id: interactionId });
       throw exists.length === 0 ? notFound(interactionId) : alreadyResolved(interactionId);
     } catch (error) {
       throw wrapDatabaseError(error, `mark interaction "${interactionId}" resolved`, interactionId);

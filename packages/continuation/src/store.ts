@@ -1,6 +1,6 @@
 import { encodeSuspension, type SuspensionRecord } from './codec.js';
 import { ContinuationError } from './errors.js';
-import { type Suspension, validateSuspension } from './suspension.js';
+import { checkSuspension, type Suspension } from './suspension.js';
 
 /** Which unresolved continuations {@link ContinuationStore.listUnresolved} returns (all given fields must match). */
 export interface ListUnresolvedFilter {
@@ -38,6 +38,7 @@ export const DEFAULT_MAX_RECORD_BYTES = 16 * 1024 * 1024;
 
 /** A suspension ready to be written: validated, encoded, size-checked. */
 export interface PreparedSuspension {
+  /** The validated suspension; it may share the transcript with the input (encode, don't keep). */
   suspension: Suspension;
   record: SuspensionRecord;
   /** `JSON.stringify(record)`. */
@@ -55,7 +56,7 @@ export function prepareSave(
   input: Suspension,
   maxRecordBytes: number = DEFAULT_MAX_RECORD_BYTES,
 ): PreparedSuspension {
-  const suspension = validateSuspension(input);
+  const suspension = checkSuspension(input, true);
   if (suspension.resolved) {
     throw new ContinuationError(
       'invalid',
@@ -90,3 +91,4 @@ export function compareSuspensions(a: Suspension, b: Suspension): number {
   if (byTime !== 0) return byTime;
   return a.interactionId < b.interactionId ? -1 : a.interactionId > b.interactionId ? 1 : 0;
 }
+

@@ -1,5 +1,6 @@
 import {
   checkTranscript,
+  isParsedMessages,
   JsonValueSchema,
   type Message,
   MessageSchema,
@@ -63,16 +64,33 @@ function invalid(field: string, message: string, interactionId?: string, cause?:
   });
 }
 
+// The same check without the transcript, for one `isParsedMessages` already vouched for.
+const SuspensionWithoutTranscriptSchema = SuspensionSchema.omit({ messages: true });
+
 /**
  * Checks everything a store checks before it writes: the schema, the singleton rule
  * ({@link validateSingletonSuspension}), and, when `messages` is given, that it is a
  * well-formed transcript whose last message is `assistant` itself.
  *
- * @returns the parsed suspension (string message content normalised to blocks).
+ * @returns the parsed suspension (string message content normalised to blocks), sharing
+ *   nothing with `input`.
  * @throws {ContinuationError} `invalid` naming the bad field, or `not_singleton`.
  */
 export function validateSuspension(input: unknown): Suspension {
-  const parsed = SuspensionSchema.safeParse(input);
+  return checkSuspension(input, false);
+}
+
+/**
+ * {@link validateSuspension}; with `shareTranscript`, a transcript already in the shape the
+ * schema returns is checked in place and kept, not copied. For a caller that encodes the
+ * result at once ({@link prepareSave}): copying 1,000 messages costs more than writing them.
+ */
+export function checkSuspension(input: unknown, shareTranscript: boolean): Suspension {
+  const kept = shareTranscript ? parsedTranscriptOf(input) : undefined;
+  const parsed =
+    kept === undefined
+      ? SuspensionSchema.safeParse(input)
+      : SuspensionWithoutTranscriptSchema.safeParse(input);
   const id =
     typeof input === 'object' && input !== null && 'interactionId' in input
       ? String(input.interactionId)
@@ -81,7 +99,7 @@ export function validateSuspension(input: unknown): Suspension {
     const [field, message] = firstIssue(parsed.error);
     invalid(field, message, id, parsed.error);
   }
-  const s = parsed.data;
+  const s: Suspension = kept === undefined ? parsed.data : { ...parsed.data, messages: kept };
   validateSingletonSuspension(s.assistant, s.toolUseId);
   if (s.messages !== undefined) {
     const last = s.messages.at(-1);
@@ -103,6 +121,16 @@ export function validateSuspension(input: unknown): Suspension {
     }
   }
   return s;
+}
+
+/** `input.messages` when it is already in its parsed shape, else undefined (the schema decides). */
+function parsedTranscriptOf(input: unknown): Message[] | undefined {
+  try {
+    const messages = (input as { messages?: unknown } | null)?.messages;
+    return isParsedMessages(messages) ? messages : undefined;
+  } catch {
+    return undefined; // a throwing getter: the schema reports it
+  }
 }
 
 /** What {@link createSuspension} needs; the rest is filled in or derived. */
