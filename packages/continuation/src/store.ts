@@ -91,4 +91,3 @@ export function compareSuspensions(a: Suspension, b: Suspension): number {
   if (byTime !== 0) return byTime;
   return a.interactionId < b.interactionId ? -1 : a.interactionId > b.interactionId ? 1 : 0;
 }
-
