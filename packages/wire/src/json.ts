@@ -19,30 +19,35 @@ interface NonJson {
 }
 
 // Returns the first place where `value` is not a JSON value, or undefined when it is one.
-// A path (not just a boolean) so an error can name the field, e.g. `input.when.day`.
-function findNonJson(
-  value: unknown,
-  path: Array<string | number>,
-  seen: Set<object>,
-): NonJson | undefined {
+// A path (not just a boolean) so an error can name the field, e.g. `input.when.day`. The
+// path is built on the way back up, only on failure: checking a valid value allocates
+// nothing per node, which matters for transcripts with thousands of tool inputs.
+// `ancestors` holds the objects being walked (a repeat among them is a cycle; a value
+// shared by two branches is fine).
+function findNonJson(value: unknown, ancestors: object[]): NonJson | undefined {
   switch (typeof value) {
     case 'string':
     case 'boolean':
       return undefined;
     case 'number':
-      return Number.isFinite(value) ? undefined : { path, reason: `${value} is not a JSON number` };
+      return Number.isFinite(value)
+        ? undefined
+        : { path: [], reason: `${value} is not a JSON number` };
     case 'object': {
       if (value === null) return undefined;
-      if (seen.has(value)) return { path, reason: 'a cycle cannot be written as JSON' };
-      seen.add(value);
+      if (ancestors.includes(value))
+        return { path: [], reason: 'a cycle cannot be written as JSON' };
+      ancestors.push(value);
       try {
         if (Array.isArray(value)) {
           // An index loop rather than `every`: a hole in a sparse array would become `null`.
           for (let i = 0; i < value.length; i++) {
-            if (!(i in value))
-              return { path: [...path, i], reason: 'a hole in an array is not JSON' };
-            const bad = findNonJson(value[i], [...path, i], seen);
-            if (bad) return bad;
+            if (!(i in value)) return { path: [i], reason: 'a hole in an array is not JSON' };
+            const bad = findNonJson(value[i], ancestors);
+            if (bad) {
+              bad.path.unshift(i);
+              return bad;
+            }
           }
           return undefined;
         }
@@ -50,28 +55,31 @@ function findNonJson(
         if (proto !== Object.prototype && proto !== null) {
           const name = (proto as { constructor?: { name?: unknown } }).constructor?.name;
           return {
-            path,
+            path: [],
             reason: `${typeof name === 'string' && name ? `a ${name}` : 'this object'} is not a plain JSON object`,
           };
         }
-        for (const [key, item] of Object.entries(value)) {
-          const bad = findNonJson(item, [...path, key], seen);
-          if (bad) return bad;
+        for (const key of Object.keys(value)) {
+          const bad = findNonJson((value as Record<string, unknown>)[key], ancestors);
+          if (bad) {
+            bad.path.unshift(key);
+            return bad;
+          }
         }
         return undefined;
       } finally {
-        seen.delete(value);
+        ancestors.pop();
       }
     }
     default:
-      return { path, reason: `a ${typeof value} is not a JSON value` };
+      return { path: [], reason: `a ${typeof value} is not a JSON value` };
   }
 }
 
 /** True when `value` is a plain JSON value (finite numbers, plain objects, no cycles, no holes). */
 export function isJsonValue(value: unknown): value is JsonValue {
   try {
-    return findNonJson(value, [], new Set()) === undefined;
+    return findNonJson(value, []) === undefined;
   } catch {
     // A throwing getter or a revoked proxy is not something JSON.stringify could write either.
     return false;
@@ -85,7 +93,7 @@ export function isJsonValue(value: unknown): value is JsonValue {
 export const JsonValueSchema: z.ZodType<JsonValue> = z.unknown().check((ctx) => {
   let bad: NonJson | undefined;
   try {
-    bad = findNonJson(ctx.value, [], new Set());
+    bad = findNonJson(ctx.value, []);
   } catch (error) {
     bad = { path: [], reason: `reading it threw (${String(error)})` };
   }

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { open, rename, unlink } from 'node:fs/promises';
+import { type FileHandle, open, rename, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 
 /** Name of a temp file for `name`: hidden, so listings and loads never mistake it for a record. */
@@ -44,17 +44,15 @@ export async function syncDir(dir: string): Promise<void> {
 }
 
 /**
- * Replaces `dir/name` with `text` so that a crash at any point leaves either the old
- * content or the new, never a mix: temp file in the same folder, fsync, rename, fsync
- * the folder.
+ * Moves a flushed temp file (from {@link writeTemp}) over `dir/name` and flushes the folder,
+ * so that a crash at any point leaves either the old content or the new, never a mix.
  */
-export async function writeAtomic(
+export async function commitTemp(
   dir: string,
+  temp: string,
   name: string,
-  text: string,
   fsync: boolean,
 ): Promise<void> {
-  const temp = await writeTemp(dir, name, text, fsync);
   try {
     await rename(temp, join(dir, name));
   } catch (err) {
@@ -62,4 +60,19 @@ export async function writeAtomic(
     throw err;
   }
   if (fsync) await syncDir(dir);
+}
+
+/**
+ * Reads a whole file of a known `size` as UTF-8 in as few reads as the OS allows (records
+ * are replaced by rename, never written in place, so the size of an open one is fixed).
+ */
+export async function readAll(handle: FileHandle, size: number): Promise<string> {
+  const buffer = Buffer.allocUnsafe(size);
+  let filled = 0;
+  while (filled < size) {
+    const { bytesRead } = await handle.read(buffer, filled, size - filled, filled);
+    if (bytesRead === 0) break;
+    filled += bytesRead;
+  }
+  return buffer.toString('utf8', 0, filled);
 }

@@ -1,4 +1,4 @@
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { link, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -51,16 +51,49 @@ describe('FileContinuationStore on disk', () => {
     });
   });
 
-  it('after markResolved the record itself says "resolved": true and a marker exists', async () => {
+  it('markResolved moves the record, byte for byte, to <id>.resolved: no <id>.json is left to load', async () => {
+    const s = sampleSuspension({ messages: true });
+    await store.save(s);
+    const before = await readFile(join(dir, `${s.interactionId}.json`), 'utf8');
+    await store.markResolved(s.interactionId);
+    expect(await readdir(dir)).toEqual([`${s.interactionId}.resolved`]);
+    expect(await readFile(join(dir, `${s.interactionId}.resolved`), 'utf8')).toBe(before);
+    await expect(store.load(s.interactionId)).rejects.toMatchObject({ code: 'already_resolved' });
+    await expect(store.markResolved(s.interactionId)).rejects.toMatchObject({
+      code: 'already_resolved',
+    });
+  });
+
+  it('a save over a record resolved here is already_resolved and writes no <id>.json', async () => {
     const s = sampleSuspension();
     await store.save(s);
     await store.markResolved(s.interactionId);
-    const json = JSON.parse(await readFile(join(dir, `${s.interactionId}.json`), 'utf8'));
-    expect(json.resolved).toBe(true);
-    expect(await readdir(dir)).toEqual(
-      expect.arrayContaining([`${s.interactionId}.json`, `${s.interactionId}.resolved`]),
-    );
-    expect((await readdir(dir)).filter((n) => n.endsWith('.tmp'))).toEqual([]);
+    await expect(store.save(s)).rejects.toMatchObject({ code: 'already_resolved' });
+    expect(await readdir(dir)).toEqual([`${s.interactionId}.resolved`]);
+  });
+
+  it('markResolved reads a record in another layout (indented, as Go may write it) whole', async () => {
+    const s = sampleSuspension({ messages: true });
+    await store.save(s);
+    const path = join(dir, `${s.interactionId}.json`);
+    const json = JSON.parse(await readFile(path, 'utf8'));
+    await writeFile(path, `${JSON.stringify(json, null, 2)}\n`);
+    await store.markResolved(s.interactionId);
+    await expect(store.load(s.interactionId)).rejects.toMatchObject({ code: 'already_resolved' });
+
+    const other = sampleSuspension();
+    await store.save(other);
+    const otherPath = join(dir, `${other.interactionId}.json`);
+    const resolved = { ...JSON.parse(await readFile(otherPath, 'utf8')), resolved: true };
+    await writeFile(otherPath, JSON.stringify(resolved, null, 2));
+    await expect(store.markResolved(other.interactionId)).rejects.toMatchObject({
+      code: 'already_resolved',
+    });
+    await writeFile(otherPath, JSON.stringify({ ...resolved, resolved: 'yes' }, null, 2));
+    await expect(store.markResolved(other.interactionId)).rejects.toMatchObject({
+      code: 'invalid',
+      field: 'resolved',
+    });
   });
 
   it('a record marked resolved by the Go implementation (resolved: true, no marker) is resolved', async () => {
@@ -77,14 +110,12 @@ describe('FileContinuationStore on disk', () => {
     expect(await store.listUnresolved()).toEqual([]);
   });
 
-  it('a crash between the marker link and the record rename leaves it resolved, not loadable', async () => {
+  it('a crash between the marker link and the record removal leaves it resolved, not loadable', async () => {
     const s = sampleSuspension();
     await store.save(s);
-    // What markResolved leaves if killed right after link(): the marker and a temp link of it.
+    // What markResolved leaves if killed right after link(): the record and its marker.
     const record = await readFile(join(dir, `${s.interactionId}.json`), 'utf8');
-    const resolvedText = JSON.stringify({ ...JSON.parse(record), resolved: true });
-    await writeFile(join(dir, `${s.interactionId}.resolved`), resolvedText);
-    await writeFile(join(dir, `.${s.interactionId}.resolved.0badc0ffee00.tmp`), resolvedText);
+    await link(join(dir, `${s.interactionId}.json`), join(dir, `${s.interactionId}.resolved`));
     await expect(store.load(s.interactionId)).rejects.toMatchObject({ code: 'already_resolved' });
     await expect(store.markResolved(s.interactionId)).rejects.toMatchObject({
       code: 'already_resolved',
@@ -93,16 +124,6 @@ describe('FileContinuationStore on disk', () => {
     expect(await store.listUnresolved()).toEqual([]);
     // ...and the record itself is still there, whole.
     expect(await readFile(join(dir, `${s.interactionId}.json`), 'utf8')).toBe(record);
-  });
-
-  it('a crash before the marker link leaves it unresolved and loadable', async () => {
-    const s = sampleSuspension();
-    await store.save(s);
-    const record = await readFile(join(dir, `${s.interactionId}.json`), 'utf8');
-    await writeFile(join(dir, `.${s.interactionId}.resolved.0badc0ffee01.tmp`), record);
-    expect(await store.load(s.interactionId)).toEqual(s);
-    await store.markResolved(s.interactionId);
-    await expect(store.load(s.interactionId)).rejects.toMatchObject({ code: 'already_resolved' });
   });
 
   it('stray temp files (from a crash) are ignored by load and listUnresolved', async () => {

@@ -1,4 +1,4 @@
-import { link, mkdir, open, readdir, rename, stat, unlink } from 'node:fs/promises';
+import { link, mkdir, open, readdir, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { checkRecordVersion, decodeSuspension } from '../codec.js';
 import { ContinuationError } from '../errors.js';
@@ -12,7 +12,7 @@ import {
   prepareSave,
 } from '../store.js';
 import type { Suspension } from '../suspension.js';
-import { isTempName, syncDir, writeAtomic, writeTemp } from './durable.js';
+import { commitTemp, isTempName, readAll, syncDir, writeTemp } from './durable.js';
 import { assertSafeId } from './safe-id.js';
 
 /** Options of {@link FileContinuationStore}. */
@@ -31,9 +31,18 @@ export interface FileContinuationStoreOptions {
 
 const RECORD = '.json';
 const MARK = '.resolved';
+// How the compact JSON of this store and of the Go implementation begins and ends for an
+// unresolved record of version 1: `version` is its first key and `resolved` its last.
+const UNRESOLVED_HEAD = '{"version":1,';
+const UNRESOLVED_TAIL = ',"resolved":false}';
 
 function isErrno(err: unknown, code: string): boolean {
   return (err as NodeJS.ErrnoException | undefined)?.code === code;
+}
+
+/** For `unlink(...).catch(ignoreMissing)`: a file already gone is what was wanted. */
+function ignoreMissing(err: unknown): void {
+  if (!isErrno(err, 'ENOENT')) throw err;
 }
 
 function unavailable(action: string, id: string | undefined, cause: unknown): ContinuationError {
@@ -52,11 +61,14 @@ function unavailable(action: string, id: string | undefined, cause: unknown): Co
  * - Writes are atomic and durable (temp file in the folder, fsync, rename, fsync the
  *   folder); a crash never leaves a truncated record, and stray temp files (hidden
  *   `.*.tmp`) are ignored.
- * - `markResolved` is exactly-once across processes: the resolved record is written to a
- *   temp file and hard-linked to `<id>.resolved`; `link` fails with `EEXIST` for every
- *   loser. The same file is then renamed over `<id>.json`, so readers of the record alone
- *   (the Go implementation) see `"resolved": true` too. A record counts as resolved when
- *   either says so; a crash between the two steps leaves it resolved, never loadable.
+ * - `markResolved` is exactly-once across processes: it hard-links `<id>.json` to
+ *   `<id>.resolved`, and `link` fails with `EEXIST` for every loser. Then it removes
+ *   `<id>.json`, so a reader of records alone (the Go implementation) finds nothing to
+ *   load; the record stays readable, unchanged, as `<id>.resolved`. It costs the same for
+ *   any record size: nothing is rewritten. A crash between the two steps leaves the
+ *   interaction resolved (the marker decides), never loadable.
+ * - A record also counts as resolved when it says `"resolved": true` (how the Go
+ *   implementation marks one).
  * - Ids become file names, so they are validated first (`unsafe_id`). On a case-insensitive
  *   file system, ids differing only in case are the same record.
  *
@@ -84,12 +96,26 @@ export class FileContinuationStore implements ContinuationStore {
     const { suspension: s, text } = prepareSave(suspension, this.#maxRecordBytes);
     const id = s.interactionId;
     try {
-      await mkdir(this.dir, { recursive: true });
-      if (await this.#isResolved(id)) throw alreadyResolved(id);
-      await writeAtomic(this.dir, id + RECORD, text, this.#fsync);
-      // A markResolved that slipped in between the check and the rename wins: the record
-      // reads as resolved whatever this write put in `<id>.json`, so report it.
-      if (await this.#exists(id + MARK)) throw alreadyResolved(id);
+      // The check for a resolved record and the flushed temp file do not depend on each
+      // other, so they run side by side; only the rename waits for the check.
+      const [check, written] = await Promise.allSettled([
+        this.#isResolved(id),
+        this.#writeTemp(id + RECORD, text),
+      ]);
+      if (check.status === 'rejected' || check.value) {
+        if (written.status === 'fulfilled') await unlink(written.value).catch(() => {});
+        throw check.status === 'rejected' ? check.reason : alreadyResolved(id);
+      }
+      if (written.status === 'rejected') throw written.reason;
+      const temp = written.value;
+      await commitTemp(this.dir, temp, id + RECORD, this.#fsync);
+      // A markResolved that slipped in between the check and the rename wins: the marker
+      // decides, so report it, and take back the record just written (a reader of records
+      // alone would load it).
+      if (await this.#exists(id + MARK)) {
+        await unlink(join(this.dir, id + RECORD)).catch(ignoreMissing);
+        throw alreadyResolved(id);
+      }
     } catch (err) {
       if (ContinuationError.is(err)) throw err;
       throw unavailable(`save interaction "${id}" in ${this.dir}`, id, err);
@@ -98,9 +124,18 @@ export class FileContinuationStore implements ContinuationStore {
 
   async load(interactionId: string): Promise<Suspension> {
     assertSafeId('interaction id', interactionId);
-    if (await this.#exists(interactionId + MARK)) throw alreadyResolved(interactionId);
-    const s = await this.#read(interactionId);
-    if (s === undefined) throw notFound(interactionId);
+    // Side by side: the marker is linked before the record is rewritten and neither goes
+    // away, so whichever order the two reads take, "no marker, unresolved record" means
+    // the record was unresolved when the marker was looked for.
+    const [marked, read] = await Promise.allSettled([
+      this.#exists(interactionId + MARK),
+      this.#readRecord(interactionId),
+    ]);
+    if (marked.status === 'rejected') throw marked.reason;
+    if (marked.value) throw alreadyResolved(interactionId);
+    if (read.status === 'rejected') throw read.reason;
+    if (read.value === undefined) throw notFound(interactionId);
+    const s = this.#decode(interactionId, read.value);
     if (s.resolved) throw alreadyResolved(interactionId);
     return s;
   }
@@ -108,30 +143,35 @@ export class FileContinuationStore implements ContinuationStore {
   async markResolved(interactionId: string): Promise<void> {
     assertSafeId('interaction id', interactionId);
     const id = interactionId;
-    if (await this.#exists(id + MARK)) throw alreadyResolved(id);
-    // Only the flag changes, so the record is not decoded whole (load and listUnresolved
-    // parse it through the schema): its version and id are checked, the rest is kept as is.
-    const record = await this.#readRecord(id);
-    if (record === undefined) throw notFound(id);
-    if (record.interaction_id !== id) throw this.#otherId(id, record.interaction_id);
-    if (record.resolved === true) throw alreadyResolved(id);
-    if (record.resolved !== false) {
-      throw new ContinuationError('invalid', 'suspension record resolved: expected a boolean', {
-        interactionId: id,
-        field: 'resolved',
-      });
+    const record = join(this.dir, id + RECORD);
+    const text = await this.#readText(id);
+    // No record: resolved before (its record became the marker), or never saved.
+    if (text === undefined) throw await this.#goneError(id);
+    // The record is not decoded (load does that): only its flag matters here. The layout
+    // this store and the Go implementation write shows it at the ends of the text; any
+    // other layout is parsed to find it.
+    if (!(text.startsWith(UNRESOLVED_HEAD) && text.endsWith(UNRESOLVED_TAIL))) {
+      const parsed = this.#parseRecord(id, text);
+      if (parsed.interaction_id !== id) throw this.#otherId(id, parsed.interaction_id);
+      if (parsed.resolved === true) throw alreadyResolved(id);
+      if (parsed.resolved !== false) {
+        throw new ContinuationError('invalid', 'suspension record resolved: expected a boolean', {
+          interactionId: id,
+          field: 'resolved',
+        });
+      }
     }
-    const text = JSON.stringify({ ...record, resolved: true });
     try {
-      const temp = await writeTemp(this.dir, id + MARK, text, this.#fsync);
       try {
-        await link(temp, join(this.dir, id + MARK));
+        await link(record, join(this.dir, id + MARK));
       } catch (err) {
-        await unlink(temp).catch(() => {});
         if (isErrno(err, 'EEXIST')) throw alreadyResolved(id);
+        if (isErrno(err, 'ENOENT')) throw await this.#goneError(id);
         throw err;
       }
-      await rename(temp, join(this.dir, id + RECORD));
+      // The marker decides from here on. Removing the record keeps a reader of records
+      // alone (the Go implementation) from loading it.
+      await unlink(record).catch(ignoreMissing);
       if (this.#fsync) await syncDir(this.dir);
     } catch (err) {
       if (ContinuationError.is(err)) throw err;
@@ -177,24 +217,45 @@ export class FileContinuationStore implements ContinuationStore {
     }
   }
 
+  /** The error for an id with no record: `already_resolved` when its marker exists, else `not_found`. */
+  async #goneError(id: string): Promise<ContinuationError> {
+    return (await this.#exists(id + MARK)) ? alreadyResolved(id) : notFound(id);
+  }
+
+  /** True when `<id>` is resolved: its record says so, or its marker exists. */
   async #isResolved(id: string): Promise<boolean> {
-    if (await this.#exists(id + MARK)) return true;
+    let record: Record<string, unknown> | undefined;
     try {
-      return (await this.#read(id))?.resolved ?? false;
+      record = await this.#readRecord(id);
     } catch (err) {
       // A corrupt or newer record may be replaced by a valid save; only a resolved one may not.
-      if (ContinuationError.is(err) && err.code !== 'unavailable') return false;
-      throw err;
+      if (!ContinuationError.is(err) || err.code === 'unavailable') throw err;
+      return this.#exists(id + MARK);
     }
+    return record?.resolved === true || this.#exists(id + MARK);
   }
 
   /** The decoded record, or undefined when there is none. */
   async #read(id: string): Promise<Suspension | undefined> {
     const record = await this.#readRecord(id);
-    if (record === undefined) return undefined;
+    return record === undefined ? undefined : this.#decode(id, record);
+  }
+
+  #decode(id: string, record: Record<string, unknown>): Suspension {
     const s = decodeSuspension(record, { owned: true });
     if (s.interactionId !== id) throw this.#otherId(id, s.interactionId);
     return s;
+  }
+
+  /** Writes `text` to a new flushed temp file for `name`, creating the folder when missing. */
+  async #writeTemp(name: string, text: string): Promise<string> {
+    try {
+      return await writeTemp(this.dir, name, text, this.#fsync);
+    } catch (err) {
+      if (!isErrno(err, 'ENOENT')) throw err;
+      await mkdir(this.dir, { recursive: true });
+      return writeTemp(this.dir, name, text, this.#fsync);
+    }
   }
 
   #otherId(id: string, held: unknown): ContinuationError {
@@ -210,6 +271,12 @@ export class FileContinuationStore implements ContinuationStore {
    * is none. The rest is not checked: {@link decodeSuspension} does.
    */
   async #readRecord(id: string): Promise<Record<string, unknown> | undefined> {
+    const text = await this.#readText(id);
+    return text === undefined ? undefined : this.#parseRecord(id, text);
+  }
+
+  /** The text of `<id>.json`, or undefined when there is none; one over the limit is refused unread. */
+  async #readText(id: string): Promise<string | undefined> {
     const path = join(this.dir, id + RECORD);
     let text: string;
     try {
@@ -223,7 +290,7 @@ export class FileContinuationStore implements ContinuationStore {
             { interactionId: id, field: '(record)' },
           );
         }
-        text = await handle.readFile('utf8');
+        text = await readAll(handle, size);
       } finally {
         await handle.close();
       }
@@ -232,6 +299,12 @@ export class FileContinuationStore implements ContinuationStore {
       if (isErrno(err, 'ENOENT') || isErrno(err, 'ENOTDIR')) return undefined;
       throw unavailable(`read ${path}`, id, err);
     }
+    return text;
+  }
+
+  /** `text` parsed as a record of the version this code reads. */
+  #parseRecord(id: string, text: string): Record<string, unknown> {
+    const path = join(this.dir, id + RECORD);
     let json: unknown;
     try {
       json = JSON.parse(text);
@@ -242,8 +315,7 @@ export class FileContinuationStore implements ContinuationStore {
         { interactionId: id, field: '(record)', cause: err },
       );
     }
-    const record = checkRecordVersion(json);
-    return record;
+    return checkRecordVersion(json);
   }
 }
 
