@@ -2,6 +2,7 @@ import { and, asc, desc, eq, isNotNull, isNull, lt, sql } from 'drizzle-orm';
 import {
   ACTION_CANCEL,
   AUTO_TERMINATED_MARKER,
+  actions,
   type ResumeAnswer,
   resumeAnswerSchema,
 } from './answer.js';
@@ -34,6 +35,38 @@ export const DEFAULT_RECENT_LIMIT = 50;
 
 const fifo = [desc(t.priority), asc(t.createdAt), asc(t.token)];
 
+// The hot writes are built once per store and run as named prepared statements: building
+// a drizzle query costs more than running it, and postgres.js sends an unnamed
+// parameterised statement with a Describe round trip first, every time. Each name stands
+// for one SQL text; PGlite ignores names; a `prepare: false` client wins.
+function prepareStatements(db: AskUserDatabase) {
+  const p = sql.placeholder;
+  return {
+    insert: db
+      .insert(t)
+      .values({
+        token: p('token'),
+        conversationId: p('conversationId'),
+        kind: p('kind'),
+        question: p('question'),
+        // JSON text or null, passed as is: drizzle would encode a null as the JSON `null`.
+        options: sql`${p('options')}`,
+        priority: p('priority'),
+        toolCallId: p('toolCallId'),
+        resumeContext: sql`${p('resumeContext')}`,
+        proxiedFromChildId: p('proxiedFromChildId'),
+        proxiedToolCallId: p('proxiedToolCallId'),
+      })
+      .prepare('askuser_insert'),
+    markResumed: db
+      .update(t)
+      .set({ resumedAt: sql`now()`, resumedAnswer: p('answer') })
+      .where(and(eq(t.token, p('token')), isNull(t.resumedAt)))
+      .returning({ token: t.token })
+      .prepare('askuser_mark_resumed'),
+  };
+}
+
 /**
  * The store of pending human questions over `aura.paused_states` (run {@link migrate}
  * first). It persists pauses and their answers; orchestration (what to do with an
@@ -52,10 +85,17 @@ const fifo = [desc(t.priority), asc(t.createdAt), asc(t.token)];
  */
 export class AskUserStore {
   readonly #db: AskUserDatabase;
+  #prepared: ReturnType<typeof prepareStatements> | undefined;
 
   /** @param db a drizzle database (postgres.js or PGlite) or a transaction handle. */
   constructor(db: AskUserDatabase) {
     this.#db = db;
+  }
+
+  // Built on first use: a store made for one transaction may never run them.
+  get #statements(): ReturnType<typeof prepareStatements> {
+    this.#prepared ??= prepareStatements(this.#db);
+    return this.#prepared;
   }
 
   /**
@@ -74,25 +114,18 @@ export class AskUserStore {
     }
     const p = parsed.data;
     try {
-      // Named (prepared) statements for the hot writes: postgres.js sends an unnamed
-      // parameterised statement with a Describe round trip first, every time. Each name
-      // stands for one SQL text; PGlite ignores names; a `prepare: false` client wins.
-      await this.#db
-        .insert(t)
-        .values({
-          token: p.token,
-          conversationId: p.conversationId,
-          kind: p.kind,
-          question: p.question,
-          options: p.options ?? null,
-          priority: p.priority ?? 0,
-          toolCallId: p.toolCallId,
-          resumeContext: p.resumeContext ?? null,
-          proxiedFromChildId: p.proxiedFromChildId || null,
-          proxiedToolCallId: p.proxiedToolCallId || null,
-        })
-        .prepare('askuser_insert')
-        .execute();
+      await this.#statements.insert.execute({
+        token: p.token,
+        conversationId: p.conversationId,
+        kind: p.kind,
+        question: p.question,
+        options: jsonOrNull(p.options),
+        priority: p.priority ?? 0,
+        toolCallId: p.toolCallId,
+        resumeContext: jsonOrNull(p.resumeContext),
+        proxiedFromChildId: p.proxiedFromChildId || null,
+        proxiedToolCallId: p.proxiedToolCallId || null,
+      });
     } catch (error) {
       if (sqlStateOf(error) === '23505') throw new DuplicatePauseError(p.token, error);
       throw wrapDatabaseError(error, 'insert');
@@ -189,13 +222,7 @@ export class AskUserStore {
     const parsed = parseAnswer(token, answer);
     let updated: { token: string }[];
     try {
-      updated = await this.#db
-        .update(t)
-        .set({ resumedAt: sql`now()`, resumedAnswer: parsed })
-        .where(and(eq(t.token, token), isNull(t.resumedAt)))
-        .returning({ token: t.token })
-        .prepare('askuser_mark_resumed')
-        .execute();
+      updated = await this.#statements.markResumed.execute({ token, answer: parsed });
     } catch (error) {
       throw wrapDatabaseError(error, 'markResumed');
     }
@@ -309,12 +336,22 @@ function selectQuery(db: AskUserDatabase) {
 }
 type SelectQuery = ReturnType<typeof selectQuery>;
 
+/** A JSON column's parameter: the value's JSON text, or SQL NULL for null / omitted. */
+function jsonOrNull(value: unknown): string | null {
+  return value === undefined || value === null ? null : JSON.stringify(value);
+}
+
 function normalizeLimit(limit: number | undefined, fallback: number): number {
   if (limit === undefined || !Number.isFinite(limit) || limit <= 0) return fallback;
   return Math.max(1, Math.floor(limit));
 }
 
+const ACTIONS: ReadonlySet<unknown> = new Set(Object.values(actions));
+
 function parseAnswer(token: string, answer: unknown): ResumeAnswer {
+  // The plain shape is checked by hand first (a batch checks thousands); anything else goes
+  // through the schema, which also says what is wrong.
+  if (isPlainAnswer(answer)) return { action: answer.action, content: answer.content };
   const parsed = resumeAnswerSchema.safeParse(answer);
   if (parsed.success) return parsed.data;
   throw new InvalidAnswerError(
@@ -322,6 +359,19 @@ function parseAnswer(token: string, answer: unknown): ResumeAnswer {
     token,
     parsed.error,
   );
+}
+
+/** Exactly `{ action, content }` of the right types (what the strict schema accepts). */
+function isPlainAnswer(value: unknown): value is ResumeAnswer {
+  if (
+    typeof value !== 'object' ||
+    value === null ||
+    Object.getPrototypeOf(value) !== Object.prototype
+  ) {
+    return false;
+  }
+  const { action, content } = value as Record<string, unknown>;
+  return ACTIONS.has(action) && typeof content === 'string' && Object.keys(value).length === 2;
 }
 
 function answerEntries(answers: ResumeAnswers): [unknown, unknown][] {
