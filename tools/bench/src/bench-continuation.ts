@@ -4,7 +4,7 @@ import { createSuspension, encodeSuspension, type Suspension } from '@x/continua
 import { FileContinuationStore } from '@x/continuation/file';
 import { PostgresContinuationStore } from '@x/continuation-postgres';
 import type { Context, Server } from './context.js';
-import { measure } from './measure.js';
+import { measure, type Stats, statsOf } from './measure.js';
 import { transcript } from './transcript.js';
 
 /** The message counts of the continuation rows. */
@@ -44,6 +44,31 @@ async function writeAtomic(dir: string, name: string, text: string): Promise<voi
 
 const target = { kind: 'at-least', value: 0.8, label: '≥ 0.8' } as const;
 
+/**
+ * The JSON work any store does in one cycle whatever its medium: `JSON.stringify` of the
+ * record on save and `JSON.parse` of it on load (the floors write and read ready text).
+ * Timed here, in the same run, so a row can say how close to its floor any store can get.
+ */
+function jsonWork(base: Suspension, text: string): number {
+  const samples: number[] = [];
+  for (let i = 0; i < 200; i++) {
+    const start = performance.now();
+    JSON.stringify(encodeSuspension(base));
+    JSON.parse(text);
+    samples.push(performance.now() - start);
+  }
+  return statsOf(samples).median;
+}
+
+/** The row's note on that bound: floor / (floor + JSON work). */
+function jsonNote(floor: Stats | undefined, json: number): { note: string; bound: number } {
+  const bound = ratio(floor?.median, floor === undefined ? undefined : floor.median + json);
+  return {
+    bound,
+    note: `JSON.stringify on save + JSON.parse on load alone take ${json.toFixed(2)} ms, so a store doing nothing else beyond the floor reaches at most ${bound.toFixed(2)}`,
+  };
+}
+
 /** FileContinuationStore save → load → markResolved vs raw durable writes and a read. */
 export async function benchFileContinuation(ctx: Context): Promise<void> {
   for (const n of SIZES) {
@@ -72,6 +97,8 @@ export async function benchFileContinuation(ctx: Context): Promise<void> {
       },
       ctx.budget,
     );
+    const json = jsonWork(base, text);
+    const { note, bound } = jsonNote(stats.floor, json);
     ctx.add({
       section: '@x/continuation/file',
       name: `save→load→markResolved, ${n} msgs (${kb(text)})`,
@@ -80,7 +107,8 @@ export async function benchFileContinuation(ctx: Context): Promise<void> {
       ratioMeaning: 'floor/subject',
       subject: stats.subject,
       floor: stats.floor,
-      extra: { messages: n, recordBytes: Buffer.byteLength(text) },
+      extra: { messages: n, recordBytes: Buffer.byteLength(text), jsonMs: json, bound },
+      note,
     });
   }
 }
@@ -121,6 +149,8 @@ export async function benchPostgresContinuation(ctx: Context, server: Server): P
       },
       ctx.budget,
     );
+    const json = jsonWork(base, text);
+    const { note, bound } = jsonNote(stats.floor, json);
     ctx.add({
       section: '@x/continuation-postgres',
       name: `save→load→markResolved, ${n} msgs (${kb(text)})`,
@@ -129,7 +159,8 @@ export async function benchPostgresContinuation(ctx: Context, server: Server): P
       ratioMeaning: 'floor/subject',
       subject: stats.subject,
       floor: stats.floor,
-      extra: { messages: n, recordBytes: Buffer.byteLength(text) },
+      extra: { messages: n, recordBytes: Buffer.byteLength(text), jsonMs: json, bound },
+      note,
     });
   }
 }
