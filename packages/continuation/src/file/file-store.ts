@@ -124,9 +124,9 @@ export class FileContinuationStore implements ContinuationStore {
 
   async load(interactionId: string): Promise<Suspension> {
     assertSafeId('interaction id', interactionId);
-    // Side by side: the marker is linked before the record is rewritten and neither goes
-    // away, so whichever order the two reads take, "no marker, unresolved record" means
-    // the record was unresolved when the marker was looked for.
+    // Side by side: marking never changes a record's text (it links the record to the
+    // marker, then removes it), so whichever order the two reads take, "no marker, an
+    // unresolved record" held at some moment during this call.
     const [marked, read] = await Promise.allSettled([
       this.#exists(interactionId + MARK),
       this.#readRecord(interactionId),
