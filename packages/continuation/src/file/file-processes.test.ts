@@ -50,7 +50,7 @@ async function killAll(): Promise<void> {
 }
 
 const PROCESSES = 4;
-const ROUNDS = 60;
+const ROUNDS = 150;
 const KILLS = 100;
 const LANES = 4;
 
@@ -66,7 +66,7 @@ describe.skipIf(!built && process.env.CI !== 'true')(
       await rm(dir, { recursive: true, force: true });
     });
 
-    it(`markResolved/resolve on one id: exactly one of ${PROCESSES} processes wins, ${ROUNDS} rounds`, async () => {
+    it(`markResolved, resolve or load+resolve on one id: exactly one of ${PROCESSES} processes wins, ${ROUNDS} rounds`, async () => {
       const store = new FileContinuationStore(join(dir, 'race'));
       const children = Array.from({ length: PROCESSES }, () =>
         start('race-child.mjs', [store.dir]),
@@ -76,7 +76,7 @@ describe.skipIf(!built && process.env.CI !== 'true')(
         for (let round = 0; round < ROUNDS; round++) {
           const s = sampleSuspension();
           await store.save(s);
-          const mode = round % 2 === 0 ? 'markResolved' : 'resolve';
+          const mode = (['markResolved', 'resolve', 'load+resolve'] as const)[round % 3];
           const answers = children.map((c) => nextMessage<{ outcome: string }>(c));
           const record = encodeSuspension(s);
           for (const c of children) c.send({ round, mode, record });

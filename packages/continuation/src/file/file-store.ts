@@ -126,7 +126,8 @@ export class FileContinuationStore implements ContinuationStore {
     assertSafeId('interaction id', interactionId);
     // Side by side: marking never changes a record's text (it links the record to the
     // marker, then removes it), so whichever order the two reads take, "no marker, an
-    // unresolved record" held at some moment during this call.
+    // unresolved record" held at some moment during this call. A record found missing may
+    // have been marked after the marker was looked for: look again before saying not_found.
     const [marked, read] = await Promise.allSettled([
       this.#exists(interactionId + MARK),
       this.#readRecord(interactionId),
@@ -134,7 +135,7 @@ export class FileContinuationStore implements ContinuationStore {
     if (marked.status === 'rejected') throw marked.reason;
     if (marked.value) throw alreadyResolved(interactionId);
     if (read.status === 'rejected') throw read.reason;
-    if (read.value === undefined) throw notFound(interactionId);
+    if (read.value === undefined) throw await this.#goneError(interactionId);
     const s = this.#decode(interactionId, read.value);
     if (s.resolved) throw alreadyResolved(interactionId);
     return s;
