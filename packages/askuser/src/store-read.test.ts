@@ -2,7 +2,7 @@ import { type SqlTarget, sqlTargets } from '@internal/pg-test';
 import { sql } from 'drizzle-orm';
 import fc from 'fast-check';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { pause, query, truncate } from '../test/support.js';
+import { pause, query, stamp, truncate } from '../test/support.js';
 import {
   AskUserStore,
   AskUserStoreError,
@@ -187,6 +187,14 @@ for (const spec of await sqlTargets()) {
         ]);
         await store.insert(pause('last-low-0', { priority: 0 }));
         await store.insert(pause('last-neg', { priority: -1 }));
+        await stamp(target.db, 'created_at', {
+          'late-low-b': 0,
+          'tx-high-z': 1,
+          'tx-high-a': 1,
+          'tx-low-a': 1,
+          'last-low-0': 2,
+          'last-neg': 3,
+        });
         const tokens = (await store.listPending('conv-1')).map((p) => p.token);
         expect(tokens).toEqual([
           'tx-high-a',
@@ -327,6 +335,7 @@ for (const spec of await sqlTargets()) {
         await store.insert(pause('mid'));
         await store.insert(pause('new'));
         await store.markResumed('mid', { action: 'accept', content: 'blue' });
+        await stamp(target.db, 'created_at', { old: 1, mid: 2, new: 3 });
         const recent = await store.listRecent();
         expect(recent.map((r) => [r.token, r.resumed, r.resumedAnswer])).toEqual([
           ['new', false, ''],

@@ -1,7 +1,7 @@
 import { type SqlTarget, sqlTargets } from '@internal/pg-test';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { loggedDb, pause, query, truncate } from '../test/support.js';
+import { loggedDb, pause, query, stamp, truncate } from '../test/support.js';
 import {
   ACTION_ACCEPT,
   ACTION_CANCEL,
@@ -270,6 +270,7 @@ for (const spec of await sqlTargets()) {
         await store.markResumed('q3', { action: 'accept', content: 'third first' });
         await store.markResumed('q1', { action: 'decline', content: '' });
         await store.markResumed('q4', yes);
+        await stamp(target.db, 'resumed_at', { q3: 1, q1: 2, q4: 3 });
         const answered = await store.listAnswered();
         expect(answered.map((a) => [a.token, a.answer.action])).toEqual([
           ['q3', 'accept'],
@@ -284,9 +285,18 @@ for (const spec of await sqlTargets()) {
         );
       });
 
+      it('breaks resumed_at ties by token', async () => {
+        for (const t of ['b', 'a', 'c']) await store.insert(pause(t));
+        // One statement: the three answers share resumed_at.
+        await store.markResumedBatch({ b: yes, c: yes, a: yes });
+        expect((await store.listAnswered()).map((a) => a.token)).toEqual(['a', 'b', 'c']);
+      });
+
       it('falls back to 100 rows when limit <= 0', async () => {
         const tokens = Array.from({ length: 101 }, (_, i) => `l${i}`);
-        for (const t of tokens) await store.insert(pause(t));
+        await target.db.transaction(async (tx) => {
+          for (const t of tokens) await new AskUserStore(tx).insert(pause(t));
+        });
         await store.markResumedBatch(Object.fromEntries(tokens.map((t) => [t, yes])));
         expect(await store.listAnswered({ limit: 0 })).toHaveLength(100);
         expect(await store.listAnswered({ limit: 500 })).toHaveLength(101);

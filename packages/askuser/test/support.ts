@@ -74,6 +74,22 @@ export function pause(token: string, extra: Partial<InsertPauseParams> = {}): In
   };
 }
 
+/**
+ * Sets a timestamp column of each token to `base + seconds`. Back-to-back writes can share
+ * `now()` (PGlite's clock has millisecond resolution), so tests of time order set it.
+ */
+export async function stamp(
+  db: AskUserDatabase,
+  column: 'created_at' | 'resumed_at',
+  seconds: Record<string, number>,
+): Promise<void> {
+  for (const [token, offset] of Object.entries(seconds)) {
+    await db.execute(
+      sql`update aura.paused_states set ${sql.identifier(column)} = timestamptz '2026-01-01T00:00:00Z' + make_interval(secs => ${offset}) where token = ${token}`,
+    );
+  }
+}
+
 /** Empties the table between tests (each file has its own database). */
 export async function truncate(db: AskUserDatabase): Promise<void> {
   await db.execute(sql`delete from aura.paused_states`);
