@@ -16,23 +16,33 @@ interface ChildReport {
   conflicts: number;
 }
 
-function runWriter(args: string[]): Promise<ChildReport> {
+/** Starts a writer; it writes once told `go()`, after every writer is `ready`. */
+function startWriter(args: string[]) {
   const proc = spawn(process.execPath, [child, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
+  let onReady = () => {};
+  const ready = new Promise<void>((resolve) => {
+    onReady = resolve;
+  });
   proc.stdout.on('data', (chunk) => {
     stdout += chunk;
+    if (stdout.startsWith('ready\n')) onReady();
   });
   proc.stderr.on('data', (chunk) => {
     stderr += chunk;
   });
-  proc.stdin.end('go\n');
-  return new Promise((resolve, reject) => {
+  const report = new Promise<ChildReport>((resolve, reject) => {
     proc.on('close', (code) => {
-      if (code === 0) resolve(JSON.parse(stdout.trim()) as ChildReport);
+      if (code === 0) resolve(JSON.parse(stdout.trim().split('\n').at(-1) ?? '') as ChildReport);
       else reject(new Error(`writer exited with ${code}: ${stderr}`));
     });
   });
+  return {
+    ready: Promise.race([ready, report.then(() => {})]),
+    go: () => proc.stdin.end('go\n'),
+    report,
+  };
 }
 
 // PGlite is one process's database, so only the server is raced across processes.
@@ -48,16 +58,20 @@ describe.skipIf(server === undefined)(
     });
     afterAll(() => target?.close());
 
-    it('writers quoting the same revision: exactly one wins each revision, no update lost', async () => {
+    it('writers quoting the same revision: exactly one wins each revision, no update lost', {
+      timeout: 120_000,
+    }, async () => {
       const store = new PostgresCheckpointStore(target.db);
       await store.put('race', new Checkpointer().capture([], new SessionManager()));
       const writers = 6;
       const attempts = 20;
-      const reports = await Promise.all(
-        Array.from({ length: writers }, (_, i) =>
-          runWriter([target.url ?? '', 'race', `w${i}`, `${attempts}`]),
-        ),
+      const started = Array.from({ length: writers }, (_, i) =>
+        startWriter([target.url ?? '', 'race', `w${i}`, `${attempts}`]),
       );
+      // All connected before any starts, so that the writers overlap.
+      await Promise.all(started.map((w) => w.ready));
+      for (const w of started) w.go();
+      const reports = await Promise.all(started.map((w) => w.report));
       const wins = reports.flatMap((r) => r.wins.map((w) => ({ ...w, writer: r.writer })));
       expect(new Set(wins.map((w) => w.expected)).size).toBe(wins.length);
       for (const win of wins) expect(win.revision).toBe((win.expected ?? 0) + 1);

@@ -17,12 +17,21 @@ interface ChildReport {
   conflicts: number;
 }
 
-function start(args: string[]): { proc: ChildProcess; output: Promise<string> } {
+function start(args: string[]): {
+  proc: ChildProcess;
+  ready: Promise<void>;
+  output: Promise<string>;
+} {
   const proc = spawn(process.execPath, [child, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
+  let onReady = () => {};
+  const ready = new Promise<void>((resolve) => {
+    onReady = resolve;
+  });
   proc.stdout?.on('data', (chunk) => {
     stdout += chunk;
+    if (stdout.startsWith('ready\n')) onReady();
   });
   proc.stderr?.on('data', (chunk) => {
     stderr += chunk;
@@ -33,7 +42,7 @@ function start(args: string[]): { proc: ChildProcess; output: Promise<string> } 
       else reject(new Error(`writer exited with ${code}: ${stderr}`));
     });
   });
-  return { proc, output };
+  return { proc, ready: Promise.race([ready, output.then(() => {})]), output };
 }
 
 describe('FileCheckpointStore across processes (built dist)', () => {
@@ -47,14 +56,18 @@ describe('FileCheckpointStore across processes (built dist)', () => {
   });
   afterEach(() => rm(root, { recursive: true, force: true }));
 
-  it('writers quoting the same revision: exactly one wins each revision, no update lost', async () => {
+  it('writers quoting the same revision: exactly one wins each revision, no update lost', {
+    timeout: 120_000,
+  }, async () => {
     const store = new FileCheckpointStore({ directory: root });
     const session = new SessionManager();
     await store.put('race', new Checkpointer().capture([], session));
     const writers = Array.from({ length: 6 }, (_, i) => start([root, 'race', `w${i}`, '40']));
+    // All loaded before any starts, so that the writers overlap.
+    await Promise.all(writers.map((w) => w.ready));
     for (const { proc } of writers) proc.stdin?.end('go\n');
     const reports = (await Promise.all(writers.map((w) => w.output))).map(
-      (out) => JSON.parse(out.trim()) as ChildReport,
+      (out) => JSON.parse(out.trim().split('\n').at(-1) ?? '') as ChildReport,
     );
 
     const wins = reports.flatMap((r) => r.wins.map((w) => ({ ...w, writer: r.writer })));
@@ -72,7 +85,9 @@ describe('FileCheckpointStore across processes (built dist)', () => {
     expect(wins.length + reports.reduce((n, r) => n + r.conflicts, 0)).toBe(6 * 40);
   });
 
-  it('a writer killed at any point leaves a readable latest revision and a writable thread', async () => {
+  it('a writer killed at any point leaves a readable latest revision and a writable thread', {
+    timeout: 120_000,
+  }, async () => {
     const store = new FileCheckpointStore({ directory: root, staleTempMs: -1 });
     for (let round = 0; round < 5; round++) {
       const writer = start([root, 'crash', `k${round}`, '0', 'loop']);
