@@ -1,14 +1,17 @@
 #!/usr/bin/env node
 // `pnpm test:reliability`: runs every scenario, prints the summary table, and exits non-zero
 // on any loss, duplicate or failure. `--only NAME[,NAME]` runs the scenarios whose name
-// starts with one of the NAMEs.
+// starts with one of the NAMEs; `--quick` runs the smaller version that `pnpm verify` uses.
 import { parseArgs } from 'node:util';
+import { quick } from './knobs.js';
 import { killAll } from './proc.js';
 import { render, Tally } from './report.js';
 import { scenarios } from './scenarios/index.js';
 import { probe, serverUrl } from './server.js';
 
-const { values } = parseArgs({ options: { only: { type: 'string' } } });
+const { values } = parseArgs({
+  options: { only: { type: 'string' }, quick: { type: 'boolean' } },
+});
 const only = values.only?.split(',').filter(Boolean);
 const chosen = scenarios.filter((s) => !only || only.some((o) => s.name.startsWith(o)));
 
@@ -27,6 +30,11 @@ if (unreachable !== undefined) {
   }
 }
 
+console.log(
+  quick
+    ? 'reliability: the quick run (pnpm verify); `pnpm test:reliability` runs it at full size'
+    : 'reliability: the full run',
+);
 const tallies: Tally[] = [];
 // An exception nobody catches (e.g. inside a database driver after a fault) fails the scenario
 // that was running instead of ending the suite without its table.
@@ -44,19 +52,25 @@ for (const scenario of chosen) {
     if (process.env.CI === 'true') tally.fail(`no PostgreSQL server: ${unreachable}`);
     else tally.skip(`no PostgreSQL server (${unreachable})`);
   } else {
-    process.stdout.write(`▸ ${scenario.name} ... `);
+    console.log(`▸ ${scenario.name}`);
+    // A line every 10 s, so a long scenario never looks hung.
+    const progress = setInterval(() => {
+      const seconds = ((performance.now() - started) / 1000).toFixed(0);
+      console.log(`  … ${seconds} s: ${tally.cases} cases, ${tally.faults} faults so far`);
+    }, 10_000);
     try {
       await scenario.run(tally);
     } catch (error) {
       tally.fail(`scenario crashed: ${(error as Error)?.stack ?? String(error)}`);
     } finally {
+      clearInterval(progress);
       killAll();
     }
     tally.seconds = (performance.now() - started) / 1000;
     console.log(
       tally.skipped !== undefined
-        ? 'skipped'
-        : `${tally.passed ? 'ok' : 'FAILED'} (${tally.seconds.toFixed(1)} s)`,
+        ? `  skipped: ${tally.skipped}`
+        : `  ${tally.passed ? 'ok' : 'FAILED'} (${tally.seconds.toFixed(1)} s)`,
     );
   }
 }

@@ -1,13 +1,18 @@
 // A writer that saves in a loop until it is SIGKILLed: every save moves each record one
 // version on (continuation: `turns + 1`; checkpoint: `counter + 1` at the read revision).
+// Usage: crash-writer <continuation | continuation-postgres | session> <folder or url> <ids>
+import type { ContinuationStore } from '@x/continuation';
 import { FileContinuationStore } from '@x/continuation/file';
+import { PostgresContinuationStore } from '@x/continuation-postgres';
 import { FileCheckpointStore } from '@x/session/file';
+import { drizzle } from 'drizzle-orm/postgres-js';
+import postgres from 'postgres';
 import { checkpointAt, counterOf, suspensionAt, turnsOf } from '../fixtures.js';
 
 const [mode, dir, idList] = process.argv.slice(2);
 const ids = (idList ?? '').split(',');
 
-async function continuationPass(store: FileContinuationStore): Promise<void> {
+async function continuationPass(store: ContinuationStore): Promise<void> {
   for (const id of ids) {
     const turns = turnsOf(await store.load(id));
     if (typeof turns === 'string') throw new Error(`${id}: ${turns}`);
@@ -25,16 +30,23 @@ async function checkpointPass(store: FileCheckpointStore): Promise<void> {
   }
 }
 
+function continuationStore(): ContinuationStore {
+  if (mode === 'continuation') return new FileContinuationStore(dir!);
+  return new PostgresContinuationStore(
+    drizzle({ client: postgres(dir!, { max: 1, onnotice: () => {} }) }),
+  );
+}
+
 const pass =
-  mode === 'continuation'
+  mode === 'session'
     ? (
         (store) => () =>
-          continuationPass(store)
-      )(new FileContinuationStore(dir!))
+          checkpointPass(store)
+      )(new FileCheckpointStore({ directory: dir! }))
     : (
         (store) => () =>
-          checkpointPass(store)
-      )(new FileCheckpointStore({ directory: dir! }));
+          continuationPass(store)
+      )(continuationStore());
 
 await pass();
 process.send?.('ready');

@@ -1,5 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import {
+  startThrowawayCluster,
+  type ThrowawayCluster,
+  throwawayClusterProblem,
+} from '@internal/pg-test';
+import {
   AskUserStore,
   AskUserStoreError,
   InvalidAnswerError,
@@ -7,6 +12,7 @@ import {
 } from '@x/askuser';
 import { drizzle } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
+import { knob } from '../knobs.js';
 import { sleep } from '../proc.js';
 import type { Tally } from '../report.js';
 import {
@@ -17,16 +23,10 @@ import {
   startWaker,
   type Waker,
 } from '../runner.js';
-import {
-  canControlCluster,
-  client,
-  createDatabase,
-  pgCluster,
-  type RunDatabase,
-} from '../server.js';
+import { client, createDatabase, type RunDatabase } from '../server.js';
 import { exactlyOnce, settled } from './load.js';
 
-const ROUNDS = Number(process.env.RELIABILITY_FAULT_ROUNDS ?? 20);
+const ROUNDS = knob('RELIABILITY_FAULT_ROUNDS', 20, 6);
 
 function named(url: string, name: string): string {
   const u = new URL(url);
@@ -58,8 +58,9 @@ async function terminate(sql: postgres.Sql, pid: number): Promise<boolean> {
 
 async function withDatabase(
   fn: (db: RunDatabase, sql: postgres.Sql, storage: Storage) => Promise<void>,
+  server?: string,
 ) {
-  const database = await createDatabase();
+  const database = await createDatabase(server);
   const storage = await openRunnerStorage(database.url);
   const sql = client(database.url, 3);
   try {
@@ -313,12 +314,23 @@ export async function claimFault(tally: Tally): Promise<void> {
  * and each wake logged that it was waiting for the database.
  */
 export async function restartFault(tally: Tally): Promise<void> {
-  const denied = await canControlCluster();
+  const denied = throwawayClusterProblem();
   if (denied !== undefined) {
-    if (process.env.CI === 'true') tally.fail(`cannot stop/start PostgreSQL in CI: ${denied}`);
-    else tally.skip(`cannot stop/start PostgreSQL here: ${denied}`);
+    if (process.env.CI === 'true')
+      tally.fail(`cannot start a throwaway PostgreSQL in CI: ${denied}`);
+    else tally.skip(`cannot start a throwaway PostgreSQL here: ${denied}`);
     return;
   }
+  // Only a server this scenario started may be stopped: never the machine's own.
+  const cluster = await startThrowawayCluster();
+  try {
+    await restartUnderWake(tally, cluster);
+  } finally {
+    await cluster.destroy();
+  }
+}
+
+async function restartUnderWake(tally: Tally, cluster: ThrowawayCluster): Promise<void> {
   await withDatabase(async (database, sql, storage) => {
     const outcomes = new Outcomes();
     const resumed = new Map<string, number>();
@@ -346,16 +358,11 @@ export async function restartFault(tally: Tally): Promise<void> {
           tokens.map((token) => ({ token, answer: { action: 'accept', content: 'Kyoto' } })),
         );
       await sleep(100);
-      const why = await pgCluster('stop');
-      if (why !== undefined) {
-        tally.fail(`pg_ctlcluster stop failed: ${why}`);
-        return;
-      }
+      await cluster.stop();
       stopped = true;
       tally.faults++;
       await sleep(4_000);
-      const started = await pgCluster('start');
-      if (started !== undefined) tally.fail(`pg_ctlcluster start failed: ${started}`);
+      await cluster.start();
       stopped = false;
       const deadline = Date.now() + 120_000;
       while (Date.now() < deadline && tokens.some((t) => !resumed.has(t))) await sleep(200);
@@ -379,10 +386,10 @@ export async function restartFault(tally: Tally): Promise<void> {
       const logged = wakers.some((w) => /database unavailable/.test(w.proc.stdout + w.proc.stderr));
       tally.check(logged, () => 'no wake logged that the database was unavailable');
     } finally {
-      if (stopped) await pgCluster('start');
+      if (stopped) await cluster.start();
       for (const w of wakers) await w.stop();
     }
-  });
+  }, cluster.url);
 }
 
 /** After the restart: every answered pause's continuation is resolved, with nothing half-done. */

@@ -31,11 +31,12 @@ import { type Message, parseMessage, parseMessages, toolResult, WireError } from
 import { drizzle } from 'drizzle-orm/postgres-js';
 import fc from 'fast-check';
 import { checkpointAt, suspensionAt } from '../fixtures.js';
+import { knob } from '../knobs.js';
 import type { Tally } from '../report.js';
 import { client, createDatabase } from '../server.js';
 import { databaseSnapshot, folderSnapshot } from '../snapshot.js';
 
-const RUNS = Number(process.env.RELIABILITY_FC_RUNS ?? 100);
+const RUNS = knob('RELIABILITY_FC_RUNS', 100, 40);
 /** Any error of the @x/askuser family, by its static guards. */
 const isAskUserError = (e: unknown): boolean =>
   InvalidAnswerError.is(e) ||

@@ -20,6 +20,11 @@ export const scenarios: Scenario[] = [
     run: (t) => crashScenario(t, 'continuation'),
   },
   { name: 'crash: checkpoint file store', server: false, run: (t) => crashScenario(t, 'session') },
+  {
+    name: 'crash: continuation postgres store',
+    server: true,
+    run: (t) => crashScenario(t, 'continuation-postgres'),
+  },
   { name: 'races: file stores', server: false, run: fileRaces },
   { name: 'races: postgres stores', server: true, run: pgRaces },
   { name: 'hostile input: files and wire', server: false, run: hostileFiles },
@@ -27,6 +32,7 @@ export const scenarios: Scenario[] = [
   { name: 'db fault: markResumedBatch terminated', server: true, run: batchFault },
   { name: 'db fault: suspend write terminated', server: true, run: suspendFault },
   { name: 'db fault: wake claim terminated', server: true, run: claimFault },
-  { name: 'db fault: server stopped under wake', server: true, run: restartFault },
+  // On a throwaway cluster of its own, not the machine's server.
+  { name: 'db fault: server stopped under wake', server: false, run: restartFault },
   { name: 'load: suspend → answer → resume', server: true, run: loadScenario },
 ];

@@ -1,4 +1,5 @@
 import type postgres from 'postgres';
+import { knob } from '../knobs.js';
 import type { Tally } from '../report.js';
 import {
   exec,
@@ -11,7 +12,7 @@ import {
 import { client, createDatabase } from '../server.js';
 
 /** Cycles (suspend → answer → resume) of the load run; 3 per conversation. */
-export const CYCLES = Number(process.env.RELIABILITY_CYCLES ?? 2000);
+export const CYCLES = knob('RELIABILITY_CYCLES', 2000, 300);
 const CLIENTS = 20;
 const WAKERS = 3;
 

@@ -16,12 +16,13 @@ import { migrate as migrateCheckpoints, PostgresCheckpointStore } from '@x/sessi
 import { drizzle } from 'drizzle-orm/postgres-js';
 import type { RaceTask } from '../children/racer.js';
 import { checkpointAt, counterOf, suspensionAt } from '../fixtures.js';
+import { knob } from '../knobs.js';
 import { forkChild, nextMessage } from '../proc.js';
 import type { Tally } from '../report.js';
 import { client, createDatabase } from '../server.js';
 
 /** Rounds per race (the issue asks for at least 100). */
-export const ROUNDS = Number(process.env.RELIABILITY_ROUNDS ?? 100);
+export const ROUNDS = knob('RELIABILITY_ROUNDS', 100, 30);
 /** Racing OS processes per round. */
 const RACERS = 4;
 
