@@ -28,8 +28,10 @@ options for every command:
   --json         one JSON object per line, for scripts
   -h, --help     help for the command
 
-environment: DATABASE_URL, RUNNER_DATA, RUNNER_MODEL, RUNNER_TOKEN, NO_COLOR, and
-RUNNER_SCRIPTED_DELAY_MS (the scripted model's simulated latency).
+environment: DATABASE_URL, RUNNER_DATA, RUNNER_MODEL, RUNNER_TOKEN, NO_COLOR,
+RUNNER_SCRIPTED_DELAY_MS (the scripted model's simulated latency) and RUNNER_WAKE_POLL_MS
+(how often wake looks for answers no notification announced; default 5000 on PostgreSQL,
+1000 on the embedded default).
 
 real models: anthropic:MODEL needs ANTHROPIC_API_KEY (ANTHROPIC_BASE_URL for another
 endpoint); openai:MODEL needs OPENAI_API_KEY, or OPENAI_BASE_URL for a local

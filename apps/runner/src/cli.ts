@@ -235,9 +235,11 @@ async function cmdWake(ctx: Context, args: string[]): Promise<number> {
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
     if (!values.once) ctx.out.note(`waiting for answers in ${storage.where} (Ctrl-C to stop)`);
+    const pollMs = Number(process.env.RUNNER_WAKE_POLL_MS) || undefined;
     const outcome = await wake(storage, {
       once: Boolean(values.once),
       concurrency: workers,
+      pollMs,
       modelFor: (id) => modelFromId(id || ctx.modelId),
       observerFor: (token, conversationId) => observer(ctx.out, { token, conversationId }),
       onResumed: ({ token, answer, result }) => {

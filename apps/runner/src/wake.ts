@@ -88,6 +88,8 @@ export async function wake(
 
   const worker = async () => {
     while (!stopping) {
+      // Taken before looking, so that an answer announced while this worker is busy wakes it.
+      const woken = signal;
       const now = Date.now();
       const skip = new Set([...retries].filter(([, r]) => r.until > now).map(([token]) => token));
       let resumed: Resumed | undefined;
@@ -117,7 +119,7 @@ export async function wake(
         continue;
       }
       if (options.once) return;
-      await Promise.race([signal, sleep(pollMs)]);
+      await Promise.race([woken, sleep(pollMs)]);
     }
   };
 

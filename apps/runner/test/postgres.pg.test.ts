@@ -2,11 +2,24 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createTestDatabase, serverForTests, type TestDatabase } from '@internal/pg-test';
+import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startRun } from '../src/executive.js';
+import { modelFromId } from '../src/model/index.js';
+import { openStorage } from '../src/storage.js';
 import { finished, runCli, startCli, waitForOutput } from './run-cli.js';
 import { expectPaired } from './transcript.js';
 
 const server = await serverForTests();
+
+/** Polls `check` until it holds (at most a minute). */
+async function until(check: () => Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
 const last = <T>(list: T[]): T => list[list.length - 1] as T;
 
 describe.skipIf(!server)('runner on a PostgreSQL server', { timeout: 300_000 }, () => {
@@ -72,12 +85,24 @@ describe.skipIf(!server)('runner on a PostgreSQL server', { timeout: 300_000 }, 
   });
 
   it('three wake processes and 50 answered pauses: every pause is resumed exactly once', async () => {
+    // The waiting runs are made in process: what is under test here is the wakes.
+    const storage = await openStorage({
+      dataDir: scratch,
+      databaseUrl: database.url,
+      command: 'test',
+      log: () => {},
+    });
     const tokens: string[] = [];
-    for (let batch = 0; batch < 5; batch++) {
-      const runs = await Promise.all(
-        Array.from({ length: 10 }, (_, i) => exec(`many-${batch * 10 + i}`)),
-      );
-      tokens.push(...runs.map((r) => r.token as string));
+    try {
+      for (let i = 0; i < 50; i++) {
+        const run = await startRun(storage, modelFromId('scripted:trip'), 'Plan', `many-${i}`, {
+          event: () => {},
+        });
+        if (run.status !== 'waiting') throw new Error(`many-${i}: ${run.status}`);
+        tokens.push(run.token);
+      }
+    } finally {
+      await storage.close();
     }
     const file = path.join(scratch, 'answers.json');
     writeFileSync(
@@ -100,14 +125,23 @@ describe.skipIf(!server)('runner on a PostgreSQL server', { timeout: 300_000 }, 
 
   it('a running wake picks up an answer as soon as it lands (LISTEN/NOTIFY)', async () => {
     const waiting = await exec('pg-notify');
-    const wake = startCli(['wake', '--json'], { env });
+    // Polling once an hour: a resume within the test's time can only come from NOTIFY.
+    const wake = startCli(['wake', '--json'], {
+      env: { ...env, PGAPPNAME: 'test-notify-wake', RUNNER_WAKE_POLL_MS: '3600000' },
+    });
+    const sql = postgres(database.url, { max: 1, onnotice: () => {} });
     try {
-      await new Promise((r) => setTimeout(r, 1_000));
+      await until(async () => {
+        const rows =
+          await sql`select 1 from pg_stat_activity where application_name = 'test-notify-wake' and query ilike 'listen%'`;
+        return rows.length > 0;
+      });
       await runCli(['answer', waiting.token as string, '--option', '2'], { env });
-      await waitForOutput(wake, '"type":"resumed"', 10_000);
+      await waitForOutput(wake, '"type":"resumed"', 60_000);
     } finally {
       wake.kill('SIGINT');
       await finished(wake);
+      await sql.end();
     }
   });
 });
