@@ -1,4 +1,6 @@
-import { readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
 // Every workspace is a project of one root run, so `pnpm test` prints one summary.
@@ -8,13 +10,27 @@ const workspaces = ['packages', 'apps', 'tools'].flatMap((group) =>
     .filter((dir) => statSync(dir).isDirectory()),
 );
 
+const rootSetup = fileURLToPath(new URL('./scripts/test-setup.ts', import.meta.url));
+
 export default defineConfig({
   test: {
     projects: workspaces.map((root) => ({
       extends: true,
-      test: { name: root.split('/')[1], root, include: ['src/**/*.test.ts', 'test/**/*.test.ts'] },
+      test: {
+        name: root.split('/')[1],
+        root,
+        include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
+        // A workspace's own once-per-run set-up, beside the root's.
+        ...(existsSync(`${root}/test/global-setup.ts`)
+          ? { globalSetup: [rootSetup, `./test/global-setup.ts`] }
+          : {}),
+      },
     })),
+    globalSetup: [rootSetup],
     reporters: ['default', './scripts/summary-reporter.ts'],
+    // Most files wait on child processes (the CLI, forked writers): one more worker than the
+    // default keeps both cores busy on a 2-core machine.
+    maxWorkers: Math.max(2, availableParallelism() - 1),
     testTimeout: 30_000,
     hookTimeout: 120_000,
   },

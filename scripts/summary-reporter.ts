@@ -1,12 +1,50 @@
-import type { Reporter, TestModule } from 'vitest/node';
+import type { Reporter, TestCase, TestModule } from 'vitest/node';
 import { serverSuitesSkipped } from '../tools/pg-test/src/probe.ts';
 
+const QUIET_MS = 10_000;
+const SLOWEST = 10;
+
 /**
- * Ends the run with one plain line, `tests: N passed, N failed, N skipped`, and says
- * plainly when the PostgreSQL server suites could not run and how to enable them.
+ * Says every 10 s which files are still running when nothing else was printed, and ends
+ * the run with the slowest files and one plain line, `tests: N passed, N failed, N skipped`;
+ * says plainly when the PostgreSQL server suites could not run and how to enable them.
  */
 export default class SummaryReporter implements Reporter {
+  readonly #running = new Map<TestModule, { started: number; done: number }>();
+  #lastNews = Date.now();
+  #timer: NodeJS.Timeout | undefined;
+
+  onTestRunStart(): void {
+    this.#timer = setInterval(() => this.#heartbeat(), 1_000);
+    this.#timer.unref();
+  }
+
+  onTestModuleStart(module: TestModule): void {
+    this.#running.set(module, { started: Date.now(), done: 0 });
+  }
+
+  onTestCaseResult(test: TestCase): void {
+    const entry = this.#running.get(test.module);
+    if (entry) entry.done++;
+  }
+
+  onTestModuleEnd(module: TestModule): void {
+    this.#running.delete(module);
+    this.#lastNews = Date.now();
+  }
+
+  #heartbeat(): void {
+    if (Date.now() - this.#lastNews < QUIET_MS || this.#running.size === 0) return;
+    this.#lastNews = Date.now();
+    const files = [...this.#running].map(
+      ([module, { started, done }]) =>
+        `${module.project.name}/${module.relativeModuleId} (${Math.round((Date.now() - started) / 1000)} s, ${done} tests done)`,
+    );
+    console.log(`  … still running: ${files.join(', ')}`);
+  }
+
   async onTestRunEnd(testModules: ReadonlyArray<TestModule>): Promise<void> {
+    clearInterval(this.#timer);
     let passed = 0;
     let failed = 0;
     let skipped = 0;
@@ -18,6 +56,18 @@ export default class SummaryReporter implements Reporter {
         else if (state === 'failed') failed++;
         else skipped++;
       }
+    }
+    const slowest = testModules
+      .map((m): [string, number] => [
+        `${m.project.name}/${m.relativeModuleId}`,
+        m.diagnostic().duration,
+      ])
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, SLOWEST);
+    if (slowest.length) {
+      console.log('\nslowest test files:');
+      for (const [file, ms] of slowest)
+        console.log(`  ${(ms / 1000).toFixed(1).padStart(6)} s  ${file}`);
     }
     if (await serverSuitesSkipped()) {
       console.log(

@@ -4,8 +4,8 @@ import { finished, runCli, startCli, tempDataDir, waitForOutput } from './run-cl
 import { expectPaired } from './transcript.js';
 
 const dirs: string[] = [];
-function dataDir(): string {
-  const dir = tempDataDir();
+function dataDir(options: { empty?: boolean } = {}): string {
+  const dir = tempDataDir(options);
   dirs.push(dir);
   return dir;
 }
@@ -17,18 +17,10 @@ const last = <T>(list: T[]): T => list[list.length - 1] as T;
 
 describe('runner on the embedded default (PGlite + files)', { timeout: 300_000 }, () => {
   it('prints help for every command and exits 2 on an unknown one', async () => {
-    for (const command of [
-      'exec',
-      'answer',
-      'wake',
-      'stop',
-      'paused-states',
-      'chat',
-      'migrate',
-      'demo',
-    ]) {
-      const help = await runCli([command, '--help']);
-      expect(help.code, command).toBe(0);
+    const commands = ['exec', 'answer', 'wake', 'stop', 'paused-states', 'chat', 'migrate', 'demo'];
+    const helps = await Promise.all(commands.map((command) => runCli([command, '--help'])));
+    for (const [i, help] of helps.entries()) {
+      expect(help.code, commands[i]).toBe(0);
       expect(help.stdout).toContain('usage: runner');
     }
     const unknown = await runCli(['fly']);
@@ -37,7 +29,8 @@ describe('runner on the embedded default (PGlite + files)', { timeout: 300_000 }
   });
 
   it('exec → answer → wake --once, three times, completes with every tool_use answered once', async () => {
-    const data = dataDir();
+    // A folder never used before: the first command sets the database up.
+    const data = dataDir({ empty: true });
     const exec = await runCli([
       'exec',
       'Plan me a trip',

@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { cpSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,9 +16,18 @@ export interface CliResult {
   events: Array<{ type: string } & Record<string, unknown>>;
 }
 
-/** A fresh data folder for the embedded default. */
-export function tempDataDir(): string {
-  return mkdtempSync(path.join(tmpdir(), 'runner-test-'));
+/** The environment variable naming the run's migrated data folder (test/global-setup.ts). */
+export const DATA_TEMPLATE_ENV = 'X_RUNNER_DATA_TEMPLATE';
+
+/**
+ * A data folder of the test's own for the embedded default: a copy of the run's migrated
+ * template (as after a first command), or, with `empty`, a folder never used before.
+ */
+export function tempDataDir(options: { empty?: boolean } = {}): string {
+  const dir = mkdtempSync(path.join(tmpdir(), 'runner-test-'));
+  const template = process.env[DATA_TEMPLATE_ENV];
+  if (template && !options.empty) cpSync(template, dir, { recursive: true });
+  return dir;
 }
 
 function parseEvents(stdout: string): CliResult['events'] {

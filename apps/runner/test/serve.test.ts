@@ -1,13 +1,18 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { request } from 'node:http';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { tempDataDir } from './run-cli.js';
 import { exec, listen, run, type Served, serve, until } from './serve-harness.js';
 
-const scratch = mkdtempSync(path.join(tmpdir(), 'runner-serve-'));
-afterAll(() => rmSync(scratch, { recursive: true, force: true }));
-const dataDir = (name: string) => path.join(scratch, name);
+const dirs: string[] = [];
+afterAll(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+const dataDir = () => {
+  const dir = tempDataDir();
+  dirs.push(dir);
+  return dir;
+};
 
 const json = (body: unknown, headers: Record<string, string> = {}): RequestInit => ({
   method: 'POST',
@@ -46,7 +51,7 @@ function rawGet(
 describe('runner serve: the API on the embedded default (no wake)', () => {
   let server: Served;
   const tokens: Record<string, string> = {};
-  const data = dataDir('api');
+  const data = dataDir();
 
   beforeAll(async () => {
     for (const c of ['ans', 'bat1', 'bat2', 'stop']) tokens[c] = await exec(`c-${c}`, { data });
@@ -316,15 +321,7 @@ describe('runner serve: access token', () => {
   it('refuses to start on a non-loopback address without a token', {
     timeout: 60_000,
   }, async () => {
-    const result = await run([
-      'serve',
-      '--host',
-      '0.0.0.0',
-      '--port',
-      '0',
-      '--data',
-      dataDir('refused'),
-    ]);
+    const result = await run(['serve', '--host', '0.0.0.0', '--port', '0', '--data', dataDir()]);
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('--token');
     expect(result.stdout).not.toContain('listening');
@@ -333,7 +330,7 @@ describe('runner serve: access token', () => {
   it('checks the token on every request: Bearer header, or the cookie set from /?token=', {
     timeout: 120_000,
   }, async () => {
-    const server = await serve(['--host', '0.0.0.0', '--no-wake', '--data', dataDir('token')], {
+    const server = await serve(['--host', '0.0.0.0', '--no-wake', '--data', dataDir()], {
       RUNNER_TOKEN: 's3cret-token',
     });
     try {
@@ -381,7 +378,7 @@ describe('runner serve: hosts the wake loop on the embedded default', () => {
   it('an answer given through the API is resumed by the server itself, and the feed says so', {
     timeout: 240_000,
   }, async () => {
-    const data = dataDir('wake');
+    const data = dataDir();
     const token = await exec('c-wake', { data });
     const server = await serve(['--data', data]);
     try {
