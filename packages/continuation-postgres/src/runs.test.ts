@@ -80,6 +80,18 @@ for (const t of await sqlTargets()) {
       expect(await queue.claim({ owner: owner(), leaseMs: LEASE })).toBeUndefined();
     });
 
+    it('a claim skips the runs it is told to', async () => {
+      const a = await waitingRun('a');
+      const b = await waitingRun('b');
+      await queue.markReady(a.interactionId, { action: 'accept', content: 'x' });
+      await queue.markReady(b.interactionId, { action: 'accept', content: 'x' });
+      const claimed = await queue.claim({ owner: owner(), leaseMs: LEASE, skip: [a.runId] });
+      expect(claimed?.run.runId).toBe(b.runId);
+      expect(await queue.claim({ owner: owner(), leaseMs: LEASE, skip: [a.runId] })).toBe(
+        undefined,
+      );
+    });
+
     it('markReady of a question no run waits on changes nothing', async () => {
       expect(await queue.markReady('nobody-waits', { action: 'accept', content: '' })).toBe(
         undefined,
@@ -90,6 +102,21 @@ for (const t of await sqlTargets()) {
       expect(await queue.markReady(interactionId, { action: 'accept', content: 'b' })).toBe(
         undefined,
       );
+    });
+
+    it('markReadyMany readies the waiting runs of many answers in one statement', async () => {
+      const a = await waitingRun('a');
+      const b = await waitingRun('b');
+      const answered = await queue.markReadyMany([
+        { interactionId: a.interactionId, input: { action: 'accept', content: 'A' } },
+        { interactionId: b.interactionId, input: { action: 'decline', content: '' } },
+        { interactionId: 'nobody-waits', input: {} },
+      ]);
+      expect(answered).toBe(2);
+      expect(await queue.get(b.runId)).toMatchObject({
+        status: 'ready',
+        input: { action: 'decline', content: '' },
+      });
     });
 
     it('concurrent claims each take a different run', async () => {
@@ -253,8 +280,9 @@ for (const t of await sqlTargets()) {
         'done-at-once',
       ]);
       expect(await queue.transcript('done-at-once')).toEqual([reply]);
-      const byInteraction = await queue.byInteraction(['nope']);
-      expect(byInteraction.size).toBe(0);
+      expect((await queue.byInteraction(['nope'])).size).toBe(0);
+      const many = await queue.getMany(['done-at-once', 'nope']);
+      expect([...many.keys()]).toEqual(['done-at-once']);
     });
 
     it('the database failing is `unavailable`', async () => {

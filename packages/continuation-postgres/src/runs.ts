@@ -6,7 +6,7 @@ import {
 } from '@x/continuation';
 import type { Message } from '@x/wire';
 import { and, desc, eq, inArray, lt, type SQL, sql } from 'drizzle-orm';
-import type { ContinuationDatabase } from './database.js';
+import { type ContinuationDatabase, rowsOf } from './database.js';
 import { wrapDatabaseError } from './errors.js';
 import { type RunRow, runs, suspensions } from './schema.js';
 
@@ -81,6 +81,8 @@ export interface ClaimOptions {
   owner: string;
   /** How long the lease lasts unless renewed. */
   leaseMs: number;
+  /** Runs not to take (e.g. those this worker already tried in one pass). */
+  skip?: readonly string[];
 }
 
 /** Options of {@link PostgresRunQueue.list}. */
@@ -141,7 +143,7 @@ function prepareStatements(db: ContinuationDatabase) {
         and(
           eq(
             runs.runId,
-            sql`(select ${runs.runId} from ${runs} where ${runs.status} in ('ready', 'running') and ${runs.dueAt} <= now() order by ${runs.dueAt}, ${runs.runId} limit 1 for update skip locked)`,
+            sql`(select ${runs.runId} from ${runs} where ${runs.status} in ('ready', 'running') and ${runs.dueAt} <= now() and not ${runs.runId} = any(${p('skip')}::text[]) order by ${runs.dueAt}, ${runs.runId} limit 1 for update skip locked)`,
           ),
           sql`set_config('synchronous_commit', 'off', true) = 'off'`,
         ),
@@ -262,13 +264,38 @@ export class PostgresRunQueue {
   }
 
   /**
+   * {@link markReady} for many answers in one statement. Returns how many runs became
+   * ready.
+   */
+  async markReadyMany(
+    answers: ReadonlyArray<{ interactionId: string; input: unknown }>,
+  ): Promise<number> {
+    if (answers.length === 0) return 0;
+    const entries = JSON.stringify(
+      answers.map((a) => ({ interaction_id: a.interactionId, input: a.input })),
+    );
+    const result = await this.#run('mark runs ready', () =>
+      this.#db.execute(sql`
+        update ${runs} set status = 'ready', input = a.input, due_at = now(), updated_at = now()
+        from jsonb_to_recordset(${entries}::jsonb) as a(interaction_id text, input jsonb)
+        where ${runs.interactionId} = a.interaction_id and ${runs.status} = 'waiting'
+        returning ${runs.runId}`),
+    );
+    return rowsOf(result).length;
+  }
+
+  /**
    * Takes one claimable run (ready and due, or running with an expired lease), oldest due
    * first, in one statement: it is leased to `owner` for `leaseMs` and its attempts go up
    * by one. Concurrent claims never take the same run.
    */
   async claim(options: ClaimOptions): Promise<ClaimedRun | undefined> {
     const [row] = await this.#run('claim a run', () =>
-      this.#statements.claim.execute({ owner: options.owner, leaseMs: options.leaseMs }),
+      this.#statements.claim.execute({
+        owner: options.owner,
+        leaseMs: options.leaseMs,
+        skip: [...(options.skip ?? [])],
+      }),
     );
     if (!row) return undefined;
     const { record, ...run } = row as Selected & { record: string | null };
@@ -418,7 +445,19 @@ export class PostgresRunQueue {
     return row && toRecord(row);
   }
 
-  /** The runs that waited on or resumed these continuations, by interaction id. */
+  /** These runs (those that exist), by run id. */
+  async getMany(runIds: readonly string[]): Promise<Map<string, RunRecord>> {
+    if (runIds.length === 0) return new Map();
+    const rows = await this.#run('read runs', () =>
+      this.#db
+        .select(columns)
+        .from(runs)
+        .where(inArray(runs.runId, [...runIds])),
+    );
+    return new Map(rows.map((row) => [row.runId, toRecord(row)]));
+  }
+
+  /** The runs that wait on or last resumed these continuations, by interaction id. */
   async byInteraction(interactionIds: readonly string[]): Promise<Map<string, RunRecord>> {
     if (interactionIds.length === 0) return new Map();
     const rows = await this.#run('read runs by interaction', () =>
