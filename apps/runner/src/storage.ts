@@ -7,6 +7,7 @@ import { FileContinuationStore, sessionDir } from '@x/continuation/file';
 import {
   migrate as migrateContinuations,
   PostgresContinuationStore,
+  PostgresRunQueue,
 } from '@x/continuation-postgres';
 import type { CheckpointStore } from '@x/session';
 import { FileCheckpointStore } from '@x/session/file';
@@ -16,6 +17,7 @@ import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
+import { RunnerError } from './errors.js';
 
 /** A drizzle database or transaction handle, on postgres.js or PGlite. */
 export type Db = PgDatabase<PgQueryResultHKT, Record<string, unknown>>;
@@ -28,10 +30,14 @@ export interface Storage {
   readonly db: Db;
   /** Runs `fn` in one transaction of the database. */
   transaction<T>(fn: (tx: Db) => Promise<T>): Promise<T>;
+  /** Runs `fn`'s reads in one consistent snapshot (a read-only repeatable-read transaction). */
+  snapshot<T>(fn: (tx: Db) => Promise<T>): Promise<T>;
   /** The pause rows of the unattended executive (`paused_states`). */
   pauses(tx?: Db): AskUserStore;
   /** The unattended executive's continuations, in the same database as the pauses. */
   continuations(tx?: Db): ContinuationStore;
+  /** The unattended executive's runs, beside its continuations. */
+  runs(tx?: Db): PostgresRunQueue;
   /** A chat session's continuations: files under the data folder, or the server. */
   chatContinuations(sessionId: string): ContinuationStore;
   /** Session checkpoints of interactive chats. */
@@ -42,11 +48,6 @@ export interface Storage {
    */
   listenAnswered?(onToken: (token: string) => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
-}
-
-/** The data folder is held by another live process. */
-export class DataFolderLockedError extends Error {
-  override readonly name = 'DataFolderLockedError';
 }
 
 interface LockHolder {
@@ -93,7 +94,9 @@ function lockDataFolder(dir: string, command: string): () => void {
         // A holder that died while writing its lock: treat as stale.
       }
       if (holder && alive(holder.pid)) {
-        throw new DataFolderLockedError(
+        throw new RunnerError(
+          'unavailable',
+
           `the data folder ${dir} is in use by \`runner ${holder.command}\` (pid ${holder.pid}, since ${holder.since}). ` +
             'Stop that process, use another --data folder, or set DATABASE_URL so that several processes share one PostgreSQL.',
         );
@@ -101,7 +104,7 @@ function lockDataFolder(dir: string, command: string): () => void {
       unlinkSync(file);
     }
   }
-  throw new DataFolderLockedError(`could not lock the data folder ${dir}`);
+  throw new RunnerError('unavailable', `could not lock the data folder ${dir}`);
 }
 
 /** Applies every package's migrations (idempotent). */
@@ -152,11 +155,19 @@ export async function openStorage(options: OpenStorageOptions): Promise<Storage>
 }
 
 function sqlStores(db: Db) {
+  // One queue outside transactions: it keeps its prepared statements across calls.
+  const queue = new PostgresRunQueue(db);
   return {
     db,
     transaction: <T>(fn: (tx: Db) => Promise<T>) => db.transaction((tx) => fn(tx as unknown as Db)),
+    snapshot: <T>(fn: (tx: Db) => Promise<T>) =>
+      db.transaction((tx) => fn(tx as unknown as Db), {
+        isolationLevel: 'repeatable read',
+        accessMode: 'read only',
+      }),
     pauses: (tx?: Db) => new AskUserStore(tx ?? db),
     continuations: (tx?: Db): ContinuationStore => new PostgresContinuationStore(tx ?? db),
+    runs: (tx?: Db) => (tx ? new PostgresRunQueue(tx) : queue),
   };
 }
 

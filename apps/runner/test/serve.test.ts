@@ -278,7 +278,7 @@ describe('runner serve: the API on the embedded default (no wake)', () => {
   it('POST /api/conversations/:id/stop closes its questions and runs', async () => {
     const res = await call(api('/api/conversations/c-stop/stop'), json({}));
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ conversationId: 'c-stop', pauses: 1, continuations: 1 });
+    expect(res.body).toEqual({ conversationId: 'c-stop', runs: 1, pauses: 1, continuations: 1 });
     expect(await isPending(tokens.stop as string)).toBe(false);
     const { body } = await call(api('/api/recent'));
     expect(body.recent.find((r: { token: string }) => r.token === tokens.stop)).toMatchObject({
