@@ -30,7 +30,6 @@ export const serve: Command = async (ctx, args) => {
       token,
       wake: !values['no-wake'],
       modelFor: (id) => modelFromId(id || ctx.modelId),
-      databaseUrl: process.env.DATABASE_URL || undefined,
       onResumed: (resumed) => reportResumed(ctx.out, resumed),
       onError: (line) => ctx.out.error(line),
     });

@@ -64,8 +64,15 @@ export const wake: Command = async (ctx, args) => {
     });
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
-    if (!values.once) ctx.out.note(`waiting for answers in ${storage.where} (Ctrl-C to stop)`);
     const pollMs = Number(process.env.RUNNER_WAKE_POLL_MS) || undefined;
+    if (!values.once) {
+      ctx.out.note(`waiting for answers in ${storage.where} (Ctrl-C to stop)`);
+      if (!storage.listen && storage.kind === 'postgres') {
+        ctx.out.note(
+          `no LISTEN through the pooler: looking for answers every ${(pollMs ?? 5_000) / 1000} s (set RUNNER_LISTEN_URL to a direct connection to be woken at once)`,
+        );
+      }
+    }
     let resumed = 0;
     const outcome = await wakeLoop(storage, {
       once: Boolean(values.once),

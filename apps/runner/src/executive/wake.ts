@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { ASKUSER_ANSWERED_CHANNEL } from '@x/askuser';
 import type { Storage } from '../storage.js';
 import { backoffMs, type Resumed, type ResumeOptions, resumeNext } from './resume.js';
 
@@ -55,9 +56,10 @@ export async function wake(
     stopping = true;
     poke();
   });
-  const listen = () => storage.listenAnswered?.(() => poke()).catch(() => undefined);
+  const listen = () =>
+    storage.listen?.([ASKUSER_ANSWERED_CHANNEL], () => poke()).catch(() => undefined);
   let unlisten = await listen();
-  const pollMs = options.pollMs ?? (storage.listenAnswered ? 5_000 : 1_000);
+  const pollMs = options.pollMs ?? (storage.listen ? 5_000 : 1_000);
   let outages = 0;
   // A --once pass tries each run at most once: a failed attempt is left for a later pass.
   const tried = new Set<string>();

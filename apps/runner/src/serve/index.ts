@@ -1,7 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ASKUSER_ANSWERED_CHANNEL, ASKUSER_CREATED_CHANNEL } from '@x/askuser';
-import postgres from 'postgres';
 import { usageError } from '../errors.js';
 import { leasePolicyFromEnv, type ModelFor, type Resumed, wake } from '../executive/index.js';
 import type { Storage } from '../storage.js';
@@ -28,8 +27,6 @@ export interface ServeOptions {
   wake?: boolean;
   /** The model for a resumed run (from its saved model id). */
   modelFor: ModelFor;
-  /** PostgreSQL URL, to LISTEN for new and answered questions (not needed when embedded). */
-  databaseUrl?: string | undefined;
   /** A run was resumed by the hosted wake loop. */
   onResumed?: (resumed: Resumed) => void;
   /** Something went wrong in the background (a resume, the database, a request). */
@@ -98,41 +95,33 @@ export async function startServe(storage: Storage, options: ServeOptions): Promi
     pollMs: storage.kind === 'postgres' ? 1_000 : 2_000,
     onError: (error) => onError(`event feed: ${(error as Error)?.message ?? error}`),
   });
-  const localAnswered = new Set<(token: string) => void>();
+  const localAnswered = new Set<() => void>();
   const api: ApiContext = {
     storage,
     hub,
     answered() {
       hub.poke();
-      for (const listener of localAnswered) listener('');
+      for (const listener of localAnswered) listener();
     },
   };
 
-  let listener: postgres.Sql | undefined;
-  if (storage.kind === 'postgres' && options.databaseUrl) {
-    listener = postgres(options.databaseUrl, { max: 1, onnotice: () => {} });
-    try {
-      await listener.listen(ASKUSER_CREATED_CHANNEL, () => hub.poke());
-      await listener.listen(ASKUSER_ANSWERED_CHANNEL, () => hub.poke());
-    } catch (error) {
-      await listener.end({ timeout: 1 });
-      throw error;
-    }
-  }
+  const unlisten = await storage.listen?.([ASKUSER_CREATED_CHANNEL, ASKUSER_ANSWERED_CHANNEL], () =>
+    hub.poke(),
+  );
 
   let stopWake: () => void = () => {};
   let wakeLoop: Promise<unknown> = Promise.resolve();
   if (options.wake !== false) {
     // Embedded: no other process can answer, so this server's own writes wake the loop.
     const wakeStorage: Storage =
-      storage.listenAnswered !== undefined
+      storage.listen !== undefined
         ? storage
         : {
             ...storage,
-            async listenAnswered(onToken) {
-              localAnswered.add(onToken);
+            async listen(_channels, onNotify) {
+              localAnswered.add(onNotify);
               return async () => {
-                localAnswered.delete(onToken);
+                localAnswered.delete(onNotify);
               };
             },
           };
@@ -223,7 +212,7 @@ export async function startServe(storage: Storage, options: ServeOptions): Promi
         server.closeAllConnections();
       });
       await wakeLoop;
-      await listener?.end({ timeout: 2 });
+      await unlisten?.();
     },
   };
 }
