@@ -59,7 +59,8 @@ async function terminate(sql: postgres.Sql, pid: number): Promise<boolean> {
   return Boolean(row?.done);
 }
 
-async function withDatabase(
+/** A fresh database with the runner's storage and a small client on it, dropped afterwards. */
+export async function withDatabase(
   fn: (db: RunDatabase, sql: postgres.Sql, storage: Storage) => Promise<void>,
   server?: string,
 ) {
@@ -371,9 +372,10 @@ async function restartUnderWake(tally: Tally, cluster: ThrowawayCluster): Promis
           await startWaker(
             sql,
             database.url,
-            [],
-            // Runs in flight when the server stops are taken again once their lease runs out.
-            { RUNNER_SCRIPTED_DELAY_MS: '50', RUNNER_LEASE_MS: '3000' },
+            ['--concurrency', '8'],
+            // Stopped during the model calls; runs in flight then are taken again once their
+            // lease runs out.
+            { RUNNER_SCRIPTED_DELAY_MS: '1500', RUNNER_LEASE_MS: '3000' },
             outcomes.deliver,
             resumed,
           ),

@@ -2,6 +2,7 @@ import type { Tally } from '../report.js';
 import { crashScenario } from './crash.js';
 import { batchFault, restartFault, suspendFault, terminalFault } from './faults.js';
 import { hostileFiles, hostilePostgres } from './hostile.js';
+import { poolScale, stalledWorker } from './leases.js';
 import { loadScenario } from './load.js';
 import { fileRaces, pgRaces } from './races.js';
 
@@ -34,5 +35,7 @@ export const scenarios: Scenario[] = [
   { name: 'db fault: wake terminal write terminated', server: true, run: terminalFault },
   // On a throwaway cluster of its own, not the machine's server.
   { name: 'db fault: server stopped under wake', server: false, run: restartFault },
+  { name: 'lease: worker stalled past its lease', server: true, run: stalledWorker },
+  { name: 'lease: 3 wakes × 16 workers, pools of 4', server: true, run: poolScale },
   { name: 'load: suspend → answer → resume', server: true, run: loadScenario },
 ];
