@@ -17,7 +17,7 @@ CREATE TABLE "x_continuation"."runs" (
 );
 --> statement-breakpoint
 CREATE INDEX "runs_claimable_idx" ON "x_continuation"."runs" USING btree ("due_at","run_id") WHERE "x_continuation"."runs"."status" in ('ready', 'running');--> statement-breakpoint
-CREATE UNIQUE INDEX "runs_interaction_idx" ON "x_continuation"."runs" USING btree ("interaction_id");--> statement-breakpoint
+CREATE UNIQUE INDEX "runs_waiting_interaction_idx" ON "x_continuation"."runs" USING btree ("interaction_id") WHERE "x_continuation"."runs"."status" = 'waiting';--> statement-breakpoint
 CREATE INDEX "runs_conversation_idx" ON "x_continuation"."runs" USING btree ("conversation_id","created_at");--> statement-breakpoint
-CREATE INDEX "runs_status_idx" ON "x_continuation"."runs" USING btree ("status","created_at");--> statement-breakpoint
-CREATE INDEX "runs_created_idx" ON "x_continuation"."runs" USING btree ("created_at");
+CREATE INDEX "runs_created_idx" ON "x_continuation"."runs" USING btree ("created_at");--> statement-breakpoint
+CREATE INDEX "runs_failed_idx" ON "x_continuation"."runs" USING btree ("created_at") WHERE "x_continuation"."runs"."status" = 'failed';

@@ -457,18 +457,6 @@ export class PostgresRunQueue {
     return new Map(rows.map((row) => [row.runId, toRecord(row)]));
   }
 
-  /** The runs that wait on or last resumed these continuations, by interaction id. */
-  async byInteraction(interactionIds: readonly string[]): Promise<Map<string, RunRecord>> {
-    if (interactionIds.length === 0) return new Map();
-    const rows = await this.#run('read runs by interaction', () =>
-      this.#db
-        .select(columns)
-        .from(runs)
-        .where(inArray(runs.interactionId, [...interactionIds])),
-    );
-    return new Map(rows.map((row) => [row.interactionId ?? '', toRecord(row)]));
-  }
-
   /** Runs newest first, optionally of one conversation and/or in one status. */
   async list(options: ListRunsOptions = {}): Promise<RunRecord[]> {
     const conditions: SQL[] = [];

@@ -51,7 +51,9 @@ export type SuspensionRow = typeof suspensions.$inferSelect;
  * until it completes, is cancelled or fails. `interaction_id` is the continuation the run
  * waits on or resumes; `due_at` is when it may be claimed (ready: from then on, after a
  * retry's backoff; running: when its lease expires), so one partial index finds all
- * claimable work and never reads finished or waiting runs.
+ * claimable work and never reads finished or waiting runs. Every index is written on every
+ * update of a run (its status changes, so no update is HOT): they are kept few, and
+ * partial where a lookup needs only some runs.
  */
 export const runs = continuationSchema.table(
   'runs',
@@ -77,10 +79,14 @@ export const runs = continuationSchema.table(
     index('runs_claimable_idx')
       .on(t.dueAt, t.runId)
       .where(sql`${t.status} in ('ready', 'running')`),
-    uniqueIndex('runs_interaction_idx').on(t.interactionId),
+    // Only a waiting run is looked up by its question (an answer readies it); one run per wait.
+    uniqueIndex('runs_waiting_interaction_idx')
+      .on(t.interactionId)
+      .where(sql`${t.status} = 'waiting'`),
     index('runs_conversation_idx').on(t.conversationId, t.createdAt),
-    index('runs_status_idx').on(t.status, t.createdAt),
     index('runs_created_idx').on(t.createdAt),
+    // Failed runs are rare and wait for a person: listing them must not scan the others.
+    index('runs_failed_idx').on(t.createdAt).where(sql`${t.status} = 'failed'`),
     check(
       'runs_status_check',
       sql`${t.status} in ('running', 'waiting', 'ready', 'completed', 'cancelled', 'failed')`,
