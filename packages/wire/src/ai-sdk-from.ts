@@ -20,10 +20,9 @@ import {
   expectString,
   fail,
   field,
+  imageMediaType,
   imageSourceFromUrl,
-  isImageMediaType,
   type Path,
-  sniffImageType,
 } from './convert-util.js';
 import { isJsonValue } from './json.js';
 import type { Message, UserMessage } from './message.js';
@@ -61,15 +60,11 @@ function imageSource(data: unknown, mediaType: unknown, path: Path, dataKey: str
       `expected a base64 string, a URL, a Uint8Array or an ArrayBuffer, received ${describe(data)}`,
     );
   }
-  const media = isImageMediaType(mediaType) ? mediaType : sniffImageType(base64);
-  if (media === undefined) {
-    return fail(
-      'unsupported',
-      [...path, 'mediaType'],
-      `the image type is unknown (${typeName(mediaType)}) and not recognisable from its bytes; give a mediaType like image/png`,
-    );
-  }
-  return { type: 'base64', media_type: media, data: base64 };
+  return {
+    type: 'base64',
+    media_type: imageMediaType(mediaType, base64, [...path, 'mediaType']),
+    data: base64,
+  };
 }
 
 function userBlocks(content: unknown, path: Path): UserBlock[] {
@@ -202,7 +197,7 @@ function resultBlocks(value: unknown, path: Path): Array<TextBlock | ImageBlock>
       case 'media':
       case 'file-data': {
         const mediaType = field(object, 'mediaType', at);
-        if (!isImageMediaType(mediaType)) {
+        if (typeof mediaType !== 'string' || !mediaType.startsWith('image/')) {
           return fail(
             'unsupported',
             [...at, 'mediaType'],
@@ -210,7 +205,14 @@ function resultBlocks(value: unknown, path: Path): Array<TextBlock | ImageBlock>
           );
         }
         const data = expectString(field(object, 'data', at), [...at, 'data']);
-        return { type: 'image', source: { type: 'base64', media_type: mediaType, data } };
+        return {
+          type: 'image',
+          source: {
+            type: 'base64',
+            media_type: imageMediaType(mediaType, data, [...at, 'mediaType']),
+            data,
+          },
+        };
       }
       default:
         return fail(

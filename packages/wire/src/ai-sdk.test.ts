@@ -272,6 +272,25 @@ describe('fromModelMessages', () => {
     });
   });
 
+  it('keeps a declared media type among the four, reads image/* or none from the bytes', () => {
+    const png = 'iVBORw0KGgoAAAANSUhEUg==';
+    const { messages } = fromModelMessages([
+      {
+        role: 'user',
+        content: [
+          { type: 'image', image: png, mediaType: 'image/gif' },
+          { type: 'image', image: png, mediaType: 'image/*' },
+          { type: 'file', data: png, mediaType: 'image/*' },
+        ],
+      },
+    ]);
+    expect(messages[0]?.content.map((b) => b.type === 'image' && b.source)).toEqual([
+      { type: 'base64', media_type: 'image/gif', data: png },
+      { type: 'base64', media_type: 'image/png', data: png },
+      { type: 'base64', media_type: 'image/png', data: png },
+    ]);
+  });
+
   it('drops reasoning without an Anthropic signature, and tool approval parts', () => {
     const { messages } = fromModelMessages([
       {
@@ -315,6 +334,42 @@ describe('fromModelMessages', () => {
       'an image of unknown type',
       [{ role: 'user', content: [{ type: 'image', image: 'AAAA' }] }],
       [0, 'content', 0, 'mediaType'],
+    ],
+    ...['image/svg+xml', 'image/png;name=a.png', 'IMAGE/PNG', 'image/x-icon'].map(
+      (mediaType): [string, unknown, Array<string | number>] => [
+        `an image of type ${mediaType}, even with PNG bytes (never silently retyped)`,
+        [
+          {
+            role: 'user',
+            content: [{ type: 'image', image: 'iVBORw0KGgoAAAANSUhEUg==', mediaType }],
+          },
+        ],
+        [0, 'content', 0, 'mediaType'],
+      ],
+    ),
+    [
+      'an svg inside a tool result',
+      [
+        {
+          role: 'assistant',
+          content: [{ type: 'tool-call', toolCallId: 'a', toolName: 'f', input: {} }],
+        },
+        {
+          role: 'tool',
+          content: [
+            {
+              type: 'tool-result',
+              toolCallId: 'a',
+              toolName: 'f',
+              output: {
+                type: 'content',
+                value: [{ type: 'image-data', data: 'PHN2Zz4=', mediaType: 'image/svg+xml' }],
+              },
+            },
+          ],
+        },
+      ],
+      [1, 'content', 0, 'output', 'value', 0, 'mediaType'],
     ],
     [
       'a provider-executed tool call',

@@ -327,6 +327,17 @@ describe('fromOpenAIChat', () => {
     ]);
   });
 
+  it('keeps a data URL of another image type (or with parameters) as a url image', () => {
+    const urls = ['data:image/svg+xml;base64,PHN2Zz4=', 'data:image/png;name=a.png;base64,'];
+    const { messages } = fromOpenAIChat([
+      { role: 'user', content: urls.map((url) => ({ type: 'image_url', image_url: { url } })) },
+    ]);
+    expect(messages[0]?.content).toEqual(
+      urls.map((url) => ({ type: 'image', source: { type: 'url', url } })),
+    );
+    expect(fromOpenAIChat(toOpenAIChat(messages)).messages).toEqual(messages);
+  });
+
   it('keeps a refusal as text', () => {
     expect(
       fromOpenAIChat([
