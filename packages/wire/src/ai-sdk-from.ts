@@ -16,6 +16,7 @@ import {
   checkConverted,
   describe,
   expectArray,
+  expectJson,
   expectObject,
   expectString,
   fail,
@@ -24,7 +25,6 @@ import {
   imageSourceFromUrl,
   type Path,
 } from './convert-util.js';
-import { isJsonValue } from './json.js';
 import type { Message, UserMessage } from './message.js';
 
 // ---- from the AI SDK --------------------------------------------------------------
@@ -144,8 +144,7 @@ function assistantBlocks(content: unknown, path: Path): AssistantBlock[] {
             'a provider-executed tool call (a server tool) cannot be expressed as a @x/wire tool_use',
           );
         }
-        const input = field(object, 'input', at);
-        if (!isJsonValue(input)) fail('invalid', [...at, 'input'], 'expected a JSON value');
+        const input = expectJson(field(object, 'input', at), [...at, 'input']);
         blocks.push({
           type: 'tool_use',
           id: expectString(field(object, 'toolCallId', at), [...at, 'toolCallId'], {
@@ -240,9 +239,7 @@ function toolResult(object: object, path: Path): ToolResultBlock {
     case 'json':
     case 'error-json': {
       // What @ai-sdk/anthropic sends the model for a JSON result.
-      const value = field(output, 'value', at);
-      if (!isJsonValue(value)) fail('invalid', [...at, 'value'], 'expected a JSON value');
-      block.content = JSON.stringify(value);
+      block.content = JSON.stringify(expectJson(field(output, 'value', at), [...at, 'value']));
       break;
     }
     case 'execution-denied': {

@@ -463,7 +463,7 @@ describe('fromModelMessages', () => {
           ],
         },
       ],
-      [0, 'content', 0, 'input'],
+      [0, 'content', 0, 'input', 'd'],
     ],
     [
       'a tool message with a text part',

@@ -1,6 +1,8 @@
 // Internal helpers shared by the converters; not exported from the package.
 import type { ImageMediaType, ImageSource, ToolResultBlock, UserBlock } from './blocks.js';
 import { formatPath, WireError, type WireErrorCode } from './errors.js';
+import type { JsonValue } from './json.js';
+import { findNonJson } from './json-check.js';
 import { IMAGE_MEDIA_TYPES_TEXT, isImageMediaType, sniffImageType } from './media-types.js';
 import { checkTranscript, type Message } from './message.js';
 
@@ -48,6 +50,18 @@ export function expectString(
     fail('invalid', path, `expected a string, received ${describe(value)}`);
   if (options.nonEmpty && value === '') fail('invalid', path, 'expected a non-empty string');
   return value;
+}
+
+/** `value` when it is a JSON value (see {@link findNonJson}); else `invalid` naming where and why. */
+export function expectJson(value: unknown, path: Path): JsonValue {
+  let bad: ReturnType<typeof findNonJson>;
+  try {
+    bad = findNonJson(value);
+  } catch (cause) {
+    return fail('invalid', path, `could not be read (${String(cause)})`, cause);
+  }
+  if (bad) fail('invalid', [...path, ...bad.path], `expected a JSON value: ${bad.reason}`);
+  return value as JsonValue;
 }
 
 /** `data:image/png;base64,AAAA` → its parts, for the four image types; undefined for anything else. */

@@ -3,6 +3,7 @@ import {
   checkConverted,
   describe,
   expectArray,
+  expectJson,
   expectObject,
   expectString,
   fail,
@@ -10,7 +11,6 @@ import {
   imageSourceFromUrl,
   type Path,
 } from './convert-util.js';
-import type { JsonValue } from './json.js';
 import type { Message, UserMessage } from './message.js';
 
 import type { FromOpenAIChatResult, OpenAIChatMessageParam } from './openai-chat-types.js';
@@ -126,9 +126,9 @@ function assistantBlocks(object: object, path: Path): AssistantBlock[] {
       'function',
       'arguments',
     ]);
-    let input: JsonValue;
+    let parsed: unknown;
     try {
-      input = JSON.parse(args) as JsonValue;
+      parsed = JSON.parse(args);
     } catch (cause) {
       fail(
         'invalid',
@@ -137,6 +137,8 @@ function assistantBlocks(object: object, path: Path): AssistantBlock[] {
         cause,
       );
     }
+    // JSON.parse reads any depth; the input must also meet the limit every other entry point keeps.
+    const input = expectJson(parsed, [...at, 'function', 'arguments']);
     blocks.push({ type: 'tool_use', id, name, input });
   });
   return blocks;
