@@ -161,7 +161,7 @@ describe('toModelMessages', () => {
       toModelMessages([{ role: 'user', content: [{ type: 'tool_result', tool_use_id: 'x' }] }]),
     );
     expect(error.code).toBe('invalid_transcript');
-    expect(error.path).toEqual([0, 'content', 0, 'tool_use_id']);
+    expect(error.path).toEqual([0, 'content', 0]);
   });
 
   it('refuses an image URL that is not absolute (the AI SDK would read it as base64)', () => {
@@ -172,6 +172,53 @@ describe('toModelMessages', () => {
     );
     expect(error.code).toBe('unsupported');
     expect(error.path).toEqual([0, 'content', 0, 'source', 'url']);
+  });
+
+  it('refuses a relative image URL inside a tool result too (the AI SDK would throw a TypeError)', () => {
+    const error = wireError(() =>
+      toModelMessages([
+        { role: 'assistant', content: [{ type: 'tool_use', id: 'a', name: 'f', input: {} }] },
+        {
+          role: 'user',
+          content: [
+            {
+              type: 'tool_result',
+              tool_use_id: 'a',
+              content: [{ type: 'image', source: { type: 'url', url: '/a.png' } }],
+            },
+          ],
+        },
+      ]),
+    );
+    expect(error.code).toBe('unsupported');
+    expect(error.path).toEqual([1, 'content', 0, 'content', 0, 'source', 'url']);
+  });
+
+  it('writes a base64 data: URL inline, as the AI SDK itself sends one; it comes back as base64', () => {
+    const url = 'data:image/png;base64,iVBORw0KGgo=';
+    const image = { type: 'image', source: { type: 'url', url } } as const;
+    const messages: Message[] = [
+      { role: 'user', content: [image] },
+      { role: 'assistant', content: [{ type: 'tool_use', id: 'a', name: 'f', input: {} }] },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'a', content: [image] }] },
+    ];
+    const out = toModelMessages(messages);
+    expect(out[0]).toEqual({
+      role: 'user',
+      content: [{ type: 'image', image: 'iVBORw0KGgo=', mediaType: 'image/png' }],
+    });
+    expect(out[2]?.content[0]).toMatchObject({
+      output: {
+        type: 'content',
+        value: [{ type: 'image-data', data: 'iVBORw0KGgo=', mediaType: 'image/png' }],
+      },
+    });
+    const back = { type: 'image', source: png } as const;
+    expect(fromModelMessages(out).messages).toEqual([
+      { role: 'user', content: [back] },
+      messages[1],
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'a', content: [back] }] },
+    ]);
   });
 });
 
