@@ -1,6 +1,7 @@
 import type { ModelMessage } from 'ai';
 import fc from 'fast-check';
 import { describe, expect, expectTypeOf, it } from 'vitest';
+import { promptSeenByModel } from '../test/ai-model.js';
 import { transcript } from '../test/arbitraries.js';
 import { equivalent } from '../test/normalise.js';
 import {
@@ -595,5 +596,76 @@ describe('round trip (property)', () => {
         );
       }),
     );
+  });
+});
+
+describe('what the ai package itself does with what toModelMessages writes', () => {
+  it("drops empty text parts (a user's always, an assistant's without providerOptions)", async () => {
+    const prompt = await promptSeenByModel(
+      toModelMessages([
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: '' },
+            { type: 'text', text: 'hi' },
+          ],
+        },
+        {
+          role: 'assistant',
+          content: [
+            { type: 'text', text: '' },
+            { type: 'text', text: 'yo' },
+          ],
+        },
+        { role: 'user', content: [{ type: 'text', text: 'and?' }] },
+      ]),
+    );
+    expect(prompt.map((m) => m.content)).toEqual([
+      [{ type: 'text', text: 'hi' }],
+      [{ type: 'text', text: 'yo' }],
+      [{ type: 'text', text: 'and?' }],
+    ]);
+  });
+
+  it('passes thinking and redacted thinking to the provider byte for byte, in place', async () => {
+    const thinking = { type: 'thinking', thinking: ' ünï\u0000\n ', signature: 'sig==' } as const;
+    const prompt = await promptSeenByModel(
+      toModelMessages([
+        { role: 'user', content: [{ type: 'text', text: 'q' }] },
+        {
+          role: 'assistant',
+          content: [
+            thinking,
+            { type: 'text', text: 'a' },
+            { type: 'redacted_thinking', data: 'r' },
+          ],
+        },
+        { role: 'user', content: [{ type: 'text', text: 'q2' }] },
+      ]),
+    );
+    expect(prompt[1]).toMatchObject({
+      role: 'assistant',
+      content: [
+        {
+          type: 'reasoning',
+          text: thinking.thinking,
+          providerOptions: { anthropic: { signature: 'sig==' } },
+        },
+        { type: 'text', text: 'a' },
+        { type: 'reasoning', text: '', providerOptions: { anthropic: { redactedData: 'r' } } },
+      ],
+    });
+  });
+
+  it('sends an image with the media type it detects from the bytes, not the declared one', async () => {
+    const prompt = await promptSeenByModel(
+      toModelMessages([
+        {
+          role: 'user',
+          content: [{ type: 'image', source: { ...png, media_type: 'image/jpeg' } }],
+        },
+      ]),
+    );
+    expect(prompt[0]?.content[0]).toMatchObject({ type: 'file', mediaType: 'image/png' });
   });
 });

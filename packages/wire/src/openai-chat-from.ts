@@ -93,7 +93,8 @@ function assistantBlocks(object: object, path: Path): AssistantBlock[] {
   const content = field(object, 'content', path);
   if (content !== undefined && content !== null)
     blocks.push(...textParts(content, [...path, 'content'], true));
-  // A refusal is what the model said; it is kept as text.
+  // A refusal is what the model said; it is kept as text. `annotations` (citations on a
+  // response message) are not read: our text blocks have nowhere to keep them.
   const refusal = field(object, 'refusal', path);
   if (refusal !== undefined && refusal !== null) {
     blocks.push({ type: 'text', text: expectString(refusal, [...path, 'refusal']) });
@@ -152,7 +153,8 @@ function assistantBlocks(object: object, path: Path): AssistantBlock[] {
  * - `role: 'tool'` messages become `tool_result` blocks. Consecutive tool messages, and
  *   a user message right after them, merge into one user message (results first).
  * - `tool_calls[].function.arguments` is parsed as JSON.
- * - A `refusal` becomes text; `name` and an image's `detail` are dropped.
+ * - A `refusal` becomes text; `name`, an image's `detail` and a response's `annotations`
+ *   (citations) are dropped.
  *
  * The result is checked with {@link checkTranscript}.
  *
