@@ -14,6 +14,7 @@ import type {
 } from './blocks.js';
 import {
   checkConverted,
+  converting,
   describe,
   expectArray,
   expectJson,
@@ -291,7 +292,10 @@ function systemText(content: unknown, path: Path): string {
 export function fromModelMessages(
   messages: readonly AiSdkModelMessageParam[],
 ): FromModelMessagesResult {
-  const input: unknown = messages;
+  return converting(() => readModelMessages(messages));
+}
+
+function readModelMessages(input: unknown): FromModelMessagesResult {
   const system: string[] = [];
   const out: Message[] = [];
   let open: UserMessage | undefined;

@@ -17,8 +17,8 @@ import type {
   TextBlock,
   ToolResultBlock,
 } from './blocks.js';
-import { type Path, splitBase64DataUrl, splitToolResults } from './convert-util.js';
-import { converterMessages, converterSystem, converting } from './converter-input.js';
+import { converting, type Path, splitBase64DataUrl, splitToolResults } from './convert-util.js';
+import { converterMessages, converterSystem } from './converter-input.js';
 import { formatPath, WireError } from './errors.js';
 import type { Message } from './message.js';
 
@@ -142,9 +142,9 @@ export function toModelMessages(
   messages: readonly Message[],
   options: ToModelMessagesOptions = {},
 ): AiSdkModelMessage[] {
-  const system = converterSystem(options);
-  const transcript = converterMessages(messages);
   return converting(() => {
+    const system = converterSystem(options);
+    const transcript = converterMessages(messages);
     const out: AiSdkModelMessage[] = [];
     const names = new Map<string, string>();
     if (system !== undefined) out.push({ role: 'system', content: system });

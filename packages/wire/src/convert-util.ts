@@ -15,7 +15,11 @@ export function fail(code: WireErrorCode, path: Path, message: string, cause?: u
 
 export function describe(value: unknown): string {
   if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
+  try {
+    if (Array.isArray(value)) return 'an array';
+  } catch {
+    return 'a revoked proxy';
+  }
   return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
 }
 
@@ -28,17 +32,42 @@ export function field(value: object, key: string, path: Path): unknown {
   }
 }
 
+/** Array.isArray, which throws on a revoked proxy, as a WireError. */
+function isArray(value: unknown, path: Path): value is readonly unknown[] {
+  try {
+    return Array.isArray(value);
+  } catch (cause) {
+    return fail('invalid', path, `could not be read (${String(cause)})`, cause);
+  }
+}
+
 export function expectObject(value: unknown, path: Path): object {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+  if (typeof value !== 'object' || value === null || isArray(value, path)) {
     fail('invalid', path, `expected an object, received ${describe(value)}`);
   }
   return value;
 }
 
 export function expectArray(value: unknown, path: Path): readonly unknown[] {
-  if (!Array.isArray(value))
+  if (!isArray(value, path))
     fail('invalid', path, `expected an array, received ${describe(value)}`);
   return value;
+}
+
+/**
+ * Runs a converter. Its checks name every failure they expect; anything else (a proxy or a
+ * getter that misbehaves where no check looked) still leaves as a WireError, as the package
+ * promises for any input.
+ */
+export function converting<T>(convert: () => T): T {
+  try {
+    return convert();
+  } catch (cause) {
+    if (WireError.is(cause)) throw cause;
+    throw new WireError('invalid', `messages: could not be converted (${String(cause)})`, {
+      cause,
+    });
+  }
 }
 
 export function expectString(

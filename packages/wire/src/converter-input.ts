@@ -16,44 +16,34 @@ export function converterMessages(input: unknown): Message[] {
   return input;
 }
 
-/** The `system` option of a `to…` converter: absent, or a string. */
+/** The `system` option of a `to…` converter: absent, or a string. Paths are relative to `options`. */
 export function converterSystem(options: unknown): string | undefined {
   if (options === undefined) return undefined;
-  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
-    throw new WireError('invalid', `options: expected an object, received ${describe(options)}`, {
-      path: ['options'],
-    });
+  if (
+    typeof options !== 'object' ||
+    options === null ||
+    read('options', [], () => Array.isArray(options))
+  ) {
+    throw new WireError('invalid', `options: expected an object, received ${describe(options)}`);
   }
-  let system: unknown;
-  try {
-    system = (options as { system?: unknown }).system;
-  } catch (cause) {
-    throw new WireError('invalid', `options.system: could not be read (${String(cause)})`, {
-      path: ['options', 'system'],
-      cause,
-    });
-  }
+  const system = read('options.system', ['system'], () => (options as { system?: unknown }).system);
   if (system !== undefined && typeof system !== 'string') {
     throw new WireError(
       'invalid',
       `options.system: expected a string, received ${describe(system)}`,
-      { path: ['options', 'system'] },
+      { path: ['system'] },
     );
   }
   return system;
 }
 
-/**
- * Runs a conversion of validated input. Validation already refused everything malformed; a
- * failure here means the input changed while it was read (a getter, a proxy), and it still
- * leaves as a WireError, as the package promises for any input.
- */
-export function converting<T>(convert: () => T): T {
+/** Reads a value that a getter or a revoked proxy may refuse to give, as a WireError. */
+function read<T>(what: string, path: string[], get: () => T): T {
   try {
-    return convert();
+    return get();
   } catch (cause) {
-    if (WireError.is(cause)) throw cause;
-    throw new WireError('invalid', `messages: could not be converted (${String(cause)})`, {
+    throw new WireError('invalid', `${what}: could not be read (${String(cause)})`, {
+      path,
       cause,
     });
   }

@@ -1,6 +1,7 @@
 import type { AssistantBlock, TextBlock, ToolResultBlock, UserBlock } from './blocks.js';
 import {
   checkConverted,
+  converting,
   describe,
   expectArray,
   expectJson,
@@ -165,7 +166,10 @@ function assistantBlocks(object: object, path: Path): AssistantBlock[] {
  * const { system, messages } = fromOpenAIChat(savedChat);
  */
 export function fromOpenAIChat(messages: readonly OpenAIChatMessageParam[]): FromOpenAIChatResult {
-  const input: unknown = messages;
+  return converting(() => readOpenAIChat(messages));
+}
+
+function readOpenAIChat(input: unknown): FromOpenAIChatResult {
   const system: string[] = [];
   const out: Message[] = [];
   // The user message that tool messages opened and the next user message may join.

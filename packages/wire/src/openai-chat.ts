@@ -1,6 +1,6 @@
 import type { TextBlock, ToolResultBlock, UserBlock } from './blocks.js';
-import { type Path, splitToolResults } from './convert-util.js';
-import { converterMessages, converterSystem, converting } from './converter-input.js';
+import { converting, type Path, splitToolResults } from './convert-util.js';
+import { converterMessages, converterSystem } from './converter-input.js';
 import { formatPath, WireError } from './errors.js';
 import type { AssistantMessage, Message } from './message.js';
 
@@ -102,9 +102,9 @@ export function toOpenAIChat(
   messages: readonly Message[],
   options: ToOpenAIChatOptions = {},
 ): OpenAIChatMessage[] {
-  const system = converterSystem(options);
-  const transcript = converterMessages(messages);
   return converting(() => {
+    const system = converterSystem(options);
+    const transcript = converterMessages(messages);
     const out: OpenAIChatMessage[] = [];
     if (system !== undefined) out.push({ role: 'system', content: system });
     transcript.forEach((message, m) => {
