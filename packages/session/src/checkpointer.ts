@@ -1,10 +1,12 @@
-import type { Message } from '@x/wire';
+import { isJsonValue, type Message } from '@x/wire';
+import { canonicalJson, sortedRecord } from './canonical-json.js';
 import {
   CHECKPOINT_VERSION,
   type PendingToolCall,
   parseCheckpoint,
   type SessionCheckpoint,
 } from './checkpoint.js';
+import { SessionError } from './errors.js';
 import type { SessionManager } from './session-manager.js';
 
 /** What {@link Checkpointer.apply} hands back to the harness: everything the session manager does not own. */
@@ -12,17 +14,6 @@ export interface AppliedCheckpoint {
   window: Message[];
   pendingToolCalls: Record<string, PendingToolCall>;
   interruptToRequester: Record<string, string>;
-}
-
-function sortedCopy<V>(
-  record: Readonly<Record<string, V>>,
-  copy: (value: V) => V,
-): Record<string, V> {
-  return Object.fromEntries(
-    Object.keys(record)
-      .sort()
-      .map((key) => [key, copy(record[key] as V)]),
-  );
 }
 
 const clone = <T>(value: T): T => JSON.parse(JSON.stringify(value)) as T;
@@ -44,10 +35,14 @@ const clone = <T>(value: T): T => JSON.parse(JSON.stringify(value)) as T;
 export class Checkpointer {
   /**
    * Assembles a checkpoint from the message window, the session manager (user state, plan,
-   * interrupts: deep copies) and the harness's park maps. Map keys are sorted, so equal
-   * inputs give byte-equal JSON. The window's messages are shared, not copied (it is the
+   * interrupts: deep copies) and the harness's park maps. Every map is sorted by key, and so
+   * is every object inside a state value, interrupt payload or result and pending tool input,
+   * at every depth, so equal inputs give byte-equal JSON. The window is kept as given (it is
+   * the transcript a provider gets back) and its messages are shared, not copied (it is the
    * big part, and capture must stay close to the cost of serialising it): serialise the
    * checkpoint, or do not mutate those messages while you hold it.
+   *
+   * @throws {SessionError} `invalid` when a pending tool call's input is not a JSON value.
    */
   capture(
     window: readonly Message[],
@@ -61,12 +56,17 @@ export class Checkpointer {
       window: [...window],
       runtimeState,
       interrupts: { pending, resolved },
-      pendingToolCalls: sortedCopy(pendingToolCalls, (call) => ({
-        id: call.id,
-        name: call.name,
-        input: clone(call.input),
-      })),
-      interruptToRequester: sortedCopy(interruptToRequester, (v) => v),
+      pendingToolCalls: sortedRecord(pendingToolCalls, (call) => {
+        if (!isJsonValue(call.input)) {
+          throw new SessionError(
+            'invalid',
+            `pending tool call "${call.id}" has an input that is not a plain JSON value: give its parsed JSON input`,
+            { details: { path: ['pendingToolCalls', call.id, 'input'] } },
+          );
+        }
+        return { id: call.id, name: call.name, input: canonicalJson(call.input) };
+      }),
+      interruptToRequester: sortedRecord(interruptToRequester, (v) => v),
     };
   }
 

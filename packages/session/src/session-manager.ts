@@ -1,4 +1,5 @@
 import { isJsonValue, type JsonValue } from '@x/wire';
+import { canonicalJson, sortedRecord } from './canonical-json.js';
 import { SessionError } from './errors.js';
 import { cloneInterrupt, type Interrupt, interruptMapWithStatus } from './interrupt.js';
 import { PlanStore } from './plan-store.js';
@@ -22,8 +23,8 @@ function cloneJson<T extends JsonValue>(value: T): T {
 }
 
 // Object.fromEntries defines own properties, so a key like "__proto__" stays plain data.
-function sortedRecord<V>(map: ReadonlyMap<string, V>, copy: (value: V) => V): Record<string, V> {
-  return Object.fromEntries([...map.keys()].sort().map((key) => [key, copy(map.get(key) as V)]));
+function sortedMap<V>(map: ReadonlyMap<string, V>, copy: (value: V) => V): Record<string, V> {
+  return sortedRecord(Object.fromEntries(map), copy);
 }
 
 /**
@@ -96,7 +97,7 @@ export class SessionManager {
 
   /** Copies of every open interrupt, ordered by id. */
   pendingInterrupts(): Interrupt[] {
-    return Object.values(sortedRecord(this.#pending, cloneInterrupt));
+    return Object.values(sortedMap(this.#pending, cloneInterrupt));
   }
 
   /**
@@ -223,20 +224,21 @@ export class SessionManager {
    * Deep copies of user state, plan and interrupts for a checkpoint, so serialising the
    * snapshot never races later changes to the live session. Reserved keys found in user
    * state are never exported as user keys; the plan is written by {@link PlanStore.exportInto}.
-   * Keys are sorted so equal sessions give byte-equal JSON.
+   * Every map is sorted by key, and so is every object inside a state value, payload or
+   * result, at every depth: equal sessions give byte-equal JSON however their values were built.
    */
   snapshotDurable(): DurableSnapshot {
-    const runtimeState: Record<string, JsonValue> = Object.fromEntries(
-      [...this.#state.keys()]
-        .sort()
-        .filter((key) => !isReservedRuntimeStateKey(key))
-        .map((key) => [key, cloneJson(this.#state.get(key) as JsonValue)]),
+    const state: Record<string, JsonValue> = Object.fromEntries(
+      [...this.#state].filter(([key]) => !isReservedRuntimeStateKey(key)),
     );
-    this.#plan.exportInto(runtimeState);
+    // The plan's values have a fixed shape (todos in schema field order), so only the user
+    // values are made canonical; the record itself is then sorted with the plan keys in it.
+    for (const key of Object.keys(state)) state[key] = canonicalJson(state[key] as JsonValue);
+    this.#plan.exportInto(state);
     return {
-      runtimeState,
-      pending: sortedRecord(this.#pending, cloneInterrupt),
-      resolved: sortedRecord(this.#resolved, cloneInterrupt),
+      runtimeState: sortedRecord(state, (value) => value),
+      pending: sortedMap(this.#pending, cloneInterrupt),
+      resolved: sortedMap(this.#resolved, cloneInterrupt),
     };
   }
 }
