@@ -7,6 +7,7 @@ import {
   type SessionCheckpoint,
 } from './checkpoint.js';
 import { SessionError } from './errors.js';
+import { guard } from './guard.js';
 import type { SessionManager } from './session-manager.js';
 
 /** What {@link Checkpointer.apply} hands back to the harness: everything the session manager does not own. */
@@ -50,6 +51,17 @@ export class Checkpointer {
     pendingToolCalls: Readonly<Record<string, PendingToolCall>> = {},
     interruptToRequester: Readonly<Record<string, string>> = {},
   ): SessionCheckpoint {
+    return guard('capture input', () =>
+      this.#capture(window, session, pendingToolCalls, interruptToRequester),
+    );
+  }
+
+  #capture(
+    window: readonly Message[],
+    session: SessionManager,
+    pendingToolCalls: Readonly<Record<string, PendingToolCall>>,
+    interruptToRequester: Readonly<Record<string, string>>,
+  ): SessionCheckpoint {
     const { runtimeState, pending, resolved } = session.snapshotDurable();
     return {
       version: CHECKPOINT_VERSION,
@@ -77,7 +89,9 @@ export class Checkpointer {
    * @throws {SessionError} `unsupported_version` / `invalid`; `session` is unchanged then.
    */
   apply(checkpoint: SessionCheckpoint, session: SessionManager): AppliedCheckpoint {
-    const parsed = parseCheckpoint(clone(checkpoint));
+    // Validate what was given (a NaN is invalid, not the null JSON would make of it), then
+    // copy it, so nothing returned or loaded is shared with the caller's object.
+    const parsed = clone(parseCheckpoint(checkpoint));
     // The schema already checked the plan keys and interrupt maps, so neither load can fail
     // half-way: the session is either fully replaced or untouched.
     session.loadUserAndPlanState(parsed.runtimeState);

@@ -2,7 +2,8 @@ import type { JsonValue } from '@x/wire';
 import type { CheckpointStore } from './checkpoint-store.js';
 import { SessionError } from './errors.js';
 import type { EventSink } from './event-channel.js';
-import type { Interrupt } from './interrupt.js';
+import { guard } from './guard.js';
+import { type Interrupt, InterruptSchema } from './interrupt.js';
 import type { SessionManager } from './session-manager.js';
 import type { Todo } from './todo.js';
 
@@ -37,7 +38,7 @@ export class Runtime {
    *   should be, so a turn never starts with nowhere to park or to report an interrupt.
    */
   constructor(options: RuntimeOptions) {
-    checkOptions(options);
+    guard('createRuntime options', () => checkOptions(options));
     this.#session = options.session;
     this.#events = options.events;
     this.store = options.store;
@@ -151,6 +152,16 @@ export class Runtime {
    */
   adoptInterrupt(child: Interrupt): Interrupt {
     const toolCallId = this.#toolCallId('adoptInterrupt');
+    const parsed = guard('the child interrupt', () => InterruptSchema.safeParse(child));
+    if (!parsed.success) {
+      throw new SessionError(
+        'invalid',
+        "adoptInterrupt needs an Interrupt (a child session's pendingInterrupt(id))",
+        {
+          cause: parsed.error,
+        },
+      );
+    }
     if (child.status !== 'pending') {
       throw new SessionError(
         'invalid',

@@ -1,6 +1,7 @@
 import { isJsonValue, type JsonValue } from '@x/wire';
 import { canonicalJson, sortedRecord } from './canonical-json.js';
 import { SessionError } from './errors.js';
+import { describeValue, guard } from './guard.js';
 import { cloneInterrupt, type Interrupt, interruptMapWithStatus } from './interrupt.js';
 import { PlanStore } from './plan-store.js';
 import { isReservedRuntimeStateKey } from './reserved-keys.js';
@@ -67,6 +68,12 @@ export class SessionManager {
    *   checkpoint) or the key is `__proto__`.
    */
   stateSet(key: string, value: JsonValue): void {
+    if (typeof key !== 'string') {
+      throw new SessionError(
+        'invalid',
+        `a state key must be a string, received ${describeValue(key)}`,
+      );
+    }
     if (key === '__proto__') {
       // Not representable as a plain record key once parsed back from JSON.
       throw new SessionError('invalid', 'state key "__proto__" is not allowed: pick another key');
@@ -113,10 +120,22 @@ export class SessionManager {
     payload: JsonValue,
     requesters?: readonly string[],
   ): Interrupt {
-    if (toolCallId === '') {
+    if (typeof toolCallId !== 'string' || toolCallId === '') {
       throw new SessionError('no_current_tool_call', 'an interrupt needs a tool call id to park');
     }
-    if (kind === '') throw new SessionError('invalid', 'an interrupt needs a non-empty kind');
+    if (typeof kind !== 'string' || kind === '') {
+      throw new SessionError('invalid', 'an interrupt needs a non-empty kind');
+    }
+    if (
+      requesters !== undefined &&
+      !guard(
+        'requesters',
+        () =>
+          Array.isArray(requesters) && requesters.every((r) => typeof r === 'string' && r !== ''),
+      )
+    ) {
+      throw new SessionError('invalid', 'interrupt requesters must be a list of non-empty ids');
+    }
     if (this.#pending.has(toolCallId)) {
       throw new SessionError(
         'interrupt_pending',
@@ -145,6 +164,12 @@ export class SessionManager {
    *   `invalid` when the result is not JSON. Nothing changes then.
    */
   returnInterrupt(id: string, result: JsonValue): Interrupt {
+    if (typeof id !== 'string') {
+      throw new SessionError(
+        'interrupt_not_found',
+        `interrupt id must be a string, received ${describeValue(id)}`,
+      );
+    }
     const pending = this.#pending.get(id);
     if (pending === undefined) {
       const why = this.#resolved.has(id) ? 'is already resolved' : 'is not pending';
@@ -181,8 +206,10 @@ export class SessionManager {
    *   interrupt's id, or whose statuses do not match the map; nothing changes.
    */
   loadInterruptsJSON(pendingJSON: string | null, resolvedJSON: string | null): void {
-    const pending = parseInterruptMap(pendingJSON, 'pending');
-    const resolved = parseInterruptMap(resolvedJSON, 'resolved');
+    const pending = guard('pending interrupts', () => parseInterruptMap(pendingJSON, 'pending'));
+    const resolved = guard('resolved interrupts', () =>
+      parseInterruptMap(resolvedJSON, 'resolved'),
+    );
     this.#pending = pending;
     this.#resolved = resolved;
   }
@@ -192,8 +219,8 @@ export class SessionManager {
     pending: Readonly<Record<string, unknown>>,
     resolved: Readonly<Record<string, unknown>>,
   ): void {
-    const p = checkInterruptMap(pending, 'pending');
-    const r = checkInterruptMap(resolved, 'resolved');
+    const p = guard('pending interrupts', () => checkInterruptMap(pending, 'pending'));
+    const r = guard('resolved interrupts', () => checkInterruptMap(resolved, 'resolved'));
     this.#pending = p;
     this.#resolved = r;
   }
@@ -206,6 +233,20 @@ export class SessionManager {
    * @throws {SessionError} `invalid` for a malformed plan or a non-JSON value; nothing changes.
    */
   loadUserAndPlanState(state: Readonly<Record<string, unknown>> | null | undefined): void {
+    guard('runtime state', () => this.#loadUserAndPlanState(state));
+  }
+
+  #loadUserAndPlanState(state: Readonly<Record<string, unknown>> | null | undefined): void {
+    if (
+      state !== undefined &&
+      state !== null &&
+      (typeof state !== 'object' || Array.isArray(state))
+    ) {
+      throw new SessionError(
+        'invalid',
+        `runtime state must be an object, received ${describeValue(state)}`,
+      );
+    }
     const next = new Map<string, JsonValue>();
     for (const [key, value] of Object.entries(state ?? {})) {
       if (isReservedRuntimeStateKey(key)) continue;
@@ -248,6 +289,12 @@ function parseInterruptMap(
   status: Interrupt['status'],
 ): Map<string, Interrupt> {
   if (json === null || json === '') return new Map();
+  if (typeof json !== 'string') {
+    throw new SessionError(
+      'invalid',
+      `${status} interrupts must be JSON text or null, received ${describeValue(json)}`,
+    );
+  }
   let raw: unknown;
   try {
     raw = JSON.parse(json);
