@@ -1163,6 +1163,26 @@ describe('README: errors', () => {
     'delete (options)': (x) => store.delete('t', x as never),
   };
 
+  it('SessionError.is and hasCode work across package copies (a marker, not class identity)', () => {
+    fc.assert(
+      fc.property(fc.constantFrom(...CODES), fc.anything(), (code, other) => {
+        const foreign = { [Symbol.for('@x/session.SessionError')]: true, code };
+        expect(SessionError.is(foreign)).toBe(true);
+        expect(SessionError.hasCode(foreign, code)).toBe(true);
+        if (
+          !(
+            typeof other === 'object' &&
+            other !== null &&
+            Symbol.for('@x/session.SessionError') in other
+          )
+        ) {
+          expect(SessionError.is(other)).toBe(false);
+        }
+      }),
+      { numRuns: 50 },
+    );
+  });
+
   it('every failure is a SessionError with a code of the closed union and a [@x/session] message, for any input; is and hasCode recognise it', async () => {
     await fc.assert(
       fc.asyncProperty(junk, async (make) => {

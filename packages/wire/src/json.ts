@@ -5,7 +5,8 @@ export { MAX_JSON_DEPTH } from './json-check.js';
 
 /**
  * Any value that survives `JSON.stringify` → `JSON.parse` unchanged (a `-0` comes back as
- * `0`: JSON has no negative zero).
+ * `0`: JSON has no negative zero). At run time it is also nested at most
+ * {@link MAX_JSON_DEPTH} arrays and objects deep.
  */
 export type JsonValue =
   | null
