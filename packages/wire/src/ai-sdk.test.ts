@@ -339,6 +339,30 @@ describe('fromModelMessages', () => {
     ]);
   });
 
+  it('drops other providerOptions (cache control, ...) and keeps the part', () => {
+    const cache = { anthropic: { cacheControl: { type: 'ephemeral' } } };
+    const { messages } = fromModelMessages([
+      { role: 'user', content: [{ type: 'text', text: 'hi', providerOptions: cache }] },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'text', text: 'yo', providerOptions: cache },
+          { type: 'tool-call', toolCallId: 'a', toolName: 'f', input: {}, providerOptions: cache },
+        ],
+      },
+    ]);
+    expect(messages).toEqual([
+      { role: 'user', content: [{ type: 'text', text: 'hi' }] },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'text', text: 'yo' },
+          { type: 'tool_use', id: 'a', name: 'f', input: {} },
+        ],
+      },
+    ]);
+  });
+
   it('drops reasoning without an Anthropic signature, and tool approval parts', () => {
     const { messages } = fromModelMessages([
       {
