@@ -1,5 +1,6 @@
 import type { SessionCheckpoint } from './checkpoint.js';
 import { SessionError } from './errors.js';
+import { describeValue } from './guard.js';
 
 /** A checkpoint as stored, with the revision a writer must quote to replace it. */
 export interface StoredCheckpoint {
@@ -79,7 +80,7 @@ export function assertSafeThreadId(threadId: unknown): asserts threadId is strin
   if (!isSafeThreadId(threadId)) {
     throw new SessionError(
       'unsafe_id',
-      `thread id ${JSON.stringify(threadId)} is not safe: use 1-200 letters, digits, '.', '_' and '-', not starting with '.'`,
+      `thread id ${describeValue(threadId)} is not safe: use 1-200 letters, digits, '.', '_' and '-', not starting with '.'`,
     );
   }
 }
@@ -101,12 +102,12 @@ export function conflictError(
 }
 
 /** Checks `expectedRevision` is absent, null or a positive integer. */
-export function normaliseExpected(expected: number | null | undefined): number | null {
+export function normaliseExpected(expected: unknown): number | null {
   if (expected === undefined || expected === null) return null;
-  if (!Number.isInteger(expected) || expected < 1) {
+  if (typeof expected !== 'number' || !Number.isInteger(expected) || expected < 1) {
     throw new SessionError(
       'invalid',
-      `expectedRevision must be a positive integer or null, got ${expected}`,
+      `expectedRevision must be a positive integer or null, got ${typeof expected === 'number' ? expected : describeValue(expected)}`,
     );
   }
   return expected;

@@ -16,12 +16,27 @@ import {
 } from './index.js';
 
 const fixtureUrl = new URL('../test/fixtures/checkpoint-v1.json', import.meta.url);
+// Written before keys were sorted at every depth (the plan's keys came after the user keys).
+const plansLastUrl = new URL('../test/fixtures/checkpoint-v1-plan-keys-last.json', import.meta.url);
+
+/** True when every object in `value`, at every depth, lists its keys in canonical order. */
+function keysSorted(value: unknown): boolean {
+  if (Array.isArray(value)) return value.every(keysSorted);
+  if (typeof value !== 'object' || value === null) return true;
+  const keys = Object.keys(value);
+  return (
+    keys.join('\u0000') === [...keys].sort().join('\u0000') &&
+    Object.values(value).every(keysSorted)
+  );
+}
 
 /** The session the golden fixture pins. */
 function goldenInputs() {
   const session = new SessionManager();
   session.stateSet('zeta', { nested: [1, 2.5, 'three', null, false] });
   session.stateSet('alpha', 'first');
+  // Built with keys out of order at several depths: the fixture pins them sorted.
+  session.stateSet('prefs', { seats: ['aisle'], n: 2, meal: { vegan: true, allergies: [] } });
   session.stateSet('_search_namespace', 'legacy, never exported');
   session.plan().set([
     { id: 't1', content: 'Find the bug', status: 'completed' },
@@ -29,9 +44,14 @@ function goldenInputs() {
   ]);
   session.plan().setDocument('1. Find\n2. Fix');
   session.raiseInterrupt('toolu_ask', 'ask_user', { question: 'Which branch?' });
-  session.raiseInterrupt('toolu_task', 'approval', { action: 'deploy' }, ['child_toolu_1']);
+  session.raiseInterrupt(
+    'toolu_task',
+    'approval',
+    { action: 'deploy', env: { region: 'eu', cluster: 'b' } },
+    ['child_toolu_1'],
+  );
   session.raiseInterrupt('toolu_done', 'ask_user', { question: 'Name?' });
-  session.returnInterrupt('toolu_done', { action: 'accept', content: 'Ada' });
+  session.returnInterrupt('toolu_done', { content: 'Ada', action: 'accept' });
   const window: Message[] = [
     { role: 'user', content: [{ type: 'text', text: 'Fix the bug, then deploy.' }] },
     {
@@ -49,7 +69,11 @@ function goldenInputs() {
     },
   ];
   const pendingToolCalls: Record<string, PendingToolCall> = {
-    toolu_task: { id: 'toolu_task', name: 'subagent', input: { goal: 'deploy' } },
+    toolu_task: {
+      id: 'toolu_task',
+      name: 'subagent',
+      input: { goal: 'deploy', limits: { tries: 2, minutes: 5 } },
+    },
     toolu_ask: { id: 'toolu_ask', name: 'ask_user', input: { question: 'Which branch?' } },
   };
   const interruptToRequester = { toolu_task: 'child_toolu_1' };
@@ -89,6 +113,57 @@ describe('Checkpointer golden format', () => {
       action: 'accept',
       content: 'Ada',
     });
+  });
+
+  it('a version-1 checkpoint written before keys were sorted everywhere still reads, and re-captures sorted', () => {
+    const text = readFileSync(plansLastUrl, 'utf8');
+    const checkpoint = parseCheckpoint(text);
+    const session = new SessionManager();
+    const applied = new Checkpointer().apply(checkpoint, session);
+    expect(session.stateGet('zeta')).toEqual({ nested: [1, 2.5, 'three', null, false] });
+    expect(session.plan().document()).toBe('1. Find\n2. Fix');
+    expect(session.pendingInterrupt('toolu_task')?.requesters).toEqual(['child_toolu_1']);
+    const again = new Checkpointer().capture(
+      applied.window,
+      session,
+      applied.pendingToolCalls,
+      applied.interruptToRequester,
+    );
+    expect(again).toEqual(JSON.parse(text));
+    expect(Object.keys(again.runtimeState)).toEqual([
+      '_plan_document',
+      '_plan_todos',
+      'alpha',
+      'zeta',
+    ]);
+  });
+
+  it('sorts the keys of state values, payloads, results and pending tool inputs at every depth', () => {
+    const { session, window, pendingToolCalls, interruptToRequester } = goldenInputs();
+    const checkpoint = new Checkpointer().capture(
+      window,
+      session,
+      pendingToolCalls,
+      interruptToRequester,
+    );
+    const { window: _kept, ...rest } = checkpoint;
+    // Interrupts and pending calls are records of a fixed shape: their own fields stay in
+    // schema order; everything free-form inside them is sorted.
+    const { _plan_todos: todos, ...user } = rest.runtimeState;
+    expect(keysSorted(user)).toBe(true);
+    // A todo is a record of a fixed shape too.
+    expect(Object.keys((todos as object[])[0] ?? {})).toEqual(['id', 'content', 'status']);
+    expect(Object.keys(rest.runtimeState)).toEqual([...Object.keys(rest.runtimeState)].sort());
+    for (const map of [rest.interrupts.pending, rest.interrupts.resolved]) {
+      for (const interrupt of Object.values(map)) {
+        expect(keysSorted(interrupt.payload) && keysSorted(interrupt.result ?? null)).toBe(true);
+      }
+    }
+    for (const call of Object.values(rest.pendingToolCalls))
+      expect(keysSorted(call.input)).toBe(true);
+    expect(JSON.stringify(checkpoint.runtimeState.prefs)).toBe(
+      '{"meal":{"allergies":[],"vegan":true},"n":2,"seats":["aisle"]}',
+    );
   });
 
   it('capture is pure: it does not change the session or the maps it is given', () => {

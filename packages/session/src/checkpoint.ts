@@ -1,6 +1,7 @@
 import { type JsonValue, JsonValueSchema, type Message, MessageSchema } from '@x/wire';
 import { z } from 'zod';
 import { SessionError } from './errors.js';
+import { guard } from './guard.js';
 import { type Interrupt, interruptMapWithStatus } from './interrupt.js';
 import { PLAN_DOCUMENT_KEY, PLAN_TODOS_KEY } from './reserved-keys.js';
 import { TodoSchema } from './todo.js';
@@ -77,6 +78,10 @@ export interface SessionCheckpoint {
  * const checkpoint = parseCheckpoint(await readFile(path, 'utf8'));
  */
 export function parseCheckpoint(input: unknown): SessionCheckpoint {
+  return guard('checkpoint', () => readCheckpoint(input));
+}
+
+function readCheckpoint(input: unknown): SessionCheckpoint {
   let raw = input;
   if (typeof input === 'string') {
     assertWithinLimit(input);

@@ -1,10 +1,13 @@
-import type { Message } from '@x/wire';
+import { isJsonValue, type Message } from '@x/wire';
+import { canonicalJson, sortedRecord } from './canonical-json.js';
 import {
   CHECKPOINT_VERSION,
   type PendingToolCall,
   parseCheckpoint,
   type SessionCheckpoint,
 } from './checkpoint.js';
+import { SessionError } from './errors.js';
+import { guard } from './guard.js';
 import type { SessionManager } from './session-manager.js';
 
 /** What {@link Checkpointer.apply} hands back to the harness: everything the session manager does not own. */
@@ -12,17 +15,6 @@ export interface AppliedCheckpoint {
   window: Message[];
   pendingToolCalls: Record<string, PendingToolCall>;
   interruptToRequester: Record<string, string>;
-}
-
-function sortedCopy<V>(
-  record: Readonly<Record<string, V>>,
-  copy: (value: V) => V,
-): Record<string, V> {
-  return Object.fromEntries(
-    Object.keys(record)
-      .sort()
-      .map((key) => [key, copy(record[key] as V)]),
-  );
 }
 
 const clone = <T>(value: T): T => JSON.parse(JSON.stringify(value)) as T;
@@ -44,10 +36,14 @@ const clone = <T>(value: T): T => JSON.parse(JSON.stringify(value)) as T;
 export class Checkpointer {
   /**
    * Assembles a checkpoint from the message window, the session manager (user state, plan,
-   * interrupts: deep copies) and the harness's park maps. Map keys are sorted, so equal
-   * inputs give byte-equal JSON. The window's messages are shared, not copied (it is the
+   * interrupts: deep copies) and the harness's park maps. Every map is sorted by key, and so
+   * is every object inside a state value, interrupt payload or result and pending tool input,
+   * at every depth, so equal inputs give byte-equal JSON. The window is kept as given (it is
+   * the transcript a provider gets back) and its messages are shared, not copied (it is the
    * big part, and capture must stay close to the cost of serialising it): serialise the
    * checkpoint, or do not mutate those messages while you hold it.
+   *
+   * @throws {SessionError} `invalid` when a pending tool call's input is not a JSON value.
    */
   capture(
     window: readonly Message[],
@@ -55,18 +51,34 @@ export class Checkpointer {
     pendingToolCalls: Readonly<Record<string, PendingToolCall>> = {},
     interruptToRequester: Readonly<Record<string, string>> = {},
   ): SessionCheckpoint {
+    return guard('capture input', () =>
+      this.#capture(window, session, pendingToolCalls, interruptToRequester),
+    );
+  }
+
+  #capture(
+    window: readonly Message[],
+    session: SessionManager,
+    pendingToolCalls: Readonly<Record<string, PendingToolCall>>,
+    interruptToRequester: Readonly<Record<string, string>>,
+  ): SessionCheckpoint {
     const { runtimeState, pending, resolved } = session.snapshotDurable();
     return {
       version: CHECKPOINT_VERSION,
       window: [...window],
       runtimeState,
       interrupts: { pending, resolved },
-      pendingToolCalls: sortedCopy(pendingToolCalls, (call) => ({
-        id: call.id,
-        name: call.name,
-        input: clone(call.input),
-      })),
-      interruptToRequester: sortedCopy(interruptToRequester, (v) => v),
+      pendingToolCalls: sortedRecord(pendingToolCalls, (call) => {
+        if (!isJsonValue(call.input)) {
+          throw new SessionError(
+            'invalid',
+            `pending tool call "${call.id}" has an input that is not a plain JSON value: give its parsed JSON input`,
+            { details: { path: ['pendingToolCalls', call.id, 'input'] } },
+          );
+        }
+        return { id: call.id, name: call.name, input: canonicalJson(call.input) };
+      }),
+      interruptToRequester: sortedRecord(interruptToRequester, (v) => v),
     };
   }
 
@@ -77,7 +89,9 @@ export class Checkpointer {
    * @throws {SessionError} `unsupported_version` / `invalid`; `session` is unchanged then.
    */
   apply(checkpoint: SessionCheckpoint, session: SessionManager): AppliedCheckpoint {
-    const parsed = parseCheckpoint(clone(checkpoint));
+    // Validate what was given (a NaN is invalid, not the null JSON would make of it), then
+    // copy it, so nothing returned or loaded is shared with the caller's object.
+    const parsed = clone(parseCheckpoint(checkpoint));
     // The schema already checked the plan keys and interrupt maps, so neither load can fail
     // half-way: the session is either fully replaced or untouched.
     session.loadUserAndPlanState(parsed.runtimeState);

@@ -1,5 +1,6 @@
 import type { StreamEvent } from '@x/wire';
 import { SessionError } from './errors.js';
+import { describeValue, optionOf } from './guard.js';
 
 /** Where a turn puts its stream events. `emit` never blocks and never throws. */
 export interface EventSink {
@@ -76,13 +77,14 @@ function isLossless(event: StreamEvent): boolean {
  * sink.close();
  */
 export function createEventChannel(options: EventChannelOptions = {}): EventChannel {
-  const capacity = options.capacity ?? 256;
-  if (!Number.isInteger(capacity) || capacity < 1) {
+  const given = optionOf(options, 'capacity', 'event channel options') ?? 256;
+  if (typeof given !== 'number' || !Number.isInteger(given) || given < 1) {
     throw new SessionError(
       'invalid',
-      `event channel capacity must be a positive integer, got ${capacity}`,
+      `event channel capacity must be a positive integer, got ${typeof given === 'number' ? given : describeValue(given)}`,
     );
   }
+  const capacity = given;
   const stats: EventChannelStats = {
     emitted: 0,
     delivered: 0,

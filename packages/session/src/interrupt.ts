@@ -1,5 +1,6 @@
 import { type JsonValue, JsonValueSchema } from '@x/wire';
 import { z } from 'zod';
+import { canonicalJson } from './canonical-json.js';
 
 /** Where an interrupt is in its life: waiting for the host, or answered. */
 export const InterruptStatusSchema = z.enum(['pending', 'resolved']);
@@ -60,17 +61,18 @@ export function interruptMapWithStatus(status: InterruptStatus) {
 }
 
 /**
- * (Internal.) Deep copy with the keys in schema order (so equal interrupts serialise to equal bytes,
- * however they were built). Interrupts hold only JSON values.
+ * (Internal.) Deep copy with the fields in schema order and the payload's and result's keys
+ * sorted at every depth (so equal interrupts serialise to equal bytes, however they were
+ * built). Interrupts hold only JSON values.
  */
 export function cloneInterrupt(interrupt: Interrupt): Interrupt {
   const copy: Interrupt = {
     id: interrupt.id,
     kind: interrupt.kind,
-    payload: structuredClone(interrupt.payload),
+    payload: canonicalJson(interrupt.payload),
     status: interrupt.status,
   };
-  if (interrupt.result !== undefined) copy.result = structuredClone(interrupt.result);
+  if (interrupt.result !== undefined) copy.result = canonicalJson(interrupt.result);
   if (interrupt.requesters !== undefined) copy.requesters = [...interrupt.requesters];
   return copy;
 }

@@ -9,6 +9,7 @@ import {
   type PutOptions,
   type StoredCheckpoint,
 } from './checkpoint-store.js';
+import { optionOf } from './guard.js';
 
 interface Entry {
   revision: number;
@@ -41,7 +42,7 @@ export class MemoryCheckpointStore implements CheckpointStore {
     options: PutOptions = {},
   ): Promise<number> {
     assertSafeThreadId(threadId);
-    const expected = normaliseExpected(options.expectedRevision);
+    const expected = normaliseExpected(optionOf(options, 'expectedRevision', 'put options'));
     const json = serializeCheckpoint(parseCheckpoint(checkpoint));
     const entry = this.#entries.get(threadId);
     const live = entry?.json == null ? null : entry.revision;
@@ -55,8 +56,9 @@ export class MemoryCheckpointStore implements CheckpointStore {
     assertSafeThreadId(threadId);
     const entry = this.#entries.get(threadId);
     const live = entry?.json == null ? null : entry.revision;
-    if (options.expectedRevision !== undefined) {
-      const expected = normaliseExpected(options.expectedRevision);
+    const given = optionOf(options, 'expectedRevision', 'delete options');
+    if (given !== undefined) {
+      const expected = normaliseExpected(given);
       if (live !== expected) throw conflictError(threadId, expected, live);
     }
     if (entry === undefined || live === null) return false;

@@ -1,6 +1,7 @@
 import type { JsonValue } from '@x/wire';
 import { z } from 'zod';
 import { SessionError } from './errors.js';
+import { describeValue, guard } from './guard.js';
 import { PLAN_DOCUMENT_KEY, PLAN_TODOS_KEY } from './reserved-keys.js';
 import { type Todo, TodoSchema } from './todo.js';
 import { pathOf } from './zod-path.js';
@@ -47,7 +48,7 @@ export class PlanStore {
       this.#todos = null;
       return;
     }
-    const parsed = TodoListSchema.safeParse(todos);
+    const parsed = guard('plan todos', () => TodoListSchema.safeParse(todos));
     if (!parsed.success) {
       throw new SessionError('invalid', 'plan todos do not match the Todo schema', {
         cause: parsed.error,
@@ -70,8 +71,16 @@ export class PlanStore {
   /**
    * Stores the plan draft. Marks the document updated only when it replaces an existing
    * draft with different text (an edit), not on the first install of a draft.
+   *
+   * @throws {SessionError} `invalid` when `plan` is not a string.
    */
   setDocument(plan: string): void {
+    if (typeof plan !== 'string') {
+      throw new SessionError(
+        'invalid',
+        `the plan document must be a string, received ${describeValue(plan)}`,
+      );
+    }
     if (this.#document !== '' && this.#document !== plan) this.#documentUpdated = true;
     this.#document = plan;
   }
@@ -104,6 +113,16 @@ export class PlanStore {
    * @throws {SessionError} `invalid` when the stored plan is malformed; nothing changes.
    */
   loadFromState(state: Readonly<Record<string, unknown>> | null | undefined): void {
+    guard('runtime state', () => this.#loadFromState(state));
+  }
+
+  #loadFromState(state: Readonly<Record<string, unknown>> | null | undefined): void {
+    if (state !== undefined && state !== null && typeof state !== 'object') {
+      throw new SessionError(
+        'invalid',
+        `runtime state must be an object, received ${describeValue(state)}`,
+      );
+    }
     const rawTodos = state?.[PLAN_TODOS_KEY];
     const rawDocument = state?.[PLAN_DOCUMENT_KEY];
     let todos: Todo[] | null = null;

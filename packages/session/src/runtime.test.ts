@@ -6,6 +6,7 @@ import {
   createRuntime,
   MemoryCheckpointStore,
   Runtime,
+  SessionError,
   SessionManager,
 } from './index.js';
 
@@ -16,6 +17,38 @@ function setup() {
   const runtime = createRuntime({ session, events: sink });
   return { session, events, runtime };
 }
+
+describe('createRuntime', () => {
+  it.each<[string, unknown, string | undefined]>([
+    ['no options', undefined, undefined],
+    ['no session', { events: createEventChannel().sink }, 'session'],
+    ['no event sink', { session: new SessionManager() }, 'events'],
+    ['a session that is not one', { session: {}, events: createEventChannel().sink }, 'session'],
+    ['a sink without emit', { session: new SessionManager(), events: {} }, 'events'],
+    [
+      'a store that is not one',
+      { session: new SessionManager(), events: createEventChannel().sink, store: 5 },
+      'store',
+    ],
+  ])('refuses %s at construction with invalid', (_name, options, field) => {
+    let error: unknown;
+    try {
+      createRuntime(options as never);
+    } catch (caught) {
+      error = caught;
+    }
+    expect(SessionError.hasCode(error, 'invalid')).toBe(true);
+    expect((error as SessionError).message).toMatch(/^\[@x\/session\] createRuntime /);
+    if (field) expect((error as SessionError).details.path).toEqual([field]);
+    expect(() => new Runtime(options as never)).toThrow(SessionError);
+  });
+
+  it('so raiseInterrupt can never park an interrupt and then fail on a missing sink', () => {
+    const session = new SessionManager();
+    expect(() => createRuntime({ session } as never)).toThrow(SessionError);
+    expect(session.hasPendingInterrupt()).toBe(false);
+  });
+});
 
 describe('Runtime', () => {
   it('carries the store and the current tool call id; withToolCall shares sink and session', () => {

@@ -2,7 +2,8 @@ import type { JsonValue } from '@x/wire';
 import type { CheckpointStore } from './checkpoint-store.js';
 import { SessionError } from './errors.js';
 import type { EventSink } from './event-channel.js';
-import type { Interrupt } from './interrupt.js';
+import { guard } from './guard.js';
+import { type Interrupt, InterruptSchema } from './interrupt.js';
 import type { SessionManager } from './session-manager.js';
 import type { Todo } from './todo.js';
 
@@ -32,7 +33,12 @@ export class Runtime {
   readonly #session: SessionManager;
   readonly #events: EventSink;
 
+  /**
+   * @throws {SessionError} `invalid` when `session` or `events` is missing or is not what it
+   *   should be, so a turn never starts with nowhere to park or to report an interrupt.
+   */
   constructor(options: RuntimeOptions) {
+    guard('createRuntime options', () => checkOptions(options));
     this.#session = options.session;
     this.#events = options.events;
     this.store = options.store;
@@ -146,6 +152,16 @@ export class Runtime {
    */
   adoptInterrupt(child: Interrupt): Interrupt {
     const toolCallId = this.#toolCallId('adoptInterrupt');
+    const parsed = guard('the child interrupt', () => InterruptSchema.safeParse(child));
+    if (!parsed.success) {
+      throw new SessionError(
+        'invalid',
+        "adoptInterrupt needs an Interrupt (a child session's pendingInterrupt(id))",
+        {
+          cause: parsed.error,
+        },
+      );
+    }
     if (child.status !== 'pending') {
       throw new SessionError(
         'invalid',
@@ -166,9 +182,59 @@ export class Runtime {
   }
 }
 
+function has(value: unknown, methods: readonly string[]): boolean {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    methods.every((name) => typeof (value as Record<string, unknown>)[name] === 'function')
+  );
+}
+
+// A Runtime without a session or a sink would fail only later, half-way: raiseInterrupt
+// parked the interrupt and then threw on the missing sink. Refuse it up front instead.
+function checkOptions(options: RuntimeOptions): void {
+  const given: unknown = options;
+  if (typeof given !== 'object' || given === null) {
+    throw new SessionError(
+      'invalid',
+      'createRuntime needs options { session, events }: pass a SessionManager and an event sink',
+    );
+  }
+  const { session, events, store, currentToolCallId } = options;
+  if (!has(session, ['raiseInterrupt', 'returnInterrupt', 'takeResolvedInterrupt', 'stateGet'])) {
+    throw new SessionError(
+      'invalid',
+      'createRuntime needs options.session, a SessionManager: pass the session the turn works on (new SessionManager(), or the one restored from a checkpoint)',
+      { details: { path: ['session'] } },
+    );
+  }
+  if (!has(events, ['emit'])) {
+    throw new SessionError(
+      'invalid',
+      'createRuntime needs options.events, an event sink: pass createEventChannel().sink (its emit never blocks and never throws)',
+      { details: { path: ['events'] } },
+    );
+  }
+  if (store !== undefined && !has(store, ['get', 'put'])) {
+    throw new SessionError(
+      'invalid',
+      'createRuntime options.store must be a CheckpointStore (get, put, ...) or left out',
+      { details: { path: ['store'] } },
+    );
+  }
+  if (currentToolCallId !== undefined && typeof currentToolCallId !== 'string') {
+    throw new SessionError('invalid', 'createRuntime options.currentToolCallId must be a string', {
+      details: { path: ['currentToolCallId'] },
+    });
+  }
+}
+
 /**
- * Builds a turn-scoped {@link Runtime}.
+ * Builds a turn-scoped {@link Runtime}. Both `session` and `events` are required and checked
+ * here, not on first use.
  *
+ * @throws {SessionError} `invalid` for a missing or malformed `session`, `events`, `store`
+ *   or `currentToolCallId`.
  * @example
  * const { sink, events } = createEventChannel({ capacity: 64 });
  * const runtime = createRuntime({ session, events: sink, store });

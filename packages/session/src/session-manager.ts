@@ -1,5 +1,7 @@
 import { isJsonValue, type JsonValue } from '@x/wire';
+import { canonicalJson, sortedRecord } from './canonical-json.js';
 import { SessionError } from './errors.js';
+import { describeValue, guard } from './guard.js';
 import { cloneInterrupt, type Interrupt, interruptMapWithStatus } from './interrupt.js';
 import { PlanStore } from './plan-store.js';
 import { isReservedRuntimeStateKey } from './reserved-keys.js';
@@ -22,8 +24,8 @@ function cloneJson<T extends JsonValue>(value: T): T {
 }
 
 // Object.fromEntries defines own properties, so a key like "__proto__" stays plain data.
-function sortedRecord<V>(map: ReadonlyMap<string, V>, copy: (value: V) => V): Record<string, V> {
-  return Object.fromEntries([...map.keys()].sort().map((key) => [key, copy(map.get(key) as V)]));
+function sortedMap<V>(map: ReadonlyMap<string, V>, copy: (value: V) => V): Record<string, V> {
+  return sortedRecord(Object.fromEntries(map), copy);
 }
 
 /**
@@ -66,6 +68,12 @@ export class SessionManager {
    *   checkpoint) or the key is `__proto__`.
    */
   stateSet(key: string, value: JsonValue): void {
+    if (typeof key !== 'string') {
+      throw new SessionError(
+        'invalid',
+        `a state key must be a string, received ${describeValue(key)}`,
+      );
+    }
     if (key === '__proto__') {
       // Not representable as a plain record key once parsed back from JSON.
       throw new SessionError('invalid', 'state key "__proto__" is not allowed: pick another key');
@@ -96,7 +104,7 @@ export class SessionManager {
 
   /** Copies of every open interrupt, ordered by id. */
   pendingInterrupts(): Interrupt[] {
-    return Object.values(sortedRecord(this.#pending, cloneInterrupt));
+    return Object.values(sortedMap(this.#pending, cloneInterrupt));
   }
 
   /**
@@ -112,10 +120,22 @@ export class SessionManager {
     payload: JsonValue,
     requesters?: readonly string[],
   ): Interrupt {
-    if (toolCallId === '') {
+    if (typeof toolCallId !== 'string' || toolCallId === '') {
       throw new SessionError('no_current_tool_call', 'an interrupt needs a tool call id to park');
     }
-    if (kind === '') throw new SessionError('invalid', 'an interrupt needs a non-empty kind');
+    if (typeof kind !== 'string' || kind === '') {
+      throw new SessionError('invalid', 'an interrupt needs a non-empty kind');
+    }
+    if (
+      requesters !== undefined &&
+      !guard(
+        'requesters',
+        () =>
+          Array.isArray(requesters) && requesters.every((r) => typeof r === 'string' && r !== ''),
+      )
+    ) {
+      throw new SessionError('invalid', 'interrupt requesters must be a list of non-empty ids');
+    }
     if (this.#pending.has(toolCallId)) {
       throw new SessionError(
         'interrupt_pending',
@@ -144,6 +164,12 @@ export class SessionManager {
    *   `invalid` when the result is not JSON. Nothing changes then.
    */
   returnInterrupt(id: string, result: JsonValue): Interrupt {
+    if (typeof id !== 'string') {
+      throw new SessionError(
+        'interrupt_not_found',
+        `interrupt id must be a string, received ${describeValue(id)}`,
+      );
+    }
     const pending = this.#pending.get(id);
     if (pending === undefined) {
       const why = this.#resolved.has(id) ? 'is already resolved' : 'is not pending';
@@ -180,8 +206,10 @@ export class SessionManager {
    *   interrupt's id, or whose statuses do not match the map; nothing changes.
    */
   loadInterruptsJSON(pendingJSON: string | null, resolvedJSON: string | null): void {
-    const pending = parseInterruptMap(pendingJSON, 'pending');
-    const resolved = parseInterruptMap(resolvedJSON, 'resolved');
+    const pending = guard('pending interrupts', () => parseInterruptMap(pendingJSON, 'pending'));
+    const resolved = guard('resolved interrupts', () =>
+      parseInterruptMap(resolvedJSON, 'resolved'),
+    );
     this.#pending = pending;
     this.#resolved = resolved;
   }
@@ -191,8 +219,8 @@ export class SessionManager {
     pending: Readonly<Record<string, unknown>>,
     resolved: Readonly<Record<string, unknown>>,
   ): void {
-    const p = checkInterruptMap(pending, 'pending');
-    const r = checkInterruptMap(resolved, 'resolved');
+    const p = guard('pending interrupts', () => checkInterruptMap(pending, 'pending'));
+    const r = guard('resolved interrupts', () => checkInterruptMap(resolved, 'resolved'));
     this.#pending = p;
     this.#resolved = r;
   }
@@ -205,6 +233,20 @@ export class SessionManager {
    * @throws {SessionError} `invalid` for a malformed plan or a non-JSON value; nothing changes.
    */
   loadUserAndPlanState(state: Readonly<Record<string, unknown>> | null | undefined): void {
+    guard('runtime state', () => this.#loadUserAndPlanState(state));
+  }
+
+  #loadUserAndPlanState(state: Readonly<Record<string, unknown>> | null | undefined): void {
+    if (
+      state !== undefined &&
+      state !== null &&
+      (typeof state !== 'object' || Array.isArray(state))
+    ) {
+      throw new SessionError(
+        'invalid',
+        `runtime state must be an object, received ${describeValue(state)}`,
+      );
+    }
     const next = new Map<string, JsonValue>();
     for (const [key, value] of Object.entries(state ?? {})) {
       if (isReservedRuntimeStateKey(key)) continue;
@@ -223,20 +265,21 @@ export class SessionManager {
    * Deep copies of user state, plan and interrupts for a checkpoint, so serialising the
    * snapshot never races later changes to the live session. Reserved keys found in user
    * state are never exported as user keys; the plan is written by {@link PlanStore.exportInto}.
-   * Keys are sorted so equal sessions give byte-equal JSON.
+   * Every map is sorted by key, and so is every object inside a state value, payload or
+   * result, at every depth: equal sessions give byte-equal JSON however their values were built.
    */
   snapshotDurable(): DurableSnapshot {
-    const runtimeState: Record<string, JsonValue> = Object.fromEntries(
-      [...this.#state.keys()]
-        .sort()
-        .filter((key) => !isReservedRuntimeStateKey(key))
-        .map((key) => [key, cloneJson(this.#state.get(key) as JsonValue)]),
+    const state: Record<string, JsonValue> = Object.fromEntries(
+      [...this.#state].filter(([key]) => !isReservedRuntimeStateKey(key)),
     );
-    this.#plan.exportInto(runtimeState);
+    // The plan's values have a fixed shape (todos in schema field order), so only the user
+    // values are made canonical; the record itself is then sorted with the plan keys in it.
+    for (const key of Object.keys(state)) state[key] = canonicalJson(state[key] as JsonValue);
+    this.#plan.exportInto(state);
     return {
-      runtimeState,
-      pending: sortedRecord(this.#pending, cloneInterrupt),
-      resolved: sortedRecord(this.#resolved, cloneInterrupt),
+      runtimeState: sortedRecord(state, (value) => value),
+      pending: sortedMap(this.#pending, cloneInterrupt),
+      resolved: sortedMap(this.#resolved, cloneInterrupt),
     };
   }
 }
@@ -246,6 +289,12 @@ function parseInterruptMap(
   status: Interrupt['status'],
 ): Map<string, Interrupt> {
   if (json === null || json === '') return new Map();
+  if (typeof json !== 'string') {
+    throw new SessionError(
+      'invalid',
+      `${status} interrupts must be JSON text or null, received ${describeValue(json)}`,
+    );
+  }
   let raw: unknown;
   try {
     raw = JSON.parse(json);

@@ -14,18 +14,18 @@ import type {
 } from './blocks.js';
 import {
   checkConverted,
+  converting,
   describe,
   expectArray,
+  expectJson,
   expectObject,
   expectString,
   fail,
   field,
+  imageMediaType,
   imageSourceFromUrl,
-  isImageMediaType,
   type Path,
-  sniffImageType,
 } from './convert-util.js';
-import { isJsonValue } from './json.js';
 import type { Message, UserMessage } from './message.js';
 
 // ---- from the AI SDK --------------------------------------------------------------
@@ -61,15 +61,11 @@ function imageSource(data: unknown, mediaType: unknown, path: Path, dataKey: str
       `expected a base64 string, a URL, a Uint8Array or an ArrayBuffer, received ${describe(data)}`,
     );
   }
-  const media = isImageMediaType(mediaType) ? mediaType : sniffImageType(base64);
-  if (media === undefined) {
-    return fail(
-      'unsupported',
-      [...path, 'mediaType'],
-      `the image type is unknown (${typeName(mediaType)}) and not recognisable from its bytes; give a mediaType like image/png`,
-    );
-  }
-  return { type: 'base64', media_type: media, data: base64 };
+  return {
+    type: 'base64',
+    media_type: imageMediaType(mediaType, base64, [...path, 'mediaType']),
+    data: base64,
+  };
 }
 
 function userBlocks(content: unknown, path: Path): UserBlock[] {
@@ -149,8 +145,7 @@ function assistantBlocks(content: unknown, path: Path): AssistantBlock[] {
             'a provider-executed tool call (a server tool) cannot be expressed as a @x/wire tool_use',
           );
         }
-        const input = field(object, 'input', at);
-        if (!isJsonValue(input)) fail('invalid', [...at, 'input'], 'expected a JSON value');
+        const input = expectJson(field(object, 'input', at), [...at, 'input']);
         blocks.push({
           type: 'tool_use',
           id: expectString(field(object, 'toolCallId', at), [...at, 'toolCallId'], {
@@ -202,7 +197,7 @@ function resultBlocks(value: unknown, path: Path): Array<TextBlock | ImageBlock>
       case 'media':
       case 'file-data': {
         const mediaType = field(object, 'mediaType', at);
-        if (!isImageMediaType(mediaType)) {
+        if (typeof mediaType !== 'string' || !mediaType.startsWith('image/')) {
           return fail(
             'unsupported',
             [...at, 'mediaType'],
@@ -210,7 +205,14 @@ function resultBlocks(value: unknown, path: Path): Array<TextBlock | ImageBlock>
           );
         }
         const data = expectString(field(object, 'data', at), [...at, 'data']);
-        return { type: 'image', source: { type: 'base64', media_type: mediaType, data } };
+        return {
+          type: 'image',
+          source: {
+            type: 'base64',
+            media_type: imageMediaType(mediaType, data, [...at, 'mediaType']),
+            data,
+          },
+        };
       }
       default:
         return fail(
@@ -238,9 +240,7 @@ function toolResult(object: object, path: Path): ToolResultBlock {
     case 'json':
     case 'error-json': {
       // What @ai-sdk/anthropic sends the model for a JSON result.
-      const value = field(output, 'value', at);
-      if (!isJsonValue(value)) fail('invalid', [...at, 'value'], 'expected a JSON value');
-      block.content = JSON.stringify(value);
+      block.content = JSON.stringify(expectJson(field(output, 'value', at), [...at, 'value']));
       break;
     }
     case 'execution-denied': {
@@ -292,7 +292,10 @@ function systemText(content: unknown, path: Path): string {
 export function fromModelMessages(
   messages: readonly AiSdkModelMessageParam[],
 ): FromModelMessagesResult {
-  const input: unknown = messages;
+  return converting(() => readModelMessages(messages));
+}
+
+function readModelMessages(input: unknown): FromModelMessagesResult {
   const system: string[] = [];
   const out: Message[] = [];
   let open: UserMessage | undefined;

@@ -1,6 +1,7 @@
 import type { ModelMessage } from 'ai';
 import fc from 'fast-check';
 import { describe, expect, expectTypeOf, it } from 'vitest';
+import { promptSeenByModel } from '../test/ai-model.js';
 import { transcript } from '../test/arbitraries.js';
 import { equivalent } from '../test/normalise.js';
 import {
@@ -161,7 +162,7 @@ describe('toModelMessages', () => {
       toModelMessages([{ role: 'user', content: [{ type: 'tool_result', tool_use_id: 'x' }] }]),
     );
     expect(error.code).toBe('invalid_transcript');
-    expect(error.path).toEqual([0, 'content', 0, 'tool_use_id']);
+    expect(error.path).toEqual([0, 'content', 0]);
   });
 
   it('refuses an image URL that is not absolute (the AI SDK would read it as base64)', () => {
@@ -172,6 +173,53 @@ describe('toModelMessages', () => {
     );
     expect(error.code).toBe('unsupported');
     expect(error.path).toEqual([0, 'content', 0, 'source', 'url']);
+  });
+
+  it('refuses a relative image URL inside a tool result too (the AI SDK would throw a TypeError)', () => {
+    const error = wireError(() =>
+      toModelMessages([
+        { role: 'assistant', content: [{ type: 'tool_use', id: 'a', name: 'f', input: {} }] },
+        {
+          role: 'user',
+          content: [
+            {
+              type: 'tool_result',
+              tool_use_id: 'a',
+              content: [{ type: 'image', source: { type: 'url', url: '/a.png' } }],
+            },
+          ],
+        },
+      ]),
+    );
+    expect(error.code).toBe('unsupported');
+    expect(error.path).toEqual([1, 'content', 0, 'content', 0, 'source', 'url']);
+  });
+
+  it('writes a base64 data: URL inline, as the AI SDK itself sends one; it comes back as base64', () => {
+    const url = 'data:image/png;base64,iVBORw0KGgo=';
+    const image = { type: 'image', source: { type: 'url', url } } as const;
+    const messages: Message[] = [
+      { role: 'user', content: [image] },
+      { role: 'assistant', content: [{ type: 'tool_use', id: 'a', name: 'f', input: {} }] },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'a', content: [image] }] },
+    ];
+    const out = toModelMessages(messages);
+    expect(out[0]).toEqual({
+      role: 'user',
+      content: [{ type: 'image', image: 'iVBORw0KGgo=', mediaType: 'image/png' }],
+    });
+    expect(out[2]?.content[0]).toMatchObject({
+      output: {
+        type: 'content',
+        value: [{ type: 'image-data', data: 'iVBORw0KGgo=', mediaType: 'image/png' }],
+      },
+    });
+    const back = { type: 'image', source: png } as const;
+    expect(fromModelMessages(out).messages).toEqual([
+      { role: 'user', content: [back] },
+      messages[1],
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'a', content: [back] }] },
+    ]);
   });
 });
 
@@ -272,6 +320,49 @@ describe('fromModelMessages', () => {
     });
   });
 
+  it('keeps a declared media type among the four, reads image/* or none from the bytes', () => {
+    const png = 'iVBORw0KGgoAAAANSUhEUg==';
+    const { messages } = fromModelMessages([
+      {
+        role: 'user',
+        content: [
+          { type: 'image', image: png, mediaType: 'image/gif' },
+          { type: 'image', image: png, mediaType: 'image/*' },
+          { type: 'file', data: png, mediaType: 'image/*' },
+        ],
+      },
+    ]);
+    expect(messages[0]?.content.map((b) => b.type === 'image' && b.source)).toEqual([
+      { type: 'base64', media_type: 'image/gif', data: png },
+      { type: 'base64', media_type: 'image/png', data: png },
+      { type: 'base64', media_type: 'image/png', data: png },
+    ]);
+  });
+
+  it('drops other providerOptions (cache control, ...) and keeps the part', () => {
+    const cache = { anthropic: { cacheControl: { type: 'ephemeral' } } };
+    const { messages } = fromModelMessages([
+      { role: 'user', content: [{ type: 'text', text: 'hi', providerOptions: cache }] },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'text', text: 'yo', providerOptions: cache },
+          { type: 'tool-call', toolCallId: 'a', toolName: 'f', input: {}, providerOptions: cache },
+        ],
+      },
+    ]);
+    expect(messages).toEqual([
+      { role: 'user', content: [{ type: 'text', text: 'hi' }] },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'text', text: 'yo' },
+          { type: 'tool_use', id: 'a', name: 'f', input: {} },
+        ],
+      },
+    ]);
+  });
+
   it('drops reasoning without an Anthropic signature, and tool approval parts', () => {
     const { messages } = fromModelMessages([
       {
@@ -315,6 +406,42 @@ describe('fromModelMessages', () => {
       'an image of unknown type',
       [{ role: 'user', content: [{ type: 'image', image: 'AAAA' }] }],
       [0, 'content', 0, 'mediaType'],
+    ],
+    ...['image/svg+xml', 'image/png;name=a.png', 'IMAGE/PNG', 'image/x-icon'].map(
+      (mediaType): [string, unknown, Array<string | number>] => [
+        `an image of type ${mediaType}, even with PNG bytes (never silently retyped)`,
+        [
+          {
+            role: 'user',
+            content: [{ type: 'image', image: 'iVBORw0KGgoAAAANSUhEUg==', mediaType }],
+          },
+        ],
+        [0, 'content', 0, 'mediaType'],
+      ],
+    ),
+    [
+      'an svg inside a tool result',
+      [
+        {
+          role: 'assistant',
+          content: [{ type: 'tool-call', toolCallId: 'a', toolName: 'f', input: {} }],
+        },
+        {
+          role: 'tool',
+          content: [
+            {
+              type: 'tool-result',
+              toolCallId: 'a',
+              toolName: 'f',
+              output: {
+                type: 'content',
+                value: [{ type: 'image-data', data: 'PHN2Zz4=', mediaType: 'image/svg+xml' }],
+              },
+            },
+          ],
+        },
+      ],
+      [1, 'content', 0, 'output', 'value', 0, 'mediaType'],
     ],
     [
       'a provider-executed tool call',
@@ -408,7 +535,7 @@ describe('fromModelMessages', () => {
           ],
         },
       ],
-      [0, 'content', 0, 'input'],
+      [0, 'content', 0, 'input', 'd'],
     ],
     [
       'a tool message with a text part',
@@ -493,5 +620,76 @@ describe('round trip (property)', () => {
         );
       }),
     );
+  });
+});
+
+describe('what the ai package itself does with what toModelMessages writes', () => {
+  it("drops empty text parts (a user's always, an assistant's without providerOptions)", async () => {
+    const prompt = await promptSeenByModel(
+      toModelMessages([
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: '' },
+            { type: 'text', text: 'hi' },
+          ],
+        },
+        {
+          role: 'assistant',
+          content: [
+            { type: 'text', text: '' },
+            { type: 'text', text: 'yo' },
+          ],
+        },
+        { role: 'user', content: [{ type: 'text', text: 'and?' }] },
+      ]),
+    );
+    expect(prompt.map((m) => m.content)).toEqual([
+      [{ type: 'text', text: 'hi' }],
+      [{ type: 'text', text: 'yo' }],
+      [{ type: 'text', text: 'and?' }],
+    ]);
+  });
+
+  it('passes thinking and redacted thinking to the provider byte for byte, in place', async () => {
+    const thinking = { type: 'thinking', thinking: ' ünï\u0000\n ', signature: 'sig==' } as const;
+    const prompt = await promptSeenByModel(
+      toModelMessages([
+        { role: 'user', content: [{ type: 'text', text: 'q' }] },
+        {
+          role: 'assistant',
+          content: [
+            thinking,
+            { type: 'text', text: 'a' },
+            { type: 'redacted_thinking', data: 'r' },
+          ],
+        },
+        { role: 'user', content: [{ type: 'text', text: 'q2' }] },
+      ]),
+    );
+    expect(prompt[1]).toMatchObject({
+      role: 'assistant',
+      content: [
+        {
+          type: 'reasoning',
+          text: thinking.thinking,
+          providerOptions: { anthropic: { signature: 'sig==' } },
+        },
+        { type: 'text', text: 'a' },
+        { type: 'reasoning', text: '', providerOptions: { anthropic: { redactedData: 'r' } } },
+      ],
+    });
+  });
+
+  it('sends an image with the media type it detects from the bytes, not the declared one', async () => {
+    const prompt = await promptSeenByModel(
+      toModelMessages([
+        {
+          role: 'user',
+          content: [{ type: 'image', source: { ...png, media_type: 'image/jpeg' } }],
+        },
+      ]),
+    );
+    expect(prompt[0]?.content[0]).toMatchObject({ type: 'file', mediaType: 'image/png' });
   });
 });

@@ -7,13 +7,19 @@ export const TextBlockSchema = z.object({
   text: z.string(),
 });
 
-/** Where an image's bytes are: inline base64, or a URL. */
+/**
+ * The media types of inline images: exactly the four the Anthropic Messages API accepts, so
+ * that every accepted image reaches a provider and comes back through every converter as it was.
+ */
+export const ImageMediaTypeSchema = z.enum(['image/jpeg', 'image/png', 'image/gif', 'image/webp']);
+/** See {@link ImageMediaTypeSchema}. */
+export type ImageMediaType = z.infer<typeof ImageMediaTypeSchema>;
+
+/** Where an image's bytes are: inline base64 (one of {@link ImageMediaTypeSchema}), or a URL. */
 export const ImageSourceSchema = z.discriminatedUnion('type', [
   z.object({
     type: z.literal('base64'),
-    media_type: z
-      .string()
-      .regex(/^image\/[\w.+-]+$/, 'expected an image media type like image/png'),
+    media_type: ImageMediaTypeSchema,
     data: z.string(),
   }),
   z.object({ type: z.literal('url'), url: z.string() }),

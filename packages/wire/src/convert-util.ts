@@ -1,6 +1,9 @@
 // Internal helpers shared by the converters; not exported from the package.
-import type { ImageSource, ToolResultBlock, UserBlock } from './blocks.js';
+import type { ImageMediaType, ImageSource, ToolResultBlock, UserBlock } from './blocks.js';
 import { formatPath, WireError, type WireErrorCode } from './errors.js';
+import type { JsonValue } from './json.js';
+import { findNonJson } from './json-check.js';
+import { IMAGE_MEDIA_TYPES_TEXT, isImageMediaType, sniffImageType } from './media-types.js';
 import { checkTranscript, type Message } from './message.js';
 
 export type Path = Array<string | number>;
@@ -12,7 +15,11 @@ export function fail(code: WireErrorCode, path: Path, message: string, cause?: u
 
 export function describe(value: unknown): string {
   if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
+  try {
+    if (Array.isArray(value)) return 'an array';
+  } catch {
+    return 'a revoked proxy';
+  }
   return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
 }
 
@@ -25,17 +32,42 @@ export function field(value: object, key: string, path: Path): unknown {
   }
 }
 
+/** Array.isArray, which throws on a revoked proxy, as a WireError. */
+function isArray(value: unknown, path: Path): value is readonly unknown[] {
+  try {
+    return Array.isArray(value);
+  } catch (cause) {
+    return fail('invalid', path, `could not be read (${String(cause)})`, cause);
+  }
+}
+
 export function expectObject(value: unknown, path: Path): object {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+  if (typeof value !== 'object' || value === null || isArray(value, path)) {
     fail('invalid', path, `expected an object, received ${describe(value)}`);
   }
   return value;
 }
 
 export function expectArray(value: unknown, path: Path): readonly unknown[] {
-  if (!Array.isArray(value))
+  if (!isArray(value, path))
     fail('invalid', path, `expected an array, received ${describe(value)}`);
   return value;
+}
+
+/**
+ * Runs a converter. Its checks name every failure they expect; anything else (a proxy or a
+ * getter that misbehaves where no check looked) still leaves as a WireError, as the package
+ * promises for any input.
+ */
+export function converting<T>(convert: () => T): T {
+  try {
+    return convert();
+  } catch (cause) {
+    if (WireError.is(cause)) throw cause;
+    throw new WireError('invalid', `messages: could not be converted (${String(cause)})`, {
+      cause,
+    });
+  }
 }
 
 export function expectString(
@@ -49,21 +81,28 @@ export function expectString(
   return value;
 }
 
-const imageMediaType = /^image\/[\w.+-]+$/;
-
-/** True for a media type our image blocks accept (`image/png`, not `image/*`). */
-export function isImageMediaType(mediaType: unknown): mediaType is string {
-  return typeof mediaType === 'string' && imageMediaType.test(mediaType);
+/** `value` when it is a JSON value (see {@link findNonJson}); else `invalid` naming where and why. */
+export function expectJson(value: unknown, path: Path): JsonValue {
+  let bad: ReturnType<typeof findNonJson>;
+  try {
+    bad = findNonJson(value);
+  } catch (cause) {
+    return fail('invalid', path, `could not be read (${String(cause)})`, cause);
+  }
+  if (bad) fail('invalid', [...path, ...bad.path], `expected a JSON value: ${bad.reason}`);
+  return value as JsonValue;
 }
 
-/** `data:image/png;base64,AAAA` → its parts; undefined for anything else. */
-export function splitBase64DataUrl(url: string): { mediaType: string; data: string } | undefined {
+/** `data:image/png;base64,AAAA` → its parts, for the four image types; undefined for anything else. */
+export function splitBase64DataUrl(
+  url: string,
+): { mediaType: ImageMediaType; data: string } | undefined {
   const match = /^data:([^;,]+);base64,(.*)$/s.exec(url);
-  if (!match?.[1] || match[2] === undefined || !isImageMediaType(match[1])) return undefined;
+  if (!match || match[2] === undefined || !isImageMediaType(match[1])) return undefined;
   return { mediaType: match[1], data: match[2] };
 }
 
-/** The image source a URL stands for: a base64 data URL becomes a `base64` source. */
+/** The image source a URL stands for: a base64 data URL of one of the four types becomes a `base64` source. */
 export function imageSourceFromUrl(url: string): ImageSource {
   const inline = splitBase64DataUrl(url);
   return inline
@@ -71,17 +110,28 @@ export function imageSourceFromUrl(url: string): ImageSource {
     : { type: 'url', url };
 }
 
-// The signatures of the formats every provider accepts, as they start in base64.
-const signatures: Array<[string, string]> = [
-  ['iVBORw0KGgo', 'image/png'],
-  ['/9j/', 'image/jpeg'],
-  ['R0lGOD', 'image/gif'],
-  ['UklGR', 'image/webp'],
-];
-
-/** The image type of base64 data, read from its first bytes; undefined when unknown. */
-export function sniffImageType(base64: string): string | undefined {
-  return signatures.find(([prefix]) => base64.startsWith(prefix))?.[1];
+/**
+ * The media type of an image read from another format: a declared type among the four is
+ * kept; none, or the AI SDK's wildcard `image/*`, is read from the bytes. Anything else
+ * (`image/svg+xml`, `IMAGE/PNG`, `image/png;name=a.png`) is refused rather than silently
+ * replaced, so an accepted image never changes type on the way in.
+ */
+export function imageMediaType(declared: unknown, base64: string, path: Path): ImageMediaType {
+  if (isImageMediaType(declared)) return declared;
+  if (declared === undefined || declared === null || declared === 'image/*') {
+    const sniffed = sniffImageType(base64);
+    if (sniffed) return sniffed;
+    fail(
+      'unsupported',
+      path,
+      `the image type is not given and not recognisable from its bytes; give a mediaType among ${IMAGE_MEDIA_TYPES_TEXT}`,
+    );
+  }
+  return fail(
+    'unsupported',
+    path,
+    `image type ${JSON.stringify(declared) ?? describe(declared)} is not one a @x/wire image can hold; convert the image to one of ${IMAGE_MEDIA_TYPES_TEXT}`,
+  );
 }
 
 /** A user message's content with its tool results first, the rest after, each in order. */

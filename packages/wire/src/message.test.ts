@@ -174,6 +174,40 @@ describe('parse errors: code, path and a message naming the path', () => {
       },
       path: ['content', 0, 'source', 'media_type'],
     },
+    ...[
+      'IMAGE/PNG',
+      'image/png;name=a.png',
+      'image/svg+xml',
+      'image/jpg',
+      'application/pdf',
+      '',
+    ].map((mediaType) => ({
+      name: `media type ${JSON.stringify(mediaType)} (only Anthropic's four)`,
+      input: {
+        role: 'user',
+        content: [{ type: 'image', source: { type: 'base64', media_type: mediaType, data: '' } }],
+      },
+      path: ['content', 0, 'source', 'media_type'],
+    })),
+    {
+      name: 'an unusual media type inside a tool result',
+      input: {
+        role: 'user',
+        content: [
+          {
+            type: 'tool_result',
+            tool_use_id: 'a',
+            content: [
+              {
+                type: 'image',
+                source: { type: 'base64', media_type: 'image/png;name=a.png', data: '' },
+              },
+            ],
+          },
+        ],
+      },
+      path: ['content', 0, 'content', 0, 'source', 'media_type'],
+    },
     {
       name: 'base64 image without data',
       input: {

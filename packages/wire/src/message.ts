@@ -111,11 +111,26 @@ export function parseMessages(input: unknown): Message[] {
 /**
  * Checks what makes a list of messages a transcript: each `tool_use` id appears once,
  * and each `tool_result` answers a `tool_use` of an earlier message, at most once.
- * A `tool_use` still waiting for its result (a suspended turn) is fine.
+ * A `tool_use` still waiting for its result (a suspended turn) is fine. It reads only the
+ * pairing: give it parsed messages (see {@link parseMessages}).
  *
- * @throws {WireError} `invalid_transcript`, with the path of the offending block.
+ * @throws {WireError} `invalid_transcript`, with the path of the offending block; `invalid`
+ *   when `messages` cannot even be read as a list of messages with block arrays.
  */
 export function checkTranscript(messages: readonly Message[]): void {
+  try {
+    checkPairing(messages);
+  } catch (cause) {
+    if (WireError.is(cause)) throw cause;
+    throw new WireError(
+      'invalid',
+      `messages: could not be read as a list of messages (${String(cause)}); parse them with parseMessages first`,
+      { cause },
+    );
+  }
+}
+
+function checkPairing(messages: readonly Message[]): void {
   const pending = new Set<string>();
   const used = new Set<string>();
   const answered = new Set<string>();

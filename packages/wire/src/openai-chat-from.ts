@@ -1,8 +1,10 @@
 import type { AssistantBlock, TextBlock, ToolResultBlock, UserBlock } from './blocks.js';
 import {
   checkConverted,
+  converting,
   describe,
   expectArray,
+  expectJson,
   expectObject,
   expectString,
   fail,
@@ -10,7 +12,6 @@ import {
   imageSourceFromUrl,
   type Path,
 } from './convert-util.js';
-import type { JsonValue } from './json.js';
 import type { Message, UserMessage } from './message.js';
 
 import type { FromOpenAIChatResult, OpenAIChatMessageParam } from './openai-chat-types.js';
@@ -93,7 +94,8 @@ function assistantBlocks(object: object, path: Path): AssistantBlock[] {
   const content = field(object, 'content', path);
   if (content !== undefined && content !== null)
     blocks.push(...textParts(content, [...path, 'content'], true));
-  // A refusal is what the model said; it is kept as text.
+  // A refusal is what the model said; it is kept as text. `annotations` (citations on a
+  // response message) are not read: our text blocks have nowhere to keep them.
   const refusal = field(object, 'refusal', path);
   if (refusal !== undefined && refusal !== null) {
     blocks.push({ type: 'text', text: expectString(refusal, [...path, 'refusal']) });
@@ -126,9 +128,9 @@ function assistantBlocks(object: object, path: Path): AssistantBlock[] {
       'function',
       'arguments',
     ]);
-    let input: JsonValue;
+    let parsed: unknown;
     try {
-      input = JSON.parse(args) as JsonValue;
+      parsed = JSON.parse(args);
     } catch (cause) {
       fail(
         'invalid',
@@ -137,6 +139,8 @@ function assistantBlocks(object: object, path: Path): AssistantBlock[] {
         cause,
       );
     }
+    // JSON.parse reads any depth; the input must also meet the limit every other entry point keeps.
+    const input = expectJson(parsed, [...at, 'function', 'arguments']);
     blocks.push({ type: 'tool_use', id, name, input });
   });
   return blocks;
@@ -150,7 +154,8 @@ function assistantBlocks(object: object, path: Path): AssistantBlock[] {
  * - `role: 'tool'` messages become `tool_result` blocks. Consecutive tool messages, and
  *   a user message right after them, merge into one user message (results first).
  * - `tool_calls[].function.arguments` is parsed as JSON.
- * - A `refusal` becomes text; `name` and an image's `detail` are dropped.
+ * - A `refusal` becomes text; `name`, an image's `detail` and a response's `annotations`
+ *   (citations) are dropped.
  *
  * The result is checked with {@link checkTranscript}.
  *
@@ -161,7 +166,10 @@ function assistantBlocks(object: object, path: Path): AssistantBlock[] {
  * const { system, messages } = fromOpenAIChat(savedChat);
  */
 export function fromOpenAIChat(messages: readonly OpenAIChatMessageParam[]): FromOpenAIChatResult {
-  const input: unknown = messages;
+  return converting(() => readOpenAIChat(messages));
+}
+
+function readOpenAIChat(input: unknown): FromOpenAIChatResult {
   const system: string[] = [];
   const out: Message[] = [];
   // The user message that tool messages opened and the next user message may join.

@@ -1,5 +1,8 @@
 import fc from 'fast-check';
-import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
+import type {
+  ChatCompletionMessage,
+  ChatCompletionMessageParam,
+} from 'openai/resources/chat/completions';
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import { transcript } from '../test/arbitraries.js';
 import { equivalent, openAIChatVisible } from '../test/normalise.js';
@@ -29,6 +32,8 @@ describe('types match the openai package', () => {
   it('what toOpenAIChat writes is a ChatCompletionMessageParam[], and openai arrays can be read', () => {
     expectTypeOf<OpenAIChatMessage[]>().toExtend<ChatCompletionMessageParam[]>();
     expectTypeOf<ChatCompletionMessageParam[]>().toExtend<OpenAIChatMessageParam[]>();
+    // A response message (choices[0].message) can be read as it is, too.
+    expectTypeOf<ChatCompletionMessage>().toExtend<OpenAIChatMessageParam>();
     const written: ChatCompletionMessageParam[] = toOpenAIChat([{ role: 'user', content: [] }]);
     expect(fromOpenAIChat(written).messages).toEqual([{ role: 'user', content: [] }]);
   });
@@ -324,6 +329,34 @@ describe('fromOpenAIChat', () => {
           { type: 'image', source: { type: 'url', url: 'https://x.test/a.png' } },
         ],
       },
+    ]);
+  });
+
+  it('keeps a data URL of another image type (or with parameters) as a url image', () => {
+    const urls = ['data:image/svg+xml;base64,PHN2Zz4=', 'data:image/png;name=a.png;base64,'];
+    const { messages } = fromOpenAIChat([
+      { role: 'user', content: urls.map((url) => ({ type: 'image_url', image_url: { url } })) },
+    ]);
+    expect(messages[0]?.content).toEqual(
+      urls.map((url) => ({ type: 'image', source: { type: 'url', url } })),
+    );
+    expect(fromOpenAIChat(toOpenAIChat(messages)).messages).toEqual(messages);
+  });
+
+  it('reads a response message as it is: its annotations (url citations) are dropped, its text kept', () => {
+    const response: ChatCompletionMessage = {
+      role: 'assistant',
+      content: 'Paris is the capital [1].',
+      refusal: null,
+      annotations: [
+        {
+          type: 'url_citation',
+          url_citation: { url: 'https://x.test/p', title: 'P', start_index: 22, end_index: 25 },
+        },
+      ],
+    };
+    expect(fromOpenAIChat([response]).messages).toEqual([
+      { role: 'assistant', content: [{ type: 'text', text: 'Paris is the capital [1].' }] },
     ]);
   });
 

@@ -1,5 +1,6 @@
 import type { TextBlock, ToolResultBlock, UserBlock } from './blocks.js';
-import { type Path, splitToolResults } from './convert-util.js';
+import { converting, type Path, splitToolResults } from './convert-util.js';
+import { converterMessages, converterSystem } from './converter-input.js';
 import { formatPath, WireError } from './errors.js';
 import type { AssistantMessage, Message } from './message.js';
 
@@ -86,7 +87,11 @@ function assistantMessage(message: AssistantMessage, m: number): OpenAIChatAssis
  *   `tool_calls`; text written after a tool call moves before the calls.
  * - `thinking`, `redacted_thinking` and `is_error` are dropped (nowhere to put them).
  *
- * @throws {WireError} `unsupported` for an image inside a tool result.
+ * `messages` is checked first exactly as {@link parseMessages} checks it (schema, then the
+ * pairing of tool calls), so malformed input is refused before anything is written.
+ *
+ * @throws {WireError} `invalid` / `invalid_transcript` for input `parseMessages` refuses;
+ *   `unsupported` for an image inside a tool result. Never any other error.
  * @example
  * const completion = await openai.chat.completions.create({
  *   model: 'gpt-5',
@@ -97,23 +102,27 @@ export function toOpenAIChat(
   messages: readonly Message[],
   options: ToOpenAIChatOptions = {},
 ): OpenAIChatMessage[] {
-  const out: OpenAIChatMessage[] = [];
-  if (options.system !== undefined) out.push({ role: 'system', content: options.system });
-  messages.forEach((message, m) => {
-    if (message.role === 'assistant') {
-      out.push(assistantMessage(message, m));
-      return;
-    }
-    const { results, rest, indexes } = splitToolResults(message.content);
-    results.forEach((block, r) => {
-      out.push(toolMessage(block, [m, 'content', indexes.results[r] ?? r]));
+  return converting(() => {
+    const system = converterSystem(options);
+    const transcript = converterMessages(messages);
+    const out: OpenAIChatMessage[] = [];
+    if (system !== undefined) out.push({ role: 'system', content: system });
+    transcript.forEach((message, m) => {
+      if (message.role === 'assistant') {
+        out.push(assistantMessage(message, m));
+        return;
+      }
+      const { results, rest, indexes } = splitToolResults(message.content);
+      results.forEach((block, r) => {
+        out.push(toolMessage(block, [m, 'content', indexes.results[r] ?? r]));
+      });
+      if (rest.length === 0 && results.length > 0) return;
+      const only = rest.length === 1 ? rest[0] : undefined;
+      out.push({
+        role: 'user',
+        content: only?.type === 'text' ? only.text : rest.map(userPart),
+      });
     });
-    if (rest.length === 0 && results.length > 0) return;
-    const only = rest.length === 1 ? rest[0] : undefined;
-    out.push({
-      role: 'user',
-      content: only?.type === 'text' ? only.text : rest.map(userPart),
-    });
+    return out;
   });
-  return out;
 }

@@ -1,4 +1,5 @@
 import { isJsonValue } from './json.js';
+import { isImageMediaType } from './media-types.js';
 import type { Message } from './message.js';
 
 // A hand-written check of the one shape `MessageSchema` hands back unchanged: content as an
@@ -6,9 +7,6 @@ import type { Message } from './message.js';
 // back (JSON.parse, then the schema) costs a second full copy of it in zod; a caller that
 // owns a fresh value can keep it as is when this says yes. It only ever says yes to a
 // subset of what the schema accepts, so anything else simply goes through the schema.
-
-// Same pattern as ImageSourceSchema's media_type (blocks.ts).
-const MEDIA_TYPE = /^image\/[\w.+-]+$/;
 
 type Plain = Record<string, unknown>;
 
@@ -37,8 +35,7 @@ function isImage(b: Plain): boolean {
   if (s.type === 'url') return typeof s.url === 'string' && hasKeys(s, 2);
   return (
     s.type === 'base64' &&
-    typeof s.media_type === 'string' &&
-    MEDIA_TYPE.test(s.media_type) &&
+    isImageMediaType(s.media_type) &&
     typeof s.data === 'string' &&
     hasKeys(s, 3)
   );

@@ -12,7 +12,7 @@ import type {
 
 const text: fc.Arbitrary<TextBlock> = fc.record({ type: fc.constant('text'), text: fc.string() });
 
-const image: fc.Arbitrary<ImageBlock> = fc.oneof(
+const webImage: fc.Arbitrary<ImageBlock> = fc.oneof(
   fc.record({
     type: fc.constant('image'),
     source: fc.record({
@@ -26,6 +26,24 @@ const image: fc.Arbitrary<ImageBlock> = fc.oneof(
     source: fc.record({ type: fc.constant('url'), url: fc.webUrl() }),
   }),
 );
+
+// `data:` URLs in url sources: base64 ones of the four types (which converters may spell as
+// base64 sources) and others that must stay URLs.
+const dataUrlImage: fc.Arbitrary<ImageBlock> = fc
+  .tuple(
+    fc.constantFrom(
+      'data:image/png;base64,',
+      'data:image/webp;base64,',
+      'data:image/svg+xml;base64,',
+      'data:image/png;name=a.png;base64,',
+      'data:text/plain,',
+    ),
+    fc.base64String(),
+  )
+  .map(([prefix, data]) => ({ type: 'image', source: { type: 'url', url: prefix + data } }));
+
+const images = (options: TranscriptOptions) =>
+  options.dataUrls ? fc.oneof(webImage, dataUrlImage) : webImage;
 
 type ToolUseSpec = { type: 'tool_use'; name: string; input: JsonValue };
 
@@ -48,10 +66,12 @@ const assistantPart: fc.Arbitrary<Exclude<AssistantBlock, { type: 'tool_use' }> 
 export interface TranscriptOptions {
   /** Whether tool results may hold images (OpenAI chat cannot carry them). */
   toolResultImages: boolean;
+  /** Whether url images may hold `data:` URLs as well as web URLs. Default: false. */
+  dataUrls?: boolean;
 }
 
 function resultSpec(options: TranscriptOptions) {
-  const item = options.toolResultImages ? fc.oneof(text, image) : text;
+  const item = options.toolResultImages ? fc.oneof(text, images(options)) : text;
   // `content` absent and `is_error: false` are generated too: they must come back as their
   // equivalents ('' and no is_error), see `equivalent` in the tests.
   return fc.record(
@@ -70,6 +90,7 @@ function resultSpec(options: TranscriptOptions) {
  * message may be an assistant message whose tool calls are still unanswered (a suspension).
  */
 export function transcript(options: TranscriptOptions): fc.Arbitrary<Message[]> {
+  const image = images(options);
   const turn = fc.record({
     assistant: fc.array(assistantPart, { maxLength: 5 }),
     results: fc.array(resultSpec(options), { maxLength: 5 }),

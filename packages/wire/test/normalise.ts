@@ -1,6 +1,7 @@
 // What a round trip is expected to give back, spelled as functions of the input.
 import type {
   AssistantBlock,
+  ImageMediaType,
   JsonValue,
   Message,
   ToolResultBlock,
@@ -64,4 +65,30 @@ export function openAIChatVisible(messages: readonly Message[]): Message[] {
       ],
     };
   });
+}
+
+/**
+ * A `url` image whose URL is a base64 `data:` URL of one of the four image types, spelled as
+ * the `base64` source both converters give back for it (same bytes, one spelling).
+ */
+export function inlineDataUrls(messages: readonly Message[]): Message[] {
+  const inline = <B extends UserBlock>(block: B): B => {
+    if (block.type === 'image' && block.source.type === 'url') {
+      const match = /^data:(image\/(?:jpeg|png|gif|webp));base64,(.*)$/s.exec(block.source.url);
+      if (match?.[1] && match[2] !== undefined) {
+        return {
+          type: 'image',
+          source: { type: 'base64', media_type: match[1] as ImageMediaType, data: match[2] },
+        } as B;
+      }
+    }
+    if (block.type === 'tool_result' && Array.isArray(block.content)) {
+      return { ...block, content: block.content.map(inline) };
+    }
+    return block;
+  };
+  return messages.map(
+    (message): Message =>
+      message.role === 'user' ? { role: 'user', content: message.content.map(inline) } : message,
+  );
 }

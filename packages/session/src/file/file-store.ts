@@ -19,6 +19,7 @@ import {
   type StoredCheckpoint,
 } from '../checkpoint-store.js';
 import { SessionError } from '../errors.js';
+import { optionOf } from '../guard.js';
 
 /** Version of the per-revision file envelope (the checkpoint inside has its own). */
 export const FILE_RECORD_VERSION = 1;
@@ -136,7 +137,7 @@ export class FileCheckpointStore implements CheckpointStore {
     options: PutOptions = {},
   ): Promise<number> {
     assertSafeThreadId(threadId);
-    const expected = normaliseExpected(options.expectedRevision);
+    const expected = normaliseExpected(optionOf(options, 'expectedRevision', 'put options'));
     const parsed = parseCheckpoint(checkpoint);
     const dir = join(this.directory, threadId);
     const latest = await this.#latest(dir);
@@ -154,10 +155,8 @@ export class FileCheckpointStore implements CheckpointStore {
 
   async delete(threadId: string, options: DeleteOptions = {}): Promise<boolean> {
     assertSafeThreadId(threadId);
-    const expected =
-      options.expectedRevision === undefined
-        ? undefined
-        : normaliseExpected(options.expectedRevision);
+    const given = optionOf(options, 'expectedRevision', 'delete options');
+    const expected = given === undefined ? undefined : normaliseExpected(given);
     const dir = join(this.directory, threadId);
     for (let attempt = 0; ; attempt++) {
       const latest = await this.#latest(dir);
