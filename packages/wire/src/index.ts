@@ -7,6 +7,7 @@
 
 export * from './ai-sdk.js';
 export * from './ai-sdk-from.js';
+export * from './ai-sdk-prompt.js';
 export * from './ai-sdk-types.js';
 export * from './anthropic.js';
 export * from './anthropic-types.js';
