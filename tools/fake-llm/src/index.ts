@@ -1,7 +1,7 @@
 /**
  * @packageDocumentation
  * A local model server for the examples' tests: the Anthropic Messages API and OpenAI
- * Chat Completions, JSON and server-sent events, answered by a script. No network, no key.
+ * Chat Completions, answered by a script. No network, no key.
  */
 
 export { type ProgramRun, runProgram } from './run.js';

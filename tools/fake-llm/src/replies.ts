@@ -6,7 +6,7 @@ const usageAnthropic = { input_tokens: 10, output_tokens: 5 };
 export function anthropicMessage(action: Action, id: string, model: string): object {
   const content =
     'text' in action
-      ? [{ type: 'text', text: action.text, citations: null }]
+      ? [{ type: 'text', text: action.text }]
       : [{ type: 'tool_use', id, name: action.toolCall.name, input: action.toolCall.input }];
   return {
     id: `msg_${id}`,
@@ -18,35 +18,6 @@ export function anthropicMessage(action: Action, id: string, model: string): obj
     stop_sequence: null,
     usage: usageAnthropic,
   };
-}
-
-/** The same message as Messages API server-sent events. */
-export function anthropicEvents(action: Action, id: string, model: string): string[] {
-  const message = anthropicMessage(action, id, model) as { stop_reason: string };
-  const start =
-    'text' in action
-      ? { type: 'text', text: '' }
-      : { type: 'tool_use', id, name: action.toolCall.name, input: {} };
-  const delta =
-    'text' in action
-      ? { type: 'text_delta', text: action.text }
-      : { type: 'input_json_delta', partial_json: JSON.stringify(action.toolCall.input) };
-  const events: Array<[string, object]> = [
-    ['message_start', { type: 'message_start', message: { ...message, content: [] } }],
-    ['content_block_start', { type: 'content_block_start', index: 0, content_block: start }],
-    ['content_block_delta', { type: 'content_block_delta', index: 0, delta }],
-    ['content_block_stop', { type: 'content_block_stop', index: 0 }],
-    [
-      'message_delta',
-      {
-        type: 'message_delta',
-        delta: { stop_reason: message.stop_reason, stop_sequence: null },
-        usage: { output_tokens: 5 },
-      },
-    ],
-    ['message_stop', { type: 'message_stop' }],
-  ];
-  return events.map(([event, data]) => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
 }
 
 function openaiToolCall(action: Action, id: string) {
@@ -81,24 +52,4 @@ export function openaiCompletion(action: Action, id: string, model: string): obj
     ],
     usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
   };
-}
-
-/** The same completion as Chat Completions server-sent events. */
-export function openaiEvents(action: Action, id: string, model: string): string[] {
-  const call = openaiToolCall(action, id);
-  const chunk = (delta: object, finish: string | null) => ({
-    id: `chatcmpl-${id}`,
-    object: 'chat.completion.chunk',
-    created: Math.floor(Date.now() / 1000),
-    model,
-    choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
-  });
-  const chunks = [
-    chunk({ role: 'assistant', content: call ? null : '' }, null),
-    call
-      ? chunk({ tool_calls: [{ index: 0, ...call }] }, null)
-      : chunk({ content: (action as { text: string }).text }, null),
-    chunk({}, call ? 'tool_calls' : 'stop'),
-  ];
-  return [...chunks.map((c) => `data: ${JSON.stringify(c)}\n\n`), 'data: [DONE]\n\n'];
 }

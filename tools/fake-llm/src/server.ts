@@ -1,6 +1,6 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { anthropicEvents, anthropicMessage, openaiCompletion, openaiEvents } from './replies.js';
+import { anthropicMessage, openaiCompletion } from './replies.js';
 import { type Protocol, readTurn, type Script } from './turn.js';
 
 /** One request as the server received it. */
@@ -22,10 +22,9 @@ export interface FakeLlm {
 
 /**
  * Starts a model server on a free local port that answers `POST …/messages` (Anthropic
- * Messages API) and `POST …/chat/completions` (OpenAI Chat Completions), as JSON or, when
- * the request says `stream: true`, as server-sent events. Each answer is what `script`
- * decides from the conversation in the request. Anything else is a 404 in the API's
- * error shape.
+ * Messages API) and `POST …/chat/completions` (OpenAI Chat Completions) with JSON. Each
+ * answer is what `script` decides from the conversation in the request. Anything else
+ * (streaming included) is an error in the API's error shape.
  */
 export async function startFakeLlm(script: Script): Promise<FakeLlm> {
   const requests: RecordedRequest[] = [];
@@ -63,13 +62,9 @@ export async function startFakeLlm(script: Script): Promise<FakeLlm> {
       const model = String(body.model ?? 'fake');
       const id = protocol === 'anthropic' ? `toolu_fake_${calls}` : `call_fake_${calls}`;
       if (body.stream === true) {
-        res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-        const events =
-          protocol === 'anthropic'
-            ? anthropicEvents(action, id, model)
-            : openaiEvents(action, id, model);
-        for (const event of events) res.write(event);
-        res.end();
+        res.writeHead(400, { 'content-type': 'application/json' });
+        const message = 'fake model: streaming is not scripted; call without stream';
+        res.end(JSON.stringify({ error: { type: 'invalid_request_error', message } }));
         return;
       }
       const reply =
