@@ -28,6 +28,8 @@ export function allowedSiblings(name) {
     case '@x/continuation':
     case '@x/session':
       return ['@x/wire'];
+    case '@x/mcp':
+      return ['@x/askuser'];
   }
   // A store adapter implements one core package's interface: that package and @x/wire.
   const adapter = /^@x\/(continuation|session|askuser)-[a-z0-9-]+$/.exec(name);
