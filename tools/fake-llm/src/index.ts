@@ -4,7 +4,7 @@
  * Chat Completions, answered by a script. No network, no key.
  */
 
-export { type ProgramRun, runProgram } from './run.js';
+export { PROGRAMS_TEST_TIMEOUT_MS, type ProgramRun, runProgram } from './run.js';
 export { type FakeLlm, type RecordedRequest, startFakeLlm } from './server.js';
 export { tripPlanner } from './trip.js';
 export {

@@ -1,5 +1,11 @@
 import { execFile } from 'node:child_process';
 
+/**
+ * A test that runs example processes one after another: each starts Node and its SDKs
+ * (and PGlite), which on a busy 2-core machine takes seconds, not the usual one.
+ */
+export const PROGRAMS_TEST_TIMEOUT_MS = 90_000;
+
 /** How a program run ended. */
 export interface ProgramRun {
   code: number | null;
@@ -15,7 +21,7 @@ export function runProgram(
   file: string,
   args: readonly string[],
   env: Record<string, string>,
-  timeoutMs = 20_000,
+  timeoutMs = 60_000,
 ): Promise<ProgramRun> {
   return new Promise((resolve) => {
     execFile(
