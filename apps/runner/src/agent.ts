@@ -58,15 +58,18 @@ export async function runTurn(
   model: Model,
   transcript: readonly Message[],
   observer: TurnObserver,
+  options: { signal?: AbortSignal } = {},
 ): Promise<TurnOutcome> {
   let messages = [...transcript];
   for (let step = 0; step < MAX_STEPS; step++) {
+    options.signal?.throwIfAborted();
     observer.modelCall?.();
     const assistant = await model.generate({
       system: SYSTEM_PROMPT,
       messages,
       tools: toolSpecs,
       onText: (text) => observer.event({ type: 'text-delta', text }),
+      ...(options.signal ? { signal: options.signal } : {}),
     });
     const uses = toolUses(assistant);
     if (uses.length === 0) return { status: 'completed', messages: [...messages, assistant] };

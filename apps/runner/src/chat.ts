@@ -5,7 +5,8 @@ import { Checkpointer, SessionManager } from '@x/session';
 import type { Message } from '@x/wire';
 import { userMessage } from '@x/wire';
 import { runTurn, type TurnObserver } from './agent.js';
-import type { Context } from './cli.js';
+import type { Context } from './commands/context.js';
+import { notFoundError, usageError } from './errors.js';
 import { createLineReader, type LineReader } from './lines.js';
 import { modelFromId } from './model/index.js';
 import { answerResult, type HumanAnswer, type Question, questionOf } from './tools.js';
@@ -142,13 +143,11 @@ export async function runChat(ctx: Context, args: string[]): Promise<number> {
   try {
     const stored = await storage.checkpoints.get(sessionId);
     if (stored && !values.resume) {
-      throw Object.assign(new Error(`session ${sessionId} exists: add --resume to continue it`), {
-        usage: true,
-      });
+      throw usageError(`session ${sessionId} exists: add --resume to continue it`);
     }
     if (values.resume) {
       if (!stored) {
-        throw Object.assign(new Error(`no session ${sessionId} to resume`), { notFound: true });
+        throw notFoundError(`no session ${sessionId} to resume`);
       }
       transcript = checkpointer.apply(stored.checkpoint, session).window;
       revision = stored.revision;

@@ -14,6 +14,10 @@ commands:
   answer --batch FILE.json      answer pending questions (a batch is all or nothing)
   wake [--once] [--concurrency N]
                                 resume answered runs (the executive's wake loop)
+  runs [--conversation C] [--status S]
+                                the recorded runs and how each stands or ended
+  show CONVERSATION             a conversation's runs: outcome, attempts, questions, transcript
+  retry RUN                     make a failed run ready again
   stop CONVERSATION             close every open question of a conversation
   serve [--port N] [--host ADDR] [--token T] [--no-wake]
                                 the approval center: a web page and JSON API for answering
@@ -29,9 +33,12 @@ options for every command:
   -h, --help     help for the command
 
 environment: DATABASE_URL, RUNNER_DATA, RUNNER_MODEL, RUNNER_TOKEN, NO_COLOR,
-RUNNER_SCRIPTED_DELAY_MS (the scripted model's simulated latency) and RUNNER_WAKE_POLL_MS
+RUNNER_SCRIPTED_DELAY_MS (the scripted model's simulated latency), RUNNER_WAKE_POLL_MS
 (how often wake looks for answers no notification announced; default 5000 on PostgreSQL,
-1000 on the embedded default).
+1000 on the embedded default), RUNNER_LEASE_MS (how long a worker holds a run unless it
+renews; default 60000), RUNNER_MAX_ATTEMPTS (attempts of a resume before the run fails;
+default 5) and RUNNER_RETRY_BACKOFF_MS (the first wait before a retry; default 1000,
+doubling, with jitter).
 
 real models: anthropic:MODEL needs ANTHROPIC_API_KEY (ANTHROPIC_BASE_URL for another
 endpoint); openai:MODEL needs OPENAI_API_KEY, or OPENAI_BASE_URL for a local
@@ -46,8 +53,8 @@ time). Set DATABASE_URL=postgres://... to keep everything in PostgreSQL instead,
 many runner processes can work at once.
 
 exit codes: 0 done (completed, waiting, or answered) · 1 failed · 2 bad usage or input ·
-3 no such pending question (unknown or already answered) · 4 storage unavailable or the
-data folder is in use`,
+3 no such pending question, run, conversation or session · 4 storage unavailable or the
+data folder is in use · 5 conflict (someone else changed it first)`,
   demo: `usage: runner demo [--data DIR] [--json]
 
 Runs the scripted trip planner unattended on the embedded default (or DATABASE_URL):
@@ -80,15 +87,35 @@ prints the token and exits 0 with status "waiting". Answer it with \`runner answ
 Exit 3 when a token is unknown or already answered (nothing is changed).`,
   wake: `usage: runner wake [--once] [--concurrency N] [--data DIR] [--json]
 
-Resumes answered runs: each answered question whose run has not finished is taken by
-exactly one wake process, resumed, and marked done only when the run completes, waits on
-a new question, or was cancelled. A model failure leaves it answered and retried with
-backoff. Waits for answers (LISTEN/NOTIFY on PostgreSQL, polling on the embedded default)
-until Ctrl-C; --once resumes what is answered now and exits (1 if a resume failed).`,
+Resumes answered runs. Each ready run is claimed by exactly one worker of one wake process
+(one short statement that sets a lease), resumed with no database transaction open while
+the model runs, and its end recorded only while the worker still holds the lease: the run
+completes, waits on a new question, or is cancelled. The lease is renewed while the model
+streams; a worker that stalls past it loses the run to another and writes nothing. A failed
+model call is retried with backoff (RUNNER_MAX_ATTEMPTS, default 5), then the run fails:
+see \`runner runs --status failed\` and \`runner retry RUN\`. Waits for answers
+(LISTEN/NOTIFY on PostgreSQL, polling on the embedded default) until Ctrl-C; --once resumes
+what is ready now and exits (1 if an attempt failed). --concurrency N runs N workers (up to
+64), also on the embedded default.`,
+  runs: `usage: runner runs [--conversation C] [--status S] [--limit N] [--json]
+
+The recorded unattended runs, newest first: status (running, waiting, ready, completed,
+cancelled, failed), attempts, the lease holder of a running one, the last error. A run is
+one \`exec\` of a conversation, through all of its questions until it ends.`,
+  show: `usage: runner show CONVERSATION [--json]
+
+Each run of the conversation, oldest first: how it stands or ended, its attempts and last
+error, its questions with their answers, and its transcript (the whole of it once
+completed; up to the open question while it waits).`,
+  retry: `usage: runner retry RUN [--json]
+
+Makes a failed run ready again, its attempts counted from zero; a running wake (or
+\`runner wake --once\`) resumes it. Exit 3 for an unknown run, 2 for one that is not failed.`,
   stop: `usage: runner stop CONVERSATION [--data DIR] [--json]
 
-Closes every open question of the conversation with the auto-terminated marker and marks
-its saved runs resolved, atomically. Nothing of it will be resumed.`,
+Closes every open question of the conversation with the auto-terminated marker, marks its
+saved turns resolved and cancels its runs, atomically. Nothing of it will be resumed (a
+worker running one of its runs has its result refused). Exit 3 for an unknown conversation.`,
   serve: `usage: runner serve [--port N] [--host ADDR] [--token TOKEN] [--no-wake] [--data DIR] [--json]
 
 The approval center: a web page at / and a JSON API under /api for answering the pending

@@ -1,7 +1,13 @@
 import { rmSync } from 'node:fs';
 import type { ResumeAnswer } from '@x/askuser';
 import { checkTranscript, textOf, toolUses } from '@x/wire';
-import { type RunResult, resumeNext, startRun } from './executive.js';
+import {
+  answer,
+  leasePolicyFromEnv,
+  type RunResult,
+  resumeNext,
+  startRun,
+} from './executive/index.js';
 import { modelFromId } from './model/index.js';
 import type { Output } from './output.js';
 import { openStorage } from './storage.js';
@@ -54,19 +60,23 @@ export async function runDemo(out: Output, dataDir: string): Promise<number> {
         },
         `\n? ${pending.question}${Array.isArray(pending.options) ? `  [${(pending.options as string[]).join(' / ')}]` : ''}\n  waiting — token ${result.token}`,
       );
-      const answer = step.answer(pending.options);
-      await storage.pauses().markResumed(result.token, answer);
+      const given = step.answer(pending.options);
+      await answer(storage, result.token, given);
       out.note(
-        `$ runner answer ${result.token} …   (the operator ${step.say}: "${answer.content}")`,
+        `$ runner answer ${result.token} …   (the operator ${step.say}: "${given.content}")`,
       );
       out.note('$ runner wake --once');
-      const resumed = await resumeNext(
-        storage,
-        () => model,
-        () => observer,
-      );
+      const resumed = await resumeNext(storage, {
+        modelFor: () => model,
+        observerFor: () => observer,
+        policy: leasePolicyFromEnv(),
+      });
       if (!resumed) throw new Error('the answered run was not resumed');
-      result = resumed.result;
+      const { outcome } = resumed;
+      if (outcome.status !== 'completed' && outcome.status !== 'waiting') {
+        throw new Error(`the resumed run ended ${outcome.status}`);
+      }
+      result = outcome;
     }
     if (result.status !== 'completed') throw new Error(`the demo ended ${result.status}`);
     checkTranscript(result.messages);

@@ -1,12 +1,13 @@
 import { closeSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
-import { ASKUSER_ANSWERED_CHANNEL, AskUserStore, migrate as migrateAskUser } from '@x/askuser';
+import { AskUserStore, migrate as migrateAskUser } from '@x/askuser';
 import type { ContinuationStore } from '@x/continuation';
 import { FileContinuationStore, sessionDir } from '@x/continuation/file';
 import {
   migrate as migrateContinuations,
   PostgresContinuationStore,
+  PostgresRunQueue,
 } from '@x/continuation-postgres';
 import type { CheckpointStore } from '@x/session';
 import { FileCheckpointStore } from '@x/session/file';
@@ -16,6 +17,7 @@ import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
+import { RunnerError, usageError } from './errors.js';
 
 /** A drizzle database or transaction handle, on postgres.js or PGlite. */
 export type Db = PgDatabase<PgQueryResultHKT, Record<string, unknown>>;
@@ -23,30 +25,32 @@ export type Db = PgDatabase<PgQueryResultHKT, Record<string, unknown>>;
 /** Where the runner keeps its state, and the stores over it. */
 export interface Storage {
   readonly kind: 'embedded' | 'postgres';
+  /** Reached through a transaction-mode pooler (DATABASE_URL `?pgbouncer=true`). */
+  readonly pooled?: boolean;
   /** For messages: the data folder, or the server without credentials. */
   readonly where: string;
   readonly db: Db;
   /** Runs `fn` in one transaction of the database. */
   transaction<T>(fn: (tx: Db) => Promise<T>): Promise<T>;
+  /** Runs `fn`'s reads in one consistent snapshot (a read-only repeatable-read transaction). */
+  snapshot<T>(fn: (tx: Db) => Promise<T>): Promise<T>;
   /** The pause rows of the unattended executive (`paused_states`). */
   pauses(tx?: Db): AskUserStore;
   /** The unattended executive's continuations, in the same database as the pauses. */
   continuations(tx?: Db): ContinuationStore;
+  /** The unattended executive's runs, beside its continuations. */
+  runs(tx?: Db): PostgresRunQueue;
   /** A chat session's continuations: files under the data folder, or the server. */
   chatContinuations(sessionId: string): ContinuationStore;
   /** Session checkpoints of interactive chats. */
   readonly checkpoints: CheckpointStore;
   /**
-   * Calls `onToken` when an answer lands (LISTEN/NOTIFY). Undefined where no other process
-   * can notify (the embedded default): poll instead.
+   * Calls `onNotify` whenever one of `channels` is notified (LISTEN/NOTIFY), e.g.
+   * `ASKUSER_ANSWERED_CHANNEL`. Undefined where no other process can notify (the embedded
+   * default) or notifications cannot arrive (a pooler without RUNNER_LISTEN_URL): poll.
    */
-  listenAnswered?(onToken: (token: string) => void): Promise<() => Promise<void>>;
+  listen?(channels: readonly string[], onNotify: () => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
-}
-
-/** The data folder is held by another live process. */
-export class DataFolderLockedError extends Error {
-  override readonly name = 'DataFolderLockedError';
 }
 
 interface LockHolder {
@@ -93,7 +97,9 @@ function lockDataFolder(dir: string, command: string): () => void {
         // A holder that died while writing its lock: treat as stale.
       }
       if (holder && alive(holder.pid)) {
-        throw new DataFolderLockedError(
+        throw new RunnerError(
+          'unavailable',
+
           `the data folder ${dir} is in use by \`runner ${holder.command}\` (pid ${holder.pid}, since ${holder.since}). ` +
             'Stop that process, use another --data folder, or set DATABASE_URL so that several processes share one PostgreSQL.',
         );
@@ -101,7 +107,7 @@ function lockDataFolder(dir: string, command: string): () => void {
       unlinkSync(file);
     }
   }
-  throw new DataFolderLockedError(`could not lock the data folder ${dir}`);
+  throw new RunnerError('unavailable', `could not lock the data folder ${dir}`);
 }
 
 /** Applies every package's migrations (idempotent). */
@@ -152,11 +158,19 @@ export async function openStorage(options: OpenStorageOptions): Promise<Storage>
 }
 
 function sqlStores(db: Db) {
+  // One queue outside transactions: it keeps its prepared statements across calls.
+  const queue = new PostgresRunQueue(db);
   return {
     db,
     transaction: <T>(fn: (tx: Db) => Promise<T>) => db.transaction((tx) => fn(tx as unknown as Db)),
+    snapshot: <T>(fn: (tx: Db) => Promise<T>) =>
+      db.transaction((tx) => fn(tx as unknown as Db), {
+        isolationLevel: 'repeatable read',
+        accessMode: 'read only',
+      }),
     pauses: (tx?: Db) => new AskUserStore(tx ?? db),
     continuations: (tx?: Db): ContinuationStore => new PostgresContinuationStore(tx ?? db),
+    runs: (tx?: Db) => (tx ? new PostgresRunQueue(tx) : queue),
   };
 }
 
@@ -198,20 +212,75 @@ function describeUrl(url: string): string {
   }
 }
 
-async function openPostgres(url: string): Promise<Storage> {
-  const client = postgres(url, { onnotice: () => {}, max: 10 });
+/** How the runner reaches PostgreSQL, from DATABASE_URL and the environment. */
+export interface PostgresTarget {
+  /** DATABASE_URL without the runner's own parameters. */
+  url: string;
+  /** `?pgbouncer=true`: a pooler in transaction mode (no prepared statements, no LISTEN). */
+  pooled: boolean;
+  /** A direct connection for LISTEN/NOTIFY (RUNNER_LISTEN_URL), when pooled. */
+  listenUrl: string | undefined;
+  /** Connections in the pool (RUNNER_DB_POOL, default 10). */
+  poolSize: number;
+}
+
+/** Reads DATABASE_URL's `pgbouncer=true`, RUNNER_LISTEN_URL and RUNNER_DB_POOL. */
+export function postgresTarget(databaseUrl: string, env = process.env): PostgresTarget {
+  let url: URL;
+  try {
+    url = new URL(databaseUrl);
+  } catch {
+    throw usageError('DATABASE_URL is not a URL: give postgres://USER@HOST:PORT/DATABASE');
+  }
+  const pooled = url.searchParams.get('pgbouncer') === 'true';
+  url.searchParams.delete('pgbouncer');
+  const poolSize = Number(env.RUNNER_DB_POOL || 10);
+  if (!Number.isInteger(poolSize) || poolSize < 1 || poolSize > 1000) {
+    throw usageError(
+      `RUNNER_DB_POOL must be a whole number from 1 to 1000, not "${env.RUNNER_DB_POOL}"`,
+    );
+  }
+  return { url: url.toString(), pooled, listenUrl: env.RUNNER_LISTEN_URL || undefined, poolSize };
+}
+
+async function openPostgres(databaseUrl: string): Promise<Storage> {
+  const target = postgresTarget(databaseUrl);
+  // Behind a transaction-mode pooler a named statement prepared on one server connection is
+  // missing on the next: every statement goes unprepared.
+  const client = postgres(target.url, {
+    onnotice: () => {},
+    max: target.poolSize,
+    ...(target.pooled ? { prepare: false } : {}),
+  });
   const db = drizzlePostgres({ client }) as unknown as Db;
   const stores = sqlStores(db);
+  // LISTEN needs a session of its own, which a transaction-mode pooler does not keep.
+  const listenUrl = target.pooled ? target.listenUrl : target.url;
   return {
     kind: 'postgres',
-    where: describeUrl(url),
+    where: describeUrl(target.url) + (target.pooled ? ' (through a pooler)' : ''),
+    pooled: target.pooled,
     ...stores,
     chatContinuations: () => stores.continuations(),
     checkpoints: new PostgresCheckpointStore(db),
-    async listenAnswered(onToken) {
-      const subscription = await client.listen(ASKUSER_ANSWERED_CHANNEL, (token) => onToken(token));
-      return () => subscription.unlisten();
-    },
+    ...(listenUrl === undefined
+      ? {}
+      : {
+          async listen(channels: readonly string[], onNotify: () => void) {
+            const listener =
+              listenUrl === target.url
+                ? client
+                : postgres(listenUrl, { onnotice: () => {}, max: 1 });
+            const subscriptions: Array<{ unlisten(): Promise<void> }> = [];
+            for (const channel of channels) {
+              subscriptions.push(await listener.listen(channel, () => onNotify()));
+            }
+            return async () => {
+              for (const subscription of subscriptions) await subscription.unlisten();
+              if (listener !== client) await listener.end({ timeout: 5 });
+            };
+          },
+        }),
     async close() {
       await client.end({ timeout: 5 });
     },

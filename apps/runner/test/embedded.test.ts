@@ -168,6 +168,63 @@ describe('runner on the embedded default (PGlite + files)', { timeout: 300_000 }
     expect(last(purge.events)).toMatchObject({ type: 'purged', deleted: 2 });
   });
 
+  it('records each run: a failed resume is shown by runs, made ready by retry, and show tells the story', async () => {
+    const data = dataDir();
+    const exec = await runCli(['exec', 'Plan', '--conversation', 'r', '--data', data, '--json']);
+    const waiting = last(exec.events);
+    expect(waiting).toMatchObject({
+      type: 'run-waiting',
+      options: ['Lisbon', 'Kyoto', 'Reykjavik'],
+    });
+    const runId = waiting.runId as string;
+    await runCli(['answer', waiting.token as string, '--option', '1', '--data', data]);
+
+    // Every attempt fails and only one is allowed: the run fails, and stays answered.
+    const failed = await runCli(['wake', '--once', '--data', data, '--json'], {
+      env: { RUNNER_SCRIPTED_FAIL: '1', RUNNER_MAX_ATTEMPTS: '1' },
+    });
+    expect(failed.code).toBe(1);
+    expect(failed.events).toContainEqual(
+      expect.objectContaining({ type: 'run-failed', runId, attempt: 1 }),
+    );
+    expect(failed.stderr).toContain(`runner retry ${runId}`);
+    const listed = await runCli(['runs', '--status', 'failed', '--data', data, '--json']);
+    expect(listed.events).toEqual([
+      expect.objectContaining({
+        type: 'run',
+        runId,
+        conversationId: 'r',
+        status: 'failed',
+        attempts: 1,
+        lastError: '[scripted] 503 simulated outage (RUNNER_SCRIPTED_FAIL)',
+      }),
+    ]);
+
+    expect((await runCli(['retry', runId, '--data', data])).code).toBe(0);
+    const woke = await runCli(['wake', '--once', '--data', data, '--json']);
+    expect(woke.code, woke.stderr).toBe(0);
+    expect(last(woke.events)).toMatchObject({ type: 'run-waiting', runId });
+
+    const story = await runCli(['show', 'r', '--data', data, '--json']);
+    expect(story.code, story.stderr).toBe(0);
+    expect(story.events).toHaveLength(1);
+    const [told] = story.events as unknown as Array<{
+      run: { status: string; attempts: number };
+      questions: Array<{ question: string; answer: { content: string } | null }>;
+      messages: unknown[];
+    }>;
+    expect(told?.run).toMatchObject({ status: 'waiting', attempts: 0 });
+    expect(told?.questions.map((q) => [q.question, q.answer?.content ?? null])).toEqual([
+      ['Where would you like to go?', 'Lisbon'],
+      ['How many days in Lisbon?', null],
+    ]);
+    expectPaired(told?.messages.slice(0, -1));
+
+    // A run that has not failed cannot be retried; unknown runs and conversations are exit 3.
+    expect((await runCli(['retry', runId, '--data', data])).code).toBe(2);
+    expect((await runCli(['show', 'nobody', '--data', data])).code).toBe(3);
+  });
+
   it('refuses bad usage with exit 2 and a second process on the data folder with exit 4', async () => {
     const data = dataDir();
     expect((await runCli(['exec', '--data', data])).code).toBe(2);

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { createTestDatabase, serverForTests, type TestDatabase } from '@internal/pg-test';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startRun } from '../src/executive.js';
+import { startRun } from '../src/executive/index.js';
 import { modelFromId } from '../src/model/index.js';
 import { openStorage } from '../src/storage.js';
 import { finished, runCli, startCli, waitForOutput } from './run-cli.js';
@@ -66,19 +66,30 @@ describe.skipIf(!server)('runner on a PostgreSQL server', { timeout: 300_000 }, 
     const waiting = await exec('pg-kill');
     await runCli(['answer', waiting.token as string, '--option', '3'], { env });
     const slow = startCli(['wake', '--once', '--json'], {
-      env: { ...env, RUNNER_SCRIPTED_DELAY_MS: '60000' },
+      env: { ...env, RUNNER_SCRIPTED_DELAY_MS: '60000', RUNNER_LEASE_MS: '1000' },
     });
     await waitForOutput(slow, '"type":"model-call"');
     slow.kill('SIGKILL');
     const killed = await finished(slow);
     expect(killed.events.filter((e) => e.type === 'resumed')).toHaveLength(0);
+    // The run stays with the killed worker until its lease runs out, then anyone may take it.
+    const sql = postgres(database.url, { max: 1, onnotice: () => {} });
+    try {
+      await until(async () => {
+        const [run] =
+          await sql`select due_at < now() as due from x_continuation.runs where conversation_id = 'pg-kill'`;
+        return run?.due === true;
+      });
+    } finally {
+      await sql.end();
+    }
 
     const second = await runCli(['wake', '--once', '--json'], { env });
     expect(second.code, second.stderr).toBe(0);
     // One model call for the resume (the killed one made one more that never finished).
     expect(second.events.filter((e) => e.type === 'model-call')).toHaveLength(1);
     expect(second.events.filter((e) => e.type === 'resumed')).toEqual([
-      expect.objectContaining({ token: waiting.token, status: 'waiting' }),
+      expect.objectContaining({ token: waiting.token, status: 'waiting', attempt: 2 }),
     ]);
     const third = await runCli(['wake', '--once', '--json'], { env });
     expect(third.events.filter((e) => e.type === 'resumed')).toHaveLength(0);

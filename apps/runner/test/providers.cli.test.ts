@@ -45,6 +45,8 @@ function env(extra: Record<string, string> = {}): Record<string, string | undefi
     RUNNER_MAX_TOKENS: undefined,
     RUNNER_MODEL_RETRIES: undefined,
     RUNNER_MODEL_BACKOFF_MS: '1',
+    // A failed resume is due again at once, for the next `wake --once`.
+    RUNNER_RETRY_BACKOFF_MS: '1',
     ...extra,
   };
 }

@@ -1,6 +1,7 @@
 import { parseMessages, toolResult, userMessage } from '@x/wire';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { SYSTEM_PROMPT } from '../src/agent.js';
+import { failureOf } from '../src/errors.js';
 import { AnthropicModel } from '../src/model/anthropic.js';
 import { ModelError, modelFromId } from '../src/model/index.js';
 import { OpenAIModel } from '../src/model/openai.js';
@@ -42,7 +43,7 @@ describe('modelFromId', () => {
       expect(error).toBeInstanceOf(Error);
       expect((error as Error).message).toContain(variable);
       expect((error as Error).message).not.toContain('\n');
-      expect((error as { usage?: boolean }).usage).toBe(true);
+      expect(failureOf(error)).toBe('usage');
     }
   });
 

@@ -63,7 +63,7 @@ export async function run(args: string[], env: Record<string, string | undefined
 export async function until<T>(
   check: () => T | undefined | false | Promise<T | undefined | false>,
   what: string,
-  timeoutMs = 20_000,
+  timeoutMs = 60_000,
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {

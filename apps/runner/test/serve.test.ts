@@ -278,7 +278,7 @@ describe('runner serve: the API on the embedded default (no wake)', () => {
   it('POST /api/conversations/:id/stop closes its questions and runs', async () => {
     const res = await call(api('/api/conversations/c-stop/stop'), json({}));
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ conversationId: 'c-stop', pauses: 1, continuations: 1 });
+    expect(res.body).toEqual({ conversationId: 'c-stop', runs: 1, pauses: 1, continuations: 1 });
     expect(await isPending(tokens.stop as string)).toBe(false);
     const { body } = await call(api('/api/recent'));
     expect(body.recent.find((r: { token: string }) => r.token === tokens.stop)).toMatchObject({
@@ -375,6 +375,48 @@ describe('runner serve: access token', () => {
 });
 
 describe('runner serve: hosts the wake loop on the embedded default', () => {
+  it('answers requests and reports the answer while a resumed model call runs', {
+    timeout: 240_000,
+  }, async () => {
+    const data = dataDir();
+    const token = await exec('c-slow', { data });
+    // The resumed model call takes a minute: everything below happens during it.
+    const server = await serve(['--data', data], { RUNNER_SCRIPTED_DELAY_MS: '60000' });
+    try {
+      const api = (p: string) => new URL(p, server.url).toString();
+      const stream = await listen(api('/api/events'));
+      await until(() => stream.events.some((e) => e.event === 'ready'), 'the ready event');
+      const res = await call(
+        api(`/api/pauses/${token}/answer`),
+        json({ action: 'accept', content: 'Kyoto' }),
+      );
+      expect(res.status).toBe(200);
+      const running = await until(async () => {
+        const { body } = await call(api('/api/recent'));
+        const row = body.recent.find((r: { token: string }) => r.token === token);
+        return row?.run?.status === 'running' && row;
+      }, 'the run to be claimed');
+      expect(running).toMatchObject({ status: 'answered', run: { attempts: 1 } });
+      await until(
+        () => stream.events.some((e) => e.event === 'pause-answered'),
+        'pause-answered on the feed',
+      );
+      const pauses = await call(api('/api/pauses'));
+      expect(pauses.status).toBe(200);
+      // Still running: the requests above were served during the model call, not after it.
+      const { body } = await call(api('/api/recent'));
+      expect(body.recent.find((r: { token: string }) => r.token === token)?.run?.status).toBe(
+        'running',
+      );
+      expect(stream.events.some((e) => e.event === 'run-resumed')).toBe(false);
+      await stream.close();
+    } finally {
+      // Killed, not stopped: a stop would wait for the minute-long call to finish.
+      server.child.kill('SIGKILL');
+      await server.stop();
+    }
+  });
+
   it('an answer given through the API is resumed by the server itself, and the feed says so', {
     timeout: 240_000,
   }, async () => {

@@ -73,16 +73,10 @@ function storedAnswer(row: Row): ResumeAnswer | null {
 export function toRecord(row: Row): PauseRecord {
   const answer = storedAnswer(row);
   return {
-    token: row.token,
-    conversationId: row.conversationId,
-    kind: row.kind,
-    question: row.question,
-    priority: row.priority,
+    ...toPending(row),
     resumed: row.resumedAt !== null,
     resumedAnswer: answer?.content ?? '',
     answer,
-    proxiedFromChildId: row.proxiedFromChildId ?? '',
-    createdAt: row.createdAt,
     resumedAt: row.resumedAt,
   };
 }

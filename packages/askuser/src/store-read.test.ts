@@ -329,6 +329,25 @@ for (const spec of await sqlTargets()) {
       expect(error.code).toBe('corrupt_row');
     });
 
+    describe('listForConversation', () => {
+      it("lists one conversation's pending and resolved pauses, oldest first", async () => {
+        await store.insert(pause('b-second', { conversationId: 'mine' }));
+        await store.insert(pause('a-first', { conversationId: 'mine' }));
+        await store.insert(pause('c-third', { conversationId: 'mine' }));
+        await store.insert(pause('other', { conversationId: 'theirs' }));
+        await store.markResumed('a-first', { action: 'accept', content: 'yes' });
+        await stamp(target.db, 'created_at', { 'a-first': 1, 'b-second': 2, 'c-third': 2 });
+        const listed = await store.listForConversation('mine');
+        expect(listed.map((r) => [r.token, r.resumed])).toEqual([
+          ['a-first', true],
+          ['b-second', false],
+          ['c-third', false],
+        ]);
+        expect(listed[0]?.answer).toEqual({ action: 'accept', content: 'yes' });
+        expect(await store.listForConversation('nobody')).toEqual([]);
+      });
+    });
+
     describe('listRecent', () => {
       it('lists pending and resolved rows newest first with resolution state and answer content', async () => {
         await store.insert(pause('old'));

@@ -182,6 +182,31 @@ export class AskUserStore {
   }
 
   /**
+   * Every pause of one conversation, pending and resolved, oldest first (created_at ASC,
+   * token ASC): its history of questions and answers. Read through the two partial indexes
+   * of one conversation's pending and resolved rows, so no other conversation is read.
+   */
+  async listForConversation(conversationId: string): Promise<PauseRecord[]> {
+    const of = (resolved: boolean) =>
+      this.#select('listForConversation', (q) =>
+        q.where(
+          and(
+            eq(t.conversationId, conversationId),
+            resolved ? isNotNull(t.resumedAt) : isNull(t.resumedAt),
+          ),
+        ),
+      );
+    const rows = [...(await of(false)), ...(await of(true))];
+    return rows
+      .map(toRecord)
+      .sort(
+        (a, b) =>
+          a.createdAt.getTime() - b.createdAt.getTime() ||
+          (a.token < b.token ? -1 : a.token > b.token ? 1 : 0),
+      );
+  }
+
+  /**
    * Resolved pauses with their answers, oldest answer first (resumed_at ASC, token ASC),
    * at most `limit` (`<= 0` or omitted → 100), optionally for one conversation. An
    * answer given while no executive ran is found here after a restart; rows stay until

@@ -66,21 +66,15 @@ export interface Pending {
 }
 
 /**
- * Any pause, pending or resolved, for operator listings (`listRecent`).
+ * Any pause, pending or resolved, with every field of a {@link Pending}, for operator
+ * listings (`listRecent`, `listForConversation`).
  * `resumedAnswer` is the answer's `content` (the `AUTO_TERMINATED_MARKER` for
  * auto-resolved rows), or `''` while pending; `answer` is the whole `{ action, content }`.
  */
-export interface PauseRecord {
-  token: string;
-  conversationId: string;
-  kind: string;
-  question: string;
-  priority: number;
+export interface PauseRecord extends Pending {
   resumed: boolean;
   resumedAnswer: string;
   answer: ResumeAnswer | null;
-  proxiedFromChildId: string;
-  createdAt: Date;
   resumedAt: Date | null;
 }
 

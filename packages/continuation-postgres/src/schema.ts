@@ -1,5 +1,15 @@
 import { sql } from 'drizzle-orm';
-import { boolean, index, pgSchema, text, timestamp } from 'drizzle-orm/pg-core';
+import {
+  boolean,
+  check,
+  index,
+  integer,
+  jsonb,
+  pgSchema,
+  text,
+  timestamp,
+  uniqueIndex,
+} from 'drizzle-orm/pg-core';
 
 /** The Postgres schema holding this package's table (and its migrations table). */
 export const continuationSchema = pgSchema('x_continuation');
@@ -35,3 +45,48 @@ export const suspensions = continuationSchema.table(
 
 /** A row of {@link suspensions}. */
 export type SuspensionRow = typeof suspensions.$inferSelect;
+
+/**
+ * One row per unattended run: a conversation's turn, from the question it first stopped on
+ * until it completes, is cancelled or fails. `interaction_id` is the continuation the run
+ * waits on or resumes; `due_at` is when it may be claimed (ready: from then on, after a
+ * retry's backoff; running: when its lease expires), so one partial index finds all
+ * claimable work and never reads finished or waiting runs.
+ */
+export const runs = continuationSchema.table(
+  'runs',
+  {
+    runId: text('run_id').primaryKey(),
+    conversationId: text('conversation_id').notNull(),
+    status: text('status', {
+      enum: ['running', 'waiting', 'ready', 'completed', 'cancelled', 'failed'],
+    }).notNull(),
+    interactionId: text('interaction_id'),
+    input: jsonb('input'),
+    attempts: integer('attempts').notNull().default(0),
+    lastError: text('last_error'),
+    leaseOwner: text('lease_owner'),
+    dueAt: timestamp('due_at', { withTimezone: true, mode: 'date' }),
+    meta: jsonb('meta'),
+    transcript: text('transcript'),
+    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+    updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+    finishedAt: timestamp('finished_at', { withTimezone: true, mode: 'date' }),
+  },
+  (t) => [
+    index('runs_claimable_idx')
+      .on(t.dueAt, t.runId)
+      .where(sql`${t.status} in ('ready', 'running')`),
+    uniqueIndex('runs_interaction_idx').on(t.interactionId),
+    index('runs_conversation_idx').on(t.conversationId, t.createdAt),
+    index('runs_status_idx').on(t.status, t.createdAt),
+    index('runs_created_idx').on(t.createdAt),
+    check(
+      'runs_status_check',
+      sql`${t.status} in ('running', 'waiting', 'ready', 'completed', 'cancelled', 'failed')`,
+    ),
+  ],
+);
+
+/** A row of {@link runs}. */
+export type RunRow = typeof runs.$inferSelect;

@@ -17,7 +17,12 @@ export type ContinuationErrorCode =
   /** An id that would become a path segment is not a safe file name. */
   | 'unsafe_id'
   /** The store itself failed (I/O, database); `cause` holds the original error. */
-  | 'unavailable';
+  | 'unavailable'
+  /**
+   * A run queue's lease on a run was taken over by another worker (it expired): the
+   * worker that lost it committed nothing, and must drop its result.
+   */
+  | 'lease_lost';
 
 /** Options of {@link ContinuationError}. */
 export interface ContinuationErrorOptions {

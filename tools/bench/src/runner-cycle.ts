@@ -1,6 +1,12 @@
 import type { AssistantMessage, Message } from '@x/wire';
 import type { TurnObserver } from 'runner/dist/agent.js';
-import { resumeNext, type SuspendedTurn, suspend } from 'runner/dist/executive.js';
+import {
+  answer as answerPause,
+  leasePolicyFromEnv,
+  resumeNext,
+  type SuspendedTurn,
+  suspend,
+} from 'runner/dist/executive/index.js';
 import { ScriptedModel } from 'runner/dist/model/scripted.js';
 import type { Storage } from 'runner/dist/storage.js';
 
@@ -39,22 +45,34 @@ export async function suspendTurn(
       priority: 0,
     },
   };
-  await storage.transaction((tx) => suspend(tx, storage, conversationId, model, outcome, token));
+  const runId = `run-${token}`;
+  await storage.transaction(async (tx) => {
+    await suspend(tx, storage, { runId, conversationId }, model, outcome, token);
+    await storage.runs(tx).create({
+      runId,
+      conversationId,
+      status: 'waiting',
+      interactionId: token,
+      meta: { model: model.id },
+    });
+  });
 }
 
-/** The operator's answer. */
+/** The operator's answer: the pause answered and its run ready, in one transaction. */
 export async function answer(storage: Storage, token: string): Promise<void> {
-  await storage.pauses().markResumed(token, { action: 'accept', content: 'Lisbon' });
+  await answerPause(storage, token, { action: 'accept', content: 'Lisbon' });
 }
 
-/** One wake: claims the answered pause, resumes, runs the model to a terminal state. */
+const policy = leasePolicyFromEnv();
+
+/** One wake: claims the ready run, resumes it, records its end (completed). */
 export async function wakeOnce(storage: Storage, token: string): Promise<void> {
-  const resumed = await resumeNext(
-    storage,
-    () => model,
-    () => quietObserver,
-  );
-  if (resumed?.token !== token || resumed.result.status !== 'completed') {
-    throw new Error(`wake resumed ${resumed?.token ?? 'nothing'} (${resumed?.result.status})`);
+  const resumed = await resumeNext(storage, {
+    modelFor: () => model,
+    observerFor: () => quietObserver,
+    policy,
+  });
+  if (resumed?.token !== token || resumed.outcome.status !== 'completed') {
+    throw new Error(`wake resumed ${resumed?.token ?? 'nothing'} (${resumed?.outcome.status})`);
   }
 }

@@ -59,17 +59,27 @@ export function postgresBinDir(): string | undefined {
 export function throwawayClusterProblem(): string | undefined {
   if (!postgresBinDir())
     return 'initdb and pg_ctl are not installed (PATH or /usr/lib/postgresql/*/bin)';
-  if (isRoot() && spawnSync('id', ['-u', 'postgres']).status !== 0) {
+  if (isRoot() && !postgresUser()) {
     return 'running as root, and there is no postgres OS user to run the server as';
   }
   return undefined;
 }
 
-function isRoot(): boolean {
+/** Whether this process runs as root (servers then run as the `postgres` OS user). */
+export function isRoot(): boolean {
   return typeof process.getuid === 'function' && process.getuid() === 0;
 }
 
-async function freePort(): Promise<number> {
+/** The `postgres` OS user's ids, or undefined when there is none. */
+export function postgresUser(): { uid: number; gid: number } | undefined {
+  const uid = spawnSync('id', ['-u', 'postgres']);
+  const gid = spawnSync('id', ['-g', 'postgres']);
+  if (uid.status !== 0 || gid.status !== 0) return undefined;
+  return { uid: Number(uid.stdout.toString()), gid: Number(gid.stdout.toString()) };
+}
+
+/** A TCP port nothing listens on right now. */
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);
@@ -102,11 +112,10 @@ export async function startThrowawayCluster(): Promise<ThrowawayCluster> {
           timeout: 120_000,
         })
       : run(path.join(bin, tool), args, { timeout: 120_000 });
-  if (isRoot()) {
+  const owner = isRoot() ? postgresUser() : undefined;
+  if (owner) {
     chmodSync(root, 0o755);
-    const uid = Number(spawnSync('id', ['-u', 'postgres']).stdout.toString());
-    const gid = Number(spawnSync('id', ['-g', 'postgres']).stdout.toString());
-    chownSync(root, uid, gid);
+    chownSync(root, owner.uid, owner.gid);
   }
   const port = await freePort();
   const options = [

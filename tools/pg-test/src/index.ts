@@ -13,6 +13,7 @@ export {
   type ThrowawayCluster,
   throwawayClusterProblem,
 } from './cluster.js';
+export { type PgBouncer, pgBouncerProblem, startPgBouncer } from './pgbouncer.js';
 export { serverProblem, serverReachable, serverSuitesSkipped, testServerUrl } from './probe.js';
 
 /**

@@ -4,13 +4,13 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type postgres from 'postgres';
-import { startRun } from 'runner/dist/executive.js';
+import { answer, answerBatch, startRun, stopConversation } from 'runner/dist/executive/index.js';
 import { modelFromId } from 'runner/dist/model/index.js';
 import { openStorage, type Storage } from 'runner/dist/storage.js';
 import { type CliEvent, type RunnerProcess, startRunner } from './proc.js';
 
 export type { Storage };
-export { startRun };
+export { answer, answerBatch, startRun, stopConversation };
 
 /** The scripted model every scenario uses: three questions per conversation. */
 export const MODEL = 'scripted:trip';
@@ -69,7 +69,7 @@ export async function startWaker(
     if (event.type === 'resumed') {
       const token = String(event.token);
       resumed.set(token, (resumed.get(token) ?? 0) + 1);
-    } else if (event.type.startsWith('run-')) onOutcome(event);
+    } else if (OUTCOMES.has(event.type)) onOutcome(event);
   });
   const deadline = Date.now() + 60_000;
   // --json prints no notes: it is ready once its LISTEN connection is up.
@@ -97,6 +97,9 @@ export async function startWaker(
 }
 
 let wakers = 0;
+
+/** The events that say where a run stands after an attempt (not retries or lost leases). */
+const OUTCOMES = new Set(['run-waiting', 'run-completed', 'run-cancelled', 'run-failed']);
 
 /** Routes wake outcomes to whoever waits for that conversation. */
 export class Outcomes {

@@ -1,4 +1,5 @@
 import type { ThinkingConfigParam } from '@anthropic-ai/sdk/resources/messages';
+import { usageError } from '../errors.js';
 import { AnthropicModel } from './anthropic.js';
 import type { Model } from './model.js';
 import { OpenAIModel } from './openai.js';
@@ -8,17 +9,12 @@ import { ScriptedModel } from './scripted.js';
 export type { Model, ModelRequest, ToolSpec } from './model.js';
 export { ModelError } from './model.js';
 
-/** A bad model setting: the CLI maps `usage: true` to exit 2. */
-function usage(message: string): Error {
-  return Object.assign(new Error(message), { usage: true });
-}
-
 function wholeNumber(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
   const value = Number(raw);
   if (!Number.isInteger(value) || value < 1)
-    throw usage(`${name} must be a whole number ≥ 1, not "${raw}"`);
+    throw usageError(`${name} must be a whole number ≥ 1, not "${raw}"`);
   return value;
 }
 
@@ -31,7 +27,7 @@ function thinkingFromEnv(
   if (raw === 'adaptive') return { type: 'adaptive' };
   const budget = Number(raw);
   if (!Number.isInteger(budget) || budget < 1024 || budget >= maxTokens) {
-    throw usage(
+    throw usageError(
       `RUNNER_THINKING must be "adaptive", "off" or a token budget from 1024 to below RUNNER_MAX_TOKENS (${maxTokens}), not "${raw}"`,
     );
   }
@@ -44,18 +40,18 @@ const KNOWN =
 /**
  * The model for an id like `scripted:trip`, `anthropic:claude-sonnet-4-5` or `openai:gpt-5`.
  * Keys and settings come from the environment and are checked here, before any work is
- * done: a missing key is an error (with `usage: true`) naming the variable.
+ * done: a missing key is a usage error naming the variable.
  */
 export function modelFromId(id: string, env: NodeJS.ProcessEnv = process.env): Model {
   const [provider, name = ''] = id.split(/:(.*)/s);
   if (provider === 'scripted') return new ScriptedModel(name || 'trip');
   if (provider !== 'anthropic' && provider !== 'openai')
-    throw usage(`unknown model "${id}": ${KNOWN}`);
-  if (!name.trim()) throw usage(`model "${id}" names no model: ${KNOWN}`);
+    throw usageError(`unknown model "${id}": ${KNOWN}`);
+  if (!name.trim()) throw usageError(`model "${id}" names no model: ${KNOWN}`);
   if (provider === 'anthropic') {
     const apiKey = env.ANTHROPIC_API_KEY;
     if (!apiKey)
-      throw usage(`ANTHROPIC_API_KEY is not set: export your Anthropic API key to use ${id}`);
+      throw usageError(`ANTHROPIC_API_KEY is not set: export your Anthropic API key to use ${id}`);
     const maxTokens = wholeNumber(env, 'RUNNER_MAX_TOKENS', 8192);
     return new AnthropicModel(name, {
       apiKey,
@@ -69,7 +65,7 @@ export function modelFromId(id: string, env: NodeJS.ProcessEnv = process.env): M
   const apiKey = env.OPENAI_API_KEY || undefined;
   // A local OpenAI-compatible server (OPENAI_BASE_URL) usually takes no key.
   if (!apiKey && !baseURL) {
-    throw usage(
+    throw usageError(
       `OPENAI_API_KEY is not set: export your OpenAI API key to use ${id} (or set OPENAI_BASE_URL for a local server)`,
     );
   }

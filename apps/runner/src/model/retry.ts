@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { usageError } from '../errors.js';
 import { ModelError } from './model.js';
 
 /** How a provider call is retried. Our retries are the only ones: the SDKs' are off. */
@@ -56,9 +57,7 @@ export function retryPolicyFromEnv(env: NodeJS.ProcessEnv = process.env): RetryP
     if (raw === undefined || raw === '') return fallback;
     const value = Number(raw);
     if (!Number.isInteger(value) || value < 0) {
-      throw Object.assign(new Error(`${name} must be a whole number ≥ 0, not "${raw}"`), {
-        usage: true,
-      });
+      throw usageError(`${name} must be a whole number ≥ 0, not "${raw}"`);
     }
     return value;
   };

@@ -11,7 +11,7 @@ import type {
 import { JsonValueSchema, toolUses } from '@x/wire';
 import { z } from 'zod';
 import { DECLINED_PREFIX, isHumanTool } from '../tools.js';
-import type { Model, ModelRequest } from './model.js';
+import { type Model, ModelError, type ModelRequest } from './model.js';
 
 const ToolCallSchema = z.object({ name: z.string().min(1), input: JsonValueSchema });
 const StepBaseSchema = z.object({
@@ -92,6 +92,8 @@ function fillJson(value: JsonValue, state: ReturnType<typeof turnState>): JsonVa
   return value;
 }
 
+let failedCalls = 0;
+
 /**
  * A deterministic model that plays a scenario: the Nth model call of a turn returns the
  * Nth step, with `{{answer}}`, `{{answer:N}}` and `{{result:N}}` filled from the turn's
@@ -110,6 +112,13 @@ export class ScriptedModel implements Model {
     // Simulated model latency, for demos and for tests that stop a process mid-call.
     const delay = Number(process.env.RUNNER_SCRIPTED_DELAY_MS ?? 0);
     if (delay > 0) await sleep(delay, undefined, { signal: request.signal });
+    // Simulated outages: the first N calls of this process fail as a 503 would.
+    if (failedCalls < Number(process.env.RUNNER_SCRIPTED_FAIL ?? 0)) {
+      failedCalls++;
+      throw new ModelError('[scripted] 503 simulated outage (RUNNER_SCRIPTED_FAIL)', {
+        retryable: true,
+      });
+    }
     const state = turnState(request.messages);
     const steps = this.#scenario.steps;
     const step = steps[Math.min(state.steps, steps.length - 1)] as (typeof steps)[number];

@@ -1,12 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { InvalidAnswerError, PauseNotFoundError } from '@x/askuser';
 import { z } from 'zod';
-import { stopConversation } from '../executive.js';
+import { answer, answerBatch, stopConversation } from '../executive/index.js';
 import type { Storage } from '../storage.js';
 import { HttpError } from './errors.js';
 import type { EventHub } from './events.js';
 import { checkWrite, readJson, sendJson } from './http.js';
-import { type KnownOutcomes, pauseView, recentViews } from './views.js';
+import { pauseView, recentViews } from './views.js';
 
 const MAX_LIMIT = 1000;
 const MAX_CONTENT = 16 * 1024;
@@ -88,7 +88,6 @@ function storeError(error: unknown): unknown {
 export interface ApiContext {
   storage: Storage;
   hub: EventHub;
-  known: KnownOutcomes;
   /** Called after a write that may have answered pauses (wakes this process's wake loop). */
   answered(): void;
 }
@@ -121,12 +120,10 @@ const routes: Route[] = [
     async handle(ctx, _m, req, res) {
       checkWrite(req);
       const { answers } = parseBody(batchBodySchema, await readJson(req), 'invalid_answer');
-      const answered = await ctx.storage
-        .pauses()
-        .markResumedBatch(
-          answers.map(({ token, action, content }) => ({ token, answer: { action, content } })),
-        )
-        .catch((error) => Promise.reject(storeError(error)));
+      const answered = await answerBatch(
+        ctx.storage,
+        answers.map(({ token, action, content }) => ({ token, answer: { action, content } })),
+      ).catch((error) => Promise.reject(storeError(error)));
       ctx.answered();
       sendJson(res, 200, { answered, tokens: answers.map((a) => a.token) });
     },
@@ -148,20 +145,17 @@ const routes: Route[] = [
     async handle(ctx, [raw = ''], req, res) {
       checkWrite(req);
       const token = segment(raw);
-      const answer = parseBody(answerBodySchema, await readJson(req), 'invalid_answer');
-      await ctx.storage
-        .pauses()
-        .markResumed(token, answer)
-        .catch((error) => Promise.reject(storeError(error)));
+      const given = parseBody(answerBodySchema, await readJson(req), 'invalid_answer');
+      await answer(ctx.storage, token, given).catch((error) => Promise.reject(storeError(error)));
       ctx.answered();
-      sendJson(res, 200, { token, answer });
+      sendJson(res, 200, { token, answer: given });
     },
   },
   {
     method: 'GET',
     pattern: /^\/api\/recent$/,
     async handle(ctx, _m, _req, res, url) {
-      sendJson(res, 200, { recent: await recentViews(ctx.storage, limitOf(url, 50), ctx.known) });
+      sendJson(res, 200, { recent: await recentViews(ctx.storage, limitOf(url, 50)) });
     },
   },
   {

@@ -3,12 +3,11 @@ import type { ResumeAction } from '@x/askuser';
 import type { Storage } from '../storage.js';
 import { baseHeaders } from './http.js';
 import {
-  type KnownOutcomes,
   type PauseView,
   pauseView,
   type RecentView,
   type RunOutcome,
-  recentViews,
+  recentViewsIn,
 } from './views.js';
 
 /** What `GET /api/events` streams (the SSE `event:` is the `type`). */
@@ -30,9 +29,10 @@ const REMEMBERED = 5_000;
 
 type Seen = { rank: number; view: PauseView | RecentView };
 
-// pending 0 → answered 1 → resumed 2 (closed stays at 1: no run will follow).
+// pending 0 → answered 1 → resumed or failed 2 (closed stays at 1: no run will follow).
 function rankOf(view: RecentView): number {
-  return view.status === 'pending' ? 0 : view.status === 'resumed' ? 2 : 1;
+  if (view.status === 'pending') return 0;
+  return view.status === 'resumed' || view.status === 'failed' ? 2 : 1;
 }
 
 /**
@@ -47,7 +47,6 @@ export class EventHub {
   readonly #clients = new Set<ServerResponse>();
   readonly #storage: Storage;
   readonly #pollMs: number;
-  readonly #known: KnownOutcomes;
   readonly #onError: (error: unknown) => void;
   #seen = new Map<string, Seen>();
   #active = false;
@@ -62,12 +61,10 @@ export class EventHub {
   constructor(options: {
     storage: Storage;
     pollMs: number;
-    known: KnownOutcomes;
     onError: (error: unknown) => void;
   }) {
     this.#storage = options.storage;
     this.#pollMs = options.pollMs;
-    this.#known = options.known;
     this.#onError = options.onError;
   }
 
@@ -160,9 +157,11 @@ export class EventHub {
   }
 
   async #snapshot(baseline: boolean): Promise<void> {
-    const pauses = this.#storage.pauses();
-    const pending = (await pauses.listPendingAll(WINDOW)).map((p) => pauseView(p));
-    const recent = await recentViews(this.#storage, WINDOW, this.#known);
+    // One snapshot: a run that commits between two reads cannot show half its change.
+    const { pending, recent } = await this.#storage.snapshot(async (tx) => ({
+      pending: (await this.#storage.pauses(tx).listPendingAll(WINDOW)).map((p) => pauseView(p)),
+      recent: await recentViewsIn(this.#storage, tx, WINDOW),
+    }));
     const next = new Map<string, Seen>();
     for (const view of recent) next.set(view.token, { rank: rankOf(view), view });
     for (const view of pending) next.set(view.token, { rank: 0, view });

@@ -1,16 +1,14 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ASKUSER_ANSWERED_CHANNEL, ASKUSER_CREATED_CHANNEL } from '@x/askuser';
-import postgres from 'postgres';
-import type { ModelFor, Resumed } from '../executive.js';
+import { usageError } from '../errors.js';
+import { leasePolicyFromEnv, type ModelFor, type Resumed, wake } from '../executive/index.js';
 import type { Storage } from '../storage.js';
-import { wake } from '../wake.js';
 import { type ApiContext, handleApi } from './api.js';
 import { HttpError } from './errors.js';
 import { EventHub } from './events.js';
 import { checkHost, checkToken, isLoopback, sameSecret, sendError, TOKEN_COOKIE } from './http.js';
 import { isAsset, sendAsset } from './static.js';
-import type { RunOutcome } from './views.js';
 
 export { HttpError, type HttpErrorCode } from './errors.js';
 export type { ServeEvent } from './events.js';
@@ -29,8 +27,6 @@ export interface ServeOptions {
   wake?: boolean;
   /** The model for a resumed run (from its saved model id). */
   modelFor: ModelFor;
-  /** PostgreSQL URL, to LISTEN for new and answered questions (not needed when embedded). */
-  databaseUrl?: string | undefined;
   /** A run was resumed by the hosted wake loop. */
   onResumed?: (resumed: Resumed) => void;
   /** Something went wrong in the background (a resume, the database, a request). */
@@ -45,25 +41,17 @@ export interface ServeHandle {
   close(): Promise<void>;
 }
 
-/** Refused to start: a non-loopback bind without a token. */
-export class ServeConfigError extends Error {
-  override readonly name = 'ServeConfigError';
-  readonly usage = true;
-}
-
 /**
- * Throws {@link ServeConfigError} when `host` is not loopback and there is no token: the
- * server refuses to start rather than expose unauthenticated answers.
+ * Throws a usage error when `host` is not loopback and there is no token: the server
+ * refuses to start rather than expose unauthenticated answers.
  */
 export function assertServeAllowed(host: string, token: string | undefined): void {
   if (!isLoopback(host) && !token) {
-    throw new ServeConfigError(
+    throw usageError(
       `binding ${host} exposes the approval center beyond this machine: give --token TOKEN (or RUNNER_TOKEN), or bind 127.0.0.1`,
     );
   }
 }
-
-const KNOWN_LIMIT = 10_000;
 
 function toHttpError(error: unknown): { error: HttpError; unexpected: boolean } {
   if (HttpError.is(error)) return { error, unexpected: false };
@@ -100,51 +88,40 @@ export async function startServe(storage: Storage, options: ServeOptions): Promi
   const token = options.token || undefined;
   assertServeAllowed(host, token);
   const onError = options.onError ?? (() => {});
-  const known = new Map<string, RunOutcome>();
   const hub = new EventHub({
     storage,
     // On PostgreSQL, NOTIFY covers new and answered questions; the poll finds runs
     // finished by other processes.
     pollMs: storage.kind === 'postgres' ? 1_000 : 2_000,
-    known,
     onError: (error) => onError(`event feed: ${(error as Error)?.message ?? error}`),
   });
-  const localAnswered = new Set<(token: string) => void>();
+  const localAnswered = new Set<() => void>();
   const api: ApiContext = {
     storage,
     hub,
-    known,
     answered() {
       hub.poke();
-      for (const listener of localAnswered) listener('');
+      for (const listener of localAnswered) listener();
     },
   };
 
-  let listener: postgres.Sql | undefined;
-  if (storage.kind === 'postgres' && options.databaseUrl) {
-    listener = postgres(options.databaseUrl, { max: 1, onnotice: () => {} });
-    try {
-      await listener.listen(ASKUSER_CREATED_CHANNEL, () => hub.poke());
-      await listener.listen(ASKUSER_ANSWERED_CHANNEL, () => hub.poke());
-    } catch (error) {
-      await listener.end({ timeout: 1 });
-      throw error;
-    }
-  }
+  const unlisten = await storage.listen?.([ASKUSER_CREATED_CHANNEL, ASKUSER_ANSWERED_CHANNEL], () =>
+    hub.poke(),
+  );
 
   let stopWake: () => void = () => {};
   let wakeLoop: Promise<unknown> = Promise.resolve();
   if (options.wake !== false) {
     // Embedded: no other process can answer, so this server's own writes wake the loop.
     const wakeStorage: Storage =
-      storage.listenAnswered !== undefined
+      storage.listen !== undefined
         ? storage
         : {
             ...storage,
-            async listenAnswered(onToken) {
-              localAnswered.add(onToken);
+            async listen(_channels, onNotify) {
+              localAnswered.add(onNotify);
               return async () => {
-                localAnswered.delete(onToken);
+                localAnswered.delete(onNotify);
               };
             },
           };
@@ -153,20 +130,16 @@ export async function startServe(storage: Storage, options: ServeOptions): Promi
     });
     wakeLoop = wake(wakeStorage, {
       once: false,
-      concurrency: 1,
+      // Several runs resume side by side: no transaction is held while a model runs.
+      concurrency: 4,
       pollMs: storage.kind === 'postgres' ? 5_000 : 1_000,
+      policy: leasePolicyFromEnv(),
       modelFor: options.modelFor,
       observerFor: () => ({ event: () => {} }),
       onResumed: (resumed) => {
-        known.set(resumed.token, resumed.result.status);
-        if (known.size > KNOWN_LIMIT) known.delete(known.keys().next().value as string);
         hub.poke();
         options.onResumed?.(resumed);
       },
-      onRetry: (t, error, wait) =>
-        onError(
-          `resuming ${t} failed (${(error as Error)?.message ?? error}); it stays answered, retry in ${Math.round(wait / 1000)}s`,
-        ),
       onUnavailable: (error, wait) =>
         onError(
           `database unavailable (${(error as Error)?.message ?? error}); retrying in ${Math.round(wait / 1000)}s`,
@@ -239,7 +212,7 @@ export async function startServe(storage: Storage, options: ServeOptions): Promi
         server.closeAllConnections();
       });
       await wakeLoop;
-      await listener?.end({ timeout: 2 });
+      await unlisten?.();
     },
   };
 }

@@ -1,7 +1,6 @@
 import type { PauseRecord, Pending, ResumeAction } from '@x/askuser';
-import { suspensions } from '@x/continuation-postgres';
-import { inArray } from 'drizzle-orm';
-import type { Storage } from '../storage.js';
+import type { RunRecord } from '@x/continuation-postgres';
+import type { Db, Storage } from '../storage.js';
 
 /** A pending question as the API shows it. */
 export interface PauseView {
@@ -20,14 +19,23 @@ export interface PauseView {
 }
 
 /**
- * Where a question stands: `pending` (no answer yet), `answered` (waiting for a wake loop
- * to resume its run), `resumed` (its run was resumed to an end, or stopped), `closed`
- * (answered, but no run is saved for it, so nothing will resume).
+ * Where a question stands: `pending` (no answer yet), `answered` (its run is ready or being
+ * resumed), `resumed` (its run went on past it: see `outcome`), `failed` (its run failed
+ * after its retries: `runner retry` makes it ready again), `closed` (answered, but no run
+ * will resume from it: the conversation was stopped, or no run was recorded for it).
  */
-export type PauseStatus = 'pending' | 'answered' | 'resumed' | 'closed';
+export type PauseStatus = 'pending' | 'answered' | 'resumed' | 'failed' | 'closed';
 
-/** How the run behind a resumed question ended, as far as the server can tell. */
-export type RunOutcome = 'completed' | 'waiting' | 'cancelled';
+/** What became of the run after this question's answer, as the run records it. */
+export type RunOutcome = 'completed' | 'waiting' | 'cancelled' | 'failed';
+
+/** The run behind a question, as the recent list shows it. */
+export interface RunView {
+  runId: string;
+  status: RunRecord['status'];
+  attempts: number;
+  lastError: string | null;
+}
 
 /** A question of the recent list, pending or answered, with its run's state. */
 export interface RecentView {
@@ -41,8 +49,9 @@ export interface RecentView {
   answeredAt: string | null;
   answer: { action: ResumeAction; content: string } | null;
   status: PauseStatus;
-  /** For `resumed`: how the run went on (a new question → `waiting`). */
+  /** For `resumed` and `failed`: how the run went on (a new question → `waiting`). */
   outcome: RunOutcome | null;
+  run: RunView | null;
 }
 
 function optionsOf(value: unknown): string[] | null {
@@ -65,48 +74,34 @@ export function pauseView(pause: Pending, now = Date.now()): PauseView {
   };
 }
 
-/** Outcomes the server saw itself (its own wake loop), by token; they beat inference. */
-export type KnownOutcomes = ReadonlyMap<string, RunOutcome>;
-
 /**
- * The most recent questions with their run state: the pause rows (`listRecent`) and, in one
- * more query, whether each one's saved run is still unresolved.
+ * The most recent questions with what their runs recorded: the pause rows and the runs
+ * they belong to (by the run id each pause keeps), read in one snapshot.
  */
-export async function recentViews(
-  storage: Storage,
-  limit: number,
-  known: KnownOutcomes = new Map(),
-): Promise<RecentView[]> {
-  const records = await storage.pauses().listRecent(limit);
-  const tokens = records.map((r) => r.token);
-  const runs = new Map<string, boolean>();
-  if (tokens.length) {
-    const rows = await storage.db
-      .select({ token: suspensions.interactionId, resolved: suspensions.resolved })
-      .from(suspensions)
-      .where(inArray(suspensions.interactionId, tokens));
-    for (const row of rows) runs.set(row.token, row.resolved);
-  }
-  return records.map((record) => recentView(record, runs.get(record.token), records, known));
+export async function recentViews(storage: Storage, limit: number): Promise<RecentView[]> {
+  return storage.snapshot((tx) => recentViewsIn(storage, tx, limit));
 }
 
-function recentView(
-  record: PauseRecord,
-  runResolved: boolean | undefined,
-  all: readonly PauseRecord[],
-  known: KnownOutcomes,
-): RecentView {
-  const status: PauseStatus = !record.resumed
-    ? 'pending'
-    : runResolved === undefined
-      ? 'closed'
-      : runResolved
-        ? 'resumed'
-        : 'answered';
-  let outcome: RunOutcome | null = null;
-  if (status === 'resumed') {
-    outcome = known.get(record.token) ?? inferOutcome(record, all);
-  }
+/** {@link recentViews} inside the caller's snapshot `tx`. */
+export async function recentViewsIn(
+  storage: Storage,
+  tx: Db,
+  limit: number,
+): Promise<RecentView[]> {
+  const records = await storage.pauses(tx).listRecent(limit);
+  const runs = await storage.runs(tx).getMany([...new Set(records.flatMap(runIdOf))]);
+  return records.map((record) => recentView(record, runs));
+}
+
+function runIdOf(record: PauseRecord): string[] {
+  const run = (record.resumeContext as { run?: unknown } | null)?.run;
+  return typeof run === 'string' ? [run] : [];
+}
+
+function recentView(record: PauseRecord, runs: ReadonlyMap<string, RunRecord>): RecentView {
+  const [runId] = runIdOf(record);
+  const run = runId === undefined ? undefined : runs.get(runId);
+  const { status, outcome } = standing(record, run);
   return {
     token: record.token,
     conversationId: record.conversationId,
@@ -119,19 +114,30 @@ function recentView(
     answer: record.answer,
     status,
     outcome,
+    run: run
+      ? { runId: run.runId, status: run.status, attempts: run.attempts, lastError: run.lastError }
+      : null,
   };
 }
 
-// A resumed run that asked again saved its new question in the same transaction that
-// resolved the old one, so a later question of the same conversation means "waiting".
-function inferOutcome(record: PauseRecord, all: readonly PauseRecord[]): RunOutcome {
-  if (record.answer?.action === 'cancel') return 'cancelled';
-  const answeredAt = record.resumedAt?.getTime() ?? 0;
-  const askedAgain = all.some(
-    (other) =>
-      other.token !== record.token &&
-      other.conversationId === record.conversationId &&
-      other.createdAt.getTime() >= answeredAt,
-  );
-  return askedAgain ? 'waiting' : 'completed';
+function standing(
+  record: PauseRecord,
+  run: RunRecord | undefined,
+): { status: PauseStatus; outcome: RunOutcome | null } {
+  if (!record.resumed) return { status: 'pending', outcome: null };
+  if (!run) return { status: 'closed', outcome: null };
+  // The run went on to a later question: this answer's turn asked again.
+  if (run.interactionId !== record.token) return { status: 'resumed', outcome: 'waiting' };
+  switch (run.status) {
+    case 'completed':
+      return { status: 'resumed', outcome: 'completed' };
+    case 'cancelled':
+      return record.answer?.action === 'cancel'
+        ? { status: 'resumed', outcome: 'cancelled' }
+        : { status: 'closed', outcome: 'cancelled' };
+    case 'failed':
+      return { status: 'failed', outcome: 'failed' };
+    default:
+      return { status: 'answered', outcome: null };
+  }
 }

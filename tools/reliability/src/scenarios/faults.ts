@@ -16,11 +16,14 @@ import { knob } from '../knobs.js';
 import { sleep } from '../proc.js';
 import type { Tally } from '../report.js';
 import {
+  answer,
+  answerBatch,
   exec,
   Outcomes,
   openRunnerStorage,
   type Storage,
   startWaker,
+  stopConversation,
   type Waker,
 } from '../runner.js';
 import { client, createDatabase, type RunDatabase } from '../server.js';
@@ -227,16 +230,16 @@ export async function suspendFault(tally: Tally): Promise<void> {
         );
         const [row] = await sql`
           select (select count(*) from aura.paused_states where conversation_id = ${conversationId})::int as pauses,
-                 (select count(*) from x_continuation.suspensions where session_id = ${conversationId})::int as continuations`;
+                 (select count(*) from x_continuation.suspensions where session_id = ${conversationId})::int as continuations,
+                 (select count(*) from x_continuation.runs where conversation_id = ${conversationId})::int as runs`;
         tally.check(
-          row?.pauses === 0 && row?.continuations === 0,
+          row?.pauses === 0 && row?.continuations === 0 && row?.runs === 0,
           () =>
-            `round ${round}: partial suspend left ${row?.pauses} pause row(s) and ${row?.continuations} continuation(s)`,
+            `round ${round}: partial suspend left ${row?.pauses} pause row(s), ${row?.continuations} continuation(s) and ${row?.runs} run(s)`,
         );
         // The next suspend of the same conversation works.
-        const token = await exec(storage, conversationId);
-        await storage.pauses().markResumed(token, { action: 'cancel', content: '' });
-        await storage.continuations().markResolved(token);
+        await exec(storage, conversationId);
+        await stopConversation(storage, conversationId);
       }
       await settled(sql, tally, 'suspend');
       tally.note(
@@ -249,11 +252,12 @@ export async function suspendFault(tally: Tally): Promise<void> {
 }
 
 /**
- * `runner wake` loses its connection while it holds a claimed pause (its resumed model call
- * is slowed to 400 ms, the transaction is open): the claim must be released, and the wake
- * must recover by itself and resume the pause exactly once.
+ * `runner wake`'s terminal write (the run, the new question, the old continuation, in one
+ * transaction) loses its connection while it waits on a lock the scenario holds on the run
+ * row: nothing of it may commit; the wake recovers by itself, the run's lease (1.5 s here)
+ * runs out, and a new attempt resumes it, exactly once.
  */
-export async function claimFault(tally: Tally): Promise<void> {
+export async function terminalFault(tally: Tally): Promise<void> {
   await withDatabase(async (database, sql, storage) => {
     const outcomes = new Outcomes();
     const resumed = new Map<string, number>();
@@ -261,21 +265,49 @@ export async function claimFault(tally: Tally): Promise<void> {
       sql,
       database.url,
       [],
-      { RUNNER_SCRIPTED_DELAY_MS: '400' },
+      { RUNNER_SCRIPTED_DELAY_MS: '300', RUNNER_LEASE_MS: '1500' },
       outcomes.deliver,
       resumed,
     );
     const answered: string[] = [];
     try {
       for (let round = 0; round < Math.ceil(ROUNDS / 2); round++) {
-        const conversationId = `claim-${round}`;
+        const conversationId = `terminal-${round}`;
         const token = await exec(storage, conversationId);
         const outcome = outcomes.next(conversationId, 120_000);
-        await storage.pauses().markResumed(token, { action: 'accept', content: 'Lisbon' });
+        await answer(storage, token, { action: 'accept', content: 'Lisbon' });
         answered.push(token);
-        const pid = await backendOf(sql, waker.name, sql`state = 'idle in transaction'`);
+        // Once the run is claimed (its model call takes 300 ms), hold its row so that the
+        // terminal write waits on it.
+        for (let i = 0; i < 6_000; i++) {
+          const [run] =
+            await sql`select status from x_continuation.runs where conversation_id = ${conversationId}`;
+          if (run?.status === 'running') break;
+          await sleep(5);
+        }
+        let unlock = () => {};
+        const gate = new Promise<void>((r) => {
+          unlock = r;
+        });
+        let locked = () => {};
+        const lockTaken = new Promise<void>((r) => {
+          locked = r;
+        });
+        const held = sql.begin(async (tx) => {
+          await tx`select 1 from x_continuation.runs where conversation_id = ${conversationId} for update`;
+          locked();
+          await gate;
+        });
+        await lockTaken;
+        const pid = await backendOf(
+          sql,
+          waker.name,
+          sql`wait_event_type = 'Lock' and query ilike 'update "x_continuation"."runs"%'`,
+        );
         if (pid !== undefined && (await terminate(sql, pid))) tally.faults++;
-        else tally.fail(`round ${round}: never saw the wake holding a claim`);
+        else tally.fail(`round ${round}: never saw the terminal write wait`);
+        unlock();
+        await held.catch(() => {});
         const event = await Promise.race([outcome, waker.proc.done.then(() => undefined)]);
         tally.cases++;
         if (!event) {
@@ -291,16 +323,13 @@ export async function claimFault(tally: Tally): Promise<void> {
           `runner wake died during the faults (exit ${crashed}): ${waker.proc.stderr.slice(-600)}`,
       );
       await waker.stop();
-      exactlyOnce(tally, answered, resumed, 'claim');
-      const [row] = await sql`select count(*)::int as n from aura.paused_states p
-        join x_continuation.suspensions s on s.interaction_id = p.token where p.resumed_at is not null and not s.resolved`;
-      if (row?.n) tally.loss(`${row.n} answered pause(s) left unresumed`);
-      const retried =
-        (waker.proc.stdout + waker.proc.stderr).match(/database unavailable|retry in/g)?.length ??
-        0;
-      tally.check(retried > 0, () => 'the wake logged no line while recovering');
+      exactlyOnce(tally, answered, resumed, 'terminal');
+      await settled(sql, tally, 'terminal', { waiting: Math.ceil(ROUNDS / 2) });
+      const logged =
+        (waker.proc.stdout + waker.proc.stderr).match(/database unavailable/g)?.length ?? 0;
+      tally.check(logged > 0, () => 'the wake logged no line while recovering');
       tally.note(
-        `${tally.faults} claims lost mid-transaction; the wake logged ${retried} recovery line(s) and resumed each once`,
+        `${tally.faults} terminal writes terminated mid-transaction; the wake logged ${logged} recovery line(s), and each run was resumed once by a later attempt`,
       );
     } finally {
       await waker.stop();
@@ -343,7 +372,8 @@ async function restartUnderWake(tally: Tally, cluster: ThrowawayCluster): Promis
             sql,
             database.url,
             [],
-            { RUNNER_SCRIPTED_DELAY_MS: '50' },
+            // Runs in flight when the server stops are taken again once their lease runs out.
+            { RUNNER_SCRIPTED_DELAY_MS: '50', RUNNER_LEASE_MS: '3000' },
             outcomes.deliver,
             resumed,
           ),
@@ -352,11 +382,10 @@ async function restartUnderWake(tally: Tally, cluster: ThrowawayCluster): Promis
       const tokens: string[] = [];
       for (let i = 0; i < 30; i++) tokens.push(await exec(storage, `restart-${i}`));
       // Answer all, then pull the server away while the wakes are resuming them.
-      await storage
-        .pauses()
-        .markResumedBatch(
-          tokens.map((token) => ({ token, answer: { action: 'accept', content: 'Kyoto' } })),
-        );
+      await answerBatch(
+        storage,
+        tokens.map((token) => ({ token, answer: { action: 'accept', content: 'Kyoto' } })),
+      );
       await sleep(100);
       await cluster.stop();
       stopped = true;
@@ -392,15 +421,14 @@ async function restartUnderWake(tally: Tally, cluster: ThrowawayCluster): Promis
   }, cluster.url);
 }
 
-/** After the restart: every answered pause's continuation is resolved, with nothing half-done. */
+/** After the restart: every answered run went on, with nothing half-done. */
 async function settledAfterRestart(sql: postgres.Sql, tally: Tally): Promise<void> {
   const [row] = await sql`
-    select (select count(*) from aura.paused_states p join x_continuation.suspensions s on s.interaction_id = p.token
-             where p.resumed_at is not null and not s.resolved)::int as unresumed,
+    select (select count(*) from x_continuation.runs where status in ('ready', 'running'))::int as unresumed,
            (select count(*) from aura.paused_states p where not exists
              (select 1 from x_continuation.suspensions s where s.interaction_id = p.token))::int as partial`;
   if (row?.unresumed)
-    tally.loss(`${row.unresumed} answered pause(s) left unresumed after the restart`);
+    tally.loss(`${row.unresumed} answered run(s) left unresumed after the restart`);
   tally.check(
     !row?.partial,
     () => `${row?.partial} pause row(s) without a continuation after the restart`,

@@ -1,6 +1,6 @@
 import type { Tally } from '../report.js';
 import { crashScenario } from './crash.js';
-import { batchFault, claimFault, restartFault, suspendFault } from './faults.js';
+import { batchFault, restartFault, suspendFault, terminalFault } from './faults.js';
 import { hostileFiles, hostilePostgres } from './hostile.js';
 import { loadScenario } from './load.js';
 import { fileRaces, pgRaces } from './races.js';
@@ -31,7 +31,7 @@ export const scenarios: Scenario[] = [
   { name: 'hostile input: postgres', server: true, run: hostilePostgres },
   { name: 'db fault: markResumedBatch terminated', server: true, run: batchFault },
   { name: 'db fault: suspend write terminated', server: true, run: suspendFault },
-  { name: 'db fault: wake claim terminated', server: true, run: claimFault },
+  { name: 'db fault: wake terminal write terminated', server: true, run: terminalFault },
   // On a throwaway cluster of its own, not the machine's server.
   { name: 'db fault: server stopped under wake', server: false, run: restartFault },
   { name: 'load: suspend → answer → resume', server: true, run: loadScenario },

@@ -2,6 +2,7 @@ import type postgres from 'postgres';
 import { knob } from '../knobs.js';
 import type { Tally } from '../report.js';
 import {
+  answer,
   exec,
   Outcomes,
   openRunnerStorage,
@@ -20,21 +21,34 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
 }
 
-/** Checks the runner's tables after a run: nothing pending, nothing half-done. */
-export async function settled(sql: postgres.Sql, tally: Tally, what: string): Promise<void> {
+/**
+ * Checks the runner's tables after a run: nothing half-done, no answered run left unresumed,
+ * and exactly `expected.waiting` runs (and pending questions) still waiting on a person.
+ */
+export async function settled(
+  sql: postgres.Sql,
+  tally: Tally,
+  what: string,
+  expected: { waiting: number } = { waiting: 0 },
+): Promise<void> {
   const [row] = await sql`
     select
       (select count(*) from aura.paused_states where resumed_at is null)::int as pending,
-      (select count(*) from aura.paused_states p join x_continuation.suspensions s on s.interaction_id = p.token
-        where p.resumed_at is not null and not s.resolved)::int as answered_unresumed,
+      (select count(*) from x_continuation.runs where status in ('ready', 'running'))::int as unresumed,
+      (select count(*) from x_continuation.runs where status = 'waiting')::int as waiting,
       (select count(*) from aura.paused_states p where not exists
         (select 1 from x_continuation.suspensions s where s.interaction_id = p.token))::int as pause_without_continuation,
       (select count(*) from x_continuation.suspensions s where not exists
-        (select 1 from aura.paused_states p where p.token = s.interaction_id))::int as continuation_without_pause`;
+        (select 1 from aura.paused_states p where p.token = s.interaction_id))::int as continuation_without_pause,
+      (select count(*) from x_continuation.runs r where r.status = 'waiting' and not exists
+        (select 1 from aura.paused_states p where p.token = r.interaction_id and p.resumed_at is null))::int as run_without_question`;
   const r = row as Record<string, number>;
-  if (r.answered_unresumed)
-    tally.loss(`${what}: ${r.answered_unresumed} answered pause(s) never resumed`);
-  tally.check(!r.pending, () => `${what}: ${r.pending} pause(s) still pending`);
+  if (r.unresumed) tally.loss(`${what}: ${r.unresumed} answered run(s) never resumed`);
+  tally.check(
+    r.pending === expected.waiting && r.waiting === expected.waiting,
+    () =>
+      `${what}: ${r.pending} pending question(s) and ${r.waiting} waiting run(s), want ${expected.waiting}`,
+  );
   tally.check(
     !r.pause_without_continuation,
     () =>
@@ -44,6 +58,10 @@ export async function settled(sql: postgres.Sql, tally: Tally, what: string): Pr
     !r.continuation_without_pause,
     () =>
       `${what}: ${r.continuation_without_pause} continuation(s) without a pause row (partial suspend)`,
+  );
+  tally.check(
+    !r.run_without_question,
+    () => `${what}: ${r.run_without_question} waiting run(s) whose question is not pending`,
   );
 }
 
@@ -90,7 +108,7 @@ export async function loadScenario(tally: Tally): Promise<void> {
         for (const [step, content] of TRIP_ANSWERS.entries()) {
           const t0 = performance.now();
           const outcome = outcomes.next(conversationId, 120_000);
-          await storage.pauses().markResumed(token, { action: 'accept', content });
+          await answer(storage, token, { action: 'accept', content });
           answered.push(token);
           const event = await outcome;
           tally.cases++;

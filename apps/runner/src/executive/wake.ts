@@ -1,24 +1,21 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { TurnObserver } from './agent.js';
-import { type ModelFor, type Resumed, ResumeFailedError, resumeNext } from './executive.js';
-import type { Storage } from './storage.js';
+import { ASKUSER_ANSWERED_CHANNEL } from '@x/askuser';
+import type { Storage } from '../storage.js';
+import { backoffMs, type Resumed, type ResumeOptions, resumeNext } from './resume.js';
 
 /** Options of {@link wake}. */
-export interface WakeOptions {
-  /** Resume what is answered now, then return (instead of waiting for more). */
+export interface WakeOptions extends ResumeOptions {
+  /** Resume what is ready now, then return (instead of waiting for more). */
   once: boolean;
-  /** Workers resuming in parallel (each in its own transaction). */
+  /** Workers resuming in parallel (each claims and resumes one run at a time). */
   concurrency: number;
-  modelFor: ModelFor;
-  observerFor: (token: string, conversationId: string) => TurnObserver;
+  /** A claimed run ended this attempt (however it ended). */
   onResumed: (resumed: Resumed) => void;
-  /** A resume failed; it will be retried after `retryInMs` (not in `once` mode). */
-  onRetry: (token: string, error: unknown, retryInMs: number) => void;
   /** The database could not be reached; the loop waits `retryInMs` and tries again. */
   onUnavailable: (error: unknown, retryInMs: number) => void;
   /** Resolves to stop the loop after the resumes in flight. */
   stop: Promise<void>;
-  /** How often to look for answers when no notification arrives. */
+  /** How often to look for ready runs when no notification arrives. */
   pollMs?: number;
   /**
    * Opens a fresh storage after the database failed, closing the old one. A pool that lived
@@ -28,28 +25,21 @@ export interface WakeOptions {
   reopen?: () => Promise<Storage>;
 }
 
-const MAX_BACKOFF_MS = 30_000;
-
-/** Exponential backoff with full jitter, capped. */
-export function backoffMs(attempt: number, baseMs = 500): number {
-  const ceiling = Math.min(MAX_BACKOFF_MS, baseMs * 2 ** Math.min(attempt, 16));
-  return Math.round(ceiling / 2 + Math.random() * (ceiling / 2));
-}
-
 /**
- * The executive's wake loop: resumes answered pauses until told to stop (or, with `once`,
- * until none is left). Wakes on LISTEN/NOTIFY where the storage offers it, and polls as the
- * fallback. A failed resume is retried with backoff; an unreachable database is waited for.
+ * The executive's wake loop: claims and resumes ready runs until told to stop (or, with
+ * `once`, until none is ready). Wakes on LISTEN/NOTIFY where the storage offers it, and
+ * polls as the fallback (which also finds runs whose retry backoff or lease ran out). An
+ * unreachable database is waited for.
  *
- * @returns how many resumes failed and were left retryable (for `once` mode's exit code),
- *   and the storage in use at the end (a new one if it was reopened): the caller closes it.
+ * @returns how many attempts did not end the run well (retrying, failed, lease lost: for
+ *   `once` mode's exit code), and the storage in use at the end (a new one if it was
+ *   reopened): the caller closes it.
  */
 export async function wake(
   initial: Storage,
   options: WakeOptions,
 ): Promise<{ failed: number; storage: Storage }> {
   let storage = initial;
-  const retries = new Map<string, { attempts: number; until: number }>();
   let stopping = false;
   let failed = 0;
   let wakeUp = () => {};
@@ -66,10 +56,13 @@ export async function wake(
     stopping = true;
     poke();
   });
-  const listen = () => storage.listenAnswered?.(() => poke()).catch(() => undefined);
+  const listen = () =>
+    storage.listen?.([ASKUSER_ANSWERED_CHANNEL], () => poke()).catch(() => undefined);
   let unlisten = await listen();
-  const pollMs = options.pollMs ?? (storage.listenAnswered ? 5_000 : 1_000);
+  const pollMs = options.pollMs ?? (storage.listen ? 5_000 : 1_000);
   let outages = 0;
+  // A --once pass tries each run at most once: a failed attempt is left for a later pass.
+  const tried = new Set<string>();
   let reopening: Promise<void> | undefined;
   // One reopen at a time; workers that failed on the old storage wait for it.
   const reopen = (broken: Storage) => {
@@ -86,27 +79,21 @@ export async function wake(
     return reopening;
   };
 
-  const worker = async () => {
+  const worker = async (index: number) => {
     while (!stopping) {
       // Taken before looking, so that an answer announced while this worker is busy wakes it.
       const woken = signal;
-      const now = Date.now();
-      const skip = new Set([...retries].filter(([, r]) => r.until > now).map(([token]) => token));
-      let resumed: Resumed | undefined;
       const using = storage;
+      let resumed: Resumed | undefined;
       try {
-        resumed = await resumeNext(using, options.modelFor, options.observerFor, skip);
+        resumed = await resumeNext(using, {
+          ...options,
+          worker: `w${index}`,
+          ...(options.once ? { skip: [...tried] } : {}),
+        });
         outages = 0;
       } catch (error) {
-        if (error instanceof ResumeFailedError) {
-          const attempts = (retries.get(error.token)?.attempts ?? 0) + 1;
-          const wait = backoffMs(attempts);
-          retries.set(error.token, { attempts, until: Date.now() + wait });
-          failed++;
-          options.onRetry(error.token, error.cause, wait);
-          continue;
-        }
-        const wait = backoffMs(outages++, 1_000);
+        const wait = backoffMs(outages++);
         options.onUnavailable(error, wait);
         if (options.once) throw error;
         await Promise.race([sleep(wait), options.stop]);
@@ -114,7 +101,9 @@ export async function wake(
         continue;
       }
       if (resumed) {
-        retries.delete(resumed.token);
+        tried.add(resumed.runId);
+        const { status } = resumed.outcome;
+        if (status === 'retrying' || status === 'failed' || status === 'lease-lost') failed++;
         options.onResumed(resumed);
         continue;
       }
@@ -124,7 +113,9 @@ export async function wake(
   };
 
   try {
-    await Promise.all(Array.from({ length: Math.max(1, options.concurrency) }, worker));
+    await Promise.all(
+      Array.from({ length: Math.max(1, options.concurrency) }, (_, i) => worker(i + 1)),
+    );
   } finally {
     await unlisten?.();
   }

@@ -1,0 +1,105 @@
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import type { ResumeAnswer } from '@x/askuser';
+import { usageError } from '../errors.js';
+import { answerBatch, answer as answerOne } from '../executive/index.js';
+import { type Command, globalOptions, withStorage } from './context.js';
+
+function parseAnswer(
+  values: {
+    accept?: string | undefined;
+    option?: string | undefined;
+    decline?: boolean | undefined;
+    cancel?: boolean | undefined;
+  },
+  rest: string[],
+): { answer?: ResumeAnswer; option?: number } {
+  const given = [
+    values.accept !== undefined,
+    values.option !== undefined,
+    values.decline,
+    values.cancel,
+  ].filter(Boolean);
+  if (given.length !== 1) {
+    throw usageError('give exactly one of --accept TEXT, --option N, --decline [TEXT], --cancel');
+  }
+  if (values.accept !== undefined) return { answer: { action: 'accept', content: values.accept } };
+  if (values.decline) return { answer: { action: 'decline', content: rest.join(' ') } };
+  if (values.cancel) return { answer: { action: 'cancel', content: '' } };
+  const option = Number(values.option);
+  if (!Number.isInteger(option) || option < 1) throw usageError('--option takes a number from 1');
+  return { option };
+}
+
+function readBatch(file: string): Array<{ token: string; answer: ResumeAnswer }> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (error) {
+    throw usageError(`cannot read batch file ${file}: ${(error as Error).message}`);
+  }
+  if (!Array.isArray(parsed))
+    throw usageError('the batch file must hold a JSON array of {token, action, content}');
+  return parsed.map((entry, i) => {
+    const e = entry as Record<string, unknown>;
+    if (typeof e?.token !== 'string')
+      throw usageError(`batch entry ${i}: "token" must be a string`);
+    return {
+      token: e.token,
+      answer: { action: e.action, content: e.content ?? '' } as ResumeAnswer,
+    };
+  });
+}
+
+/** `runner answer TOKEN ...` and `runner answer --batch FILE`. */
+export const answer: Command = async (ctx, args) => {
+  const { values, positionals } = parseArgs({
+    args,
+    options: {
+      ...globalOptions,
+      accept: { type: 'string' },
+      option: { type: 'string' },
+      decline: { type: 'boolean' },
+      cancel: { type: 'boolean' },
+      batch: { type: 'string' },
+    },
+    allowPositionals: true,
+  });
+  if (values.batch !== undefined) {
+    if (positionals.length) throw usageError('--batch takes no TOKEN');
+    const batch = readBatch(values.batch);
+    return withStorage(ctx, async (storage) => {
+      await answerBatch(storage, batch);
+      ctx.out.record(
+        { type: 'answered', tokens: batch.map((b) => b.token) },
+        `answered ${batch.length} question(s)`,
+      );
+      return 0;
+    });
+  }
+  const [token, ...rest] = positionals;
+  if (!token) throw usageError('answer needs a TOKEN (see runner paused-states list)');
+  const parsed = parseAnswer(values, rest);
+  return withStorage(ctx, async (storage) => {
+    let given = parsed.answer;
+    if (!given) {
+      const pending = await storage.pauses().getByToken(token);
+      const options = Array.isArray(pending.options) ? (pending.options as unknown[]) : [];
+      const chosen = options[(parsed.option ?? 0) - 1];
+      if (typeof chosen !== 'string') {
+        throw usageError(
+          options.length
+            ? `--option ${parsed.option}: the question has options 1 to ${options.length}: ${options.map((o, i) => `${i + 1}) ${String(o)}`).join(', ')}`
+            : '--option: this question has no options; use --accept TEXT',
+        );
+      }
+      given = { action: 'accept', content: chosen };
+    }
+    await answerOne(storage, token, given);
+    ctx.out.record(
+      { type: 'answered', token, answer: given },
+      `answered ${token}: ${given.action}${given.content ? ` "${given.content}"` : ''}`,
+    );
+    return 0;
+  });
+};

@@ -1,0 +1,88 @@
+import type { TurnObserver } from '../agent.js';
+import type { RunResult } from '../executive/index.js';
+import type { Output } from '../output.js';
+import type { Storage } from '../storage.js';
+
+/** The options every command takes. */
+export const globalOptions = {
+  data: { type: 'string' },
+  model: { type: 'string' },
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+/** What a command gets from the CLI. */
+export interface Context {
+  out: Output;
+  dataDir: string;
+  modelId: string;
+  command: string;
+  /** Opens the storage (embedded default or DATABASE_URL), migrated. */
+  open(): Promise<Storage>;
+}
+
+/** A command: parses its own arguments, returns the exit code. */
+export type Command = (ctx: Context, args: string[]) => Promise<number>;
+
+/** Runs `fn` with an open storage, closing it afterwards. */
+export async function withStorage<T>(
+  ctx: Context,
+  fn: (storage: Storage) => Promise<T>,
+): Promise<T> {
+  const storage = await ctx.open();
+  try {
+    return await fn(storage);
+  } finally {
+    await storage.close();
+  }
+}
+
+/** Prints a running turn's events, tagged with `extra` in JSON mode. */
+export function observer(out: Output, extra: Record<string, unknown> = {}): TurnObserver {
+  return {
+    event: (event) => out.event(out.json ? { ...event, ...extra } : event),
+    modelCall: () => out.record({ type: 'model-call', ...extra }, undefined),
+  };
+}
+
+/** Prints where a run stands after a turn: completed, waiting (with how to answer), cancelled. */
+export function report(out: Output, result: RunResult): void {
+  switch (result.status) {
+    case 'completed':
+      out.record(
+        {
+          type: 'run-completed',
+          runId: result.runId,
+          conversationId: result.conversationId,
+          messages: result.messages,
+        },
+        `\n✓ completed (conversation ${result.conversationId}, run ${result.runId})`,
+      );
+      break;
+    case 'waiting': {
+      const options = result.options?.length
+        ? `\n${result.options.map((o, i) => `  ${i + 1}) ${o}`).join('\n')}`
+        : '';
+      const how = result.options?.length ? '--option N' : '--accept "..."';
+      out.record(
+        {
+          type: 'run-waiting',
+          status: 'waiting',
+          runId: result.runId,
+          conversationId: result.conversationId,
+          token: result.token,
+          question: result.question,
+          options: result.options,
+        },
+        `\n? ${result.question}${options}\nwaiting — token ${result.token}\n  answer: runner answer ${result.token} ${how}  (or --accept TEXT, --decline [TEXT], --cancel)`,
+      );
+      break;
+    }
+    case 'cancelled':
+      out.record(
+        { type: 'run-cancelled', runId: result.runId, conversationId: result.conversationId },
+        `✗ cancelled (conversation ${result.conversationId})`,
+      );
+      break;
+  }
+}

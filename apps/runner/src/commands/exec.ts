@@ -1,0 +1,36 @@
+import { parseArgs } from 'node:util';
+import { usageError } from '../errors.js';
+import { startRun } from '../executive/index.js';
+import { modelFromId } from '../model/index.js';
+import { type Command, globalOptions, observer, report, withStorage } from './context.js';
+
+function newId(prefix: string): string {
+  return `${prefix}-${Math.random().toString(36).slice(2, 10)}`;
+}
+
+/** `runner exec GOAL`: an unattended run until it completes or waits on a person. */
+export const exec: Command = async (ctx, args) => {
+  const { values, positionals } = parseArgs({
+    args,
+    options: { ...globalOptions, conversation: { type: 'string' } },
+    allowPositionals: true,
+  });
+  const goal = positionals.join(' ').trim();
+  if (!goal) throw usageError('exec needs a GOAL, e.g. runner exec "Plan a trip"');
+  const conversationId = values.conversation ?? newId('c');
+  const model = modelFromId(ctx.modelId);
+  return withStorage(ctx, async (storage) => {
+    const result = await startRun(
+      storage,
+      model,
+      goal,
+      conversationId,
+      observer(ctx.out, { conversationId }),
+    );
+    if (result.stopped.pauses > 0) {
+      ctx.out.note(`stopped ${result.stopped.pauses} open question(s) of ${conversationId} first`);
+    }
+    report(ctx.out, result);
+    return 0;
+  });
+};

@@ -1,0 +1,16 @@
+import { parseArgs } from 'node:util';
+import { migrateAll } from '../storage.js';
+import { type Command, globalOptions, withStorage } from './context.js';
+
+/** `runner migrate`: applies every package's migrations (idempotent). */
+export const migrate: Command = async (ctx, args) => {
+  parseArgs({ args, options: globalOptions });
+  return withStorage(ctx, async (storage) => {
+    await migrateAll(storage.db);
+    ctx.out.record(
+      { type: 'migrated', where: storage.where },
+      `migrations applied in ${storage.where}`,
+    );
+    return 0;
+  });
+};

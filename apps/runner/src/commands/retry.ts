@@ -1,0 +1,27 @@
+import { parseArgs } from 'node:util';
+import { ContinuationError } from '@x/continuation';
+import { usageError } from '../errors.js';
+import { type Command, globalOptions, withStorage } from './context.js';
+
+/** `runner retry RUN`: makes a failed run ready again. */
+export const retry: Command = async (ctx, args) => {
+  const { positionals } = parseArgs({ args, options: globalOptions, allowPositionals: true });
+  const [runId] = positionals;
+  if (!runId || positionals.length > 1)
+    throw usageError('retry needs one RUN id (see runner runs)');
+  return withStorage(ctx, async (storage) => {
+    const run = await storage
+      .runs()
+      .retry(runId)
+      .catch((error: unknown) => {
+        // A run that is not failed: the command was given the wrong run.
+        if (ContinuationError.hasCode(error, 'invalid')) throw usageError(error.message);
+        throw error;
+      });
+    ctx.out.record(
+      { type: 'run-ready', runId, conversationId: run.conversationId },
+      `run ${runId} (${run.conversationId}) is ready again; a running wake picks it up (or: runner wake --once)`,
+    );
+    return 0;
+  });
+};

@@ -1,0 +1,65 @@
+import { parseArgs } from 'node:util';
+import type { RunRecord, RunStatus } from '@x/continuation-postgres';
+import { usageError } from '../errors.js';
+import { type Command, globalOptions, withStorage } from './context.js';
+
+const STATUSES: readonly RunStatus[] = [
+  'running',
+  'waiting',
+  'ready',
+  'completed',
+  'cancelled',
+  'failed',
+];
+
+/** One line about a run, for people. */
+export function describeRun(run: RunRecord, now = Date.now()): string {
+  const parts = [`${run.runId}  ${run.status.padEnd(9)} [${run.conversationId}]`];
+  if (run.attempts) parts.push(`attempt ${run.attempts}`);
+  if (run.status === 'running' && run.leaseExpiresAt) {
+    parts.push(
+      `held by ${run.leaseOwner} for ${Math.max(0, Math.round((run.leaseExpiresAt.getTime() - now) / 1000))} s more`,
+    );
+  }
+  if (run.status === 'ready' && run.readyAt && run.readyAt.getTime() > now) {
+    parts.push(`retry in ${Math.ceil((run.readyAt.getTime() - now) / 1000)} s`);
+  }
+  if (run.status === 'waiting' && run.interactionId) parts.push(`on question ${run.interactionId}`);
+  parts.push(`updated ${run.updatedAt.toISOString()}`);
+  if (run.lastError) parts.push(`\n    last error: ${run.lastError}`);
+  if (run.status === 'failed') parts.push(`\n    retry it: runner retry ${run.runId}`);
+  return parts.join('  ');
+}
+
+/** `runner runs [--conversation C] [--status S] [--limit N]`: recorded runs, newest first. */
+export const runs: Command = async (ctx, args) => {
+  const { values } = parseArgs({
+    args,
+    options: {
+      ...globalOptions,
+      conversation: { type: 'string' },
+      status: { type: 'string' },
+      limit: { type: 'string' },
+    },
+  });
+  const status = values.status as RunStatus | undefined;
+  if (status !== undefined && !STATUSES.includes(status)) {
+    throw usageError(`--status takes one of ${STATUSES.join(', ')}, not "${status}"`);
+  }
+  const limit = values.limit === undefined ? undefined : Number(values.limit);
+  if (limit !== undefined && (!Number.isInteger(limit) || limit < 1 || limit > 10_000)) {
+    throw usageError('--limit takes a whole number from 1 to 10000');
+  }
+  return withStorage(ctx, async (storage) => {
+    const list = await storage.runs().list({
+      ...(values.conversation === undefined ? {} : { conversationId: values.conversation }),
+      ...(status === undefined ? {} : { status }),
+      ...(limit === undefined ? {} : { limit }),
+    });
+    for (const run of list) ctx.out.record({ type: 'run', ...run }, describeRun(run));
+    if (list.length === 0) {
+      ctx.out.record({ type: 'none' }, 'no runs match');
+    }
+    return 0;
+  });
+};

@@ -1,0 +1,49 @@
+import { parseArgs } from 'node:util';
+import { usageError } from '../errors.js';
+import { modelFromId } from '../model/index.js';
+import { type Command, globalOptions, withStorage } from './context.js';
+import { reportResumed } from './wake.js';
+
+/** `runner serve`: the approval center, and (unless --no-wake) the wake loop. */
+export const serve: Command = async (ctx, args) => {
+  const { values } = parseArgs({
+    args,
+    options: {
+      ...globalOptions,
+      host: { type: 'string' },
+      port: { type: 'string' },
+      token: { type: 'string' },
+      'no-wake': { type: 'boolean' },
+    },
+  });
+  const port = Number(values.port ?? 4319);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw usageError('--port takes a number from 0 to 65535');
+  const host = values.host ?? '127.0.0.1';
+  const token = values.token ?? (process.env.RUNNER_TOKEN || undefined);
+  const { assertServeAllowed, startServe } = await import('../serve/index.js');
+  assertServeAllowed(host, token);
+  return withStorage(ctx, async (storage) => {
+    const server = await startServe(storage, {
+      host,
+      port,
+      token,
+      wake: !values['no-wake'],
+      modelFor: (id) => modelFromId(id || ctx.modelId),
+      onResumed: (resumed) => reportResumed(ctx.out, resumed),
+      onError: (line) => ctx.out.error(line),
+    });
+    const stopped = new Promise<void>((resolve) => {
+      process.once('SIGINT', resolve);
+      process.once('SIGTERM', resolve);
+    });
+    ctx.out.record(
+      { type: 'listening', url: server.url, where: storage.where, wake: !values['no-wake'] },
+      `approval center on ${server.url} (${storage.where}${values['no-wake'] ? '' : ', resuming answered runs'}); Ctrl-C to stop` +
+        (token ? '\nopen it once as URL?token=YOUR_TOKEN to sign the browser in' : ''),
+    );
+    await stopped;
+    await server.close();
+    return 0;
+  });
+};

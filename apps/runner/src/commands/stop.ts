@@ -1,0 +1,25 @@
+import { parseArgs } from 'node:util';
+import { notFoundError, usageError } from '../errors.js';
+import { stopConversation } from '../executive/index.js';
+import { type Command, globalOptions, withStorage } from './context.js';
+
+/** `runner stop CONVERSATION`: closes its open questions and cancels its runs. */
+export const stop: Command = async (ctx, args) => {
+  const { positionals } = parseArgs({ args, options: globalOptions, allowPositionals: true });
+  const [conversationId] = positionals;
+  if (!conversationId || positionals.length > 1) throw usageError('stop needs one CONVERSATION id');
+  return withStorage(ctx, async (storage) => {
+    const closed = await stopConversation(storage, conversationId);
+    const nothing = closed.pauses + closed.continuations + closed.runs === 0;
+    if (nothing && (await storage.runs().list({ conversationId, limit: 1 })).length === 0) {
+      throw notFoundError(`no conversation ${conversationId}: no run of it is recorded`);
+    }
+    ctx.out.record(
+      { type: 'stopped', conversationId, ...closed },
+      nothing
+        ? `${conversationId} had nothing open: no question waits and no run is in flight`
+        : `stopped ${conversationId}: ${closed.pauses} open question(s) closed, ${closed.runs} run(s) cancelled`,
+    );
+    return 0;
+  });
+};

@@ -1,0 +1,114 @@
+import { parseArgs } from 'node:util';
+import { usageError } from '../errors.js';
+import { leasePolicyFromEnv, type Resumed, wake as wakeLoop } from '../executive/index.js';
+import { modelFromId } from '../model/index.js';
+import type { Output } from '../output.js';
+import { type Command, globalOptions, observer, report } from './context.js';
+
+/** Prints how one claimed run's attempt ended. */
+export function reportResumed(out: Output, resumed: Resumed): void {
+  const { runId, token, conversationId, answer, attempt, outcome } = resumed;
+  const base = { runId, token, conversationId, attempt };
+  // A failed attempt is a problem line (stderr) for people, and an event for scripts.
+  switch (outcome.status) {
+    case 'retrying':
+      out.record({
+        type: 'run-retrying',
+        ...base,
+        error: outcome.error,
+        retryInMs: outcome.retryInMs,
+      });
+      out.error(
+        `run ${runId} (${conversationId}) attempt ${attempt} failed: ${outcome.error}; it stays answered and is retried in ${Math.ceil(outcome.retryInMs / 1000)} s`,
+      );
+      return;
+    case 'failed':
+      out.record({ type: 'run-failed', ...base, error: outcome.error });
+      out.error(
+        `run ${runId} (${conversationId}) failed after ${attempt} attempt(s): ${outcome.error}\n  it stays answered; retry it with: runner retry ${runId}`,
+      );
+      return;
+    case 'lease-lost':
+      out.record({ type: 'run-lease-lost', ...base });
+      out.error(
+        `run ${runId} (${conversationId}): this worker stalled past its lease and another took the run over; nothing of this attempt was written`,
+      );
+      return;
+    default:
+      out.record(
+        { type: 'resumed', ...base, action: answer.action, status: outcome.status },
+        `resumed ${token} (${answer.action}) of ${conversationId}`,
+      );
+      report(out, outcome);
+  }
+}
+
+/** `runner wake [--once] [--concurrency N]`: the executive's wake loop. */
+export const wake: Command = async (ctx, args) => {
+  const { values } = parseArgs({
+    args,
+    options: { ...globalOptions, once: { type: 'boolean' }, concurrency: { type: 'string' } },
+  });
+  const concurrency = Number(values.concurrency ?? 1);
+  if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 64) {
+    throw usageError('--concurrency takes a whole number from 1 to 64');
+  }
+  const policy = leasePolicyFromEnv();
+  // Not withStorage: after a database outage the wake loop may swap in a fresh storage,
+  // and the one in use at the end is the one to close.
+  let storage = await ctx.open();
+  try {
+    let stop = () => {};
+    const stopped = new Promise<void>((resolve) => {
+      stop = resolve;
+    });
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+    const pollMs = Number(process.env.RUNNER_WAKE_POLL_MS) || undefined;
+    if (!values.once) {
+      ctx.out.note(`waiting for answers in ${storage.where} (Ctrl-C to stop)`);
+      if (!storage.listen && storage.kind === 'postgres') {
+        ctx.out.note(
+          `no LISTEN through the pooler: looking for answers every ${(pollMs ?? 5_000) / 1000} s (set RUNNER_LISTEN_URL to a direct connection to be woken at once)`,
+        );
+      }
+    }
+    let resumed = 0;
+    const outcome = await wakeLoop(storage, {
+      once: Boolean(values.once),
+      concurrency,
+      pollMs,
+      policy,
+      modelFor: (id) => modelFromId(id || ctx.modelId),
+      observerFor: ({ runId, token, conversationId }) =>
+        observer(ctx.out, { runId, token, conversationId }),
+      onResumed: (done) => {
+        resumed++;
+        reportResumed(ctx.out, done);
+      },
+      onUnavailable: (error, wait) =>
+        ctx.out.error(
+          `database unavailable (${(error as Error)?.message ?? error}); retrying in ${Math.round(wait / 1000)}s`,
+        ),
+      stop: stopped,
+      reopen:
+        storage.kind === 'postgres'
+          ? async () => {
+              const fresh = await ctx.open();
+              await storage.close().catch(() => {});
+              storage = fresh;
+              return fresh;
+            }
+          : undefined,
+    });
+    storage = outcome.storage;
+    process.off('SIGINT', stop);
+    process.off('SIGTERM', stop);
+    if (values.once && resumed === 0) {
+      ctx.out.record({ type: 'idle' }, 'nothing to resume: no answered run is ready');
+    }
+    return outcome.failed > 0 && values.once ? 1 : 0;
+  } finally {
+    await storage.close();
+  }
+};

@@ -1,0 +1,18 @@
+export { answer, answerBatch } from './answer.js';
+export {
+  backoffMs,
+  type LeasePolicy,
+  leasePolicyFromEnv,
+  type Resumed,
+  type ResumeOptions,
+  resumeNext,
+} from './resume.js';
+export { type Stopped, startRun, stopConversation } from './start.js';
+export {
+  type ModelFor,
+  type ResumeContext,
+  type RunResult,
+  type SuspendedTurn,
+  suspend,
+} from './suspend.js';
+export { type WakeOptions, wake } from './wake.js';

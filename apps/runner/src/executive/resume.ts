@@ -1,0 +1,251 @@
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import { type ResumeAnswer, resumeAnswerSchema } from '@x/askuser';
+import { ContinuationError, resumeMessages, type Suspension } from '@x/continuation';
+import type { ClaimedRun } from '@x/continuation-postgres';
+import { runTurn, type TurnObserver, type TurnOutcome } from '../agent.js';
+import { type Model, ModelError } from '../model/model.js';
+import type { Storage } from '../storage.js';
+import { answerResult } from '../tools.js';
+import { type ModelFor, type RunResult, suspend } from './suspend.js';
+
+/** How long a lease lasts unless renewed, and how many attempts a run gets. */
+export interface LeasePolicy {
+  leaseMs: number;
+  maxAttempts: number;
+  /** The wait before attempt `attempt + 1` after attempt `attempt` failed. */
+  backoffMs(attempt: number): number;
+}
+
+const MAX_BACKOFF_MS = 300_000;
+
+/** Exponential backoff with full jitter, capped at 5 minutes. */
+export function backoffMs(attempt: number, baseMs = 1_000): number {
+  const ceiling = Math.min(MAX_BACKOFF_MS, baseMs * 2 ** Math.min(attempt, 20));
+  return Math.round(ceiling / 2 + Math.random() * (ceiling / 2));
+}
+
+/** The policy from the environment: RUNNER_LEASE_MS, RUNNER_MAX_ATTEMPTS, RUNNER_RETRY_BACKOFF_MS. */
+export function leasePolicyFromEnv(env: NodeJS.ProcessEnv = process.env): LeasePolicy {
+  const number = (name: string, fallback: number) => {
+    const value = Number(env[name]);
+    return env[name] && Number.isFinite(value) && value > 0 ? value : fallback;
+  };
+  const base = number('RUNNER_RETRY_BACKOFF_MS', 1_000);
+  return {
+    leaseMs: number('RUNNER_LEASE_MS', 60_000),
+    maxAttempts: number('RUNNER_MAX_ATTEMPTS', 5),
+    backoffMs: (attempt) => backoffMs(attempt - 1, base),
+  };
+}
+
+/** What became of one claimed run, as {@link resumeNext} reports it. */
+export interface Resumed {
+  runId: string;
+  /** The question whose answer the run resumed from. */
+  token: string;
+  conversationId: string;
+  answer: ResumeAnswer;
+  /** This attempt's number (1 for the first). */
+  attempt: number;
+  outcome:
+    | RunResult
+    /** The attempt failed; the run is ready again after the backoff. */
+    | {
+        status: 'retrying';
+        runId: string;
+        conversationId: string;
+        error: string;
+        retryInMs: number;
+      }
+    /** The attempt failed and no retry is left: `runner retry` makes it ready again. */
+    | { status: 'failed'; runId: string; conversationId: string; error: string }
+    /** Another worker took the run over (this one stalled past its lease): nothing was written. */
+    | { status: 'lease-lost'; runId: string; conversationId: string };
+}
+
+/** Options of {@link resumeNext}. */
+export interface ResumeOptions {
+  modelFor: ModelFor;
+  /** The observer of a claimed run's turn. */
+  observerFor(run: { runId: string; token: string; conversationId: string }): TurnObserver;
+  policy: LeasePolicy;
+  /** Names this worker in its lease owners (`host/pid/worker#claim`); default `w1`. */
+  worker?: string;
+  /** Runs not to claim (those a `--once` pass already tried). */
+  skip?: readonly string[];
+}
+
+let claims = 0;
+
+/**
+ * Claims ONE ready run (one statement, committed before anything else), resumes its turn
+ * with `resumeMessages` while renewing the lease, and records how it ended in one
+ * transaction that commits only while this worker still holds the lease: completed, waiting
+ * on a new question (saved first, then the old continuation marked resolved), or
+ * cancelled. A failed model call backs off and retries up to the policy's limit, then
+ * fails the run. No transaction or pooled connection is held while the model runs.
+ *
+ * @returns undefined when no run is ready.
+ */
+export async function resumeNext(
+  storage: Storage,
+  options: ResumeOptions,
+): Promise<Resumed | undefined> {
+  // Unique per claim: it is the fencing token that the run's later writes must present.
+  const owner = `${hostname()}/${process.pid}/${options.worker ?? 'w1'}#${++claims}.${randomUUID().slice(0, 8)}`;
+  const claimed = await storage
+    .runs()
+    .claim({ owner, leaseMs: options.policy.leaseMs, skip: options.skip ?? [] });
+  if (!claimed) return undefined;
+  return resumeClaimed(storage, claimed, owner, options);
+}
+
+async function resumeClaimed(
+  storage: Storage,
+  claimed: ClaimedRun,
+  owner: string,
+  options: ResumeOptions,
+): Promise<Resumed> {
+  const { run, suspension } = claimed;
+  const { runId, conversationId } = run;
+  const token = run.interactionId ?? '';
+  const answer = resumeAnswerSchema.parse(run.input);
+  const report = (outcome: Resumed['outcome']): Resumed => ({
+    runId,
+    token,
+    conversationId,
+    answer,
+    attempt: run.attempts,
+    outcome,
+  });
+  const ids = { runId, conversationId };
+  const runs = storage.runs();
+  try {
+    if (!suspension) {
+      await runs.finish(runId, owner, {
+        status: 'cancelled',
+        reason: 'its saved turn was resolved by another route',
+      });
+      return report({ status: 'cancelled', ...ids });
+    }
+    if (run.attempts > options.policy.maxAttempts) {
+      const error = `gave up after ${options.policy.maxAttempts} attempts: each one ended with its worker gone (the lease expired)`;
+      await runs.fail(runId, owner, error, undefined);
+      return report({ status: 'failed', ...ids, error });
+    }
+    if (answer.action === 'cancel') {
+      await storage.transaction(async (tx) => {
+        await storage.runs(tx).finish(runId, owner, {
+          status: 'cancelled',
+          reason: 'the person cancelled',
+        });
+        await storage.continuations(tx).markResolved(token);
+      });
+      return report({ status: 'cancelled', ...ids });
+    }
+    const modelId = (run.meta as { model?: unknown } | null)?.model;
+    const lease = keepLease(storage, runId, owner, options.policy.leaseMs);
+    let model: Model;
+    let turn: TurnOutcome;
+    try {
+      // Inside the try: a model that cannot be made (a missing API key) fails this attempt.
+      model = options.modelFor(typeof modelId === 'string' ? modelId : '');
+      const messages = resumeMessages(suspension, answerResult(suspension.toolUseId, answer));
+      turn = await runTurn(model, messages, options.observerFor({ runId, token, conversationId }), {
+        signal: lease.signal,
+      });
+    } catch (error) {
+      await lease.stop();
+      if (lease.lost) return report({ status: 'lease-lost', ...ids });
+      return report(await failAttempt(storage, claimed, owner, error, options.policy));
+    } finally {
+      await lease.stop();
+    }
+    return report(await finishTurn(storage, claimed, suspension, owner, model, turn));
+  } catch (error) {
+    if (ContinuationError.hasCode(error, 'lease_lost'))
+      return report({ status: 'lease-lost', ...ids });
+    throw error;
+  }
+}
+
+/** The fenced terminal write of a turn that reached a terminal state. */
+async function finishTurn(
+  storage: Storage,
+  { run }: ClaimedRun,
+  suspension: Suspension,
+  owner: string,
+  model: Model,
+  turn: TurnOutcome,
+): Promise<RunResult> {
+  const { runId, conversationId } = run;
+  const token = run.interactionId ?? '';
+  return storage.transaction(async (tx): Promise<RunResult> => {
+    const runs = storage.runs(tx);
+    if (turn.status === 'completed') {
+      const added = turn.messages.slice(suspension.messages?.length ?? 0);
+      await runs.finish(runId, owner, { status: 'completed', messages: added });
+      await storage.continuations(tx).markResolved(token);
+      return { status: 'completed', runId, conversationId, messages: turn.messages };
+    }
+    // The run first: a worker that lost its lease stops here, and the run row stays locked
+    // until the rest is written.
+    const next = randomUUID();
+    await runs.finish(runId, owner, { status: 'waiting', interactionId: next });
+    const waiting = await suspend(tx, storage, { runId, conversationId }, model, turn, next);
+    await storage.continuations(tx).markResolved(token);
+    return waiting;
+  });
+}
+
+/** Records a failed attempt: ready again after a backoff, or failed when none is left. */
+async function failAttempt(
+  storage: Storage,
+  { run }: ClaimedRun,
+  owner: string,
+  error: unknown,
+  policy: LeasePolicy,
+): Promise<Resumed['outcome']> {
+  const message = error instanceof Error ? error.message : String(error);
+  const ids = { runId: run.runId, conversationId: run.conversationId };
+  const final = error instanceof ModelError && !error.retryable;
+  const retryInMs =
+    final || run.attempts >= policy.maxAttempts ? undefined : policy.backoffMs(run.attempts);
+  await storage.runs().fail(run.runId, owner, message, retryInMs);
+  return retryInMs === undefined
+    ? { status: 'failed', ...ids, error: message }
+    : { status: 'retrying', ...ids, error: message, retryInMs };
+}
+
+/**
+ * Renews the lease every third of its length while the turn runs; aborts the turn the
+ * moment a renewal finds the lease taken over.
+ */
+function keepLease(storage: Storage, runId: string, owner: string, leaseMs: number) {
+  const controller = new AbortController();
+  let lost = false;
+  let renewing: Promise<unknown> = Promise.resolve();
+  const timer = setInterval(() => {
+    renewing = storage
+      .runs()
+      .renew(runId, owner, leaseMs)
+      .then((held) => {
+        if (held) return;
+        lost = true;
+        controller.abort(new Error(`the lease of run ${runId} was taken over`));
+      })
+      // A renewal that fails (the database is away) is tried again at the next tick.
+      .catch(() => {});
+  }, leaseMs / 3);
+  return {
+    signal: controller.signal,
+    get lost() {
+      return lost;
+    },
+    async stop() {
+      clearInterval(timer);
+      await renewing;
+    },
+  };
+}

@@ -1,0 +1,68 @@
+import { randomUUID } from 'node:crypto';
+import { userMessage } from '@x/wire';
+import { runTurn, type TurnObserver } from '../agent.js';
+import type { Model } from '../model/model.js';
+import type { Storage } from '../storage.js';
+import { type RunResult, suspend } from './suspend.js';
+
+/** What stopping a conversation closed. */
+export interface Stopped {
+  pauses: number;
+  continuations: number;
+  runs: number;
+}
+
+/**
+ * The loop-stop path: resolves every open pause of the conversation with the
+ * auto-terminated marker, marks its continuations resolved and cancels its runs, in one
+ * transaction (a worker running one of them then has its terminal write refused).
+ */
+export async function stopConversation(storage: Storage, conversationId: string): Promise<Stopped> {
+  return storage.transaction(async (tx) => {
+    const pauses = await storage.pauses(tx).autoResolveForConversation(conversationId);
+    const store = storage.continuations(tx);
+    let continuations = 0;
+    for (const open of await store.listUnresolved({ sessionId: conversationId })) {
+      await store.markResolved(open.interactionId);
+      continuations++;
+    }
+    const runs = await storage.runs(tx).cancelConversation(conversationId);
+    return { pauses, continuations, runs };
+  });
+}
+
+/**
+ * `runner exec`: runs a goal until the turn completes or waits on a person, and records
+ * the run. A conversation that still has open pauses is stopped first, so its transcript
+ * never holds a tool_use without its tool_result.
+ */
+export async function startRun(
+  storage: Storage,
+  model: Model,
+  goal: string,
+  conversationId: string,
+  observer: TurnObserver,
+): Promise<RunResult & { stopped: Stopped }> {
+  const stopped = await stopConversation(storage, conversationId);
+  const runId = randomUUID();
+  const outcome = await runTurn(model, [userMessage(goal)], observer);
+  const meta = { model: model.id };
+  if (outcome.status === 'completed') {
+    await storage.runs().create({
+      runId,
+      conversationId,
+      status: 'completed',
+      messages: outcome.messages,
+      meta,
+    });
+    return { status: 'completed', runId, conversationId, messages: outcome.messages, stopped };
+  }
+  const waiting = await storage.transaction(async (tx) => {
+    const result = await suspend(tx, storage, { runId, conversationId }, model, outcome);
+    await storage
+      .runs(tx)
+      .create({ runId, conversationId, status: 'waiting', interactionId: result.token, meta });
+    return result;
+  });
+  return { ...waiting, stopped };
+}

@@ -1,0 +1,70 @@
+import { randomUUID } from 'node:crypto';
+import { createSuspension } from '@x/continuation';
+import type { Message } from '@x/wire';
+import type { TurnOutcome } from '../agent.js';
+import type { Model } from '../model/model.js';
+import type { Db, Storage } from '../storage.js';
+
+/** How an unattended run stands once a turn of it stopped. */
+export type RunResult =
+  | { status: 'completed'; runId: string; conversationId: string; messages: Message[] }
+  | {
+      status: 'waiting';
+      runId: string;
+      conversationId: string;
+      token: string;
+      question: string;
+      options: string[] | null;
+    }
+  | { status: 'cancelled'; runId: string; conversationId: string };
+
+/** What an unattended run needs to pick the model of a conversation. */
+export type ModelFor = (modelId: string) => Model;
+
+/** A turn that stopped on a human tool call. */
+export type SuspendedTurn = Extract<TurnOutcome, { status: 'suspended' }>;
+
+/** What a pause row of the executive keeps to resume its run. */
+export interface ResumeContext {
+  /** The model the run was started with. */
+  model: string;
+  run: string;
+}
+
+/**
+ * Saves a suspended turn for later: the pause row (token = interaction id) and the
+ * continuation WITH the full messages. Call it inside `storage.transaction`, together with
+ * the run's own write (created waiting, or finished as waiting on this token), so that all
+ * are written or none.
+ */
+export async function suspend(
+  tx: Db,
+  storage: Storage,
+  run: { runId: string; conversationId: string },
+  model: Pick<Model, 'id'>,
+  outcome: SuspendedTurn,
+  token: string = randomUUID(),
+): Promise<Extract<RunResult, { status: 'waiting' }>> {
+  const suspension = createSuspension({
+    interactionId: token,
+    sessionId: run.conversationId,
+    runId: run.runId,
+    toolUseId: outcome.toolUse.id,
+    assistant: outcome.assistant,
+    messages: [...outcome.messages, outcome.assistant],
+  });
+  const { kind, question, options, priority } = outcome.question;
+  const resumeContext: ResumeContext = { model: model.id, run: run.runId };
+  await storage.pauses(tx).insert({
+    token,
+    conversationId: run.conversationId,
+    kind,
+    question,
+    options,
+    priority,
+    toolCallId: outcome.toolUse.id,
+    resumeContext,
+  });
+  await storage.continuations(tx).save(suspension);
+  return { status: 'waiting', ...run, token, question, options };
+}

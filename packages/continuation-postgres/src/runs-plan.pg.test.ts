@@ -1,0 +1,43 @@
+import { openServerTarget, type SqlTarget, serverForTests } from '@internal/pg-test';
+import { sql } from 'drizzle-orm';
+import type postgres from 'postgres';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { migrate, PostgresRunQueue } from './index.js';
+
+const serverUrl = await serverForTests();
+
+describe.skipIf(serverUrl === undefined)('the claim at 100,000 runs (server)', () => {
+  let target: SqlTarget;
+  beforeAll(async () => {
+    target = await openServerTarget(serverUrl ?? '');
+    await migrate(target.db);
+    // Half finished, half waiting on a person; five ready.
+    await target.db.execute(sql`
+      insert into x_continuation.runs (run_id, conversation_id, status, interaction_id, due_at, finished_at)
+      select 'run-' || g, 'conv-' || (g % 500),
+        case when g <= 5 then 'ready' when g % 2 = 0 then 'completed' else 'waiting' end,
+        'ask-' || g,
+        case when g <= 5 then now() else null end,
+        case when g > 5 and g % 2 = 0 then now() else null end
+      from generate_series(1, 100000) g`);
+    await target.db.execute(sql`analyze x_continuation.runs`);
+  });
+  afterAll(() => target?.close());
+
+  it('reads only the partial index of claimable runs, whatever else the table holds', async () => {
+    const client = target.client as postgres.Sql;
+    const [row] = await client.unsafe(`explain (analyze, buffers, format json)
+      select run_id from x_continuation.runs where status in ('ready', 'running') and due_at <= now()
+      order by due_at, run_id limit 1 for update skip locked`);
+    const [explained] = (row?.['QUERY PLAN'] ?? []) as { Plan: unknown }[];
+    const plan = JSON.stringify(explained?.Plan);
+    expect(plan).toContain('"Index Name":"runs_claimable_idx"');
+    expect(plan).not.toContain('"Node Type":"Seq Scan"');
+    expect(plan).not.toContain('"Node Type":"Sort"');
+    // A handful of buffers, not thousands: the finished and waiting runs are never read.
+    const buffers = [...plan.matchAll(/"Shared Hit Blocks":(\d+)/g)].map((m) => Number(m[1]));
+    expect(Math.max(...buffers)).toBeLessThan(50);
+    const claimed = await new PostgresRunQueue(target.db).claim({ owner: 'w', leaseMs: 1000 });
+    expect(claimed?.run.runId).toMatch(/^run-[1-5]$/);
+  });
+});

@@ -1,0 +1,300 @@
+import { randomUUID } from 'node:crypto';
+import { type SqlTarget, sqlTargets } from '@internal/pg-test';
+import { ContinuationError } from '@x/continuation';
+import { sampleSuspension } from '@x/continuation/testing';
+import type { Message } from '@x/wire';
+import { sql } from 'drizzle-orm';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import {
+  type ContinuationDatabase,
+  migrate,
+  PostgresContinuationStore,
+  PostgresRunQueue,
+} from './index.js';
+
+const LEASE = 60_000;
+const reply: Message = { role: 'assistant', content: [{ type: 'text', text: 'Done.' }] };
+
+for (const t of await sqlTargets()) {
+  describe.skipIf(t.skip)(`PostgresRunQueue (${t.kind})`, () => {
+    let target: SqlTarget;
+    let db: ContinuationDatabase;
+    let queue: PostgresRunQueue;
+    let store: PostgresContinuationStore;
+    beforeAll(async () => {
+      target = await t.open();
+      db = target.db;
+      await migrate(db);
+      queue = new PostgresRunQueue(db);
+      store = new PostgresContinuationStore(db);
+    });
+    afterAll(() => target?.close());
+    beforeEach(async () => {
+      await db.execute(sql`delete from x_continuation.runs`);
+      await db.execute(sql`delete from x_continuation.suspensions`);
+    });
+
+    /** A run waiting on a saved continuation of its conversation; returns its ids. */
+    async function waitingRun(conversationId = 'c1') {
+      const runId = randomUUID();
+      const suspension = sampleSuspension({ sessionId: conversationId, runId, messages: true });
+      await store.save(suspension);
+      await queue.create({
+        runId,
+        conversationId,
+        status: 'waiting',
+        interactionId: suspension.interactionId,
+        meta: { model: 'scripted:trip' },
+      });
+      return { runId, interactionId: suspension.interactionId, suspension };
+    }
+
+    /** Moves the run's due time into the past: its lease expired, or its backoff ended. */
+    async function makeDue(runId: string) {
+      await db.execute(
+        sql`update x_continuation.runs set due_at = now() - interval '1 second' where run_id = ${runId}`,
+      );
+    }
+
+    const owner = () => `worker-${randomUUID()}`;
+
+    it('a waiting run is not claimable; its answer makes it ready, and one claim takes it with the record and the answer', async () => {
+      const { runId, interactionId, suspension } = await waitingRun();
+      expect(await queue.claim({ owner: owner(), leaseMs: LEASE })).toBeUndefined();
+      const ready = await queue.markReady(interactionId, { action: 'accept', content: 'Lisbon' });
+      expect(ready).toMatchObject({ runId, status: 'ready', attempts: 0 });
+      expect(ready?.readyAt).toBeInstanceOf(Date);
+      const me = owner();
+      const claimed = await queue.claim({ owner: me, leaseMs: LEASE });
+      expect(claimed?.run).toMatchObject({
+        runId,
+        status: 'running',
+        attempts: 1,
+        leaseOwner: me,
+        input: { action: 'accept', content: 'Lisbon' },
+        meta: { model: 'scripted:trip' },
+      });
+      expect(claimed?.run.leaseExpiresAt?.getTime()).toBeGreaterThan(Date.now() + LEASE / 2);
+      expect(claimed?.suspension).toEqual(suspension);
+      // Leased: nobody else gets it.
+      expect(await queue.claim({ owner: owner(), leaseMs: LEASE })).toBeUndefined();
+    });
+
+    it('a claim skips the runs it is told to', async () => {
+      const a = await waitingRun('a');
+      const b = await waitingRun('b');
+      await queue.markReady(a.interactionId, { action: 'accept', content: 'x' });
+      await queue.markReady(b.interactionId, { action: 'accept', content: 'x' });
+      const claimed = await queue.claim({ owner: owner(), leaseMs: LEASE, skip: [a.runId] });
+      expect(claimed?.run.runId).toBe(b.runId);
+      expect(await queue.claim({ owner: owner(), leaseMs: LEASE, skip: [a.runId] })).toBe(
+        undefined,
+      );
+    });
+
+    it('markReady of a question no run waits on changes nothing', async () => {
+      expect(await queue.markReady('nobody-waits', { action: 'accept', content: '' })).toBe(
+        undefined,
+      );
+      const { interactionId } = await waitingRun();
+      await queue.markReady(interactionId, { action: 'accept', content: 'a' });
+      // A second answer does not make a ready run ready again.
+      expect(await queue.markReady(interactionId, { action: 'accept', content: 'b' })).toBe(
+        undefined,
+      );
+    });
+
+    it('markReadyMany readies the waiting runs of many answers in one statement', async () => {
+      const a = await waitingRun('a');
+      const b = await waitingRun('b');
+      const answered = await queue.markReadyMany([
+        { interactionId: a.interactionId, input: { action: 'accept', content: 'A' } },
+        { interactionId: b.interactionId, input: { action: 'decline', content: '' } },
+        { interactionId: 'nobody-waits', input: {} },
+      ]);
+      expect(answered).toBe(2);
+      expect(await queue.get(b.runId)).toMatchObject({
+        status: 'ready',
+        input: { action: 'decline', content: '' },
+      });
+    });
+
+    it('concurrent claims each take a different run', async () => {
+      const ids: string[] = [];
+      for (let i = 0; i < 12; i++) {
+        const { runId, interactionId } = await waitingRun(`c${i}`);
+        await queue.markReady(interactionId, { action: 'accept', content: String(i) });
+        ids.push(runId);
+      }
+      const claims = await Promise.all(
+        Array.from({ length: 16 }, () => queue.claim({ owner: owner(), leaseMs: LEASE })),
+      );
+      const taken = claims.flatMap((c) => (c ? [c.run.runId] : []));
+      expect(taken.sort()).toEqual(ids.sort());
+    });
+
+    it('completes a run: the transcript is the continuation messages plus what the resume added', async () => {
+      const { runId, interactionId, suspension } = await waitingRun();
+      await queue.markReady(interactionId, { action: 'accept', content: 'x' });
+      const me = owner();
+      await queue.claim({ owner: me, leaseMs: LEASE });
+      expect(await queue.transcript(runId)).toBeUndefined();
+      await queue.finish(runId, me, { status: 'completed', messages: [reply] });
+      await store.markResolved(interactionId);
+      const run = await queue.get(runId);
+      expect(run).toMatchObject({ status: 'completed', leaseExpiresAt: null });
+      expect(run?.finishedAt).toBeInstanceOf(Date);
+      expect(await queue.transcript(runId)).toEqual([...(suspension.messages ?? []), reply]);
+    });
+
+    it('a run that asked again waits on the new question, its attempts counted from zero', async () => {
+      const { runId, interactionId } = await waitingRun();
+      await queue.markReady(interactionId, { action: 'accept', content: 'x' });
+      const me = owner();
+      await queue.claim({ owner: me, leaseMs: LEASE });
+      const next = sampleSuspension({ sessionId: 'c1', runId, messages: true });
+      await store.save(next);
+      await queue.finish(runId, me, { status: 'waiting', interactionId: next.interactionId });
+      expect(await queue.get(runId)).toMatchObject({
+        status: 'waiting',
+        interactionId: next.interactionId,
+        attempts: 0,
+        input: null,
+      });
+      await queue.markReady(next.interactionId, { action: 'decline', content: '' });
+      const again = await queue.claim({ owner: owner(), leaseMs: LEASE });
+      expect(again?.suspension?.interactionId).toBe(next.interactionId);
+    });
+
+    it('an expired lease makes the run claimable again; the first worker can neither renew nor finish', async () => {
+      const { runId, interactionId } = await waitingRun();
+      await queue.markReady(interactionId, { action: 'accept', content: 'x' });
+      const first = owner();
+      await queue.claim({ owner: first, leaseMs: LEASE });
+      expect(await queue.renew(runId, first, LEASE)).toBe(true);
+      await makeDue(runId);
+      const second = owner();
+      const taken = await queue.claim({ owner: second, leaseMs: LEASE });
+      expect(taken?.run).toMatchObject({ runId, attempts: 2, leaseOwner: second });
+      expect(await queue.renew(runId, first, LEASE)).toBe(false);
+      const refused = await queue
+        .finish(runId, first, { status: 'completed', messages: [reply] })
+        .catch((e: unknown) => e);
+      expect(ContinuationError.hasCode(refused, 'lease_lost')).toBe(true);
+      await expect(queue.fail(runId, first, 'boom', 10)).rejects.toSatisfy((e) =>
+        ContinuationError.hasCode(e, 'lease_lost'),
+      );
+      await queue.finish(runId, second, { status: 'completed', messages: [reply] });
+      expect((await queue.get(runId))?.status).toBe('completed');
+    });
+
+    it('a claim lost with its commit leaves the run ready: the next worker takes it and the first is refused', async () => {
+      // What a crash after an asynchronous claim commit looks like: the row as before it.
+      const { runId, interactionId } = await waitingRun();
+      await queue.markReady(interactionId, { action: 'accept', content: 'x' });
+      const first = owner();
+      await queue.claim({ owner: first, leaseMs: LEASE });
+      await db.execute(
+        sql`update x_continuation.runs set status = 'ready', lease_owner = null, attempts = 0, due_at = now() where run_id = ${runId}`,
+      );
+      const second = owner();
+      expect((await queue.claim({ owner: second, leaseMs: LEASE }))?.run.runId).toBe(runId);
+      await expect(
+        queue.finish(runId, first, { status: 'completed', messages: [reply] }),
+      ).rejects.toSatisfy((e) => ContinuationError.hasCode(e, 'lease_lost'));
+      await queue.finish(runId, second, { status: 'completed', messages: [reply] });
+    });
+
+    it('a failed attempt backs off before the run is claimable again; with no retry left it fails', async () => {
+      const { runId, interactionId } = await waitingRun();
+      await queue.markReady(interactionId, { action: 'accept', content: 'x' });
+      const me = owner();
+      await queue.claim({ owner: me, leaseMs: LEASE });
+      expect(await queue.fail(runId, me, 'model: 500', 3_600_000)).toBe('ready');
+      const backingOff = await queue.get(runId);
+      expect(backingOff).toMatchObject({ status: 'ready', lastError: 'model: 500', attempts: 1 });
+      expect(backingOff?.readyAt?.getTime()).toBeGreaterThan(Date.now() + 3_000_000);
+      expect(await queue.claim({ owner: owner(), leaseMs: LEASE })).toBeUndefined();
+      await makeDue(runId);
+      const again = owner();
+      expect((await queue.claim({ owner: again, leaseMs: LEASE }))?.run.attempts).toBe(2);
+      expect(await queue.fail(runId, again, 'model: 500 again', undefined)).toBe('failed');
+      expect(await queue.get(runId)).toMatchObject({
+        status: 'failed',
+        lastError: 'model: 500 again',
+      });
+      expect(await queue.claim({ owner: owner(), leaseMs: LEASE })).toBeUndefined();
+      // retry makes it ready now, attempts from zero.
+      expect(await queue.retry(runId)).toMatchObject({ status: 'ready', attempts: 0 });
+      expect((await queue.claim({ owner: owner(), leaseMs: LEASE }))?.run.attempts).toBe(1);
+    });
+
+    it('retry refuses an unknown run and one that has not failed', async () => {
+      const { runId } = await waitingRun();
+      await expect(queue.retry('no-such-run')).rejects.toSatisfy((e) =>
+        ContinuationError.hasCode(e, 'not_found'),
+      );
+      await expect(queue.retry(runId)).rejects.toSatisfy((e) =>
+        ContinuationError.hasCode(e, 'invalid'),
+      );
+    });
+
+    it('stopping a conversation cancels its open runs; a worker running one is refused', async () => {
+      const a = await waitingRun('stop-me');
+      const b = await waitingRun('stop-me');
+      const other = await waitingRun('keep-me');
+      await queue.markReady(b.interactionId, { action: 'accept', content: 'x' });
+      const me = owner();
+      await queue.claim({ owner: me, leaseMs: LEASE });
+      expect(await queue.cancelConversation('stop-me')).toBe(2);
+      expect((await queue.get(a.runId))?.status).toBe('cancelled');
+      expect((await queue.get(other.runId))?.status).toBe('waiting');
+      await expect(
+        queue.finish(b.runId, me, { status: 'completed', messages: [reply] }),
+      ).rejects.toSatisfy((e) => ContinuationError.hasCode(e, 'lease_lost'));
+    });
+
+    it('a claimed run whose continuation was resolved by another route comes without one', async () => {
+      const { interactionId } = await waitingRun();
+      await queue.markReady(interactionId, { action: 'accept', content: 'x' });
+      await store.markResolved(interactionId);
+      const claimed = await queue.claim({ owner: owner(), leaseMs: LEASE });
+      expect(claimed?.run.interactionId).toBe(interactionId);
+      expect(claimed?.suspension).toBeUndefined();
+    });
+
+    it('lists runs newest first, by conversation and by status; a run completed at once keeps its whole transcript', async () => {
+      await waitingRun('a');
+      await queue.create({
+        runId: 'done-at-once',
+        conversationId: 'b',
+        status: 'completed',
+        messages: [reply],
+      });
+      await db.execute(
+        sql`update x_continuation.runs set created_at = now() + interval '1 second' where run_id = 'done-at-once'`,
+      );
+      expect((await queue.list()).map((r) => r.conversationId)).toEqual(['b', 'a']);
+      expect((await queue.list({ conversationId: 'a' })).map((r) => r.status)).toEqual(['waiting']);
+      expect((await queue.list({ status: 'completed' })).map((r) => r.runId)).toEqual([
+        'done-at-once',
+      ]);
+      expect(await queue.transcript('done-at-once')).toEqual([reply]);
+      expect((await queue.byInteraction(['nope'])).size).toBe(0);
+      const many = await queue.getMany(['done-at-once', 'nope']);
+      expect([...many.keys()]).toEqual(['done-at-once']);
+    });
+
+    it('the database failing is `unavailable`', async () => {
+      const broken = new PostgresRunQueue(db);
+      await db.execute(sql`alter table x_continuation.runs rename to runs_away`);
+      try {
+        await expect(broken.claim({ owner: owner(), leaseMs: LEASE })).rejects.toSatisfy((e) =>
+          ContinuationError.hasCode(e, 'unavailable'),
+        );
+      } finally {
+        await db.execute(sql`alter table x_continuation.runs_away rename to runs`);
+      }
+    });
+  });
+}
