@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
 // Every workspace is a project of one root run, so `pnpm test` prints one summary.
-const workspaces = ['packages', 'apps', 'tools'].flatMap((group) =>
+const workspaces = ['packages', 'apps', 'tools', 'examples'].flatMap((group) =>
   readdirSync(group)
     .map((name) => `${group}/${name}`)
     .filter((dir) => statSync(dir).isDirectory()),

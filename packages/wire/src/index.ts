@@ -7,7 +7,10 @@
 
 export * from './ai-sdk.js';
 export * from './ai-sdk-from.js';
+export * from './ai-sdk-prompt.js';
 export * from './ai-sdk-types.js';
+export * from './anthropic.js';
+export * from './anthropic-types.js';
 export * from './blocks.js';
 export * from './errors.js';
 export * from './helpers.js';

@@ -135,6 +135,20 @@ export async function openPgliteTarget(): Promise<SqlTarget> {
   };
 }
 
+/**
+ * Creates a PGlite data folder at `dir` from the run's template (no initdb, which takes
+ * seconds), so a program under test that opens `new PGlite(dir)` starts at once.
+ */
+export async function createPgliteDataDir(dir: string): Promise<void> {
+  const template = process.env[PGLITE_TEMPLATE_ENV];
+  const client = new PGlite(
+    dir,
+    template ? { loadDataDir: new Blob([readFileSync(template)]) } : {},
+  );
+  await client.waitReady;
+  await client.close();
+}
+
 /** One place a SQL suite runs; `skip` is set when the server is absent outside CI. */
 export interface SqlTargetSpec {
   kind: SqlTarget['kind'];

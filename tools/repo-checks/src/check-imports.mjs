@@ -10,7 +10,7 @@ import { builtinModules } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const GROUPS = ['packages', 'apps', 'tools'];
+const GROUPS = ['packages', 'apps', 'tools', 'examples'];
 const SOURCE = /\.(?:[mc]?ts|tsx|[mc]?js)$/;
 const SKIP_DIRS = new Set(['node_modules', 'dist', '.turbo', 'coverage', 'drizzle']);
 const builtins = new Set(builtinModules);
@@ -28,6 +28,8 @@ export function allowedSiblings(name) {
     case '@x/continuation':
     case '@x/session':
       return ['@x/wire'];
+    case '@x/mcp':
+      return ['@x/askuser'];
   }
   // A store adapter implements one core package's interface: that package and @x/wire.
   const adapter = /^@x\/(continuation|session|askuser)-[a-z0-9-]+$/.exec(name);
@@ -175,7 +177,7 @@ export function findCycles(edges) {
   return cycles;
 }
 
-/** The workspaces under `root`: folders of packages/, apps/, tools/ with a package.json. */
+/** The workspaces under `root`: folders of packages/, apps/, tools/, examples/ with a package.json. */
 export function workspacesOf(root) {
   return GROUPS.flatMap((group) => {
     const dir = path.join(root, group);
@@ -260,7 +262,7 @@ function main(argv) {
   if (argv.includes('--help') || argv.includes('-h')) {
     console.log(`usage: check-imports [--root DIR]
 
-Checks the imports of every workspace (packages/*, apps/*, tools/*) under DIR
+Checks the imports of every workspace (packages/*, apps/*, tools/*, examples/*) under DIR
 (default: the repository root): DESIGN.md's rules between @x/* packages, that every
 import is declared in the workspace's package.json, and that relative imports stay
 inside the workspace without cycles. Exit code 0 when clean, 1 on any violation.`);

@@ -56,6 +56,7 @@ describe('check-imports', () => {
     expect(allowedSiblings('@x/askuser')).toEqual([]);
     expect(allowedSiblings('@x/continuation')).toEqual(['@x/wire']);
     expect(allowedSiblings('@x/session')).toEqual(['@x/wire']);
+    expect(allowedSiblings('@x/mcp')).toEqual(['@x/askuser']);
     expect(allowedSiblings('@x/continuation-postgres')).toEqual(['@x/continuation', '@x/wire']);
     expect(allowedSiblings('runner')).toBe('*');
     expect(allowedSiblings('@x/unknown')).toBeUndefined();

@@ -1,0 +1,57 @@
+// A Vercel AI SDK generateText loop with durable human-in-the-loop:
+//   node dist/agent.js start "Plan me a trip"   runs until a tool waits for the person, saves, exits
+//   node dist/agent.js answer "Lisbon"           (any process, any time later) resumes with the answer
+//   node dist/agent.js answer yes                approves (anything else denies) a tool that needs approval
+import { anthropic } from '@ai-sdk/anthropic';
+import { pendingToolCall, resumeModelMessages, suspendModelMessages } from '@x/continuation/ai-sdk';
+import { FileContinuationStore } from '@x/continuation/file';
+import { generateText, type ModelMessage, stepCountIs, tool } from 'ai';
+import { z } from 'zod';
+
+const store = new FileContinuationStore(process.env.STATE_DIR ?? '.state');
+const tools = {
+  // No execute: a client-side tool, answered by the person.
+  ask_user: tool({
+    description: 'Ask the person; they may answer days later.',
+    inputSchema: z.object({ question: z.string() }),
+  }),
+  // needsApproval: the AI SDK runs execute only once the person approved.
+  book_trip: tool({
+    description: 'Book the trip.',
+    inputSchema: z.object({ city: z.string() }),
+    needsApproval: true,
+    execute: async ({ city }) => `booked ${city}, reference X-42`,
+  }),
+};
+
+async function run(messages: ModelMessage[]): Promise<void> {
+  const result = await generateText({
+    model: anthropic(process.env.MODEL ?? 'claude-sonnet-5-5'), // ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL
+    system: 'You plan and book trips. Ask the person when you need to know something.',
+    tools,
+    messages,
+    stopWhen: stepCountIs(10),
+    providerOptions: { anthropic: { disableParallelToolUse: true } }, // one waiting call per step
+  });
+  const conversation = [...messages, ...result.response.messages];
+  const pending = pendingToolCall(conversation);
+  if (!pending) return console.log(result.text);
+  // The whole turn is saved: nothing of this process is needed to resume it.
+  await store.save(
+    suspendModelMessages({ interactionId: pending.toolCallId, messages: conversation }),
+  );
+  console.log(
+    `waiting for ${pending.kind === 'approval' ? 'approval of' : 'an answer to'} ${pending.toolName} ${JSON.stringify(pending.input)}`,
+  );
+}
+
+const [command, text = ''] = process.argv.slice(2);
+if (command === 'start') await run([{ role: 'user', content: text }]);
+else if (command === 'answer') {
+  for (const suspension of await store.listUnresolved()) {
+    const answer =
+      suspension.toolName === 'book_trip' ? { approved: text === 'yes' } : { output: text };
+    await run(resumeModelMessages(suspension, answer));
+    await store.markResolved(suspension.interactionId); // after the resumed run ended (or asked again)
+  }
+} else console.error('usage: agent.js start <request> | answer <answer>');

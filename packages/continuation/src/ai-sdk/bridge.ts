@@ -1,0 +1,268 @@
+import {
+  type AiSdkModelMessage,
+  type AiSdkModelMessageParam,
+  fromModelMessages,
+  isJsonValue,
+  toModelMessages,
+  toolResult,
+  WireError,
+} from '@x/wire';
+import { ContinuationError } from '../errors.js';
+import { fieldPath } from '../field-path.js';
+import { resumeMessages } from '../resume.js';
+import { createSuspension, type Suspension } from '../suspension.js';
+import type { AiSdkResumeMessage, PendingToolCall, ToolAnswer } from './types.js';
+
+interface Call {
+  toolCallId: string;
+  toolName: string;
+  input: unknown;
+}
+
+type Part = { type?: unknown } & Record<string, unknown>;
+
+const partsOf = (message: AiSdkModelMessageParam | undefined): Part[] =>
+  Array.isArray(message?.content) ? (message.content as Part[]) : [];
+
+// How to keep a step to one tool call, per provider, for the not_singleton message.
+const oneCallPerStep =
+  'ask for one tool call per step (providerOptions: { anthropic: { disableParallelToolUse: true } } or { openai: { parallelToolCalls: false } })';
+
+/**
+ * Finds the tool call an AI SDK turn stopped on, in the whole conversation (the messages
+ * you passed to `generateText` / `streamText` followed by `response.messages`): a tool call
+ * with no result yet, which waits either for approval (its tool has `needsApproval`) or
+ * for a client-side result (its tool has no `execute`). Provider-executed calls and
+ * approvals already answered are not waiting.
+ *
+ * @returns undefined when nothing waits (the turn finished).
+ * @throws {ContinuationError} `not_singleton` when more than one tool call waits: one
+ *   suspension answers one call.
+ * @example
+ * const messages = [...history, ...result.response.messages];
+ * const pending = pendingToolCall(messages);
+ * if (pending?.kind === 'approval') console.log(`May I run ${pending.toolName}?`);
+ */
+export function pendingToolCall(
+  messages: readonly AiSdkModelMessageParam[],
+): PendingToolCall | undefined {
+  const calls: Call[] = [];
+  const done = new Set<string>();
+  const approvals = new Map<string, string>();
+  const answeredApprovals = new Set<string>();
+  for (const message of messages) {
+    for (const part of partsOf(message)) {
+      if (part.type === 'tool-call' && part.providerExecuted !== true) {
+        const call = { toolCallId: String(part.toolCallId), toolName: String(part.toolName) };
+        calls.push({ ...call, input: part.input });
+      } else if (part.type === 'tool-result') {
+        done.add(String(part.toolCallId));
+      } else if (part.type === 'tool-approval-request') {
+        approvals.set(String(part.toolCallId), String(part.approvalId));
+      } else if (part.type === 'tool-approval-response') {
+        answeredApprovals.add(String(part.approvalId));
+      }
+    }
+  }
+  const waiting = calls.filter((call) => {
+    if (done.has(call.toolCallId)) return false;
+    const approvalId = approvals.get(call.toolCallId);
+    return approvalId === undefined || !answeredApprovals.has(approvalId);
+  });
+  const [call, ...more] = waiting;
+  if (call === undefined) return undefined;
+  if (more.length > 0) {
+    throw new ContinuationError(
+      'not_singleton',
+      `${waiting.length} tool calls wait (${waiting.map((c) => `"${c.toolName}"`).join(', ')}): a suspension answers one; ${oneCallPerStep}`,
+      { field: 'messages' },
+    );
+  }
+  const approvalId = approvals.get(call.toolCallId);
+  const pending: PendingToolCall = {
+    kind: approvalId === undefined ? 'client-tool' : 'approval',
+    toolCallId: call.toolCallId,
+    toolName: call.toolName,
+    input: call.input,
+  };
+  if (approvalId !== undefined) pending.approvalId = approvalId;
+  return pending;
+}
+
+/** What {@link suspendModelMessages} needs. */
+export interface SuspendModelMessagesInit {
+  /** Stable id of the question; a file name in the file store. Often the tool call id. */
+  interactionId: string;
+  /**
+   * The whole conversation: the messages passed to `generateText` / `streamText` followed
+   * by `response.messages`. No system message: pass the system prompt as the `system` option.
+   */
+  messages: readonly AiSdkModelMessageParam[];
+  sessionId?: string;
+  runId?: string;
+  /** Defaults to now. */
+  createdAt?: Date;
+}
+
+/**
+ * Builds the suspension of an AI SDK turn that stopped on a tool call waiting for approval
+ * or for a client-side result ({@link pendingToolCall}). The transcript is kept in full
+ * (as `@x/wire` messages, through `fromModelMessages`), so any later process can resume it
+ * with {@link resumeModelMessages}. Save it with any `ContinuationStore`.
+ *
+ * @throws {ContinuationError} `invalid` when nothing waits, when `messages` hold a system
+ *   message, or when a message cannot be converted (`field` names it); `not_singleton` when
+ *   the stopped step made other tool calls too (the AI SDK already ran them).
+ * @example
+ * const messages = [...history, ...result.response.messages];
+ * const pending = pendingToolCall(messages);
+ * if (pending) await store.save(suspendModelMessages({ interactionId: pending.toolCallId, messages }));
+ */
+export function suspendModelMessages(init: SuspendModelMessagesInit): Suspension {
+  const { interactionId } = init;
+  const pending = pendingToolCall(init.messages);
+  if (pending === undefined) {
+    throw new ContinuationError(
+      'invalid',
+      'nothing to suspend: no tool call of these messages waits for approval or a client-side result',
+      { field: 'messages', interactionId },
+    );
+  }
+  const host = init.messages.findLastIndex((message) =>
+    partsOf(message).some((p) => p.type === 'tool-call' && p.toolCallId === pending.toolCallId),
+  );
+  const siblings = partsOf(init.messages[host]).filter(
+    (p) => p.type === 'tool-call' && p.providerExecuted !== true,
+  );
+  if (siblings.length > 1 || host !== init.messages.length - 1) {
+    throw new ContinuationError(
+      'not_singleton',
+      `"${pending.toolName}" was called with ${Math.max(siblings.length - 1, 1)} other tool call(s) in its step, which the AI SDK already ran: a suspending tool must be the only call of its step, or its siblings would be dropped or re-run on resume; ${oneCallPerStep}`,
+      { field: `messages[${host}].content`, interactionId },
+    );
+  }
+  let converted: ReturnType<typeof fromModelMessages>;
+  try {
+    converted = fromModelMessages(init.messages);
+  } catch (error) {
+    if (!WireError.is(error)) throw error;
+    throw new ContinuationError('invalid', error.message.replace(/^\[@x\/wire\] /, ''), {
+      field: fieldPath(['messages', ...error.path]),
+      interactionId,
+      cause: error,
+    });
+  }
+  if (converted.system !== undefined) {
+    throw new ContinuationError(
+      'invalid',
+      "messages hold a system message: pass the system prompt as generateText's `system` option (toModelPrompt does), so every resume sends the one your code has",
+      { field: 'messages', interactionId },
+    );
+  }
+  const assistant = converted.messages.at(-1);
+  if (assistant === undefined) {
+    throw new ContinuationError('invalid', 'messages are empty', { field: 'messages' });
+  }
+  return createSuspension({
+    interactionId,
+    toolUseId: pending.toolCallId,
+    assistant,
+    messages: converted.messages,
+    ...(init.sessionId === undefined ? {} : { sessionId: init.sessionId }),
+    ...(init.runId === undefined ? {} : { runId: init.runId }),
+    ...(init.createdAt === undefined ? {} : { createdAt: init.createdAt }),
+  });
+}
+
+function withoutSystem(messages: AiSdkModelMessage[]): AiSdkResumeMessage[] {
+  return messages.flatMap((message) => (message.role === 'system' ? [] : [message]));
+}
+
+function checkAnswer(answer: unknown, interactionId: string): void {
+  const candidate = (typeof answer === 'object' && answer !== null ? answer : {}) as Record<
+    string,
+    unknown
+  >;
+  if (typeof candidate.approved === 'boolean') {
+    if (candidate.reason === undefined || typeof candidate.reason === 'string') return;
+  } else if ('output' in candidate && isJsonValue(candidate.output)) {
+    if (candidate.isError === undefined || typeof candidate.isError === 'boolean') return;
+  }
+  throw new ContinuationError(
+    'invalid',
+    'the answer must be { approved: boolean, reason?: string } for an approval or { output: <JSON value>, isError?: boolean } for a client-side tool',
+    { field: 'answer', interactionId },
+  );
+}
+
+/**
+ * The `messages` that resume a suspended AI SDK turn with the person's answer, for
+ * `generateText` / `streamText` (with the same `tools` and `system` as before):
+ *
+ * - `{ approved, reason? }`: the transcript with the tool call's `tool-approval-request`,
+ *   then a `tool` message with the `tool-approval-response`. The AI SDK then runs the
+ *   tool's `execute` (approved) or tells the model it was denied, and carries on.
+ * - `{ output, isError? }`: the transcript with a `tool-result` for the call.
+ *
+ * Pure, like `resumeMessages`: mark the suspension resolved once the resumed run ended.
+ *
+ * @throws {ContinuationError} `already_resolved` for a resolved suspension; `invalid` for a
+ *   malformed answer.
+ * @example
+ * const suspension = await store.load(id);
+ * const result = await generateText({ model, tools, system, messages: resumeModelMessages(suspension, { approved: true }) });
+ * await store.markResolved(id);
+ */
+export function resumeModelMessages(
+  suspension: Suspension,
+  answer: ToolAnswer,
+): AiSdkResumeMessage[] {
+  const { interactionId, toolUseId } = suspension;
+  checkAnswer(answer, interactionId);
+  if ('output' in answer) {
+    const { output } = answer;
+    const result = toolResult(
+      toolUseId,
+      typeof output === 'string' ? output : JSON.stringify(output),
+      answer.isError ? { isError: true } : {},
+    );
+    return withoutSystem(toModelMessages(resumeMessages(suspension, result)));
+  }
+  if (suspension.resolved) {
+    throw new ContinuationError(
+      'already_resolved',
+      `interaction "${interactionId}" is already resolved: resuming it again would re-run its side effects`,
+      { interactionId },
+    );
+  }
+  const transcript = suspension.messages?.length ? suspension.messages : [suspension.assistant];
+  const out = withoutSystem(toModelMessages(transcript));
+  const last = out.at(-1);
+  if (last?.role !== 'assistant') {
+    throw new ContinuationError('invalid', 'the transcript does not end with the assistant', {
+      field: 'messages',
+      interactionId,
+    });
+  }
+  // Any id pairs the two parts; the interaction id is the one both sides already know.
+  const approvalId = interactionId;
+  out[out.length - 1] = {
+    role: 'assistant',
+    content: [
+      ...last.content,
+      { type: 'tool-approval-request', approvalId, toolCallId: toolUseId },
+    ],
+  };
+  out.push({
+    role: 'tool',
+    content: [
+      {
+        type: 'tool-approval-response',
+        approvalId,
+        approved: answer.approved,
+        ...(answer.reason === undefined ? {} : { reason: answer.reason }),
+      },
+    ],
+  });
+  return out;
+}

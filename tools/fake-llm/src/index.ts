@@ -1,0 +1,17 @@
+/**
+ * @packageDocumentation
+ * A local model server for the examples' tests: the Anthropic Messages API and OpenAI
+ * Chat Completions, answered by a script. No network, no key.
+ */
+
+export { PROGRAMS_TEST_TIMEOUT_MS, type ProgramRun, runProgram } from './run.js';
+export { type FakeLlm, type RecordedRequest, startFakeLlm } from './server.js';
+export { tripPlanner } from './trip.js';
+export {
+  type Action,
+  type Protocol,
+  readTurn,
+  type Script,
+  type ToolCallSeen,
+  type Turn,
+} from './turn.js';
