@@ -104,6 +104,8 @@ afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 describe('types match @anthropic-ai/sdk', () => {
   it('what toAnthropicMessages writes is a MessageParam[]; SDK messages can be read', () => {
     expectTypeOf<AnthropicMessageParam[]>().toExtend<MessageParam[]>();
+    // A transcript goes to the SDK as it is: our blocks are the Messages API's own shape.
+    expectTypeOf<Message[]>().toExtend<MessageParam[]>();
     expectTypeOf<SdkMessage>().toExtend<AnthropicResponseLike>();
     expectTypeOf<MessageParam[]>().toExtend<AnthropicMessageParamLike[]>();
   });
@@ -146,6 +148,7 @@ describe('toAnthropicMessages', () => {
       toAnthropicMessages([
         transcript[0] as Message,
         transcript[1] as Message,
+        // Only untyped input can hold one: the schema takes the four media types alone.
         {
           role: 'user',
           content: [
@@ -155,7 +158,7 @@ describe('toAnthropicMessages', () => {
               content: [{ type: 'image', source: svg }],
             },
           ],
-        },
+        } as unknown as Message,
       ]),
     );
     expect(inTool.code).toBe('unsupported');

@@ -1,7 +1,6 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import type {
   MessageCreateParamsStreaming,
-  MessageParam,
   RawMessageStreamEvent,
   ThinkingConfigParam,
   Tool,
@@ -208,7 +207,7 @@ export class AnthropicModel implements Model {
       max_tokens: maxTokens,
       system: request.system,
       // The @x/wire transcript is the Messages API shape already: no conversion.
-      messages: request.messages as MessageParam[],
+      messages: request.messages,
       tools: anthropicTools(request.tools),
       stream: true,
       ...(thinking ? { thinking } : {}),
