@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { InvalidAnswerError, PauseNotFoundError, type ResumeAnswer } from '@x/askuser';
+import { AskUserError, type ResumeAnswer } from '@x/askuser';
 import { ContinuationError } from '@x/continuation';
 import type { TurnObserver } from './agent.js';
 import { runChat } from './chat.js';
@@ -451,11 +451,11 @@ const commands: Record<string, (ctx: Context, args: string[]) => Promise<number>
 
 function exitCodeOf(error: unknown): number {
   const flags = error as { usage?: boolean; notFound?: boolean };
-  if (error instanceof UsageError || flags?.usage || InvalidAnswerError.is(error))
+  if (error instanceof UsageError || flags?.usage || AskUserError.hasCode(error, 'invalid_answer'))
     return EXIT.usage;
   if (flags?.notFound) return EXIT.notFound;
   if ((error as { code?: string })?.code?.startsWith?.('ERR_PARSE_ARGS')) return EXIT.usage;
-  if (PauseNotFoundError.is(error)) return EXIT.notFound;
+  if (AskUserError.hasCode(error, 'not_found')) return EXIT.notFound;
   if (
     ContinuationError.is(error) &&
     (error.code === 'not_found' || error.code === 'already_resolved')

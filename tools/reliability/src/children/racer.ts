@@ -1,6 +1,6 @@
 // One racer of the cross-process races: waits for a task over IPC, runs it at once, and
 // answers `won`, `lost` (the package's typed losing error) or `error: ...` (anything else).
-import { AskUserStore, PauseNotFoundError, type ResumeAnswer } from '@x/askuser';
+import { AskUserError, AskUserStore, type ResumeAnswer } from '@x/askuser';
 import { ContinuationError, type ContinuationStore, resolve } from '@x/continuation';
 import { FileContinuationStore } from '@x/continuation/file';
 import { PostgresContinuationStore } from '@x/continuation-postgres';
@@ -53,7 +53,7 @@ function lost(error: unknown): boolean {
   return (
     ContinuationError.hasCode(error, 'already_resolved') ||
     SessionError.hasCode(error, 'conflict') ||
-    PauseNotFoundError.is(error)
+    AskUserError.hasCode(error, 'not_found')
   );
 }
 

@@ -3,13 +3,9 @@ import { mkdir, mkdtemp, rm, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
+  AskUserError,
   AskUserStore,
-  AskUserStoreError,
-  DuplicatePauseError,
-  InvalidAnswerError,
-  InvalidPauseError,
   migrate as migrateAskUser,
-  PauseNotFoundError,
   type ResumeAnswer,
 } from '@x/askuser';
 import {
@@ -37,13 +33,8 @@ import { client, createDatabase } from '../server.js';
 import { databaseSnapshot, folderSnapshot } from '../snapshot.js';
 
 const RUNS = knob('RELIABILITY_FC_RUNS', 100, 40);
-/** Any error of the @x/askuser family, by its static guards. */
-const isAskUserError = (e: unknown): boolean =>
-  InvalidAnswerError.is(e) ||
-  InvalidPauseError.is(e) ||
-  PauseNotFoundError.is(e) ||
-  DuplicatePauseError.is(e) ||
-  AskUserStoreError.is(e);
+/** An error of @x/askuser, by its static guard. */
+const isAskUserError = (e: unknown): boolean => AskUserError.is(e);
 
 type Guard = (e: unknown) => boolean;
 
