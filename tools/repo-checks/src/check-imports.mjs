@@ -4,6 +4,7 @@
 //  - every third-party import is declared in that workspace's package.json
 //    (dependencies/peerDependencies for shipped code, devDependencies too for tests);
 //  - relative imports stay inside their workspace and form no cycle.
+//  - files that two core packages keep as one implementation (MIRRORED) stay byte-identical.
 // Exits 1 and lists each violation, so CI fails on any.
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { builtinModules } from 'node:module';
@@ -34,6 +35,41 @@ export function allowedSiblings(name) {
   if (adapter) return [`@x/${adapter[1]}`, '@x/wire'];
   if (name.startsWith('@x/')) return undefined;
   return '*';
+}
+
+/**
+ * Files kept as one implementation in two packages that may not import each other (the
+ * core packages depend on nothing of ours but @x/wire): each pair must stay byte-identical.
+ */
+export const MIRRORED = [
+  [
+    'packages/continuation/src/testing/child-processes.ts',
+    'packages/session/src/testing/child-processes.ts',
+  ],
+];
+
+/**
+ * The pairs of {@link MIRRORED} that differ under `root` (a missing file counts as different).
+ * @param {string} root
+ * @param {string[][]} [pairs]
+ * @returns {string[]}
+ */
+export function checkMirrors(root, pairs = MIRRORED) {
+  const violations = [];
+  for (const [a, b] of pairs) {
+    const read = (file) => {
+      const full = path.join(root, file);
+      return existsSync(full) ? readFileSync(full, 'utf8') : undefined;
+    };
+    const left = read(a);
+    const right = read(b);
+    if (left === undefined || right === undefined || left !== right) {
+      violations.push(
+        `${b}: must stay byte-identical to ${a} (one implementation in two packages); copy the change over`,
+      );
+    }
+  }
+  return violations;
 }
 
 /**
@@ -271,7 +307,7 @@ inside the workspace without cycles. Exit code 0 when clean, 1 on any violation.
     at >= 0
       ? path.resolve(argv[at + 1] ?? '.')
       : path.resolve(fileURLToPath(import.meta.url), '../../../..');
-  const violations = checkImports(root);
+  const violations = [...checkImports(root), ...checkMirrors(root)];
   for (const v of violations) console.error(v);
   if (violations.length) {
     console.error(`check-imports: ${violations.length} violation(s)`);

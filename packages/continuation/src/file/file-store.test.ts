@@ -1,7 +1,7 @@
-import { link, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { link, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ContinuationError } from '../errors.js';
 import { describeContinuationStore, sampleSuspension } from '../testing/index.js';
 import { FileContinuationStore, sessionDir } from './index.js';
@@ -12,14 +12,26 @@ async function tempDir(): Promise<string> {
   dirs.push(dir);
   return dir;
 }
+afterAll(() => Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true }))));
 
 describeContinuationStore({
   name: 'FileContinuationStore',
   create: async () => new FileContinuationStore(join(await tempDir(), 'continuations')),
   destroy: (store) => rm(store.dir, { recursive: true, force: true }),
-  reopen: (store) => new FileContinuationStore(store.dir),
+  peer: (store) => new FileContinuationStore(store.dir),
+  // A folder path that runs through a file: every call fails with ENOTDIR.
+  failing: async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, 'file'), '');
+    return new FileContinuationStore(join(dir, 'file', 'continuations'));
+  },
+  processes: {
+    module: new URL('../../test/fixtures/file-store.mjs', import.meta.url),
+    args: (store) => ({ directory: store.dir }),
+    rounds: 150,
+  },
   writeRaw: async (store, id, record) => {
-    await import('node:fs/promises').then((fs) => fs.mkdir(store.dir, { recursive: true }));
+    await mkdir(store.dir, { recursive: true });
     await writeFile(join(store.dir, `${id}.json`), JSON.stringify(record));
   },
   capabilities: { safeIds: true },

@@ -213,7 +213,7 @@ export class FileContinuationStore implements ContinuationStore {
       await stat(join(this.dir, name));
       return true;
     } catch (err) {
-      if (isErrno(err, 'ENOENT') || isErrno(err, 'ENOTDIR')) return false;
+      if (isErrno(err, 'ENOENT')) return false;
       throw unavailable(`check ${join(this.dir, name)}`, undefined, err);
     }
   }
@@ -297,7 +297,7 @@ export class FileContinuationStore implements ContinuationStore {
       }
     } catch (err) {
       if (ContinuationError.is(err)) throw err;
-      if (isErrno(err, 'ENOENT') || isErrno(err, 'ENOTDIR')) return undefined;
+      if (isErrno(err, 'ENOENT')) return undefined;
       throw unavailable(`read ${path}`, id, err);
     }
     return text;

@@ -6,6 +6,7 @@
  */
 export {
   type ContinuationStoreCapabilities,
+  type ContinuationStoreProcesses,
   type DescribeContinuationStoreOptions,
   describeContinuationStore,
 } from './describe-store.js';

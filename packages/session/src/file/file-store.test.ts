@@ -1,12 +1,15 @@
 import { link, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SessionError } from '../index.js';
 import { describeCheckpointStore, sampleCheckpoint } from '../testing/index.js';
 import { FileCheckpointStore } from './index.js';
 
 const dirs = new Map<FileCheckpointStore, string>();
+afterAll(() =>
+  Promise.all([...dirs.values()].map((dir) => rm(dir, { recursive: true, force: true }))),
+);
 
 describeCheckpointStore({
   name: 'FileCheckpointStore',
@@ -20,6 +23,18 @@ describeCheckpointStore({
   peer: (store) => new FileCheckpointStore({ directory: store.directory }),
   async destroy(store) {
     await rm(dirs.get(store) ?? '', { recursive: true, force: true });
+  },
+  // A folder path that runs through a file: every call fails with ENOTDIR.
+  async failing() {
+    const directory = await mkdtemp(join(tmpdir(), 'x-session-file-'));
+    await writeFile(join(directory, 'file'), '');
+    const store = new FileCheckpointStore({ directory: join(directory, 'file', 'sessions') });
+    dirs.set(store, directory);
+    return store;
+  },
+  processes: {
+    module: new URL('../../test/fixtures/file-store.mjs', import.meta.url),
+    args: (store) => ({ directory: store.directory }),
   },
 });
 

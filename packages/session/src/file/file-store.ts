@@ -216,7 +216,7 @@ export class FileCheckpointStore implements CheckpointStore {
       try {
         names = await readdir(dir);
       } catch (error) {
-        if (errnoCode(error) === 'ENOENT' || errnoCode(error) === 'ENOTDIR') return null;
+        if (errnoCode(error) === 'ENOENT') return null;
         throw unavailable(`listing ${dir}`, error);
       }
       const revision = highestIn(names);

@@ -1,0 +1,92 @@
+// Kept byte-identical in @x/continuation and @x/session (check:imports compares them): the
+// two conformance suites fork their process cases the same way.
+import { type ChildProcess, fork } from 'node:child_process';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+/** A forked child of a process case, answering each message it is sent with one message. */
+export interface SuiteChild {
+  readonly process: ChildProcess;
+  /** The next message the child sends (messages are queued in order). */
+  next<T>(): Promise<T>;
+  send(message: unknown): void;
+  /** SIGKILLs the child and waits until it is gone. */
+  kill(): Promise<void>;
+}
+
+/** What a child sends when it cannot start: the author's module failed to build a store. */
+interface Fatal {
+  type: 'fatal';
+  message: string;
+}
+
+const live = new Set<SuiteChild>();
+
+/** The module as a `file:` URL, from an absolute path or a URL. */
+export function moduleHref(module: string | URL): string {
+  if (module instanceof URL) return module.href;
+  if (module.startsWith('file:')) return module;
+  if (!/^([/\\]|[A-Za-z]:[/\\])/.test(module)) {
+    throw new Error(`processes.module must be an absolute path or a file URL, got "${module}"`);
+  }
+  return pathToFileURL(module).href;
+}
+
+/**
+ * Forks `script` (next to this file) with `args`. A child that exits before answering,
+ * or reports that it could not start, rejects the pending `next()` with what it said.
+ */
+export function forkChild(script: URL, args: string[]): SuiteChild {
+  const proc = fork(fileURLToPath(script), args, {
+    execArgv: [],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const queued: unknown[] = [];
+  const waiting: Array<{ resolve: (m: unknown) => void; reject: (e: Error) => void }> = [];
+  let ended: Error | undefined;
+  proc.on('message', (message) => {
+    if ((message as Fatal | null)?.type === 'fatal') {
+      ended = new Error(`a child process could not start: ${(message as Fatal).message}`);
+    } else {
+      const waiter = waiting.shift();
+      if (waiter) waiter.resolve(message);
+      else queued.push(message);
+    }
+  });
+  const exited = new Promise<void>((resolve) => {
+    proc.once('exit', (code, signal) => {
+      ended ??= new Error(`a child process exited (${signal ?? code}) before answering`);
+      for (const waiter of waiting.splice(0)) waiter.reject(ended);
+      live.delete(child);
+      resolve();
+    });
+  });
+  const child: SuiteChild = {
+    process: proc,
+    next<T>() {
+      if (queued.length > 0) return Promise.resolve(queued.shift() as T);
+      if (ended !== undefined) return Promise.reject(ended);
+      return new Promise<T>((resolve, reject) => {
+        waiting.push({ resolve: resolve as (m: unknown) => void, reject });
+      });
+    },
+    send(message) {
+      proc.send(message as Parameters<ChildProcess['send']>[0]);
+    },
+    async kill() {
+      if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
+      await exited;
+    },
+  };
+  live.add(child);
+  return child;
+}
+
+/** Kills every child still running, so a failed or timed-out case leaves none behind. */
+export async function killChildren(): Promise<void> {
+  await Promise.all([...live].map((child) => child.kill()));
+}
+
+/** Resolves after a random pause of up to `ms` milliseconds. */
+export function jitter(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, Math.random() * ms));
+}

@@ -1,0 +1,31 @@
+import type { CheckpointStore } from '../checkpoint-store.js';
+import { basicCases } from './basic-cases.js';
+import { faultCases } from './fault-cases.js';
+import type { CheckpointStoreSuiteOptions } from './options.js';
+import { processCases } from './process-cases.js';
+import { raceCases } from './race-cases.js';
+
+/** What each case gets: a fresh, empty store from `create`, and its `peer`. */
+export interface CaseContext<S extends CheckpointStore> {
+  store: S;
+  peer: CheckpointStore;
+}
+
+/** One promise of the contract, checked by `run`; `skip` says why it does not apply. */
+export interface ContractCase<S extends CheckpointStore> {
+  group: string;
+  name: string;
+  skip?: string;
+  timeout?: number;
+  run: (context: CaseContext<S>) => Promise<void>;
+}
+
+/**
+ * Every case of the contract, in the order the suite registers them. Internal: the suite's
+ * own tests run single cases against deliberately broken adapters.
+ */
+export function contractCases<S extends CheckpointStore>(
+  options: CheckpointStoreSuiteOptions<S>,
+): ContractCase<S>[] {
+  return [...basicCases<S>(), ...raceCases<S>(), ...faultCases(options), ...processCases(options)];
+}
