@@ -1,3 +1,5 @@
+import { failureReason, sqlStateOf } from '@x/postgres-kit';
+
 const marker = Symbol.for('@x/askuser.AskUserError');
 
 /** What went wrong, as a stable string to branch on. */
@@ -90,26 +92,10 @@ export function wrapDatabaseError(error: unknown, doing: string, token?: string)
       { tokens, sqlState, cause: error },
     );
   }
-  const hint =
-    sqlState === '42P01' || sqlState === '3F000'
-      ? 'the aura.paused_states table is missing; run migrate(db) first'
-      : sqlState === undefined
-        ? 'the database connection failed; check that the database is reachable'
-        : `SQLSTATE ${sqlState}`;
-  return new AskUserError('unavailable', `${doing} failed: ${hint}`, {
+  const reason = failureReason(error, 'the aura.paused_states table is missing');
+  return new AskUserError('unavailable', `${doing} failed: ${reason}`, {
     tokens,
     ...(sqlState === undefined ? {} : { sqlState }),
     cause: error,
   });
-}
-
-/** The SQLSTATE of a driver error, looked up through drizzle's `DrizzleQueryError` wrapper. */
-export function sqlStateOf(error: unknown): string | undefined {
-  let current: unknown = error;
-  for (let depth = 0; depth < 4 && typeof current === 'object' && current !== null; depth++) {
-    const code = (current as { code?: unknown }).code;
-    if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) return code;
-    current = (current as { cause?: unknown }).cause;
-  }
-  return undefined;
 }

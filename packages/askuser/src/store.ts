@@ -1,3 +1,4 @@
+import { rowsOf } from '@x/postgres-kit';
 import { and, asc, desc, eq, isNotNull, isNull, lt, sql } from 'drizzle-orm';
 import {
   ACTION_CANCEL,
@@ -6,7 +7,7 @@ import {
   type ResumeAnswer,
   resumeAnswerSchema,
 } from './answer.js';
-import { type AskUserDatabase, rowsOf } from './database.js';
+import type { AskUserDatabase } from './database.js';
 import { AskUserError, pauseNotFound, wrapDatabaseError } from './errors.js';
 import { columns, type Row, toAnswered, toPending, toRecord } from './projection.js';
 import { pausedStates as t } from './schema.js';

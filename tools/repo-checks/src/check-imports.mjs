@@ -24,15 +24,18 @@ const builtins = new Set(builtinModules);
 export function allowedSiblings(name) {
   switch (name) {
     case '@x/wire':
-    case '@x/askuser':
+    case '@x/postgres-kit':
       return [];
+    case '@x/askuser':
+      return ['@x/postgres-kit'];
     case '@x/continuation':
     case '@x/session':
       return ['@x/wire'];
   }
-  // A store adapter implements one core package's interface: that package and @x/wire.
+  // A store adapter implements one core package's interface: that package and @x/wire,
+  // and the shared PostgreSQL plumbing.
   const adapter = /^@x\/(continuation|session|askuser)-[a-z0-9-]+$/.exec(name);
-  if (adapter) return [`@x/${adapter[1]}`, '@x/wire'];
+  if (adapter) return [`@x/${adapter[1]}`, '@x/wire', '@x/postgres-kit'];
   if (name.startsWith('@x/')) return undefined;
   return '*';
 }
@@ -43,8 +46,12 @@ export function allowedSiblings(name) {
  */
 export const MIRRORED = [
   [
-    'packages/continuation/src/testing/child-processes.ts',
-    'packages/session/src/testing/child-processes.ts',
+    'packages/continuation/src/testing/suite-plumbing.ts',
+    'packages/session/src/testing/suite-plumbing.ts',
+  ],
+  [
+    'packages/continuation/src/testing/child-store.js',
+    'packages/session/src/testing/child-store.js',
   ],
 ];
 

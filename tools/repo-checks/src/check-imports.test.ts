@@ -73,10 +73,15 @@ describe('check-imports', () => {
 
   it('follows the table for every package, adapters included', () => {
     expect(allowedSiblings('@x/wire')).toEqual([]);
-    expect(allowedSiblings('@x/askuser')).toEqual([]);
+    expect(allowedSiblings('@x/askuser')).toEqual(['@x/postgres-kit']);
+    expect(allowedSiblings('@x/postgres-kit')).toEqual([]);
     expect(allowedSiblings('@x/continuation')).toEqual(['@x/wire']);
     expect(allowedSiblings('@x/session')).toEqual(['@x/wire']);
-    expect(allowedSiblings('@x/continuation-postgres')).toEqual(['@x/continuation', '@x/wire']);
+    expect(allowedSiblings('@x/continuation-postgres')).toEqual([
+      '@x/continuation',
+      '@x/wire',
+      '@x/postgres-kit',
+    ]);
     expect(allowedSiblings('runner')).toBe('*');
     expect(allowedSiblings('@x/unknown')).toBeUndefined();
   });

@@ -18,6 +18,7 @@ import {
 import type { Suspension } from '../suspension.js';
 import { contractCases } from './contract.js';
 import type { DescribeContinuationStoreOptions } from './options.js';
+import { failureOf } from './suite-plumbing.js';
 
 interface Entry {
   text: string;
@@ -126,23 +127,12 @@ function options(
   };
 }
 
-/** Runs the case named `name` of the suite with `opts`; resolves to its failure message. */
-async function failureOf(
+/** The failure message of the case named `name` with `opts`, or 'the case passed'. */
+function failure(
   opts: DescribeContinuationStoreOptions<ContinuationStore>,
   name: string,
 ): Promise<string> {
-  const found = contractCases(opts).find((c) => c.name.startsWith(name));
-  if (found === undefined) throw new Error(`no case named "${name}"`);
-  const store = await opts.create();
-  const peer = await opts.peer(store);
-  try {
-    await found.run({ store, peer });
-  } catch (error) {
-    return (error as Error).message;
-  } finally {
-    await opts.destroy?.(store);
-  }
-  return 'the case passed';
+  return failureOf(opts, contractCases(opts), name);
 }
 
 const fixture = (name: string) => new URL(`../../test/fixtures/${name}`, import.meta.url);
@@ -153,12 +143,12 @@ describe('the conformance suite catches deliberately broken adapters', () => {
   it('a correct store over the same shared map passes the cases the breaks fail', async () => {
     const correct = options((entries) => new SharedMapStore(entries));
     for (const name of ['save racing markResolved', 'markResolved: exactly one']) {
-      expect(await failureOf(correct, name)).toBe('the case passed');
+      expect(await failure(correct, name)).toBe('the case passed');
     }
   });
 
   it('an unguarded check-then-write save: the save/markResolved race names the resurrection', async () => {
-    const message = await failureOf(
+    const message = await failure(
       options((entries) => new UnguardedSaveStore(entries)),
       'save racing markResolved',
     );
@@ -166,7 +156,7 @@ describe('the conformance suite catches deliberately broken adapters', () => {
   });
 
   it('a read-then-write markResolved: the concurrent callers case names exactly-once', async () => {
-    const message = await failureOf(
+    const message = await failure(
       options((entries) => new UnatomicMarkStore(entries)),
       'markResolved: exactly one',
     );
@@ -174,7 +164,7 @@ describe('the conformance suite catches deliberately broken adapters', () => {
   });
 
   it('raw driver errors: the failing-backend case names the normalisation', async () => {
-    const message = await failureOf(
+    const message = await failure(
       options((entries) => new SharedMapStore(entries), { failing: rawError }),
       'every method rejects with unavailable',
     );
@@ -183,7 +173,7 @@ describe('the conformance suite catches deliberately broken adapters', () => {
   });
 
   it('an unavailable error without its cause: the failing-backend case names the cause', async () => {
-    const message = await failureOf(
+    const message = await failure(
       options((entries) => new SharedMapStore(entries), { failing: causelessError }),
       'every method rejects with unavailable',
     );
@@ -208,12 +198,12 @@ describe('the conformance suite catches deliberately broken adapters', () => {
       });
 
     it('the process race names exactly-once across processes', async () => {
-      const message = await failureOf(naive({ rounds: 40 }), '4 processes race');
+      const message = await failure(naive({ rounds: 40 }), '4 processes race');
       expect(message).toMatch(/exactly-once across processes|stays resolved/);
     }, 120_000);
 
     it('SIGKILL during save names the torn record', async () => {
-      const message = await failureOf(naive({ kills: 16 }), 'a saving process SIGKILLed');
+      const message = await failure(naive({ kills: 16 }), 'a saving process SIGKILLed');
       expect(message).toMatch(/leaves the old record or the new one, whole|not a mix of two/);
     }, 120_000);
   });

@@ -5,6 +5,7 @@ import { hostileCases } from './hostile-cases.js';
 import type { DescribeContinuationStoreOptions } from './options.js';
 import { processCases } from './process-cases.js';
 import { raceCases } from './race-cases.js';
+import type { SuiteCase } from './suite-plumbing.js';
 
 /** What each case gets: a fresh store from `create`, and its `peer`. */
 export interface CaseContext<S extends ContinuationStore> {
@@ -12,14 +13,8 @@ export interface CaseContext<S extends ContinuationStore> {
   peer: ContinuationStore;
 }
 
-/** One promise of the contract, checked by `run`; `skip` says why it does not apply. */
-export interface ContractCase<S extends ContinuationStore> {
-  group: string;
-  name: string;
-  skip?: string;
-  timeout?: number;
-  run: (context: CaseContext<S>) => Promise<void>;
-}
+/** One promise of the contract, checked by `run`. */
+export type ContractCase<S extends ContinuationStore> = SuiteCase<CaseContext<S>>;
 
 /**
  * Every case of the contract, in the order the suite registers them. Internal: the suite's

@@ -1,7 +1,7 @@
-import { afterEach, beforeEach, describe, it } from 'vitest';
 import type { ContinuationStore } from '../store.js';
-import { type CaseContext, contractCases } from './contract.js';
+import { contractCases } from './contract.js';
 import type { DescribeContinuationStoreOptions } from './options.js';
+import { registerCases } from './suite-plumbing.js';
 
 export type {
   ContinuationStoreCapabilities,
@@ -35,27 +35,5 @@ export type {
 export function describeContinuationStore<S extends ContinuationStore>(
   options: DescribeContinuationStoreOptions<S>,
 ): void {
-  describe(`${options.name} (ContinuationStore conformance)`, () => {
-    const context = {} as CaseContext<S>;
-    beforeEach(async () => {
-      context.store = await options.create();
-      context.peer = await options.peer(context.store);
-    });
-    afterEach(async () => {
-      await options.destroy?.(context.store);
-    });
-
-    const groups = new Map<string, ReturnType<typeof contractCases<S>>>();
-    for (const c of contractCases(options)) {
-      groups.set(c.group, [...(groups.get(c.group) ?? []), c]);
-    }
-    for (const [group, cases] of groups) {
-      describe(group, () => {
-        for (const c of cases) {
-          const name = c.skip === undefined ? c.name : `${c.name} (skipped: ${c.skip})`;
-          it.skipIf(c.skip !== undefined)(name, { timeout: c.timeout }, () => c.run(context));
-        }
-      });
-    }
-  });
+  registerCases(`${options.name} (ContinuationStore conformance)`, options, contractCases(options));
 }

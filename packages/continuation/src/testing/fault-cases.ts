@@ -4,12 +4,7 @@ import type { ContinuationStore } from '../store.js';
 import type { ContractCase } from './contract.js';
 import { sampleSuspension, uniqueId } from './fixtures.js';
 import type { DescribeContinuationStoreOptions } from './options.js';
-
-function shown(error: unknown): string {
-  if (error === undefined) return 'no error at all';
-  if (error instanceof Error) return `${error.name}: ${error.message}`;
-  return String(error);
-}
+import { shown } from './suite-plumbing.js';
 
 /** A failing backend: every method rejects with `unavailable`, keeping the original error. */
 export function faultCases<S extends ContinuationStore>(

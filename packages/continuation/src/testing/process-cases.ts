@@ -2,10 +2,10 @@ import { expect } from 'vitest';
 import type { ContinuationStore } from '../store.js';
 import { SUSPENSION_VERSION, type Suspension } from '../suspension.js';
 import { codeOf } from './assertions.js';
-import { forkChild, jitter, killChildren, moduleHref, type SuiteChild } from './child-processes.js';
 import type { ContractCase } from './contract.js';
 import { sampleSuspension, uniqueId } from './fixtures.js';
 import type { ContinuationStoreProcesses, DescribeContinuationStoreOptions } from './options.js';
+import { forkChild, jitter, killChildren, moduleHref, type SuiteChild } from './suite-plumbing.js';
 
 const CHILD = new URL('./process-child.js', import.meta.url);
 const LANES = 4;

@@ -1,15 +1,8 @@
 // A child process of the ContinuationStore conformance suite. It builds the adapter's store
 // with the author's module (argv: module URL, JSON arguments), then runs each operation the
 // parent sends and answers with its outcome: 'ok' or the ContinuationError code.
-// Plain JavaScript with no imports of its own, so it runs under `node` from source and dist.
-
-const ERROR_MARKER = Symbol.for('@x/continuation.ContinuationError');
-const [moduleHref, argsJson] = process.argv.slice(2);
-
-/** @param {unknown} message */
-function send(message) {
-  process.send?.(message);
-}
+// Plain JavaScript, so it runs under `node` from source and dist alike.
+import { codeOf, send, storeFromArgs } from './child-store.js';
 
 /** @param {() => Promise<unknown>} run */
 async function outcome(run) {
@@ -17,11 +10,7 @@ async function outcome(run) {
     await run();
     return 'ok';
   } catch (error) {
-    if (typeof error === 'object' && error !== null && ERROR_MARKER in error) {
-      return /** @type {{ code: string }} */ (error).code;
-    }
-    const e = /** @type {{ name?: string, message?: string } | null} */ (error);
-    return `untyped ${e?.name ?? typeof error}: ${e?.message ?? String(error)}`;
+    return codeOf(error, '@x/continuation.ContinuationError');
   }
 }
 
@@ -79,23 +68,7 @@ async function saveForever({ ids, start, version, runId }) {
   }
 }
 
-/** @type {{ save(s: unknown): Promise<void>, load(id: string): Promise<unknown>, markResolved(id: string): Promise<void> }} */
-let store;
-try {
-  const module = await import(moduleHref);
-  const build = typeof module.default === 'function' ? module.default : module.createStore;
-  if (typeof build !== 'function') {
-    throw new Error(
-      `${moduleHref} exports no function (default or createStore) that builds a store`,
-    );
-  }
-  store = await build(JSON.parse(argsJson ?? 'null'));
-} catch (error) {
-  send({ type: 'fatal', message: String(/** @type {Error} */ (error)?.stack ?? error) });
-  process.exit(1);
-}
-
-process.on('disconnect', () => process.exit(0));
+const store = await storeFromArgs();
 process.on('message', async (/** @type {any} */ message) => {
   switch (message.op) {
     case 'markResolved':

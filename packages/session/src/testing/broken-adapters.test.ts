@@ -18,6 +18,7 @@ import {
 import { SessionError } from '../errors.js';
 import { contractCases } from './contract.js';
 import type { CheckpointStoreSuiteOptions } from './options.js';
+import { failureOf } from './suite-plumbing.js';
 
 interface Entry {
   revision: number;
@@ -120,20 +121,9 @@ function options(
   };
 }
 
-/** Runs the case named `name` of the suite with `opts`; resolves to its failure message. */
-async function failureOf(opts: CheckpointStoreSuiteOptions, name: string): Promise<string> {
-  const found = contractCases(opts).find((c) => c.name.startsWith(name));
-  if (found === undefined) throw new Error(`no case named "${name}"`);
-  const store = await opts.create();
-  const peer = await opts.peer(store);
-  try {
-    await found.run({ store, peer });
-  } catch (error) {
-    return (error as Error).message;
-  } finally {
-    await opts.destroy?.(store);
-  }
-  return 'the case passed';
+/** The failure message of the case named `name` with `opts`, or 'the case passed'. */
+function failure(opts: CheckpointStoreSuiteOptions, name: string): Promise<string> {
+  return failureOf(opts, contractCases(opts), name);
 }
 
 const dirs: string[] = [];
@@ -143,12 +133,12 @@ describe('the conformance suite catches deliberately broken adapters', () => {
   it('a correct store over the same shared map passes the cases the breaks fail', async () => {
     const correct = options((entries) => new SharedMapStore(entries));
     for (const name of ['two writers with the same revision', '6 concurrent writers']) {
-      expect(await failureOf(correct, name)).toBe('the case passed');
+      expect(await failure(correct, name)).toBe('the case passed');
     }
   });
 
   it('a check-then-write put: the two-writer case names the atomic revision check', async () => {
-    const message = await failureOf(
+    const message = await failure(
       options((entries) => new UnguardedPutStore(entries)),
       'two writers with the same revision',
     );
@@ -162,7 +152,7 @@ describe('the conformance suite catches deliberately broken adapters', () => {
           code: 'ECONNREFUSED',
         });
       });
-    const message = await failureOf(
+    const message = await failure(
       options((entries) => new SharedMapStore(entries), { failing: raw }),
       'every method rejects with unavailable',
     );
@@ -174,7 +164,7 @@ describe('the conformance suite catches deliberately broken adapters', () => {
       new DownStore(() => {
         throw new SessionError('unavailable', 'the database is down');
       });
-    const message = await failureOf(
+    const message = await failure(
       options((entries) => new SharedMapStore(entries), { failing: causeless }),
       'every method rejects with unavailable',
     );
@@ -200,14 +190,14 @@ describe('the conformance suite catches deliberately broken adapters', () => {
       });
 
     it('the process race names the atomic put across processes', async () => {
-      const message = await failureOf(naive({ rounds: 20 }), '4 processes each put');
+      const message = await failure(naive({ rounds: 20 }), '4 processes each put');
       expect(message).toMatch(
         /put is atomic across processes|no update is lost|loses across processes gets conflict/,
       );
     }, 120_000);
 
     it('SIGKILL during put names the torn checkpoint', async () => {
-      const message = await failureOf(naive({ kills: 16 }), 'a writing process SIGKILLed');
+      const message = await failure(naive({ kills: 16 }), 'a writing process SIGKILLed');
       expect(message).toContain('a put killed at any moment leaves the latest checkpoint whole');
     }, 120_000);
   });

@@ -4,6 +4,7 @@ import { faultCases } from './fault-cases.js';
 import type { CheckpointStoreSuiteOptions } from './options.js';
 import { processCases } from './process-cases.js';
 import { raceCases } from './race-cases.js';
+import type { SuiteCase } from './suite-plumbing.js';
 
 /** What each case gets: a fresh, empty store from `create`, and its `peer`. */
 export interface CaseContext<S extends CheckpointStore> {
@@ -11,14 +12,8 @@ export interface CaseContext<S extends CheckpointStore> {
   peer: CheckpointStore;
 }
 
-/** One promise of the contract, checked by `run`; `skip` says why it does not apply. */
-export interface ContractCase<S extends CheckpointStore> {
-  group: string;
-  name: string;
-  skip?: string;
-  timeout?: number;
-  run: (context: CaseContext<S>) => Promise<void>;
-}
+/** One promise of the contract, checked by `run`. */
+export type ContractCase<S extends CheckpointStore> = SuiteCase<CaseContext<S>>;
 
 /**
  * Every case of the contract, in the order the suite registers them. Internal: the suite's

@@ -1,7 +1,7 @@
-import { afterEach, beforeEach, describe, it } from 'vitest';
 import type { CheckpointStore } from '../checkpoint-store.js';
-import { type CaseContext, type ContractCase, contractCases } from './contract.js';
+import { contractCases } from './contract.js';
 import type { CheckpointStoreSuiteOptions } from './options.js';
+import { registerCases } from './suite-plumbing.js';
 
 export type { CheckpointStoreProcesses, CheckpointStoreSuiteOptions } from './options.js';
 
@@ -27,27 +27,5 @@ export type { CheckpointStoreProcesses, CheckpointStoreSuiteOptions } from './op
 export function describeCheckpointStore<S extends CheckpointStore>(
   options: CheckpointStoreSuiteOptions<S>,
 ): void {
-  describe(`CheckpointStore contract: ${options.name}`, () => {
-    const context = {} as CaseContext<S>;
-    beforeEach(async () => {
-      context.store = await options.create();
-      context.peer = await options.peer(context.store);
-    });
-    afterEach(async () => {
-      await options.destroy?.(context.store);
-    });
-
-    const groups = new Map<string, ContractCase<S>[]>();
-    for (const c of contractCases(options)) {
-      groups.set(c.group, [...(groups.get(c.group) ?? []), c]);
-    }
-    for (const [group, cases] of groups) {
-      describe(group, () => {
-        for (const c of cases) {
-          const name = c.skip === undefined ? c.name : `${c.name} (skipped: ${c.skip})`;
-          it.skipIf(c.skip !== undefined)(name, { timeout: c.timeout }, () => c.run(context));
-        }
-      });
-    }
-  });
+  registerCases(`CheckpointStore contract: ${options.name}`, options, contractCases(options));
 }

@@ -4,12 +4,7 @@ import { SessionError } from '../errors.js';
 import type { ContractCase } from './contract.js';
 import type { CheckpointStoreSuiteOptions } from './options.js';
 import { sampleCheckpoint } from './sample.js';
-
-function shown(error: unknown): string {
-  if (error === undefined) return 'no error at all';
-  if (error instanceof Error) return `${error.name}: ${error.message}`;
-  return String(error);
-}
+import { shown } from './suite-plumbing.js';
 
 /** A failing backend: every method rejects with `unavailable`, keeping the original error. */
 export function faultCases<S extends CheckpointStore>(

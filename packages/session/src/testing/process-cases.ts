@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { expect } from 'vitest';
 import type { CheckpointStore } from '../checkpoint-store.js';
-import { forkChild, jitter, killChildren, moduleHref } from './child-processes.js';
 import type { ContractCase } from './contract.js';
 import type { CheckpointStoreProcesses, CheckpointStoreSuiteOptions } from './options.js';
 import { sampleCheckpoint } from './sample.js';
+import { forkChild, jitter, killChildren, moduleHref } from './suite-plumbing.js';
 
 const CHILD = new URL('./process-child.js', import.meta.url);
 const LANES = 4;

@@ -1,7 +1,82 @@
 // Kept byte-identical in @x/continuation and @x/session (check:imports compares them): the
-// two conformance suites fork their process cases the same way.
+// two conformance suites register, run and fork their cases the same way.
 import { type ChildProcess, fork } from 'node:child_process';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { afterEach, beforeEach, describe, it } from 'vitest';
+
+/** One promise of a contract, checked by `run`; `skip` says why it does not apply. */
+export interface SuiteCase<C> {
+  group: string;
+  name: string;
+  skip?: string;
+  timeout?: number;
+  run: (context: C) => Promise<void>;
+}
+
+/** How a suite makes the store of one case and its peer. */
+export interface SuiteStores<S, P> {
+  create: () => S | Promise<S>;
+  peer: (store: S) => P | Promise<P>;
+  destroy?: (store: S) => void | Promise<void>;
+}
+
+/** Registers `cases` under `title`, one `describe` per group, each case on a fresh store. */
+export function registerCases<S, P>(
+  title: string,
+  stores: SuiteStores<S, P>,
+  cases: SuiteCase<{ store: S; peer: P }>[],
+): void {
+  describe(title, () => {
+    const context = {} as { store: S; peer: P };
+    beforeEach(async () => {
+      context.store = await stores.create();
+      context.peer = await stores.peer(context.store);
+    });
+    afterEach(async () => {
+      await stores.destroy?.(context.store);
+    });
+    const groups = new Map<string, SuiteCase<{ store: S; peer: P }>[]>();
+    for (const c of cases) groups.set(c.group, [...(groups.get(c.group) ?? []), c]);
+    for (const [group, members] of groups) {
+      describe(group, () => {
+        for (const c of members) {
+          const name = c.skip === undefined ? c.name : `${c.name} (skipped: ${c.skip})`;
+          it.skipIf(c.skip !== undefined)(name, { timeout: c.timeout }, () => c.run(context));
+        }
+      });
+    }
+  });
+}
+
+/**
+ * Runs the case whose name starts with `name` on a fresh store; resolves to its failure
+ * message, or to `'the case passed'`. For the suites' own tests against broken adapters.
+ */
+export async function failureOf<S, P>(
+  stores: SuiteStores<S, P>,
+  cases: SuiteCase<{ store: S; peer: P }>[],
+  name: string,
+): Promise<string> {
+  const found = cases.find((c) => c.name.startsWith(name));
+  if (found === undefined) throw new Error(`no case named "${name}"`);
+  const store = await stores.create();
+  const peer = await stores.peer(store);
+  try {
+    await found.run({ store, peer });
+  } catch (error) {
+    return (error as Error).message;
+  } finally {
+    await stores.destroy?.(store);
+  }
+  return 'the case passed';
+}
+
+/** An error as a failure message shows it. */
+export function shown(error: unknown): string {
+  if (error === undefined) return 'no error at all';
+  if (error instanceof Error) return `${error.name}: ${error.message}`;
+  return String(error);
+}
 
 /** A forked child of a process case, answering each message it is sent with one message. */
 export interface SuiteChild {

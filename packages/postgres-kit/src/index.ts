@@ -1,0 +1,9 @@
+/**
+ * @packageDocumentation
+ * `@x/postgres-kit`: the PostgreSQL plumbing `@x/askuser`, `@x/continuation-postgres` and
+ * `@x/session-postgres` share, so it exists once: the drizzle handle type, result rows,
+ * SQLSTATE lookup, the reason of a failure, and quiet, idempotent migrations.
+ */
+export { rowsOf, type StoreDatabase } from './database.js';
+export { failureReason, sqlStateOf } from './failure.js';
+export { applyMigrations, type MigrationsOptions } from './migrate.js';
