@@ -1,5 +1,6 @@
 import {
   alreadyResolved,
+  assertSafeId,
   ContinuationError,
   type ContinuationStore,
   compareSuspensions,
@@ -67,7 +68,7 @@ function prepareStatements(db: ContinuationDatabase) {
   };
 }
 
-/** Postgres text cannot hold NUL, so such an id was never saved (save refuses it as `invalid`). */
+/** Postgres text cannot hold NUL, so no stored session or run id has one. */
 function storable(id: string): boolean {
   return typeof id === 'string' && !id.includes('\u0000');
 }
@@ -134,7 +135,7 @@ export class PostgresContinuationStore implements ContinuationStore {
   }
 
   async load(interactionId: string): Promise<Suspension> {
-    if (!storable(interactionId)) throw notFound(interactionId);
+    assertSafeId('interaction id', interactionId);
     let rows: Array<{ record: string; resolved: boolean }>;
     try {
       rows = await this.#statements.load.execute({ id: interactionId });
@@ -150,7 +151,7 @@ export class PostgresContinuationStore implements ContinuationStore {
   }
 
   async markResolved(interactionId: string): Promise<void> {
-    if (!storable(interactionId)) throw notFound(interactionId);
+    assertSafeId('interaction id', interactionId);
     try {
       const won = await this.#statements.markResolved.execute({ id: interactionId });
       if (won.length === 1) return;

@@ -1,5 +1,6 @@
 import type { SessionCheckpoint } from './checkpoint.js';
 import { SessionError } from './errors.js';
+import { isSafeId, unsafeIdReason } from './safe-id.js';
 
 /** A checkpoint as stored, with the revision a writer must quote to replace it. */
 export interface StoredCheckpoint {
@@ -61,11 +62,12 @@ export interface CheckpointStore {
   list(): Promise<CheckpointSummary[]>;
 }
 
-const SAFE_ID = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,199}$/;
-
-/** True when `threadId` is 1–200 of `A-Z a-z 0-9 . _ -`, not starting with `.`. */
+/**
+ * True when `threadId` is a safe id: 1–200 of `A-Z a-z 0-9 . _ -`, not starting with `.`
+ * (the one rule of every `@x` store).
+ */
 export function isSafeThreadId(threadId: unknown): threadId is string {
-  return typeof threadId === 'string' && SAFE_ID.test(threadId);
+  return isSafeId(threadId);
 }
 
 /**
@@ -76,12 +78,8 @@ export function isSafeThreadId(threadId: unknown): threadId is string {
  * @throws {SessionError} `unsafe_id`.
  */
 export function assertSafeThreadId(threadId: unknown): asserts threadId is string {
-  if (!isSafeThreadId(threadId)) {
-    throw new SessionError(
-      'unsafe_id',
-      `thread id ${JSON.stringify(threadId)} is not safe: use 1-200 letters, digits, '.', '_' and '-', not starting with '.'`,
-    );
-  }
+  const reason = unsafeIdReason('thread id', threadId);
+  if (reason !== undefined) throw new SessionError('unsafe_id', reason);
 }
 
 /** Builds the `conflict` error every store throws. */

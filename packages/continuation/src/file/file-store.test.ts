@@ -17,8 +17,8 @@ afterAll(() => Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: t
 describeContinuationStore({
   name: 'FileContinuationStore',
   create: async () => new FileContinuationStore(join(await tempDir(), 'continuations')),
-  destroy: (store) => rm(store.dir, { recursive: true, force: true }),
-  peer: (store) => new FileContinuationStore(store.dir),
+  destroy: (store) => rm(store.directory, { recursive: true, force: true }),
+  peer: (store) => new FileContinuationStore(store.directory),
   // A folder path that runs through a file: every call fails with ENOTDIR.
   failing: async () => {
     const dir = await tempDir();
@@ -27,14 +27,13 @@ describeContinuationStore({
   },
   processes: {
     module: new URL('../../test/fixtures/file-store.mjs', import.meta.url),
-    args: (store) => ({ directory: store.dir }),
+    args: (store) => ({ directory: store.directory }),
     rounds: 150,
   },
   writeRaw: async (store, id, record) => {
-    await mkdir(store.dir, { recursive: true });
-    await writeFile(join(store.dir, `${id}.json`), JSON.stringify(record));
+    await mkdir(store.directory, { recursive: true });
+    await writeFile(join(store.directory, `${id}.json`), JSON.stringify(record));
   },
-  capabilities: { safeIds: true },
 });
 
 describe('FileContinuationStore on disk', () => {

@@ -4,7 +4,6 @@ import type { DescribeContinuationStoreOptions } from './options.js';
 import { registerCases } from './suite-plumbing.js';
 
 export type {
-  ContinuationStoreCapabilities,
   ContinuationStoreProcesses,
   DescribeContinuationStoreOptions,
 } from './options.js';

@@ -5,7 +5,6 @@
  * for yours. Needs `vitest` (an optional peer dependency).
  */
 export {
-  type ContinuationStoreCapabilities,
   type ContinuationStoreProcesses,
   type DescribeContinuationStoreOptions,
   describeContinuationStore,

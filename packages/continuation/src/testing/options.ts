@@ -1,11 +1,5 @@
 import type { ContinuationStore } from '../store.js';
 
-/** What an adapter can do beyond the base contract; each flag turns on its tests. */
-export interface ContinuationStoreCapabilities {
-  /** Ids become file names: path-like ids are refused with `unsafe_id`. */
-  safeIds?: boolean;
-}
-
 /**
  * How the suite runs your store in other OS processes: it forks children that each build a
  * store with your module, races them on one continuation, and SIGKILLs a saving child.
@@ -57,5 +51,4 @@ export interface DescribeContinuationStoreOptions<S extends ContinuationStore> {
   writeRaw?: (store: S, interactionId: string, record: unknown) => Promise<void>;
   /** Rounds of `save` racing `markResolved` across the two instances. Default 60. */
   raceRounds?: number;
-  capabilities?: ContinuationStoreCapabilities;
 }

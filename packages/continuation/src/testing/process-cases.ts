@@ -5,7 +5,7 @@ import { codeOf } from './assertions.js';
 import type { ContractCase } from './contract.js';
 import { sampleSuspension, uniqueId } from './fixtures.js';
 import type { ContinuationStoreProcesses, DescribeContinuationStoreOptions } from './options.js';
-import { forkChild, jitter, killChildren, moduleHref, type SuiteChild } from './suite-plumbing.js';
+import { forkChild, jitter, moduleHref, runLanes, type SuiteChild } from './suite-plumbing.js';
 
 const CHILD = new URL('./process-child.js', import.meta.url);
 const LANES = 4;
@@ -40,6 +40,7 @@ export function processCases<S extends ContinuationStore>(
   const racers = processes?.racers ?? 4;
   const rounds = processes?.rounds ?? 60;
   const kills = processes?.kills ?? 32;
+  const lanes = Math.max(1, Math.min(LANES, kills));
   return [
     {
       group: 'across OS processes',
@@ -109,18 +110,14 @@ export function processCases<S extends ContinuationStore>(
       group: 'across OS processes',
       name: `a saving process SIGKILLed at random moments (${kills} times) never leaves a torn record`,
       timeout: 300_000,
-      ...skip,
+      ...(kills < 1 ? { skip: 'processes.kills is 0' } : skip),
       run: async ({ store }) => {
         if (processes === null) return;
         const args = [moduleHref(processes.module), JSON.stringify(processes.args(store) ?? null)];
         const prefix = uniqueId('crash');
-        const lane = async (name: number): Promise<string[]> => {
+        const lane = async (name: number, stopped: () => boolean): Promise<string[]> => {
           const ids = ['a', 'b', 'c'].map((x) => `${prefix}-${name}-${x}`);
-          for (
-            let kill = name;
-            kill < Math.max(kills, 1);
-            kill += Math.max(1, Math.min(LANES, kills))
-          ) {
+          for (let kill = name; kill < kills && !stopped(); kill += lanes) {
             const child = forkChild(CHILD, args);
             try {
               await child.next();
@@ -152,20 +149,13 @@ export function processCases<S extends ContinuationStore>(
           }
           return ids;
         };
-        try {
-          const lanes = Math.max(1, Math.min(LANES, kills));
-          const ids = (await Promise.all(Array.from({ length: lanes }, (_, i) => lane(i)))).flat();
-          const listed = (await store.listUnresolved({ runId: prefix })).map(
-            (s) => s.interactionId,
-          );
-          expect(
-            listed.sort(),
-            'after killed saves, listUnresolved lists each continuation once and nothing half-written',
-          ).toEqual(ids.sort());
-          await store.save(sampleSuspension({ interactionId: ids[0] ?? prefix }));
-        } finally {
-          await killChildren();
-        }
+        const ids = (await runLanes(lanes, lane)).flat();
+        const listed = (await store.listUnresolved({ runId: prefix })).map((s) => s.interactionId);
+        expect(
+          listed.sort(),
+          'after killed saves, listUnresolved lists each continuation once and nothing half-written',
+        ).toEqual(ids.sort());
+        await store.save(sampleSuspension({ interactionId: ids[0] ?? prefix }));
       },
     },
   ];

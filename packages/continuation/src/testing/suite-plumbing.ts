@@ -161,6 +161,30 @@ export async function killChildren(): Promise<void> {
   await Promise.all([...live].map((child) => child.kill()));
 }
 
+/**
+ * Runs `count` lanes side by side. Once one fails the others are told to stop (`stopped()`
+ * turns true; a lane checks it before each kill), every child is killed, and the first
+ * failure is thrown only when all lanes have ended: no lane forks a child after the case.
+ */
+export async function runLanes<T>(
+  count: number,
+  lane: (index: number, stopped: () => boolean) => Promise<T>,
+): Promise<T[]> {
+  let failed = false;
+  const results = await Promise.allSettled(
+    Array.from({ length: count }, (_, i) =>
+      lane(i, () => failed).catch((error: unknown) => {
+        failed = true;
+        throw error;
+      }),
+    ),
+  );
+  await killChildren();
+  const rejected = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (rejected !== undefined) throw rejected.reason;
+  return results.map((r) => (r as PromiseFulfilledResult<T>).value);
+}
+
 /** Resolves after a random pause of up to `ms` milliseconds. */
 export function jitter(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, Math.random() * ms));

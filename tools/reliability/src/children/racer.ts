@@ -26,7 +26,7 @@ const continuations: ContinuationStore = db
   : new FileContinuationStore(`${where}/continuations`);
 const checkpoints: CheckpointStore = db
   ? new PostgresCheckpointStore(db)
-  : new FileCheckpointStore({ directory: `${where}/checkpoints` });
+  : new FileCheckpointStore(`${where}/checkpoints`);
 const pauses = db ? new AskUserStore(db) : undefined;
 
 async function run(task: RaceTask): Promise<void> {

@@ -258,13 +258,13 @@ export async function hostileFiles(tally: Tally): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'x-rel-hostile-'));
   try {
     const store = new FileContinuationStore(join(dir, 'continuations'));
-    const checkpoints = new FileCheckpointStore({ directory: join(dir, 'checkpoints') });
+    const checkpoints = new FileCheckpointStore(join(dir, 'checkpoints'));
     await store.save(suspensionAt('keep', 1));
     await checkpoints.put('keep', checkpointAt(1), { expectedRevision: null });
     const snapshot = () => folderSnapshot(dir);
 
     await property(tally, 'continuation record', badContinuationRecord('bad'), async (text) => {
-      await writeFile(join(store.dir, 'bad.json'), text);
+      await writeFile(join(store.directory, 'bad.json'), text);
       await refused(tally, 'load', () => store.load('bad'), ContinuationError.is, snapshot);
       // markResolved is left out on purpose: since b502202 it consumes a record without
       // decoding it, so marking a corrupt one resolved is a success, not a refusal.
@@ -276,11 +276,11 @@ export async function hostileFiles(tally: Tally): Promise<void> {
         snapshot,
       );
     });
-    await rm(join(store.dir, 'bad.json'), { force: true });
+    await rm(join(store.directory, 'bad.json'), { force: true });
 
     // Over the documented limit (DEFAULT_MAX_RECORD_BYTES): refused by size, unread.
-    await writeFile(join(store.dir, 'huge.json'), '');
-    await truncate(join(store.dir, 'huge.json'), DEFAULT_MAX_RECORD_BYTES + 1);
+    await writeFile(join(store.directory, 'huge.json'), '');
+    await truncate(join(store.directory, 'huge.json'), DEFAULT_MAX_RECORD_BYTES + 1);
     await refused(
       tally,
       'load of a record over 16 MiB',
@@ -288,7 +288,7 @@ export async function hostileFiles(tally: Tally): Promise<void> {
       ContinuationError.is,
       snapshot,
     ).catch((e: Error) => tally.fail(e.message));
-    await rm(join(store.dir, 'huge.json'));
+    await rm(join(store.directory, 'huge.json'));
     const big = suspensionAt('big', 1);
     big.toolInput = { turns: 1, blob: 'x'.repeat(DEFAULT_MAX_RECORD_BYTES) };
     await refused(

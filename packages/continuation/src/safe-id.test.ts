@@ -1,8 +1,9 @@
 import { basename, dirname, join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ContinuationError } from '../errors.js';
-import { assertSafeId, MAX_ID_LENGTH } from './safe-id.js';
+import { ContinuationError } from './errors.js';
+import { MAX_ID_LENGTH } from './safe-id.js';
+import { assertSafeId } from './store.js';
 
 describe('assertSafeId', () => {
   it('any string is either refused with unsafe_id or stays one file name inside the folder (property)', () => {
