@@ -17,16 +17,10 @@ import { wrapDatabaseError } from './errors.js';
 import { checkpoints } from './schema.js';
 
 /**
- * A {@link CheckpointStore} on PostgreSQL (server through postgres.js, or PGlite) via drizzle.
- * Pass a database or a transaction handle: `new PostgresCheckpointStore(tx)` writes in the
- * caller's transaction. Run {@link migrate} once first.
- *
- * Each write is one statement whose `WHERE` is the revision check (`UPDATE ... WHERE
- * revision = $expected`, or `INSERT ... ON CONFLICT DO UPDATE ... WHERE checkpoint IS NULL`
- * for a create over a tombstone), so the check and the write are atomic across processes
- * and hosts: a concurrent writer re-evaluates the `WHERE` after the winner commits and
- * updates nothing, which is reported as `conflict`. Deleting keeps the row as a tombstone
- * (`checkpoint` null, revision + 1), so revisions never repeat.
+ * A {@link CheckpointStore} on PostgreSQL or PGlite via drizzle; a transaction handle writes
+ * in the caller's transaction. Run {@link migrate} once first. Each write is one statement
+ * whose `WHERE` is the revision check, so a concurrent writer updates nothing and gets
+ * `conflict`; a delete leaves a tombstone row, so revisions never repeat.
  *
  * @example
  * import { drizzle } from 'drizzle-orm/postgres-js';

@@ -82,7 +82,10 @@ export function assertSafeThreadId(threadId: unknown): asserts threadId is strin
   if (reason !== undefined) throw new SessionError('unsafe_id', reason);
 }
 
-/** Builds the `conflict` error every store throws. */
+/**
+ * The `conflict` error every store throws, with the revisions in `details`. For adapter
+ * authors, so a store of theirs reports a stale write exactly as the built-in ones do.
+ */
 export function conflictError(
   threadId: string,
   expectedRevision: number | null,
@@ -98,7 +101,12 @@ export function conflictError(
   );
 }
 
-/** Checks `expectedRevision` is absent, null or a positive integer. */
+/**
+ * `expectedRevision` as a store compares it: absent or `null` → `null` (create), else a
+ * positive integer. For adapter authors, so bad input is refused as the built-in stores do.
+ *
+ * @throws {SessionError} `invalid` for anything else.
+ */
 export function normaliseExpected(expected: number | null | undefined): number | null {
   if (expected === undefined || expected === null) return null;
   if (!Number.isInteger(expected) || expected < 1) {

@@ -47,7 +47,7 @@ describe('FileContinuationStore on disk', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  it('writes the snake_case JSON of the Go implementation to <id>.json', async () => {
+  it('writes the snake_case JSON of encodeSuspension to <id>.json', async () => {
     const s = sampleSuspension({ sessionId: 'sess-1' });
     await store.save(s);
     const json = JSON.parse(await readFile(join(dir, `${s.interactionId}.json`), 'utf8'));
@@ -83,7 +83,7 @@ describe('FileContinuationStore on disk', () => {
     expect(await readdir(dir)).toEqual([`${s.interactionId}.resolved`]);
   });
 
-  it('markResolved reads a record in another layout (indented, as Go may write it) whole', async () => {
+  it('markResolved reads a record in another layout (indented, as another program may write it) whole', async () => {
     const s = sampleSuspension({ messages: true });
     await store.save(s);
     const path = join(dir, `${s.interactionId}.json`);
@@ -107,7 +107,7 @@ describe('FileContinuationStore on disk', () => {
     });
   });
 
-  it('a record marked resolved by the Go implementation (resolved: true, no marker) is resolved', async () => {
+  it('a record marked resolved by another writer (resolved: true, no marker) is resolved', async () => {
     const s = sampleSuspension();
     await store.save(s);
     const path = join(dir, `${s.interactionId}.json`);

@@ -31,8 +31,7 @@ export interface FileContinuationStoreOptions {
 
 const RECORD = '.json';
 const MARK = '.resolved';
-// How the compact JSON of this store and of the Go implementation begins and ends for an
-// unresolved record of version 1: `version` is its first key and `resolved` its last.
+// How the compact JSON of an unresolved record of version 1 begins and ends (`encodeSuspension`).
 const UNRESOLVED_HEAD = '{"version":1,';
 const UNRESOLVED_TAIL = ',"resolved":false}';
 
@@ -55,22 +54,16 @@ function unavailable(action: string, id: string | undefined, cause: unknown): Co
 
 /**
  * A {@link ContinuationStore} keeping one JSON file per interaction in a folder:
- * `<interactionId>.json` holds the record (the snake_case JSON of the earlier Go
- * implementation), and `<interactionId>.resolved` marks it consumed.
+ * `<interactionId>.json` holds the record (the snake_case JSON of `encodeSuspension`),
+ * and `<interactionId>.resolved` marks it consumed.
  *
- * - Writes are atomic and durable (temp file in the folder, fsync, rename, fsync the
- *   folder); a crash never leaves a truncated record, and stray temp files (hidden
- *   `.*.tmp`) are ignored.
- * - `markResolved` is exactly-once across processes: it hard-links `<id>.json` to
- *   `<id>.resolved`, and `link` fails with `EEXIST` for every loser. Then it removes
- *   `<id>.json`, so a reader of records alone (the Go implementation) finds nothing to
- *   load; the record stays readable, unchanged, as `<id>.resolved`. It costs the same for
- *   any record size: nothing is rewritten. A crash between the two steps leaves the
- *   interaction resolved (the marker decides), never loadable.
- * - A record also counts as resolved when it says `"resolved": true` (how the Go
- *   implementation marks one).
- * - Ids become file names, so they are validated first (`unsafe_id`). On a case-insensitive
- *   file system, ids differing only in case are the same record.
+ * - Writes are atomic and durable (temp file, fsync, rename, fsync the folder); stray temp
+ *   files of a crash are ignored.
+ * - `markResolved` hard-links `<id>.json` to `<id>.resolved` (`link` fails for every loser,
+ *   so it is exactly-once across processes), then removes `<id>.json`; the marker decides,
+ *   so a crash in between leaves the interaction resolved. A record saying
+ *   `"resolved": true` is resolved too.
+ * - On a case-insensitive file system, ids differing only in case are the same record.
  *
  * @example
  * import { FileContinuationStore, sessionDir } from '@x/continuation/file';
@@ -154,8 +147,7 @@ export class FileContinuationStore implements ContinuationStore {
     // No record: resolved before (its record became the marker), or never saved.
     if (text === undefined) throw await this.#goneError(id);
     // The record is not decoded (load does that): only its flag matters here. The layout
-    // this store and the Go implementation write shows it at the ends of the text; any
-    // other layout is parsed to find it.
+    // this store writes shows it at the ends of the text; any other layout is parsed.
     if (!(text.startsWith(UNRESOLVED_HEAD) && text.endsWith(UNRESOLVED_TAIL))) {
       const parsed = this.#parseRecord(id, text);
       if (parsed.interaction_id !== id) throw this.#otherId(id, parsed.interaction_id);
@@ -176,7 +168,7 @@ export class FileContinuationStore implements ContinuationStore {
         throw err;
       }
       // The marker decides from here on. Removing the record keeps a reader of records
-      // alone (the Go implementation) from loading it.
+      // alone from loading it.
       await unlink(record).catch(ignoreMissing);
       if (this.#fsync) await syncDir(this.directory);
     } catch (err) {

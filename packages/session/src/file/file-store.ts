@@ -61,23 +61,12 @@ function errnoCode(error: unknown): string | undefined {
 }
 
 /**
- * A {@link CheckpointStore} on the local file system, safe across processes.
- *
- * Each thread is a folder of revision files `<revision>.json`. A write never modifies a
- * file: it writes the new record to a temp file in the same folder, fsyncs it, then
- * hard-links it to the name of the next revision. `link` fails if that name exists, which
- * makes the revision check atomic across processes with no lock to go stale: of writers
- * that read the same revision, exactly one creates the next file. The folder is fsynced
- * before `put` returns. After a write the previous revision file is emptied but never
- * removed: a freed name could be linked again by a writer whose check is far behind, and
- * its stale write would then succeed. So a thread folder keeps one empty file per past
- * revision (an inode, no data). A delete writes a tombstone revision, so revisions never
- * repeat.
- *
- * Crash points: before the link, only a temp file is left (never read; swept later);
- * after the link and before the folder fsync, the caller got no success and the revision
- * may or may not survive, whole either way; after it, the write is durable. A reader
- * always takes the highest complete revision file.
+ * A {@link CheckpointStore} on the local file system, safe across processes. Each thread is
+ * a folder of revision files `<revision>.json`; a write hard-links a flushed temp file to
+ * the next revision's name, and `link` fails if another writer took it, so the revision
+ * check is atomic across processes without a lock. Older revision files are emptied, never
+ * removed: a freed name could be linked again by a very late writer. A crash leaves at most
+ * a temp file, which is never read and swept later.
  *
  * @example
  * import { FileCheckpointStore } from '@x/session/file';
