@@ -20,7 +20,12 @@ describe('failureReason', () => {
       'the x tables are missing; run migrate(db) first',
     );
     expect(failureReason({ code: '3F000' }, missing)).toContain('run migrate(db) first');
-    expect(failureReason(new Error('ECONNREFUSED'), missing)).toContain('could not be reached');
+    const pglite = new Error('Failed query: select 1', {
+      cause: new Error("ENOENT: no such file or directory, mkdir './data/pglite'"),
+    });
+    expect(failureReason(pglite, missing)).toBe(
+      "the database could not be reached (ENOENT: no such file or directory, mkdir './data/pglite'); check that it runs and that its address or data folder exists",
+    );
     expect(failureReason({ code: '57P01' }, missing)).toBe('SQLSTATE 57P01');
   });
 });

@@ -18,7 +18,8 @@ export function sqlStateOf(error: unknown): string | undefined {
 /**
  * Why a database call failed, as the end of a sentence for a store's `unavailable` error:
  * a missing schema or table says to run `migrate(db)`, a failure without a SQLSTATE is the
- * connection, any other names its SQLSTATE.
+ * connection (with the driver's own words, e.g. a PGlite folder that does not exist), any
+ * other names its SQLSTATE.
  *
  * @param missing what to say when the schema or a table is missing, e.g. `'the x_session tables are missing'`
  * @example
@@ -28,6 +29,20 @@ export function sqlStateOf(error: unknown): string | undefined {
 export function failureReason(error: unknown, missing: string): string {
   const state = sqlStateOf(error);
   if (state === '42P01' || state === '3F000') return `${missing}; run migrate(db) first`;
-  if (state === undefined) return 'the database could not be reached; check that it is running';
+  if (state === undefined) {
+    return `the database could not be reached (${innermostMessage(error)}); check that it runs and that its address or data folder exists`;
+  }
   return `SQLSTATE ${state}`;
+}
+
+/** The message of the deepest `cause` (drizzle wraps the driver's error), for a human. */
+function innermostMessage(error: unknown): string {
+  let message = String(error);
+  let current: unknown = error;
+  for (let depth = 0; depth < 4 && typeof current === 'object' && current !== null; depth++) {
+    const text = (current as { message?: unknown }).message;
+    if (typeof text === 'string' && text !== '') message = text;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return message;
 }
