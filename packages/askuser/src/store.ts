@@ -1,4 +1,4 @@
-import { rowsOf } from '@x/postgres-kit';
+import { retryRead, rowsOf } from '@x/postgres-kit';
 import { and, asc, desc, eq, isNotNull, isNull, lt, sql } from 'drizzle-orm';
 import {
   ACTION_CANCEL,
@@ -323,7 +323,7 @@ export class AskUserStore {
 
   async #select(doing: string, build: (q: SelectQuery) => PromiseLike<Row[]>): Promise<Row[]> {
     try {
-      return await build(selectQuery(this.#db));
+      return await retryRead(() => build(selectQuery(this.#db)));
     } catch (error) {
       throw wrapDatabaseError(error, doing);
     }

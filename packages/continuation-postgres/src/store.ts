@@ -11,6 +11,7 @@ import {
   prepareSave,
   type Suspension,
 } from '@x/continuation';
+import { retryRead } from '@x/postgres-kit';
 import { and, eq, type SQL, sql } from 'drizzle-orm';
 import type { ContinuationDatabase } from './database.js';
 import { wrapDatabaseError } from './errors.js';
@@ -138,7 +139,7 @@ export class PostgresContinuationStore implements ContinuationStore {
     assertSafeId('interaction id', interactionId);
     let rows: Array<{ record: string; resolved: boolean }>;
     try {
-      rows = await this.#statements.load.execute({ id: interactionId });
+      rows = await retryRead(() => this.#statements.load.execute({ id: interactionId }));
     } catch (error) {
       throw wrapDatabaseError(error, `load interaction "${interactionId}"`, interactionId);
     }
@@ -155,7 +156,7 @@ export class PostgresContinuationStore implements ContinuationStore {
     try {
       const won = await this.#statements.markResolved.execute({ id: interactionId });
       if (won.length === 1) return;
-      const exists = await this.#statements.exists.execute({ id: interactionId });
+      const exists = await retryRead(() => this.#statements.exists.execute({ id: interactionId }));
       throw exists.length === 0 ? notFound(interactionId) : alreadyResolved(interactionId);
     } catch (error) {
       throw wrapDatabaseError(error, `mark interaction "${interactionId}" resolved`, interactionId);
@@ -170,11 +171,13 @@ export class PostgresContinuationStore implements ContinuationStore {
     if (filter.runId !== undefined) conditions.push(eq(suspensions.runId, filter.runId));
     let rows: Array<{ id: string; record: string }>;
     try {
-      rows = await this.#db
-        .select({ id: suspensions.interactionId, record: suspensions.record })
-        .from(suspensions)
-        .where(and(...conditions))
-        .orderBy(suspensions.createdAt);
+      rows = await retryRead(() =>
+        this.#db
+          .select({ id: suspensions.interactionId, record: suspensions.record })
+          .from(suspensions)
+          .where(and(...conditions))
+          .orderBy(suspensions.createdAt),
+      );
     } catch (error) {
       throw wrapDatabaseError(error, 'list unresolved continuations');
     }

@@ -14,6 +14,7 @@ export {
   throwawayClusterProblem,
 } from './cluster.js';
 export { serverProblem, serverReachable, serverSuitesSkipped, testServerUrl } from './probe.js';
+export { dropConnection, loadStockPostgres } from './stock-postgres.js';
 
 /**
  * The server suites' gate. Resolves to the server URL, or to `undefined` when no server
