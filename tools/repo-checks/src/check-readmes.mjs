@@ -116,7 +116,7 @@ packages (build first) and runs those that are programs. Exit code 1 on any fail
       config,
       JSON.stringify({
         extends: path.join(root, 'tsconfig.base.json'),
-        compilerOptions: { declaration: false, declarationMap: false, sourceMap: false },
+        compilerOptions: { declaration: false, sourceMap: false, inlineSources: false },
         files: examples.map((e) => e.file),
       }),
     );
