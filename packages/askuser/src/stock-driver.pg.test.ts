@@ -1,11 +1,4 @@
-import {
-  createTestDatabase,
-  dropConnection,
-  loadStockPostgres,
-  serverForTests,
-} from '@internal/pg-test';
-import { drizzle } from 'drizzle-orm/postgres-js';
-import postgres from 'postgres';
+import { openStockTarget, type StockTarget, serverForTests } from '@internal/pg-test';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pause } from '../test/support.js';
 import { AskUserError, AskUserStore, migrate } from './index.js';
@@ -14,30 +7,21 @@ const server = await serverForTests();
 
 // Stock postgres.js, as users install it: the repository's patch never reaches them.
 describe.skipIf(server === undefined)('AskUserStore over stock postgres.js', () => {
-  let database: Awaited<ReturnType<typeof createTestDatabase>>;
-  let admin: postgres.Sql;
-  let client: postgres.Sql;
+  let stock: StockTarget;
   let store: AskUserStore;
   beforeAll(async () => {
-    database = await createTestDatabase(server);
-    admin = postgres(database.url, { max: 1, onnotice: () => {} });
-    client = (await loadStockPostgres())(database.url, { max: 1, onnotice: () => {} });
-    const db = drizzle({ client });
-    await migrate(db);
-    store = new AskUserStore(db);
+    stock = await openStockTarget(server ?? '');
+    await migrate(stock.db);
+    store = new AskUserStore(stock.db);
   });
-  afterAll(async () => {
-    await client?.end({ timeout: 1 });
-    await admin?.end({ timeout: 1 });
-    await database?.drop();
-  });
+  afterAll(() => stock?.close());
 
   it('listings after a dropped connection succeed; an answer in doubt is unavailable and getAnswer tells', async () => {
     await store.insert(pause('p-1'));
-    await dropConnection(client, admin);
+    await stock.dropConnection();
     expect((await store.listPendingAll()).map((p) => p.token)).toEqual(['p-1']);
 
-    await dropConnection(client, admin);
+    await stock.dropConnection();
     const answer = { action: 'accept', content: 'yes' } as const;
     const first = await store.markResumed('p-1', answer).catch((e: unknown) => e);
     // The driver reports the dead connection's error on this UPDATE: it may or may not have

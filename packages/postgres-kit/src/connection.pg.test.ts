@@ -1,14 +1,7 @@
-import {
-  createTestDatabase,
-  dropConnection,
-  loadStockPostgres,
-  serverForTests,
-} from '@internal/pg-test';
+import { openStockTarget, type StockTarget, serverForTests } from '@internal/pg-test';
 import { sql } from 'drizzle-orm';
-import { drizzle } from 'drizzle-orm/postgres-js';
-import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isConnectionDrop, retryRead, rowsOf, type StoreDatabase } from './index.js';
+import { isConnectionDrop, retryRead, rowsOf } from './index.js';
 
 describe('isConnectionDrop', () => {
   it('is a dropped connection for SQLSTATE class 08 and 57P01-57P03 and the driver’s closed codes, through a wrapper', () => {
@@ -42,32 +35,21 @@ const server = await serverForTests();
 
 // Stock postgres.js, as the packages' users install it (the repository patches its own copy).
 describe.skipIf(server === undefined)('retryRead with stock postgres.js 3.4.9', () => {
-  let database: Awaited<ReturnType<typeof createTestDatabase>>;
-  let admin: postgres.Sql;
-  let client: postgres.Sql;
-  let db: StoreDatabase;
+  let stock: StockTarget;
   beforeAll(async () => {
-    database = await createTestDatabase(server);
-    admin = postgres(database.url, { max: 1, onnotice: () => {} });
-    const stock = await loadStockPostgres();
-    client = stock(database.url, { max: 1, onnotice: () => {} });
-    db = drizzle({ client }) as unknown as StoreDatabase;
+    stock = await openStockTarget(server ?? '');
   });
-  afterAll(async () => {
-    await client?.end({ timeout: 1 });
-    await admin?.end({ timeout: 1 });
-    await database?.drop();
-  });
+  afterAll(() => stock?.close());
 
   it('the first statement after a dropped connection fails with a stale 57P01 (the driver bug)', async () => {
-    await dropConnection(client, admin);
-    const error = await db.execute(sql`select 1 as one`).catch((e: unknown) => e);
+    await stock.dropConnection();
+    const error = await stock.db.execute(sql`select 1 as one`).catch((e: unknown) => e);
     expect(isConnectionDrop(error)).toBe(true);
   });
 
   it('a read retried by retryRead goes through', async () => {
-    await dropConnection(client, admin);
-    const rows = rowsOf(await retryRead(() => db.execute(sql`select 1 as one`)));
+    await stock.dropConnection();
+    const rows = rowsOf(await retryRead(() => stock.db.execute(sql`select 1 as one`)));
     expect(rows).toEqual([{ one: 1 }]);
   });
 });

@@ -1,13 +1,6 @@
-import {
-  createTestDatabase,
-  dropConnection,
-  loadStockPostgres,
-  serverForTests,
-} from '@internal/pg-test';
+import { openStockTarget, type StockTarget, serverForTests } from '@internal/pg-test';
 import { SessionError } from '@x/session';
 import { sampleCheckpoint } from '@x/session/testing';
-import { drizzle } from 'drizzle-orm/postgres-js';
-import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate, PostgresCheckpointStore } from './index.js';
 
@@ -15,32 +8,23 @@ const server = await serverForTests();
 
 // Stock postgres.js, as users install it: the repository's patch never reaches them.
 describe.skipIf(server === undefined)('PostgresCheckpointStore over stock postgres.js', () => {
-  let database: Awaited<ReturnType<typeof createTestDatabase>>;
-  let admin: postgres.Sql;
-  let client: postgres.Sql;
+  let stock: StockTarget;
   let store: PostgresCheckpointStore;
   beforeAll(async () => {
-    database = await createTestDatabase(server);
-    admin = postgres(database.url, { max: 1, onnotice: () => {} });
-    client = (await loadStockPostgres())(database.url, { max: 1, onnotice: () => {} });
-    const db = drizzle({ client });
-    await migrate(db);
-    store = new PostgresCheckpointStore(db);
+    stock = await openStockTarget(server ?? '');
+    await migrate(stock.db);
+    store = new PostgresCheckpointStore(stock.db);
   });
-  afterAll(async () => {
-    await client?.end({ timeout: 1 });
-    await admin?.end({ timeout: 1 });
-    await database?.drop();
-  });
+  afterAll(() => stock?.close());
 
   it('get and list after a dropped connection succeed; a put in doubt is unavailable and get tells', async () => {
     const revision = await store.put('t-1', sampleCheckpoint(1));
-    await dropConnection(client, admin);
+    await stock.dropConnection();
     expect((await store.get('t-1'))?.revision).toBe(revision);
-    await dropConnection(client, admin);
+    await stock.dropConnection();
     expect(await store.list()).toEqual([{ threadId: 't-1', revision }]);
 
-    await dropConnection(client, admin);
+    await stock.dropConnection();
     const put = store.put('t-1', sampleCheckpoint(2), { expectedRevision: revision });
     const outcome = await put.catch((e: unknown) => e);
     // The driver reports the dead connection's error on this UPDATE: it may or may not have

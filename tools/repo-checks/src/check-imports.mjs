@@ -218,6 +218,18 @@ export function findCycles(edges) {
   return cycles;
 }
 
+/**
+ * The repository a check runs on: `--root DIR` from `argv`, else this checkout.
+ * @param {string[]} argv
+ * @returns {string}
+ */
+export function rootOf(argv) {
+  const at = argv.indexOf('--root');
+  return at >= 0
+    ? path.resolve(argv[at + 1] ?? '.')
+    : path.resolve(fileURLToPath(import.meta.url), '../../../..');
+}
+
 /** The workspaces under `root`: folders of packages/, apps/, tools/ with a package.json. */
 export function workspacesOf(root) {
   return GROUPS.flatMap((group) => {
@@ -309,11 +321,7 @@ import is declared in the workspace's package.json, and that relative imports st
 inside the workspace without cycles. Exit code 0 when clean, 1 on any violation.`);
     return 0;
   }
-  const at = argv.indexOf('--root');
-  const root =
-    at >= 0
-      ? path.resolve(argv[at + 1] ?? '.')
-      : path.resolve(fileURLToPath(import.meta.url), '../../../..');
+  const root = rootOf(argv);
   const violations = [...checkImports(root), ...checkMirrors(root)];
   for (const v of violations) console.error(v);
   if (violations.length) {

@@ -5,10 +5,9 @@
 // source maps that carry their sources).
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { publint } from 'publint';
 import { formatMessage } from 'publint/utils';
-import { workspacesOf } from './check-imports.mjs';
+import { rootOf, workspacesOf } from './check-imports.mjs';
 
 const ALLOWED_FILES = new Set(['dist', 'drizzle']);
 
@@ -84,11 +83,7 @@ workspace that is not private. Build first: the checks read dist/. Exit code 1 o
 any problem.`);
     return 0;
   }
-  const at = argv.indexOf('--root');
-  const root =
-    at >= 0
-      ? path.resolve(argv[at + 1] ?? '.')
-      : path.resolve(fileURLToPath(import.meta.url), '../../../..');
+  const root = rootOf(argv);
   let problems = 0;
   let checked = 0;
   for (const dir of workspacesOf(root)) {

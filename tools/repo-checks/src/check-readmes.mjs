@@ -11,7 +11,7 @@ import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createTestDatabase, serverForTests } from '@internal/pg-test';
-import { workspacesOf } from './check-imports.mjs';
+import { rootOf, workspacesOf } from './check-imports.mjs';
 
 const EXAMPLES = '.readme-examples';
 const KINDS = new Set(['program', 'test', 'server']);
@@ -76,11 +76,7 @@ Typechecks every \`\`\`ts block of the published packages' READMEs against the b
 packages (build first) and runs those that are programs. Exit code 1 on any failure.`);
     return 0;
   }
-  const at = argv.indexOf('--root');
-  const root =
-    at >= 0
-      ? path.resolve(argv[at + 1] ?? '.')
-      : path.resolve(fileURLToPath(import.meta.url), '../../../..');
+  const root = rootOf(argv);
   const problems = [];
   const examples = [];
   const folders = [];
