@@ -1,10 +1,4 @@
-import {
-  AskUserStoreError,
-  DuplicatePauseError,
-  InvalidAnswerError,
-  InvalidPauseError,
-  PauseNotFoundError,
-} from '@x/askuser';
+import { AskUserError } from '@x/askuser';
 import { ContinuationError } from '@x/continuation';
 import { SessionError } from '@x/session';
 
@@ -48,9 +42,22 @@ const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'CONNECT_TIMEOUT'
 export function failureOf(error: unknown): Failure {
   if (RunnerError.is(error)) return error.code;
   if ((error as { code?: unknown })?.code?.toString().startsWith('ERR_PARSE_ARGS')) return 'usage';
-  if (InvalidAnswerError.is(error) || InvalidPauseError.is(error)) return 'usage';
-  if (PauseNotFoundError.is(error)) return 'not_found';
-  if (DuplicatePauseError.is(error)) return 'conflict';
+  if (AskUserError.is(error)) {
+    switch (error.code) {
+      case 'invalid_answer':
+      case 'invalid_pause':
+      case 'invalid_argument':
+        return 'usage';
+      case 'not_found':
+        return 'not_found';
+      case 'duplicate':
+        return 'conflict';
+      case 'unavailable':
+        return 'unavailable';
+      default:
+        return 'failed';
+    }
+  }
   if (ContinuationError.is(error)) {
     switch (error.code) {
       case 'not_found':
@@ -80,7 +87,6 @@ export function failureOf(error: unknown): Failure {
         return 'failed';
     }
   }
-  if (AskUserStoreError.is(error)) return 'unavailable';
   const code =
     (error as { code?: string })?.code ?? (error as { cause?: { code?: string } })?.cause?.code;
   return code !== undefined && CONNECTION_CODES.has(code) ? 'unavailable' : 'failed';

@@ -4,7 +4,7 @@ import { drizzle } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { pause, query, truncate, waitForLockWaiters } from '../test/support.js';
-import { AskUserStore, AskUserStoreError, migrate, PauseNotFoundError } from './index.js';
+import { AskUserError, AskUserStore, migrate } from './index.js';
 
 const serverUrl = await serverForTests();
 
@@ -61,7 +61,7 @@ describe.skipIf(serverUrl === undefined)('concurrent resolution on the server', 
   });
   beforeEach(() => truncate(target.db));
 
-  it('10 connections answer one token at once: exactly one succeeds, nine get PauseNotFoundError', async () => {
+  it('10 connections answer one token at once: exactly one succeeds, nine get not_found', async () => {
     await store.insert(pause('race'));
     const racers = await Promise.all(Array.from({ length: 10 }, () => otherProcess()));
     // All ten queue behind one lock, so they truly overlap when it is released.
@@ -78,7 +78,7 @@ describe.skipIf(serverUrl === undefined)('concurrent resolution on the server', 
     const losers = settled.flatMap((r) => (r.status === 'rejected' ? [r.reason] : []));
     expect(winners).toHaveLength(1);
     expect(losers).toHaveLength(9);
-    expect(losers.every((e) => PauseNotFoundError.is(e))).toBe(true);
+    expect(losers.every((e) => AskUserError.hasCode(e, 'not_found'))).toBe(true);
     expect((await store.getAnswer('race'))?.answer.content).toBe(`r${winners[0]}`);
   });
 
@@ -103,7 +103,7 @@ describe.skipIf(serverUrl === undefined)('concurrent resolution on the server', 
     const outcomes = [ra!.status, rb!.status].sort();
     expect(outcomes).toEqual(['fulfilled', 'rejected']);
     const loser = ra!.status === 'rejected' ? ra!.reason : (rb as PromiseRejectedResult).reason;
-    expect(PauseNotFoundError.is(loser)).toBe(true);
+    expect(AskUserError.hasCode(loser, 'not_found')).toBe(true);
     expect(loser.tokens).toEqual(['o3']);
     const winner = ra!.status === 'fulfilled' ? 'A' : 'B';
     const answered = await store.listAnswered();
@@ -126,7 +126,7 @@ describe.skipIf(serverUrl === undefined)('concurrent resolution on the server', 
       ]);
       const rejected = settled.flatMap((r) => (r.status === 'rejected' ? [r.reason] : []));
       expect(rejected).toHaveLength(1);
-      expect(PauseNotFoundError.is(rejected[0])).toBe(true);
+      expect(AskUserError.hasCode(rejected[0], 'not_found')).toBe(true);
       expect(await pending()).toEqual([]);
     }
   });
@@ -150,7 +150,7 @@ describe.skipIf(serverUrl === undefined)('concurrent resolution on the server', 
     expect(String(waiting?.query)).toContain('jsonb_to_recordset');
     await target.db.execute(sql`select pg_terminate_backend(${pid})`);
     const error = await batch;
-    expect(AskUserStoreError.is(error)).toBe(true);
+    expect(AskUserError.hasCode(error, 'unavailable')).toBe(true);
     await lock.release();
     expect(await pending()).toEqual(tokens);
     const answers = await query(

@@ -16,13 +16,7 @@ export {
 } from './answer.js';
 export { ASKUSER_ANSWERED_CHANNEL, ASKUSER_CREATED_CHANNEL } from './channels.js';
 export type { AskUserDatabase } from './database.js';
-export {
-  AskUserStoreError,
-  DuplicatePauseError,
-  InvalidAnswerError,
-  InvalidPauseError,
-  PauseNotFoundError,
-} from './errors.js';
+export { AskUserError, type AskUserErrorCode, type AskUserErrorOptions } from './errors.js';
 export { MIGRATIONS_SCHEMA, MIGRATIONS_TABLE, migrate } from './migrate.js';
 export { auraSchema, pausedStates } from './schema.js';
 export { AskUserStore, DEFAULT_PENDING_LIMIT, DEFAULT_RECENT_LIMIT } from './store.js';

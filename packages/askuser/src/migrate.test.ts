@@ -7,8 +7,8 @@ import { listenOnce, pause, query } from '../test/support.js';
 import {
   ASKUSER_ANSWERED_CHANNEL,
   ASKUSER_CREATED_CHANNEL,
+  AskUserError,
   AskUserStore,
-  AskUserStoreError,
   MIGRATIONS_SCHEMA,
   MIGRATIONS_TABLE,
   migrate,
@@ -22,10 +22,11 @@ for (const spec of await sqlTargets()) {
     });
     afterAll(() => target?.close());
 
-    it('before migrate, a call fails with AskUserStoreError carrying the SQLSTATE', async () => {
+    it('before migrate, a call fails with unavailable carrying the SQLSTATE', async () => {
       const error = await new AskUserStore(target.db).listPendingAll().catch((e) => e);
-      expect(AskUserStoreError.is(error)).toBe(true);
-      expect(error.code).toBe('42P01');
+      expect(AskUserError.hasCode(error, 'unavailable')).toBe(true);
+      expect(error.sqlState).toBe('42P01');
+      expect(error.message).toContain('run migrate(db)');
       expect(error.cause).toBeDefined();
     });
 

@@ -1,7 +1,7 @@
 // Internal: the one row projection every read shares, and its mapping to the public types.
 import { sql } from 'drizzle-orm';
 import { type ResumeAnswer, resumeAnswerSchema } from './answer.js';
-import { AskUserStoreError } from './errors.js';
+import { AskUserError } from './errors.js';
 import { pausedStates as t } from './schema.js';
 import type { AnsweredPause, PauseRecord, Pending } from './types.js';
 
@@ -63,10 +63,10 @@ function storedAnswer(row: Row): ResumeAnswer | null {
   if (row.resumedAnswer === null) return null;
   const parsed = resumeAnswerSchema.safeParse(parseJson(row.resumedAnswer));
   if (parsed.success) return parsed.data;
-  throw new AskUserStoreError(
-    'corrupt_row',
+  throw new AskUserError(
+    'corrupt',
     `resumed_answer of pause ${JSON.stringify(row.token)} is not { action, content }: was it written by another tool?`,
-    parsed.error,
+    { tokens: [row.token], cause: parsed.error },
   );
 }
 
@@ -84,9 +84,10 @@ export function toRecord(row: Row): PauseRecord {
 export function toAnswered(row: Row): AnsweredPause {
   const answer = storedAnswer(row);
   if (answer === null || row.resumedAt === null) {
-    throw new AskUserStoreError(
-      'corrupt_row',
+    throw new AskUserError(
+      'corrupt',
       `pause ${JSON.stringify(row.token)} is resolved but has no answer`,
+      { tokens: [row.token] },
     );
   }
   return { ...toPending(row), answer, resumedAt: row.resumedAt };

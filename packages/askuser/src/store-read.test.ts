@@ -3,14 +3,7 @@ import { sql } from 'drizzle-orm';
 import fc from 'fast-check';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { pause, query, stamp, truncate } from '../test/support.js';
-import {
-  AskUserStore,
-  AskUserStoreError,
-  DuplicatePauseError,
-  InvalidPauseError,
-  migrate,
-  PauseNotFoundError,
-} from './index.js';
+import { AskUserError, AskUserStore, migrate } from './index.js';
 
 for (const spec of await sqlTargets()) {
   describe.skipIf(spec.skip)(`AskUserStore reads and inserts on ${spec.kind}`, () => {
@@ -125,17 +118,18 @@ for (const spec of await sqlTargets()) {
         );
       });
 
-      it('rejects a duplicate token with DuplicatePauseError and keeps the first row', async () => {
+      it('rejects a duplicate token with duplicate and keeps the first row', async () => {
         await store.insert(pause('dup', { question: 'first' }));
         const error = await store.insert(pause('dup', { question: 'second' })).catch((e) => e);
-        expect(DuplicatePauseError.is(error)).toBe(true);
-        expect(error).toBeInstanceOf(DuplicatePauseError);
-        expect(error.code).toBe('duplicate_pause');
+        expect(AskUserError.hasCode(error, 'duplicate')).toBe(true);
+        expect(error).toBeInstanceOf(AskUserError);
+        expect(error.sqlState).toBe('23505');
+        expect(error.tokens).toEqual(['dup']);
         expect(error.cause).toBeDefined();
         expect((await store.getByToken('dup')).question).toBe('first');
       });
 
-      it('rejects malformed fields with InvalidPauseError and writes nothing', async () => {
+      it('rejects malformed fields with invalid_pause and writes nothing', async () => {
         const bad = [
           pause(''),
           pause('frac', { priority: 1.5 }),
@@ -146,23 +140,25 @@ for (const spec of await sqlTargets()) {
         ];
         for (const p of bad) {
           const error = await store.insert(p).catch((e) => e);
-          expect(InvalidPauseError.is(error), String(p.token)).toBe(true);
+          expect(AskUserError.hasCode(error, 'invalid_pause'), String(p.token)).toBe(true);
         }
         expect(await store.listRecent()).toEqual([]);
       });
     });
 
     describe('getByToken', () => {
-      it('maps an unknown token to PauseNotFoundError', async () => {
+      it('maps an unknown token to not_found', async () => {
         const error = await store.getByToken('nope').catch((e) => e);
-        expect(PauseNotFoundError.is(error)).toBe(true);
+        expect(AskUserError.hasCode(error, 'not_found')).toBe(true);
         expect(error.tokens).toEqual(['nope']);
       });
 
-      it('maps an already resumed token to PauseNotFoundError', async () => {
+      it('maps an already resumed token to not_found', async () => {
         await store.insert(pause('done'));
         await store.markResumed('done', { action: 'accept', content: 'ok' });
-        await expect(store.getByToken('done')).rejects.toSatisfy(PauseNotFoundError.is);
+        await expect(store.getByToken('done')).rejects.toSatisfy((e) =>
+          AskUserError.hasCode(e, 'not_found'),
+        );
       });
     });
 
@@ -319,14 +315,14 @@ for (const spec of await sqlTargets()) {
       });
     });
 
-    it('reports a stored answer that is not { action, content } as AskUserStoreError corrupt_row', async () => {
+    it('reports a stored answer that is not { action, content } as corrupt', async () => {
       await store.insert(pause('corrupt'));
       await target.db.execute(
         sql`update aura.paused_states set resumed_at = now(), resumed_answer = '{"action":"maybe"}'`,
       );
       const error = await store.listRecent().catch((e) => e);
-      expect(AskUserStoreError.is(error)).toBe(true);
-      expect(error.code).toBe('corrupt_row');
+      expect(AskUserError.hasCode(error, 'corrupt')).toBe(true);
+      expect(error.tokens).toEqual(['corrupt']);
     });
 
     describe('listForConversation', () => {

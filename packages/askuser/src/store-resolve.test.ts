@@ -6,13 +6,11 @@ import {
   ACTION_ACCEPT,
   ACTION_CANCEL,
   ACTION_DECLINE,
+  AskUserError,
   AskUserStore,
-  AskUserStoreError,
   AUTO_TERMINATED_MARKER,
   actions,
-  InvalidAnswerError,
   migrate,
-  PauseNotFoundError,
   type ResumeAnswer,
 } from './index.js';
 
@@ -55,7 +53,7 @@ for (const spec of await sqlTargets()) {
         expect(await pendingTokens()).toEqual([]);
       });
 
-      it('rejects any other action with InvalidAnswerError and changes nothing', async () => {
+      it('rejects any other action with invalid_answer and changes nothing', async () => {
         await store.insert(pause('inv'));
         const bad: unknown[] = [
           { action: 'approve', content: 'x' },
@@ -67,23 +65,25 @@ for (const spec of await sqlTargets()) {
         ];
         for (const answer of bad) {
           const error = await store.markResumed('inv', answer as ResumeAnswer).catch((e) => e);
-          expect(InvalidAnswerError.is(error), JSON.stringify(answer)).toBe(true);
+          expect(AskUserError.hasCode(error, 'invalid_answer'), JSON.stringify(answer)).toBe(true);
           expect(error.code).toBe('invalid_answer');
         }
         expect(await pendingTokens()).toEqual(['inv']);
       });
 
-      it('maps an unknown token to PauseNotFoundError', async () => {
-        await expect(store.markResumed('ghost', yes)).rejects.toSatisfy(PauseNotFoundError.is);
+      it('maps an unknown token to not_found', async () => {
+        await expect(store.markResumed('ghost', yes)).rejects.toSatisfy((e) =>
+          AskUserError.hasCode(e, 'not_found'),
+        );
       });
 
-      it('resolves once: a second answer is PauseNotFoundError and the first answer stays', async () => {
+      it('resolves once: a second answer is not_found and the first answer stays', async () => {
         await store.insert(pause('once'));
         await store.markResumed('once', { action: 'accept', content: 'first' });
         const error = await store
           .markResumed('once', { action: 'decline', content: 'second' })
           .catch((e) => e);
-        expect(PauseNotFoundError.is(error)).toBe(true);
+        expect(AskUserError.hasCode(error, 'not_found')).toBe(true);
         expect((await store.getAnswer('once'))?.answer).toEqual({
           action: 'accept',
           content: 'first',
@@ -123,7 +123,7 @@ for (const spec of await sqlTargets()) {
         const error = await store
           .markResumedBatch({ k1: yes, zz: yes, k2: yes, aa: yes })
           .catch((e) => e);
-        expect(PauseNotFoundError.is(error)).toBe(true);
+        expect(AskUserError.hasCode(error, 'not_found')).toBe(true);
         expect(error.tokens).toEqual(['aa', 'zz']);
         expect(await pendingTokens()).toEqual(['k1', 'k2']);
       });
@@ -132,7 +132,7 @@ for (const spec of await sqlTargets()) {
         await seed(['r1', 'r2', 'r3']);
         await store.markResumed('r2', { action: 'accept', content: 'earlier' });
         const error = await store.markResumedBatch({ r1: yes, r2: yes, r3: yes }).catch((e) => e);
-        expect(PauseNotFoundError.is(error)).toBe(true);
+        expect(AskUserError.hasCode(error, 'not_found')).toBe(true);
         expect(error.tokens).toEqual(['r2']);
         expect(await pendingTokens()).toEqual(['r1', 'r3']);
         expect((await store.getAnswer('r2'))?.answer.content).toBe('earlier');
@@ -143,8 +143,8 @@ for (const spec of await sqlTargets()) {
         const error = await store
           .markResumedBatch({ i1: yes, i2: { action: 'maybe', content: '' } as never })
           .catch((e) => e);
-        expect(InvalidAnswerError.is(error)).toBe(true);
-        expect(error.token).toBe('i2');
+        expect(AskUserError.hasCode(error, 'invalid_answer')).toBe(true);
+        expect(error.tokens).toEqual(['i2']);
         expect(await pendingTokens()).toEqual(['i1', 'i2']);
       });
 
@@ -156,7 +156,7 @@ for (const spec of await sqlTargets()) {
             { token: 'd1', answer: { action: 'decline', content: '' } },
           ])
           .catch((e) => e);
-        expect(InvalidAnswerError.is(error)).toBe(true);
+        expect(AskUserError.hasCode(error, 'invalid_answer')).toBe(true);
         expect(await pendingTokens()).toEqual(['d1']);
       });
 
@@ -244,7 +244,7 @@ for (const spec of await sqlTargets()) {
         await store.insert(pause('kept'));
         await store.markResumed('kept', yes);
         const error = await store.cleanupResumedOlderThan(new Date('nope')).catch((e) => e);
-        expect(AskUserStoreError.is(error)).toBe(true);
+        expect(AskUserError.hasCode(error, 'invalid_argument')).toBe(true);
         expect((await store.listRecent()).map((r) => r.token)).toEqual(['kept']);
       });
 
@@ -312,10 +312,12 @@ for (const spec of await sqlTargets()) {
         expect((await afterRestart.getAnswer('offline'))?.answer.content).toBe('while you slept');
       });
 
-      it('getAnswer: undefined while pending, PauseNotFoundError for an unknown token', async () => {
+      it('getAnswer: undefined while pending, not_found for an unknown token', async () => {
         await store.insert(pause('waiting'));
         expect(await store.getAnswer('waiting')).toBeUndefined();
-        await expect(store.getAnswer('never')).rejects.toSatisfy(PauseNotFoundError.is);
+        await expect(store.getAnswer('never')).rejects.toSatisfy((e) =>
+          AskUserError.hasCode(e, 'not_found'),
+        );
       });
     });
   });

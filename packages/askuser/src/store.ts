@@ -1,3 +1,4 @@
+import { retryRead, rowsOf } from '@x/postgres-kit';
 import { and, asc, desc, eq, isNotNull, isNull, lt, sql } from 'drizzle-orm';
 import {
   ACTION_CANCEL,
@@ -6,16 +7,8 @@ import {
   type ResumeAnswer,
   resumeAnswerSchema,
 } from './answer.js';
-import { type AskUserDatabase, rowsOf } from './database.js';
-import {
-  AskUserStoreError,
-  DuplicatePauseError,
-  InvalidAnswerError,
-  InvalidPauseError,
-  PauseNotFoundError,
-  sqlStateOf,
-  wrapDatabaseError,
-} from './errors.js';
+import type { AskUserDatabase } from './database.js';
+import { AskUserError, pauseNotFound, wrapDatabaseError } from './errors.js';
 import { columns, type Row, toAnswered, toPending, toRecord } from './projection.js';
 import { pausedStates as t } from './schema.js';
 import {
@@ -101,15 +94,16 @@ export class AskUserStore {
   /**
    * Persists one pending pause. `options` / `resumeContext` null or omitted → SQL NULL;
    * a null (or `''`) child id and an empty proxied tool-call id → SQL NULL.
-   * @throws {InvalidPauseError} malformed fields. @throws {DuplicatePauseError} the token exists.
+   * @throws {AskUserError} `invalid_pause` for malformed fields, `duplicate` when the token exists.
    */
   async insert(params: InsertPauseParams): Promise<void> {
     const parsed = insertPauseParamsSchema.safeParse(params);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
-      throw new InvalidPauseError(
+      throw new AskUserError(
+        'invalid_pause',
         `invalid pause field ${issue?.path.join('.') || '(root)'}: ${issue?.message ?? 'invalid'}`,
-        parsed.error,
+        { cause: parsed.error },
       );
     }
     const p = parsed.data;
@@ -127,17 +121,16 @@ export class AskUserStore {
         proxiedToolCallId: p.proxiedToolCallId || null,
       });
     } catch (error) {
-      if (sqlStateOf(error) === '23505') throw new DuplicatePauseError(p.token, error);
-      throw wrapDatabaseError(error, 'insert');
+      throw wrapDatabaseError(error, 'insert', p.token);
     }
   }
 
-  /** The pending pause with this token. @throws {PauseNotFoundError} unknown or already resolved. */
+  /** The pending pause with this token. @throws {AskUserError} `not_found`: unknown or already resolved. */
   async getByToken(token: string): Promise<Pending> {
     const [row] = await this.#select('getByToken', (q) =>
       q.where(and(eq(t.token, token), isNull(t.resumedAt))).limit(1),
     );
-    if (row === undefined) throw new PauseNotFoundError([token]);
+    if (row === undefined) throw pauseNotFound([token]);
     return toPending(row);
   }
 
@@ -229,19 +222,19 @@ export class AskUserStore {
   /**
    * The answer of a resolved pause, or `undefined` while it is still pending (not an
    * error: a poller asks this until the person answers).
-   * @throws {PauseNotFoundError} no pause has this token (never inserted, or cleaned up).
+   * @throws {AskUserError} `not_found`: no pause has this token (never inserted, or cleaned up).
    */
   async getAnswer(token: string): Promise<AnsweredPause | undefined> {
     const [row] = await this.#select('getAnswer', (q) => q.where(eq(t.token, token)).limit(1));
-    if (row === undefined) throw new PauseNotFoundError([token]);
+    if (row === undefined) throw pauseNotFound([token]);
     return row.resumedAt === null ? undefined : toAnswered(row);
   }
 
   /**
    * Resolves one pending pause with `{ action, content }`, exactly once: a conditional
    * UPDATE, so of several concurrent calls for one token one succeeds.
-   * @throws {InvalidAnswerError} action not accept/decline/cancel; nothing changes.
-   * @throws {PauseNotFoundError} unknown or already resolved token.
+   * @throws {AskUserError} `invalid_answer` (action not accept/decline/cancel; nothing
+   *   changes), `not_found` (unknown or already resolved token).
    */
   async markResumed(token: string, answer: ResumeAnswer): Promise<void> {
     const parsed = parseAnswer(token, answer);
@@ -249,9 +242,9 @@ export class AskUserStore {
     try {
       updated = await this.#statements.markResumed.execute({ token, answer: parsed });
     } catch (error) {
-      throw wrapDatabaseError(error, 'markResumed');
+      throw wrapDatabaseError(error, 'markResumed', token);
     }
-    if (updated.length === 0) throw new PauseNotFoundError([token]);
+    if (updated.length === 0) throw pauseNotFound([token]);
   }
 
   /**
@@ -259,19 +252,22 @@ export class AskUserStore {
    * answer is invalid, or any token is unknown or already resolved (also by a concurrent
    * caller), nothing is resolved. Rows are locked in token order, so overlapping batches
    * do not deadlock: one waits and then fails whole. Returns how many were resolved.
-   * @throws {InvalidAnswerError} a bad answer, or a token named twice. Nothing changes.
-   * @throws {PauseNotFoundError} with `tokens` = every token that was not pending.
+   * @throws {AskUserError} `invalid_answer` (a bad answer, or a token named twice),
+   *   `not_found` with `tokens` = every token that was not pending. Nothing changes.
    */
   async markResumedBatch(answers: ResumeAnswers): Promise<number> {
     const entries = answerEntries(answers);
     if (entries.length === 0) return 0;
     const seen = new Set<string>();
     const items = entries.map(([token, answer]) => {
-      if (typeof token !== 'string') throw new InvalidAnswerError('batch token must be a string');
+      if (typeof token !== 'string') {
+        throw new AskUserError('invalid_answer', 'batch token must be a string');
+      }
       if (seen.has(token)) {
-        throw new InvalidAnswerError(
+        throw new AskUserError(
+          'invalid_answer',
           `token ${JSON.stringify(token)} appears twice in the batch`,
-          token,
+          { tokens: [token] },
         );
       }
       seen.add(token);
@@ -301,9 +297,9 @@ export class AskUserStore {
     const updated = Number(row?.updated);
     if (updated === items.length) return updated;
     const missing = JSON.parse(String(row?.missing ?? '[]')) as string[];
-    throw new PauseNotFoundError(
+    throw pauseNotFound(
       missing,
-      `[@x/askuser] batch not applied, nothing was resolved: no pending pause for ${missing
+      `batch not applied, nothing was resolved: no pending pause for ${missing
         .map((m) => JSON.stringify(m))
         .join(', ')}; drop those tokens and retry`,
     );
@@ -334,7 +330,10 @@ export class AskUserStore {
    */
   async cleanupResumedOlderThan(cutoff: Date): Promise<number> {
     if (!(cutoff instanceof Date) || Number.isNaN(cutoff.getTime())) {
-      throw new AskUserStoreError('22007', 'cleanupResumedOlderThan needs a valid Date cutoff');
+      throw new AskUserError(
+        'invalid_argument',
+        'cleanupResumedOlderThan needs a valid Date cutoff',
+      );
     }
     try {
       const rows = await this.#db
@@ -349,7 +348,7 @@ export class AskUserStore {
 
   async #select(doing: string, build: (q: SelectQuery) => PromiseLike<Row[]>): Promise<Row[]> {
     try {
-      return await build(selectQuery(this.#db));
+      return await retryRead(() => build(selectQuery(this.#db)));
     } catch (error) {
       throw wrapDatabaseError(error, doing);
     }
@@ -379,10 +378,10 @@ function parseAnswer(token: string, answer: unknown): ResumeAnswer {
   if (isPlainAnswer(answer)) return { action: answer.action, content: answer.content };
   const parsed = resumeAnswerSchema.safeParse(answer);
   if (parsed.success) return parsed.data;
-  throw new InvalidAnswerError(
+  throw new AskUserError(
+    'invalid_answer',
     `invalid answer for token ${JSON.stringify(token)}: expected { action: 'accept' | 'decline' | 'cancel', content: string }`,
-    token,
-    parsed.error,
+    { tokens: [token], cause: parsed.error },
   );
 }
 

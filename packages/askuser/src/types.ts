@@ -94,7 +94,7 @@ export interface ListAnsweredOptions {
 
 /**
  * The answers of a batch: a `Map` or a plain record from token to answer, or an array of
- * `{ token, answer }` (an array naming a token twice is an `InvalidAnswerError`).
+ * `{ token, answer }` (an array naming a token twice is `invalid_answer`).
  */
 export type ResumeAnswers =
   | ReadonlyMap<string, ResumeAnswer>

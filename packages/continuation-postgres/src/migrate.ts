@@ -1,7 +1,5 @@
-import { fileURLToPath } from 'node:url';
-import { sql } from 'drizzle-orm';
-import { readMigrationFiles } from 'drizzle-orm/migrator';
-import { type ContinuationDatabase, rowsOf } from './database.js';
+import { applyMigrations } from '@x/postgres-kit';
+import type { ContinuationDatabase } from './database.js';
 import { wrapDatabaseError } from './errors.js';
 
 /** Where `migrate` records applied migrations (never drizzle's shared default table). */
@@ -9,16 +7,12 @@ export const MIGRATIONS_SCHEMA = 'x_continuation';
 /** The migrations table inside {@link MIGRATIONS_SCHEMA}. */
 export const MIGRATIONS_TABLE = '__migrations';
 
-// Serialises concurrent migrate() calls from several processes on one server.
-const LOCK_KEY = 0x636f6e74; // "cont"
-
 /**
  * Creates or upgrades `x_continuation.suspensions` by applying the committed migrations
- * under the package's `drizzle/` folder that this database has not seen yet. Idempotent
- * and safe to run from several processes at once (an advisory lock serialises them).
- * Works with drizzle over postgres.js and PGlite, and inside a transaction handle.
- * Applied migrations are recorded in `x_continuation.__migrations`, so other packages'
- * migrations never interfere. No other call of this package creates tables.
+ * under the package's `drizzle/` folder that this database has not seen yet, recorded in
+ * `x_continuation.__migrations`. Idempotent, silent, and safe from several processes at
+ * once (an advisory lock serialises them); works over postgres.js, PGlite and a
+ * transaction handle. No other call of this package creates tables.
  *
  * @throws {ContinuationError} `unavailable` when the database fails.
  * @example
@@ -26,32 +20,10 @@ const LOCK_KEY = 0x636f6e74; // "cont"
  * await migrate(db);
  */
 export async function migrate(db: ContinuationDatabase): Promise<void> {
-  const migrationsFolder = fileURLToPath(new URL('../drizzle', import.meta.url));
-  const migrations = readMigrationFiles({ migrationsFolder });
-  const table = sql`${sql.identifier(MIGRATIONS_SCHEMA)}.${sql.identifier(MIGRATIONS_TABLE)}`;
-  try {
-    await db.transaction(async (tx) => {
-      await tx.execute(sql`select pg_advisory_xact_lock(${LOCK_KEY})`);
-      await tx.execute(sql`create schema if not exists ${sql.identifier(MIGRATIONS_SCHEMA)}`);
-      // Same layout as drizzle's own migrations table, so drizzle tooling can read it.
-      await tx.execute(
-        sql`create table if not exists ${table} (id serial primary key, hash text not null, created_at bigint)`,
-      );
-      const [last] = rowsOf(
-        await tx.execute(sql`select max(created_at)::text as at from ${table}`),
-      );
-      const appliedUpTo = last?.at == null ? -1 : Number(last.at);
-      for (const migration of migrations) {
-        if (migration.folderMillis <= appliedUpTo) continue;
-        for (const statement of migration.sql) {
-          if (statement.trim() !== '') await tx.execute(sql.raw(statement));
-        }
-        await tx.execute(
-          sql`insert into ${table} (hash, created_at) values (${migration.hash}, ${migration.folderMillis})`,
-        );
-      }
-    });
-  } catch (error) {
+  const folder = new URL('../drizzle', import.meta.url);
+  // The lock key "cont" serialises concurrent migrate() calls of this package.
+  const lockKey = 0x636f6e74;
+  await applyMigrations(db, { folder, schema: MIGRATIONS_SCHEMA, lockKey }).catch((error) => {
     throw wrapDatabaseError(error, 'migrate');
-  }
+  });
 }

@@ -4,9 +4,10 @@ import {
   type Suspension,
   type SuspensionRecord,
 } from '@x/continuation';
+import { retryRead, rowsOf } from '@x/postgres-kit';
 import type { Message } from '@x/wire';
 import { and, desc, eq, inArray, lt, type SQL, sql } from 'drizzle-orm';
-import { type ContinuationDatabase, rowsOf } from './database.js';
+import type { ContinuationDatabase } from './database.js';
 import { wrapDatabaseError } from './errors.js';
 import { type RunRow, runs, suspensions } from './schema.js';
 
@@ -439,7 +440,7 @@ export class PostgresRunQueue {
 
   /** The run, or undefined. */
   async get(runId: string): Promise<RunRecord | undefined> {
-    const [row] = await this.#run(`read run "${runId}"`, () =>
+    const [row] = await this.#read(`read run "${runId}"`, () =>
       this.#db.select(columns).from(runs).where(eq(runs.runId, runId)).limit(1),
     );
     return row && toRecord(row);
@@ -448,7 +449,7 @@ export class PostgresRunQueue {
   /** These runs (those that exist), by run id. */
   async getMany(runIds: readonly string[]): Promise<Map<string, RunRecord>> {
     if (runIds.length === 0) return new Map();
-    const rows = await this.#run('read runs', () =>
+    const rows = await this.#read('read runs', () =>
       this.#db
         .select(columns)
         .from(runs)
@@ -465,7 +466,7 @@ export class PostgresRunQueue {
     if (options.status !== undefined) conditions.push(eq(runs.status, options.status));
     const limit =
       options.limit !== undefined && options.limit > 0 ? options.limit : DEFAULT_LIST_LIMIT;
-    const rows = await this.#run('list runs', () =>
+    const rows = await this.#read('list runs', () =>
       this.#db
         .select(columns)
         .from(runs)
@@ -482,7 +483,7 @@ export class PostgresRunQueue {
    * waited). Undefined while the run has not completed.
    */
   async transcript(runId: string): Promise<Message[] | undefined> {
-    const [row] = await this.#run(`read the transcript of run "${runId}"`, () =>
+    const [row] = await this.#read(`read the transcript of run "${runId}"`, () =>
       this.#db
         .select({
           transcript: runs.transcript,
@@ -525,6 +526,12 @@ export class PostgresRunQueue {
     } catch (error) {
       throw wrapDatabaseError(error, doing);
     }
+  }
+
+  // A read is tried once more over a connection the server dropped (stock postgres.js
+  // reports the old connection's error on the first statement after it); writes never are.
+  #read<T>(doing: string, query: () => PromiseLike<T>): Promise<T> {
+    return this.#run(doing, () => retryRead(query));
   }
 }
 

@@ -2,6 +2,8 @@ import { type SqlTarget, sqlTargets } from '@internal/pg-test';
 import { ContinuationError } from '@x/continuation';
 import { describeContinuationStore, sampleSuspension } from '@x/continuation/testing';
 import { sql } from 'drizzle-orm';
+import { drizzle } from 'drizzle-orm/postgres-js';
+import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type ContinuationDatabase,
@@ -18,21 +20,49 @@ function rows(result: unknown): Record<string, unknown>[] {
     : ((result as { rows: Record<string, unknown>[] }).rows ?? []);
 }
 
+// Clients of a port nothing listens on: every call of a store over one fails. A fresh one
+// each time, as postgres.js waits longer before each reconnect of the same client.
+const deadClients: postgres.Sql[] = [];
+function deadClient(): postgres.Sql {
+  const client = postgres('postgres://postgres@127.0.0.1:1/none', { max: 1, onnotice: () => {} });
+  deadClients.push(client);
+  return client;
+}
+afterAll(() => Promise.all(deadClients.map((c) => c.end({ timeout: 1 }))));
+
 for (const t of await sqlTargets()) {
   describe.skipIf(t.skip)(t.kind, () => {
     let target: SqlTarget;
     let db: ContinuationDatabase;
+    // The peer reaches the same data through a pool of its own on the server (PGlite has one connection).
+    let peerClient: postgres.Sql | undefined;
+    let peerDb: ContinuationDatabase;
     beforeAll(async () => {
       target = await t.open();
       db = target.db;
       await migrate(db);
+      peerClient =
+        target.url === undefined ? undefined : postgres(target.url, { onnotice: () => {} });
+      peerDb = peerClient === undefined ? db : drizzle({ client: peerClient });
     });
-    afterAll(() => target?.close());
+    afterAll(async () => {
+      await peerClient?.end({ timeout: 5 });
+      await target?.close();
+    });
 
     describeContinuationStore({
       name: `PostgresContinuationStore (${t.kind})`,
       create: () => new PostgresContinuationStore(db),
-      reopen: () => new PostgresContinuationStore(db),
+      peer: () => new PostgresContinuationStore(peerDb),
+      failing: () => new PostgresContinuationStore(drizzle({ client: deadClient() })),
+      // PGlite is one process's database.
+      processes:
+        t.kind === 'postgres'
+          ? {
+              module: new URL('../test/fixtures/postgres-store.mjs', import.meta.url),
+              args: () => ({ url: target.url }),
+            }
+          : null,
       writeRaw: async (_store, id, record) => {
         await db.insert(suspensions).values({
           interactionId: id,

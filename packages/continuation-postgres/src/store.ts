@@ -1,5 +1,6 @@
 import {
   alreadyResolved,
+  assertSafeId,
   ContinuationError,
   type ContinuationStore,
   compareSuspensions,
@@ -10,6 +11,7 @@ import {
   prepareSave,
   type Suspension,
 } from '@x/continuation';
+import { retryRead } from '@x/postgres-kit';
 import { and, eq, type SQL, sql } from 'drizzle-orm';
 import type { ContinuationDatabase } from './database.js';
 import { wrapDatabaseError } from './errors.js';
@@ -67,7 +69,7 @@ function prepareStatements(db: ContinuationDatabase) {
   };
 }
 
-/** Postgres text cannot hold NUL, so such an id was never saved (save refuses it as `invalid`). */
+/** Postgres text cannot hold NUL, so no stored session or run id has one. */
 function storable(id: string): boolean {
   return typeof id === 'string' && !id.includes('\u0000');
 }
@@ -134,10 +136,10 @@ export class PostgresContinuationStore implements ContinuationStore {
   }
 
   async load(interactionId: string): Promise<Suspension> {
-    if (!storable(interactionId)) throw notFound(interactionId);
+    assertSafeId('interaction id', interactionId);
     let rows: Array<{ record: string; resolved: boolean }>;
     try {
-      rows = await this.#statements.load.execute({ id: interactionId });
+      rows = await retryRead(() => this.#statements.load.execute({ id: interactionId }));
     } catch (error) {
       throw wrapDatabaseError(error, `load interaction "${interactionId}"`, interactionId);
     }
@@ -150,11 +152,11 @@ export class PostgresContinuationStore implements ContinuationStore {
   }
 
   async markResolved(interactionId: string): Promise<void> {
-    if (!storable(interactionId)) throw notFound(interactionId);
+    assertSafeId('interaction id', interactionId);
     try {
       const won = await this.#statements.markResolved.execute({ id: interactionId });
       if (won.length === 1) return;
-      const exists = await this.#statements.exists.execute({ id: interactionId });
+      const exists = await retryRead(() => this.#statements.exists.execute({ id: interactionId }));
       throw exists.length === 0 ? notFound(interactionId) : alreadyResolved(interactionId);
     } catch (error) {
       throw wrapDatabaseError(error, `mark interaction "${interactionId}" resolved`, interactionId);
@@ -169,11 +171,13 @@ export class PostgresContinuationStore implements ContinuationStore {
     if (filter.runId !== undefined) conditions.push(eq(suspensions.runId, filter.runId));
     let rows: Array<{ id: string; record: string }>;
     try {
-      rows = await this.#db
-        .select({ id: suspensions.interactionId, record: suspensions.record })
-        .from(suspensions)
-        .where(and(...conditions))
-        .orderBy(suspensions.createdAt);
+      rows = await retryRead(() =>
+        this.#db
+          .select({ id: suspensions.interactionId, record: suspensions.record })
+          .from(suspensions)
+          .where(and(...conditions))
+          .orderBy(suspensions.createdAt),
+      );
     } catch (error) {
       throw wrapDatabaseError(error, 'list unresolved continuations');
     }

@@ -22,7 +22,7 @@ const goRecord = {
 };
 
 describe('encodeSuspension / decodeSuspension', () => {
-  it('decodes a record written by the Go implementation', () => {
+  it('decodes a record written by another program (nanosecond time, zone offset)', () => {
     const s = decodeSuspension(goRecord);
     expect(s).toEqual({
       version: 1,
@@ -37,7 +37,7 @@ describe('encodeSuspension / decodeSuspension', () => {
     });
   });
 
-  it('encodes to the Go field names, leaving absent optional fields out', () => {
+  it('encodes to the snake_case field names, leaving absent optional fields out', () => {
     const s = decodeSuspension(goRecord);
     expect(encodeSuspension(s)).toEqual({ ...goRecord, created_at: '2025-03-04T05:06:07.891Z' });
     const bare = sampleSuspension();
@@ -54,7 +54,7 @@ describe('encodeSuspension / decodeSuspension', () => {
     ]);
   });
 
-  it('treats Go zero values (empty strings, empty or null messages) as absent', () => {
+  it('treats empty strings and empty or null messages as absent', () => {
     const s = decodeSuspension({
       ...goRecord,
       session_id: '',

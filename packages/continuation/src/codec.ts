@@ -10,13 +10,12 @@ import { ContinuationError } from './errors.js';
 import { firstIssue } from './field-path.js';
 import { SUSPENSION_VERSION, type Suspension } from './suspension.js';
 
-// RFC 3339 with any number of fractional digits: Go's time.Time marshals with nanoseconds.
+// RFC 3339 with any number of fractional digits: other writers of the format use nanoseconds.
 const RFC3339 = /^(\d{4}-\d{2}-\d{2})[Tt](\d{2}:\d{2}:\d{2})(?:\.(\d+))?([Zz]|[+-]\d{2}:\d{2})$/;
 
 /**
- * The persisted JSON shape of a suspension, field for field the one the earlier Go
- * implementation writes (`interaction_id`, `tool_use_id`, `created_at` as RFC 3339, ...),
- * so files and rows are readable by both.
+ * The persisted JSON shape of a suspension (`interaction_id`, `tool_use_id`, `created_at` as
+ * RFC 3339, ...): one format for every store, readable by any program that writes it.
  */
 export interface SuspensionRecord {
   version: number;
@@ -34,7 +33,7 @@ export interface SuspensionRecord {
 
 const RecordSchema = z.object({
   version: z.literal(SUSPENSION_VERSION),
-  // Go writes these with `omitempty`; an empty string read by Go means "absent".
+  // Other writers leave empty strings for absent values; they read back as absent.
   session_id: z.string().optional(),
   run_id: z.string().optional(),
   interaction_id: z.string().min(1),
@@ -71,7 +70,7 @@ export interface DecodeSuspensionOptions {
  * const text = JSON.stringify(encodeSuspension(suspension));
  */
 export function encodeSuspension(s: Suspension): SuspensionRecord {
-  // Key order follows the Go struct, so a file written here diffs cleanly against one from Go.
+  // A fixed key order, `version` first and `resolved` last: the file store reads the flag off the ends.
   const record: Partial<SuspensionRecord> = { version: s.version };
   if (s.sessionId) record.session_id = s.sessionId;
   if (s.runId) record.run_id = s.runId;
@@ -132,7 +131,7 @@ export function checkRecordVersion(json: unknown): Record<string, unknown> {
 
 /**
  * Decodes a persisted snake_case JSON object (as written by {@link encodeSuspension} or by
- * the Go implementation) into a {@link Suspension}. The version is checked first, so a
+ * another writer of the format) into a {@link Suspension}. The version is checked first, so a
  * record from newer code is never misread.
  *
  * @throws {ContinuationError} `unsupported_version` for a version other than 1; `invalid`

@@ -23,8 +23,10 @@ export {
   notFound,
 } from './memory.js';
 export { resolve, resumeMessages } from './resume.js';
+export { isSafeId, MAX_ID_LENGTH } from './safe-id.js';
 export { validateSingletonSuspension } from './singleton.js';
 export {
+  assertSafeId,
   type ContinuationStore,
   compareSuspensions,
   DEFAULT_MAX_RECORD_BYTES,

@@ -1,6 +1,7 @@
 import { decodeSuspension } from './codec.js';
 import { ContinuationError } from './errors.js';
 import {
+  assertSafeId,
   type ContinuationStore,
   compareSuspensions,
   DEFAULT_MAX_RECORD_BYTES,
@@ -45,6 +46,7 @@ export class MemoryContinuationStore implements ContinuationStore {
   }
 
   async load(interactionId: string): Promise<Suspension> {
+    assertSafeId('interaction id', interactionId);
     const entry = this.#entries.get(interactionId);
     if (entry === undefined) throw notFound(interactionId);
     if (entry.resolved) throw alreadyResolved(interactionId);
@@ -52,6 +54,7 @@ export class MemoryContinuationStore implements ContinuationStore {
   }
 
   async markResolved(interactionId: string): Promise<void> {
+    assertSafeId('interaction id', interactionId);
     const entry = this.#entries.get(interactionId);
     if (entry === undefined) throw notFound(interactionId);
     if (entry.resolved) throw alreadyResolved(interactionId);

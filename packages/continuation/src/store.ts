@@ -1,5 +1,6 @@
 import { encodeSuspension, type SuspensionRecord } from './codec.js';
 import { ContinuationError } from './errors.js';
+import { unsafeIdReason } from './safe-id.js';
 import { checkSuspension, type Suspension } from './suspension.js';
 
 /** Which unresolved continuations {@link ContinuationStore.listUnresolved} returns (all given fields must match). */
@@ -12,6 +13,7 @@ export interface ListUnresolvedFilter {
  * Where suspensions live between suspend and resume. Every adapter keeps the same
  * contract (checked by `describeContinuationStore` from `@x/continuation/testing`):
  *
+ * - Interaction ids are safe ids ({@link assertSafeId}); any other is `unsafe_id`, before any I/O.
  * - `save` validates the schema and the singleton rule and refuses (`invalid`,
  *   `not_singleton`) before writing anything. Saving over an unresolved continuation with
  *   the same id replaces it atomically; over a resolved one it fails with `already_resolved`.
@@ -33,6 +35,23 @@ export interface ContinuationStore {
   listUnresolved(filter?: ListUnresolvedFilter): Promise<Suspension[]>;
 }
 
+/**
+ * Refuses an id no store accepts: empty, over 200 characters, starting with `.`, or holding
+ * anything but ASCII letters, digits, `.`, `_` and `-`. Every adapter checks it before any
+ * I/O, so ids behave the same whichever store holds them (and never become a path).
+ *
+ * @throws {ContinuationError} `unsafe_id`.
+ */
+export function assertSafeId(kind: string, id: unknown): asserts id is string {
+  const reason = unsafeIdReason(kind, id);
+  if (reason === undefined) return;
+  throw new ContinuationError(
+    'unsafe_id',
+    reason,
+    typeof id === 'string' ? { interactionId: id } : {},
+  );
+}
+
 /** Largest encoded record a store writes or reads by default: 16 MiB. */
 export const DEFAULT_MAX_RECORD_BYTES = 16 * 1024 * 1024;
 
@@ -46,16 +65,19 @@ export interface PreparedSuspension {
 }
 
 /**
- * What every adapter does in `save` before touching its medium: validates (schema,
- * singleton, transcript), refuses a suspension already marked `resolved` (resolve through
- * the store instead), encodes it and checks the size limit.
+ * What every adapter does in `save` before touching its medium: checks the id is safe,
+ * validates (schema, singleton, transcript), refuses a suspension already marked
+ * `resolved` (resolve through the store instead), encodes it and checks the size limit.
  *
- * @throws {ContinuationError} `invalid` or `not_singleton`.
+ * @throws {ContinuationError} `unsafe_id`, `invalid` or `not_singleton`.
  */
 export function prepareSave(
   input: Suspension,
   maxRecordBytes: number = DEFAULT_MAX_RECORD_BYTES,
 ): PreparedSuspension {
+  // A path-like id is named as such; an empty or missing one is left to the schema check.
+  const given: unknown = (input as { interactionId?: unknown } | null)?.interactionId;
+  if (typeof given === 'string' && given !== '') assertSafeId('interaction id', given);
   const suspension = checkSuspension(input, true);
   if (suspension.resolved) {
     throw new ContinuationError(

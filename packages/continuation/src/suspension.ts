@@ -16,9 +16,15 @@ import { validateSingletonSuspension } from './singleton.js';
 /** The format version this code writes and reads. */
 export const SUSPENSION_VERSION = 1;
 
+// NUL can be stored in neither a file name nor a Postgres text column.
+const Id = z
+  .string()
+  .min(1)
+  .refine((id) => !id.includes('\u0000'), 'must not contain NUL');
+
 /**
  * The exact continuation of a turn paused on a human answer (TypeScript shape; the
- * persisted JSON is snake_case, see {@link encodeSuspension}).
+ * persisted JSON is snake_case, see `encodeSuspension`).
  *
  * - `assistant` is the response carrying the suspending tool use.
  * - `messages` is the full transcript up to and including `assistant`. Set it when the
@@ -27,12 +33,6 @@ export const SUSPENSION_VERSION = 1;
  *   turns: `resumeMessages` then returns only the two messages to append, so the
  *   transcript is never duplicated.
  */
-// NUL can be stored in neither a file name nor a Postgres text column.
-const Id = z
-  .string()
-  .min(1)
-  .refine((id) => !id.includes('\u0000'), 'must not contain NUL');
-
 export const SuspensionSchema = z.object({
   version: z.literal(SUSPENSION_VERSION),
   sessionId: Id.optional(),
@@ -53,7 +53,7 @@ export const SuspensionSchema = z.object({
   resolved: z.boolean(),
 });
 
-/** A suspended turn; see {@link SuspensionSchema}. */
+/** The exact continuation of a turn paused on a human answer; see {@link SuspensionSchema}. */
 export type Suspension = z.infer<typeof SuspensionSchema>;
 
 function invalid(field: string, message: string, interactionId?: string, cause?: unknown): never {

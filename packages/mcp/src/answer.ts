@@ -75,7 +75,7 @@ export function toElicitResult(answer: ResumeAnswer): ElicitResult {
  *
  * @throws {McpElicitationError} `invalid_answer` / `invalid_content` (nothing is stored),
  *   `not_elicitation` for a pause of another kind.
- * @throws {PauseNotFoundError} (from `@x/askuser`) for an unknown or already answered token.
+ * @throws {AskUserError} `not_found` (from `@x/askuser`) for an unknown or already answered token.
  * @example
  * await answerElicitation(store, token, { action: 'accept', content: { date: '2026-07-01', guests: 4 } });
  */

@@ -3,7 +3,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
-import { AskUserStore, migrate, PauseNotFoundError } from '@x/askuser';
+import { AskUserError, AskUserStore, migrate } from '@x/askuser';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   type BookingLog,
@@ -238,7 +238,7 @@ describe('a connection without sessions (stdio)', () => {
     const late = await answerElicitation(store, token, { action: 'decline' }).catch(
       (e: unknown) => e,
     );
-    expect(PauseNotFoundError.is(late)).toBe(true);
+    expect(AskUserError.hasCode(late, 'not_found')).toBe(true);
   });
 });
 

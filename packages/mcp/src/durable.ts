@@ -2,12 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ElicitRequestSchema, ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
-import {
-  type AskUserStore,
-  DuplicatePauseError,
-  PauseNotFoundError,
-  type ResumeAnswer,
-} from '@x/askuser';
+import { AskUserError, type AskUserStore, type ResumeAnswer } from '@x/askuser';
 import { answerElicitation, type ElicitationAnswer, toElicitResult } from './answer.js';
 import { McpElicitationError } from './errors.js';
 import {
@@ -136,7 +131,7 @@ export function durableElicitations(
       await store.markResumed(token, { action: 'cancel', content });
       return true;
     } catch (error) {
-      if (PauseNotFoundError.is(error)) return false; // answered meanwhile
+      if (AskUserError.hasCode(error, 'not_found')) return false; // answered meanwhile
       throw error;
     }
   }
@@ -168,7 +163,7 @@ export function durableElicitations(
     try {
       await store.insert(pause);
     } catch (error) {
-      if (!DuplicatePauseError.is(error)) throw error; // a replayed request: its question is kept
+      if (!AskUserError.hasCode(error, 'duplicate')) throw error; // a replayed request: its question is kept
     }
     options.onPause?.({
       token,

@@ -14,7 +14,7 @@ export type McpElicitationErrorCode =
 /**
  * The one error `@x/mcp` throws. Branch on `code` (or `McpElicitationError.is(err)`),
  * never on the message text. `@x/askuser`'s errors (an unknown or already answered token:
- * `PauseNotFoundError`) pass through unchanged.
+ * `AskUserError`) pass through unchanged.
  *
  * @example
  * try {

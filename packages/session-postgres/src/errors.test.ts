@@ -4,18 +4,9 @@ import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import { drizzle } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
 import { describe, expect, it } from 'vitest';
-import { PostgresCheckpointStore, sqlState } from './index.js';
+import { PostgresCheckpointStore } from './index.js';
 
 describe('database errors', () => {
-  it('reads the SQLSTATE through drizzle’s wrapper (cause.code), never from the message', () => {
-    const driver = Object.assign(new Error('whatever the text'), { code: '40001' });
-    const wrapped = Object.assign(new Error('Failed query: ...'), { cause: driver });
-    expect(sqlState(wrapped)).toBe('40001');
-    expect(sqlState(driver)).toBe('40001');
-    expect(sqlState(new Error('serialization failure 40001'))).toBeUndefined();
-    expect(sqlState(Object.assign(new Error('x'), { code: 'ECONNREFUSED' }))).toBeUndefined();
-  });
-
   it('an unreachable database is unavailable, with the driver error as cause, and nothing else thrown', async () => {
     const client = postgres('postgres://postgres@127.0.0.1:1/none', { connect_timeout: 2, max: 1 });
     const store = new PostgresCheckpointStore(

@@ -1,21 +1,5 @@
+import { failureReason, sqlStateOf } from '@x/postgres-kit';
 import { SessionError } from '@x/session';
-
-/** The SQLSTATE of a driver error, also when drizzle wrapped it (`DrizzleQueryError.cause`). */
-export function sqlState(error: unknown): string | undefined {
-  for (let e: unknown = error, depth = 0; e && depth < 4; depth++) {
-    if (
-      typeof e === 'object' &&
-      e !== null &&
-      'code' in e &&
-      typeof e.code === 'string' &&
-      /^[0-9A-Z]{5}$/.test(e.code)
-    ) {
-      return e.code;
-    }
-    e = typeof e === 'object' && e !== null && 'cause' in e ? e.cause : undefined;
-  }
-  return undefined;
-}
 
 /**
  * Normalises a database failure to the store contract: a `SessionError` passes through;
@@ -25,7 +9,7 @@ export function sqlState(error: unknown): string | undefined {
  */
 export function wrapDatabaseError(error: unknown, what: string, threadId?: string): SessionError {
   if (SessionError.is(error)) return error;
-  const state = sqlState(error);
+  const state = sqlStateOf(error);
   const details = threadId === undefined ? {} : { threadId };
   if (state === '40001' || state === '40P01') {
     return new SessionError(
@@ -37,11 +21,6 @@ export function wrapDatabaseError(error: unknown, what: string, threadId?: strin
       },
     );
   }
-  const hint =
-    state === '42P01' || state === '3F000'
-      ? ': the x_session tables are missing; run migrate(db) first'
-      : state === undefined
-        ? ': the database could not be reached or failed'
-        : ` (SQLSTATE ${state})`;
-  return new SessionError('unavailable', `${what} failed${hint}`, { cause: error, details });
+  const reason = failureReason(error, 'the x_session tables are missing');
+  return new SessionError('unavailable', `${what} failed: ${reason}`, { cause: error, details });
 }

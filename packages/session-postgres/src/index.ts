@@ -4,7 +4,6 @@
  * through drizzle, with committed migrations applied by {@link migrate}.
  */
 export type { SessionDatabase } from './database.js';
-export { sqlState } from './errors.js';
 export { MIGRATIONS_SCHEMA, MIGRATIONS_TABLE, migrate } from './migrate.js';
 export { checkpoints, sessionSchema } from './schema.js';
 export { PostgresCheckpointStore } from './store.js';

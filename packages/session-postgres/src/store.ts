@@ -1,3 +1,4 @@
+import { retryRead } from '@x/postgres-kit';
 import {
   assertSafeThreadId,
   type CheckpointStore,
@@ -17,16 +18,10 @@ import { wrapDatabaseError } from './errors.js';
 import { checkpoints } from './schema.js';
 
 /**
- * A {@link CheckpointStore} on PostgreSQL (server through postgres.js, or PGlite) via drizzle.
- * Pass a database or a transaction handle: `new PostgresCheckpointStore(tx)` writes in the
- * caller's transaction. Run {@link migrate} once first.
- *
- * Each write is one statement whose `WHERE` is the revision check (`UPDATE ... WHERE
- * revision = $expected`, or `INSERT ... ON CONFLICT DO UPDATE ... WHERE checkpoint IS NULL`
- * for a create over a tombstone), so the check and the write are atomic across processes
- * and hosts: a concurrent writer re-evaluates the `WHERE` after the winner commits and
- * updates nothing, which is reported as `conflict`. Deleting keeps the row as a tombstone
- * (`checkpoint` null, revision + 1), so revisions never repeat.
+ * A {@link CheckpointStore} on PostgreSQL or PGlite via drizzle; a transaction handle writes
+ * in the caller's transaction. Run {@link migrate} once first. Each write is one statement
+ * whose `WHERE` is the revision check, so a concurrent writer updates nothing and gets
+ * `conflict`; a delete leaves a tombstone row, so revisions never repeat.
  *
  * @example
  * import { drizzle } from 'drizzle-orm/postgres-js';
@@ -47,16 +42,7 @@ export class PostgresCheckpointStore implements CheckpointStore {
 
   async get(threadId: string): Promise<StoredCheckpoint | undefined> {
     assertSafeThreadId(threadId);
-    let rows: Array<{ revision: number; checkpoint: string | null }>;
-    try {
-      rows = await this.#db
-        .select({ revision: checkpoints.revision, checkpoint: checkpoints.checkpoint })
-        .from(checkpoints)
-        .where(eq(checkpoints.threadId, threadId));
-    } catch (error) {
-      throw wrapDatabaseError(error, `reading thread "${threadId}"`, threadId);
-    }
-    const row = rows[0];
+    const row = await this.#row(threadId);
     if (row === undefined || row.checkpoint === null) return undefined;
     return { threadId, revision: row.revision, checkpoint: parseCheckpoint(row.checkpoint) };
   }
@@ -153,24 +139,34 @@ export class PostgresCheckpointStore implements CheckpointStore {
 
   async list(): Promise<CheckpointSummary[]> {
     try {
-      return await this.#db
-        .select({ threadId: checkpoints.threadId, revision: checkpoints.revision })
-        .from(checkpoints)
-        .where(isNotNull(checkpoints.checkpoint))
-        .orderBy(sql`${checkpoints.threadId} collate "C"`, asc(checkpoints.revision));
+      return await retryRead(() =>
+        this.#db
+          .select({ threadId: checkpoints.threadId, revision: checkpoints.revision })
+          .from(checkpoints)
+          .where(isNotNull(checkpoints.checkpoint))
+          .orderBy(sql`${checkpoints.threadId} collate "C"`, asc(checkpoints.revision)),
+      );
     } catch (error) {
       throw wrapDatabaseError(error, 'listing threads');
     }
   }
 
   async #liveRevision(threadId: string): Promise<number | null> {
+    const row = await this.#row(threadId);
+    return row === undefined || row.checkpoint === null ? null : row.revision;
+  }
+
+  async #row(
+    threadId: string,
+  ): Promise<{ revision: number; checkpoint: string | null } | undefined> {
     try {
-      const rows = await this.#db
-        .select({ revision: checkpoints.revision, checkpoint: checkpoints.checkpoint })
-        .from(checkpoints)
-        .where(eq(checkpoints.threadId, threadId));
-      const row = rows[0];
-      return row === undefined || row.checkpoint === null ? null : row.revision;
+      const rows = await retryRead(() =>
+        this.#db
+          .select({ revision: checkpoints.revision, checkpoint: checkpoints.checkpoint })
+          .from(checkpoints)
+          .where(eq(checkpoints.threadId, threadId)),
+      );
+      return rows[0];
     } catch (error) {
       throw wrapDatabaseError(error, `reading thread "${threadId}"`, threadId);
     }

@@ -14,6 +14,16 @@ import {
   PostgresCheckpointStore,
 } from '../src/index.js';
 
+// Clients of a port nothing listens on: every call of a store over one fails. A fresh one
+// each time, as postgres.js waits longer before each reconnect of the same client.
+const deadClients: postgres.Sql[] = [];
+function deadDb(): PgDatabase<PgQueryResultHKT> {
+  const client = postgres('postgres://postgres@127.0.0.1:1/none', { max: 1, onnotice: () => {} });
+  deadClients.push(client);
+  return drizzle({ client }) as unknown as PgDatabase<PgQueryResultHKT>;
+}
+afterAll(() => Promise.all(deadClients.map((c) => c.end({ timeout: 1 }))));
+
 /**
  * Registers the store tests on one SQL target kind. Split per kind into two test files so
  * vitest runs PGlite and the server in parallel.
@@ -44,7 +54,17 @@ export async function describeStoreOn(kind: SqlTarget['kind']): Promise<void> {
           await target.db.delete(checkpoints);
           return new PostgresCheckpointStore(target.db);
         },
-        peer: (store) => (peerDb === undefined ? store : new PostgresCheckpointStore(peerDb)),
+        // A second instance: over its own pool on the server, over the same handle on PGlite.
+        peer: () => new PostgresCheckpointStore(peerDb ?? target.db),
+        failing: () => new PostgresCheckpointStore(deadDb()),
+        // PGlite is one process's database.
+        processes:
+          spec.kind === 'postgres'
+            ? {
+                module: new URL('./fixtures/postgres-store.mjs', import.meta.url),
+                args: () => ({ url: target.url }),
+              }
+            : null,
       });
 
       describe('migrate and transactions', () => {

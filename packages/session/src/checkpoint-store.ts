@@ -1,6 +1,7 @@
 import type { SessionCheckpoint } from './checkpoint.js';
 import { SessionError } from './errors.js';
 import { describeValue } from './guard.js';
+import { isSafeId, unsafeIdReason } from './safe-id.js';
 
 /** A checkpoint as stored, with the revision a writer must quote to replace it. */
 export interface StoredCheckpoint {
@@ -62,11 +63,12 @@ export interface CheckpointStore {
   list(): Promise<CheckpointSummary[]>;
 }
 
-const SAFE_ID = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,199}$/;
-
-/** True when `threadId` is 1–200 of `A-Z a-z 0-9 . _ -`, not starting with `.`. */
+/**
+ * True when `threadId` is a safe id: 1–200 of `A-Z a-z 0-9 . _ -`, not starting with `.`
+ * (the one rule of every `@x` store).
+ */
 export function isSafeThreadId(threadId: unknown): threadId is string {
-  return typeof threadId === 'string' && SAFE_ID.test(threadId);
+  return isSafeId(threadId);
 }
 
 /**
@@ -77,15 +79,14 @@ export function isSafeThreadId(threadId: unknown): threadId is string {
  * @throws {SessionError} `unsafe_id`.
  */
 export function assertSafeThreadId(threadId: unknown): asserts threadId is string {
-  if (!isSafeThreadId(threadId)) {
-    throw new SessionError(
-      'unsafe_id',
-      `thread id ${describeValue(threadId)} is not safe: use 1-200 letters, digits, '.', '_' and '-', not starting with '.'`,
-    );
-  }
+  const reason = unsafeIdReason('thread id', threadId);
+  if (reason !== undefined) throw new SessionError('unsafe_id', reason);
 }
 
-/** Builds the `conflict` error every store throws. */
+/**
+ * The `conflict` error every store throws, with the revisions in `details`. For adapter
+ * authors, so a store of theirs reports a stale write exactly as the built-in ones do.
+ */
 export function conflictError(
   threadId: string,
   expectedRevision: number | null,
@@ -101,7 +102,12 @@ export function conflictError(
   );
 }
 
-/** Checks `expectedRevision` is absent, null or a positive integer. */
+/**
+ * `expectedRevision` as a store compares it: absent or `null` → `null` (create), else a
+ * positive integer. For adapter authors, so bad input is refused as the built-in stores do.
+ *
+ * @throws {SessionError} `invalid` for anything else.
+ */
 export function normaliseExpected(expected: unknown): number | null {
   if (expected === undefined || expected === null) return null;
   if (typeof expected !== 'number' || !Number.isInteger(expected) || expected < 1) {

@@ -4,11 +4,36 @@
  * bounded event channel, and pure checkpoint capture/apply with optimistic-concurrency stores.
  * File store: `@x/session/file`; conformance suite: `@x/session/testing`.
  */
-export * from './checkpoint.js';
-export * from './checkpoint-store.js';
-export * from './checkpointer.js';
-export * from './errors.js';
-export * from './event-channel.js';
+export {
+  CHECKPOINT_VERSION,
+  MAX_CHECKPOINT_BYTES,
+  type PendingToolCall,
+  PendingToolCallSchema,
+  parseCheckpoint,
+  type SessionCheckpoint,
+  SessionCheckpointSchema,
+  serializeCheckpoint,
+} from './checkpoint.js';
+export {
+  assertSafeThreadId,
+  type CheckpointStore,
+  type CheckpointSummary,
+  conflictError,
+  type DeleteOptions,
+  isSafeThreadId,
+  normaliseExpected,
+  type PutOptions,
+  type StoredCheckpoint,
+} from './checkpoint-store.js';
+export { type AppliedCheckpoint, Checkpointer } from './checkpointer.js';
+export { SessionError, type SessionErrorCode, type SessionErrorDetails } from './errors.js';
+export {
+  createEventChannel,
+  type EventChannel,
+  type EventChannelOptions,
+  type EventChannelStats,
+  type EventSink,
+} from './event-channel.js';
 export {
   type Interrupt,
   InterruptMapSchema,
@@ -16,9 +41,9 @@ export {
   type InterruptStatus,
   InterruptStatusSchema,
 } from './interrupt.js';
-export * from './memory-store.js';
-export * from './plan-store.js';
-export * from './reserved-keys.js';
-export * from './runtime.js';
-export * from './session-manager.js';
-export * from './todo.js';
+export { MemoryCheckpointStore } from './memory-store.js';
+export { PlanStore } from './plan-store.js';
+export { isReservedRuntimeStateKey, stripPlanKeys } from './reserved-keys.js';
+export { createRuntime, Runtime, type RuntimeOptions } from './runtime.js';
+export { type DurableSnapshot, SessionManager } from './session-manager.js';
+export { type Todo, TodoSchema } from './todo.js';

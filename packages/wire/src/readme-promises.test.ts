@@ -7,11 +7,12 @@ import { describe, expect, it } from 'vitest';
 import { promptSeenByModel } from '../test/ai-model.js';
 import { transcript } from '../test/arbitraries.js';
 import { equivalent, inlineDataUrls, openAIChatVisible } from '../test/normalise.js';
+// Not exported: the README promises its format in the messages, which the test checks.
+import { formatPath } from './errors.js';
 import {
   type AiSdkModelMessageParam,
   assistantMessage,
   checkTranscript,
-  formatPath,
   fromModelMessages,
   fromOpenAIChat,
   ImageMediaTypeSchema,

@@ -6,6 +6,7 @@ import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
 import { serverReachable, testServerUrl } from './probe.js';
+import { dropConnection, loadStockPostgres } from './stock-postgres.js';
 
 export {
   postgresBinDir,
@@ -15,6 +16,7 @@ export {
 } from './cluster.js';
 export { type PgBouncer, pgBouncerProblem, startPgBouncer } from './pgbouncer.js';
 export { serverProblem, serverReachable, serverSuitesSkipped, testServerUrl } from './probe.js';
+export { dropConnection, loadStockPostgres } from './stock-postgres.js';
 
 /**
  * The server suites' gate. Resolves to the server URL, or to `undefined` when no server
@@ -171,4 +173,30 @@ export async function sqlTargets(): Promise<SqlTargetSpec[]> {
       open: () => openServerTarget(server ?? testServerUrl()),
     },
   ];
+}
+
+/** A fresh database reached through stock postgres.js, and a way to drop its connection. */
+export interface StockTarget {
+  /** Drizzle over the stock client (one connection, so a drop hits the next statement). */
+  db: PgDatabase<PgQueryResultHKT>;
+  /** Terminates the connection under a running statement ({@link dropConnection}). */
+  dropConnection(): Promise<void>;
+  /** Closes both clients and drops the database. */
+  close(): Promise<void>;
+}
+
+/** Opens {@link StockTarget} on a fresh database of the test server. */
+export async function openStockTarget(serverUrl: string): Promise<StockTarget> {
+  const database = await createTestDatabase(serverUrl);
+  const admin = postgres(database.url, { max: 1, onnotice: () => {} });
+  const client = (await loadStockPostgres())(database.url, { max: 1, onnotice: () => {} });
+  return {
+    db: drizzlePostgres({ client }) as unknown as PgDatabase<PgQueryResultHKT>,
+    dropConnection: () => dropConnection(client, admin),
+    async close() {
+      await client.end({ timeout: 1 });
+      await admin.end({ timeout: 1 });
+      await database.drop();
+    },
+  };
 }

@@ -4,6 +4,7 @@
 //  - every third-party import is declared in that workspace's package.json
 //    (dependencies/peerDependencies for shipped code, devDependencies too for tests);
 //  - relative imports stay inside their workspace and form no cycle.
+//  - files that two core packages keep as one implementation (MIRRORED) stay byte-identical.
 // Exits 1 and lists each violation, so CI fails on any.
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { builtinModules } from 'node:module';
@@ -23,19 +24,61 @@ const builtins = new Set(builtinModules);
 export function allowedSiblings(name) {
   switch (name) {
     case '@x/wire':
-    case '@x/askuser':
+    case '@x/postgres-kit':
       return [];
+    case '@x/askuser':
+      return ['@x/postgres-kit'];
     case '@x/continuation':
     case '@x/session':
       return ['@x/wire'];
     case '@x/mcp':
       return ['@x/askuser'];
   }
-  // A store adapter implements one core package's interface: that package and @x/wire.
+  // A store adapter implements one core package's interface: that package and @x/wire,
+  // and the shared PostgreSQL plumbing.
   const adapter = /^@x\/(continuation|session|askuser)-[a-z0-9-]+$/.exec(name);
-  if (adapter) return [`@x/${adapter[1]}`, '@x/wire'];
+  if (adapter) return [`@x/${adapter[1]}`, '@x/wire', '@x/postgres-kit'];
   if (name.startsWith('@x/')) return undefined;
   return '*';
+}
+
+/**
+ * Files kept as one implementation in two packages that may not import each other (the
+ * core packages depend on nothing of ours but @x/wire): each pair must stay byte-identical.
+ */
+export const MIRRORED = [
+  [
+    'packages/continuation/src/testing/suite-plumbing.ts',
+    'packages/session/src/testing/suite-plumbing.ts',
+  ],
+  [
+    'packages/continuation/src/testing/child-store.js',
+    'packages/session/src/testing/child-store.js',
+  ],
+];
+
+/**
+ * The pairs of {@link MIRRORED} that differ under `root` (a missing file counts as different).
+ * @param {string} root
+ * @param {string[][]} [pairs]
+ * @returns {string[]}
+ */
+export function checkMirrors(root, pairs = MIRRORED) {
+  const violations = [];
+  for (const [a, b] of pairs) {
+    const read = (file) => {
+      const full = path.join(root, file);
+      return existsSync(full) ? readFileSync(full, 'utf8') : undefined;
+    };
+    const left = read(a);
+    const right = read(b);
+    if (left === undefined || right === undefined || left !== right) {
+      violations.push(
+        `${b}: must stay byte-identical to ${a} (one implementation in two packages); copy the change over`,
+      );
+    }
+  }
+  return violations;
 }
 
 /**
@@ -177,6 +220,18 @@ export function findCycles(edges) {
   return cycles;
 }
 
+/**
+ * The repository a check runs on: `--root DIR` from `argv`, else this checkout.
+ * @param {string[]} argv
+ * @returns {string}
+ */
+export function rootOf(argv) {
+  const at = argv.indexOf('--root');
+  return at >= 0
+    ? path.resolve(argv[at + 1] ?? '.')
+    : path.resolve(fileURLToPath(import.meta.url), '../../../..');
+}
+
 /** The workspaces under `root`: folders of packages/, apps/, tools/, examples/ with a package.json. */
 export function workspacesOf(root) {
   return GROUPS.flatMap((group) => {
@@ -268,12 +323,8 @@ import is declared in the workspace's package.json, and that relative imports st
 inside the workspace without cycles. Exit code 0 when clean, 1 on any violation.`);
     return 0;
   }
-  const at = argv.indexOf('--root');
-  const root =
-    at >= 0
-      ? path.resolve(argv[at + 1] ?? '.')
-      : path.resolve(fileURLToPath(import.meta.url), '../../../..');
-  const violations = checkImports(root);
+  const root = rootOf(argv);
+  const violations = [...checkImports(root), ...checkMirrors(root)];
   for (const v of violations) console.error(v);
   if (violations.length) {
     console.error(`check-imports: ${violations.length} violation(s)`);

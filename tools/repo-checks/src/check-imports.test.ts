@@ -4,7 +4,13 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { allowedSiblings, checkImports, codeOnly, importsOf } from './check-imports.mjs';
+import {
+  allowedSiblings,
+  checkImports,
+  checkMirrors,
+  codeOnly,
+  importsOf,
+} from './check-imports.mjs';
 
 const cli = fileURLToPath(new URL('./check-imports.mjs', import.meta.url));
 const repoRoot = fileURLToPath(new URL('../../..', import.meta.url));
@@ -35,6 +41,20 @@ afterEach(() => {
 describe('check-imports', () => {
   it('passes on this repository', () => {
     expect(checkImports(repoRoot)).toEqual([]);
+    expect(checkMirrors(repoRoot)).toEqual([]);
+  });
+
+  it('fails when a mirrored file drifts from its twin', () => {
+    const root = monorepo({
+      'packages/a': { manifest: { name: '@x/wire' }, files: { 'src/x.ts': 'one\n' } },
+      'packages/b': { manifest: { name: '@x/askuser' }, files: { 'src/x.ts': 'two\n' } },
+    });
+    const pairs = [['packages/a/src/x.ts', 'packages/b/src/x.ts']];
+    expect(checkMirrors(root, pairs)).toEqual([
+      'packages/b/src/x.ts: must stay byte-identical to packages/a/src/x.ts (one implementation in two packages); copy the change over',
+    ]);
+    writeFileSync(path.join(root, 'packages/b/src/x.ts'), 'one\n');
+    expect(checkMirrors(root, pairs)).toEqual([]);
   });
 
   it('fails CI when @x/askuser imports @x/session', () => {
@@ -53,11 +73,16 @@ describe('check-imports', () => {
 
   it('follows the table for every package, adapters included', () => {
     expect(allowedSiblings('@x/wire')).toEqual([]);
-    expect(allowedSiblings('@x/askuser')).toEqual([]);
+    expect(allowedSiblings('@x/askuser')).toEqual(['@x/postgres-kit']);
+    expect(allowedSiblings('@x/postgres-kit')).toEqual([]);
     expect(allowedSiblings('@x/continuation')).toEqual(['@x/wire']);
     expect(allowedSiblings('@x/session')).toEqual(['@x/wire']);
     expect(allowedSiblings('@x/mcp')).toEqual(['@x/askuser']);
-    expect(allowedSiblings('@x/continuation-postgres')).toEqual(['@x/continuation', '@x/wire']);
+    expect(allowedSiblings('@x/continuation-postgres')).toEqual([
+      '@x/continuation',
+      '@x/wire',
+      '@x/postgres-kit',
+    ]);
     expect(allowedSiblings('runner')).toBe('*');
     expect(allowedSiblings('@x/unknown')).toBeUndefined();
   });

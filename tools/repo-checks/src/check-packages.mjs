@@ -1,13 +1,13 @@
 #!/usr/bin/env node
 // Checks that every published workspace (not "private") is fit for npm: publint finds no
 // error or warning, and the house rules of STYLE.md hold (ESM only, side-effect free,
-// exports with types, only dist and migrations shipped, a README of its own).
-import { existsSync, readFileSync } from 'node:fs';
+// exports with types, only dist and migrations shipped, a README and a LICENSE of its own,
+// source maps that carry their sources).
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { publint } from 'publint';
 import { formatMessage } from 'publint/utils';
-import { workspacesOf } from './check-imports.mjs';
+import { rootOf, workspacesOf } from './check-imports.mjs';
 
 const ALLOWED_FILES = new Set(['dist', 'drizzle']);
 
@@ -38,6 +38,39 @@ export function houseRules(manifest, dir) {
   if (!existsSync(path.join(dir, 'README.md'))) problems.push('README.md is missing');
   if (!manifest.description) problems.push('"description" is missing');
   if (!manifest.license) problems.push('"license" is missing');
+  else if (!existsSync(path.join(dir, 'LICENSE'))) {
+    problems.push(
+      `LICENSE is missing: npm ships it in the tarball (the package says ${manifest.license})`,
+    );
+  }
+  problems.push(...sourceMapProblems(dir));
+  return problems;
+}
+
+/**
+ * Source maps of `dir/dist` whose sources are not inside them: the tarball ships dist only,
+ * so a stack trace or a failing assertion would point into a file the user does not have.
+ * @param {string} dir
+ * @returns {string[]}
+ */
+export function sourceMapProblems(dir) {
+  const dist = path.join(dir, 'dist');
+  if (!existsSync(dist)) return [];
+  const problems = [];
+  for (const entry of readdirSync(dist, { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile() || !entry.name.endsWith('.map')) continue;
+    const file = path.join(entry.parentPath, entry.name);
+    const map = JSON.parse(readFileSync(file, 'utf8'));
+    const complete =
+      Array.isArray(map.sourcesContent) &&
+      map.sourcesContent.length === map.sources?.length &&
+      map.sourcesContent.every((text) => typeof text === 'string');
+    if (!complete) {
+      problems.push(
+        `${path.relative(dir, file)} points to sources that are not shipped: build with "inlineSources"`,
+      );
+    }
+  }
   return problems;
 }
 
@@ -50,11 +83,7 @@ workspace that is not private. Build first: the checks read dist/. Exit code 1 o
 any problem.`);
     return 0;
   }
-  const at = argv.indexOf('--root');
-  const root =
-    at >= 0
-      ? path.resolve(argv[at + 1] ?? '.')
-      : path.resolve(fileURLToPath(import.meta.url), '../../../..');
+  const root = rootOf(argv);
   let problems = 0;
   let checked = 0;
   for (const dir of workspacesOf(root)) {

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { InvalidAnswerError, PauseNotFoundError } from '@x/askuser';
+import { AskUserError } from '@x/askuser';
 import { z } from 'zod';
 import { answer, answerBatch, stopConversation } from '../executive/index.js';
 import type { Storage } from '../storage.js';
@@ -76,10 +76,10 @@ function segment(text: string): string {
 
 /** Turns the store's typed errors into HTTP errors; anything else is passed on. */
 function storeError(error: unknown): unknown {
-  if (PauseNotFoundError.is(error)) {
+  if (AskUserError.hasCode(error, 'not_found')) {
     return new HttpError(404, 'pause_not_found', error.message, { tokens: error.tokens }, error);
   }
-  if (InvalidAnswerError.is(error))
+  if (AskUserError.hasCode(error, 'invalid_answer'))
     return new HttpError(400, 'invalid_answer', error.message, undefined, error);
   return error;
 }

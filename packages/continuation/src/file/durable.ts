@@ -1,19 +1,26 @@
+// Kept byte-identical in @x/continuation and @x/session (check:imports compares them): the
+// file stores of both families write the same way and name temp files the same way.
 import { randomBytes } from 'node:crypto';
-import { type FileHandle, open, rename, unlink } from 'node:fs/promises';
+import { type FileHandle, link, open, rename, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 
-/** Name of a temp file for `name`: hidden, so listings and loads never mistake it for a record. */
+/** Name of a temp file for `name`: hidden, so listings and reads never mistake it for data. */
 export function tempName(name: string): string {
   return `.${name}.${randomBytes(6).toString('hex')}.tmp`;
 }
 
-/** True for a temp file this store writes (also a stray one left by a crash). */
+/** True for a temp file a store writes (also a stray one left by a crash). */
 export function isTempName(name: string): boolean {
   return name.startsWith('.') && name.endsWith('.tmp');
 }
 
-/** Writes `text` to a new temp file in `dir` and flushes it to disk; returns its path. */
-export async function writeTemp(dir: string, name: string, text: string, fsync: boolean) {
+/** Writes `text` to a new temp file for `name` in `dir` and flushes it to disk; returns its path. */
+export async function writeTemp(
+  dir: string,
+  name: string,
+  text: string,
+  fsync: boolean,
+): Promise<string> {
   const path = join(dir, tempName(name));
   const handle = await open(path, 'wx');
   try {
@@ -30,7 +37,7 @@ export async function writeTemp(dir: string, name: string, text: string, fsync: 
 
 /** Flushes a directory's entries (renames, links) to disk. */
 export async function syncDir(dir: string): Promise<void> {
-  let handle: Awaited<ReturnType<typeof open>> | undefined;
+  let handle: FileHandle | undefined;
   try {
     handle = await open(dir, 'r');
     await handle.sync();
@@ -63,8 +70,31 @@ export async function commitTemp(
 }
 
 /**
- * Reads a whole file of a known `size` as UTF-8 in as few reads as the OS allows (records
- * are replaced by rename, never written in place, so the size of an open one is fixed).
+ * Links a flushed temp file (from {@link writeTemp}) to `dir/name` only if no file has that
+ * name, removes the temp file and flushes the folder. `false` when the name was taken: of
+ * several writers creating one name, exactly one gets `true`, across processes.
+ */
+export async function linkTemp(
+  dir: string,
+  temp: string,
+  name: string,
+  fsync: boolean,
+): Promise<boolean> {
+  try {
+    await link(temp, join(dir, name));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw err;
+  } finally {
+    await unlink(temp).catch(() => {});
+  }
+  if (fsync) await syncDir(dir);
+  return true;
+}
+
+/**
+ * Reads a whole file of a known `size` as UTF-8 in as few reads as the OS allows (files are
+ * replaced by rename or link, never written in place, so the size of an open one is fixed).
  */
 export async function readAll(handle: FileHandle, size: number): Promise<string> {
   const buffer = Buffer.allocUnsafe(size);

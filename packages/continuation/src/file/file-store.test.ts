@@ -1,7 +1,7 @@
-import { link, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { link, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ContinuationError } from '../errors.js';
 import { describeContinuationStore, sampleSuspension } from '../testing/index.js';
 import { FileContinuationStore, sessionDir } from './index.js';
@@ -12,17 +12,28 @@ async function tempDir(): Promise<string> {
   dirs.push(dir);
   return dir;
 }
+afterAll(() => Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true }))));
 
 describeContinuationStore({
   name: 'FileContinuationStore',
   create: async () => new FileContinuationStore(join(await tempDir(), 'continuations')),
-  destroy: (store) => rm(store.dir, { recursive: true, force: true }),
-  reopen: (store) => new FileContinuationStore(store.dir),
-  writeRaw: async (store, id, record) => {
-    await import('node:fs/promises').then((fs) => fs.mkdir(store.dir, { recursive: true }));
-    await writeFile(join(store.dir, `${id}.json`), JSON.stringify(record));
+  destroy: (store) => rm(store.directory, { recursive: true, force: true }),
+  peer: (store) => new FileContinuationStore(store.directory),
+  // A folder path that runs through a file: every call fails with ENOTDIR.
+  failing: async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, 'file'), '');
+    return new FileContinuationStore(join(dir, 'file', 'continuations'));
   },
-  capabilities: { safeIds: true },
+  processes: {
+    module: new URL('../../test/fixtures/file-store.mjs', import.meta.url),
+    args: (store) => ({ directory: store.directory }),
+    rounds: 150,
+  },
+  writeRaw: async (store, id, record) => {
+    await mkdir(store.directory, { recursive: true });
+    await writeFile(join(store.directory, `${id}.json`), JSON.stringify(record));
+  },
 });
 
 describe('FileContinuationStore on disk', () => {
@@ -36,7 +47,7 @@ describe('FileContinuationStore on disk', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  it('writes the snake_case JSON of the Go implementation to <id>.json', async () => {
+  it('writes the snake_case JSON of encodeSuspension to <id>.json', async () => {
     const s = sampleSuspension({ sessionId: 'sess-1' });
     await store.save(s);
     const json = JSON.parse(await readFile(join(dir, `${s.interactionId}.json`), 'utf8'));
@@ -72,7 +83,7 @@ describe('FileContinuationStore on disk', () => {
     expect(await readdir(dir)).toEqual([`${s.interactionId}.resolved`]);
   });
 
-  it('markResolved reads a record in another layout (indented, as Go may write it) whole', async () => {
+  it('markResolved reads a record in another layout (indented, as another program may write it) whole', async () => {
     const s = sampleSuspension({ messages: true });
     await store.save(s);
     const path = join(dir, `${s.interactionId}.json`);
@@ -96,7 +107,7 @@ describe('FileContinuationStore on disk', () => {
     });
   });
 
-  it('a record marked resolved by the Go implementation (resolved: true, no marker) is resolved', async () => {
+  it('a record marked resolved by another writer (resolved: true, no marker) is resolved', async () => {
     const s = sampleSuspension();
     await store.save(s);
     const path = join(dir, `${s.interactionId}.json`);

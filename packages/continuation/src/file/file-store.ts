@@ -4,6 +4,7 @@ import { checkRecordVersion, decodeSuspension } from '../codec.js';
 import { ContinuationError } from '../errors.js';
 import { alreadyResolved, notFound } from '../memory.js';
 import {
+  assertSafeId,
   type ContinuationStore,
   compareSuspensions,
   DEFAULT_MAX_RECORD_BYTES,
@@ -13,9 +14,8 @@ import {
 } from '../store.js';
 import type { Suspension } from '../suspension.js';
 import { commitTemp, isTempName, readAll, syncDir, writeTemp } from './durable.js';
-import { assertSafeId } from './safe-id.js';
 
-/** Options of {@link FileContinuationStore}. */
+/** Options of {@link FileContinuationStore} (the folder is the first argument). */
 export interface FileContinuationStoreOptions {
   /**
    * Largest record (encoded JSON bytes) `save` writes and `load` reads; a bigger file is
@@ -31,8 +31,7 @@ export interface FileContinuationStoreOptions {
 
 const RECORD = '.json';
 const MARK = '.resolved';
-// How the compact JSON of this store and of the Go implementation begins and ends for an
-// unresolved record of version 1: `version` is its first key and `resolved` its last.
+// How the compact JSON of an unresolved record of version 1 begins and ends (`encodeSuspension`).
 const UNRESOLVED_HEAD = '{"version":1,';
 const UNRESOLVED_TAIL = ',"resolved":false}';
 
@@ -55,22 +54,16 @@ function unavailable(action: string, id: string | undefined, cause: unknown): Co
 
 /**
  * A {@link ContinuationStore} keeping one JSON file per interaction in a folder:
- * `<interactionId>.json` holds the record (the snake_case JSON of the earlier Go
- * implementation), and `<interactionId>.resolved` marks it consumed.
+ * `<interactionId>.json` holds the record (the snake_case JSON of `encodeSuspension`),
+ * and `<interactionId>.resolved` marks it consumed.
  *
- * - Writes are atomic and durable (temp file in the folder, fsync, rename, fsync the
- *   folder); a crash never leaves a truncated record, and stray temp files (hidden
- *   `.*.tmp`) are ignored.
- * - `markResolved` is exactly-once across processes: it hard-links `<id>.json` to
- *   `<id>.resolved`, and `link` fails with `EEXIST` for every loser. Then it removes
- *   `<id>.json`, so a reader of records alone (the Go implementation) finds nothing to
- *   load; the record stays readable, unchanged, as `<id>.resolved`. It costs the same for
- *   any record size: nothing is rewritten. A crash between the two steps leaves the
- *   interaction resolved (the marker decides), never loadable.
- * - A record also counts as resolved when it says `"resolved": true` (how the Go
- *   implementation marks one).
- * - Ids become file names, so they are validated first (`unsafe_id`). On a case-insensitive
- *   file system, ids differing only in case are the same record.
+ * - Writes are atomic and durable (temp file, fsync, rename, fsync the folder); stray temp
+ *   files of a crash are ignored.
+ * - `markResolved` hard-links `<id>.json` to `<id>.resolved` (`link` fails for every loser,
+ *   so it is exactly-once across processes), then removes `<id>.json`; the marker decides,
+ *   so a crash in between leaves the interaction resolved. A record saying
+ *   `"resolved": true` is resolved too.
+ * - On a case-insensitive file system, ids differing only in case are the same record.
  *
  * @example
  * import { FileContinuationStore, sessionDir } from '@x/continuation/file';
@@ -78,21 +71,26 @@ function unavailable(action: string, id: string | undefined, cause: unknown): Co
  * await store.save(suspension);
  */
 export class FileContinuationStore implements ContinuationStore {
-  /** The folder holding the records. */
-  readonly dir: string;
+  /** The folder holding the records; created on the first write. */
+  readonly directory: string;
   readonly #maxRecordBytes: number;
   readonly #fsync: boolean;
 
-  constructor(dir: string, options: FileContinuationStoreOptions = {}) {
-    this.dir = dir;
+  /**
+   * @param directory the folder holding the records; created on the first write.
+   */
+  constructor(directory: string, options: FileContinuationStoreOptions = {}) {
+    this.directory = directory;
     this.#maxRecordBytes = options.maxRecordBytes ?? DEFAULT_MAX_RECORD_BYTES;
     this.#fsync = options.fsync ?? true;
   }
 
+  /** @deprecated Use {@link FileContinuationStore.directory}. */
+  get dir(): string {
+    return this.directory;
+  }
+
   async save(suspension: Suspension): Promise<void> {
-    // A path-like id is named as such (an empty or missing one is left to the schema check).
-    const given: unknown = (suspension as { interactionId?: unknown } | null)?.interactionId;
-    if (typeof given === 'string' && given !== '') assertSafeId('interaction id', given);
     const { suspension: s, text } = prepareSave(suspension, this.#maxRecordBytes);
     const id = s.interactionId;
     try {
@@ -108,17 +106,17 @@ export class FileContinuationStore implements ContinuationStore {
       }
       if (written.status === 'rejected') throw written.reason;
       const temp = written.value;
-      await commitTemp(this.dir, temp, id + RECORD, this.#fsync);
+      await commitTemp(this.directory, temp, id + RECORD, this.#fsync);
       // A markResolved that slipped in between the check and the rename wins: the marker
       // decides, so report it, and take back the record just written (a reader of records
       // alone would load it).
       if (await this.#exists(id + MARK)) {
-        await unlink(join(this.dir, id + RECORD)).catch(ignoreMissing);
+        await unlink(join(this.directory, id + RECORD)).catch(ignoreMissing);
         throw alreadyResolved(id);
       }
     } catch (err) {
       if (ContinuationError.is(err)) throw err;
-      throw unavailable(`save interaction "${id}" in ${this.dir}`, id, err);
+      throw unavailable(`save interaction "${id}" in ${this.directory}`, id, err);
     }
   }
 
@@ -144,13 +142,12 @@ export class FileContinuationStore implements ContinuationStore {
   async markResolved(interactionId: string): Promise<void> {
     assertSafeId('interaction id', interactionId);
     const id = interactionId;
-    const record = join(this.dir, id + RECORD);
+    const record = join(this.directory, id + RECORD);
     const text = await this.#readText(id);
     // No record: resolved before (its record became the marker), or never saved.
     if (text === undefined) throw await this.#goneError(id);
     // The record is not decoded (load does that): only its flag matters here. The layout
-    // this store and the Go implementation write shows it at the ends of the text; any
-    // other layout is parsed to find it.
+    // this store writes shows it at the ends of the text; any other layout is parsed.
     if (!(text.startsWith(UNRESOLVED_HEAD) && text.endsWith(UNRESOLVED_TAIL))) {
       const parsed = this.#parseRecord(id, text);
       if (parsed.interaction_id !== id) throw this.#otherId(id, parsed.interaction_id);
@@ -164,29 +161,29 @@ export class FileContinuationStore implements ContinuationStore {
     }
     try {
       try {
-        await link(record, join(this.dir, id + MARK));
+        await link(record, join(this.directory, id + MARK));
       } catch (err) {
         if (isErrno(err, 'EEXIST')) throw alreadyResolved(id);
         if (isErrno(err, 'ENOENT')) throw await this.#goneError(id);
         throw err;
       }
       // The marker decides from here on. Removing the record keeps a reader of records
-      // alone (the Go implementation) from loading it.
+      // alone from loading it.
       await unlink(record).catch(ignoreMissing);
-      if (this.#fsync) await syncDir(this.dir);
+      if (this.#fsync) await syncDir(this.directory);
     } catch (err) {
       if (ContinuationError.is(err)) throw err;
-      throw unavailable(`mark interaction "${id}" resolved in ${this.dir}`, id, err);
+      throw unavailable(`mark interaction "${id}" resolved in ${this.directory}`, id, err);
     }
   }
 
   async listUnresolved(filter?: ListUnresolvedFilter): Promise<Suspension[]> {
     let names: string[];
     try {
-      names = await readdir(this.dir);
+      names = await readdir(this.directory);
     } catch (err) {
       if (isErrno(err, 'ENOENT')) return [];
-      throw unavailable(`list ${this.dir}`, undefined, err);
+      throw unavailable(`list ${this.directory}`, undefined, err);
     }
     const marked = new Set(
       names.filter((n) => n.endsWith(MARK)).map((n) => n.slice(0, -MARK.length)),
@@ -210,11 +207,11 @@ export class FileContinuationStore implements ContinuationStore {
 
   async #exists(name: string): Promise<boolean> {
     try {
-      await stat(join(this.dir, name));
+      await stat(join(this.directory, name));
       return true;
     } catch (err) {
-      if (isErrno(err, 'ENOENT') || isErrno(err, 'ENOTDIR')) return false;
-      throw unavailable(`check ${join(this.dir, name)}`, undefined, err);
+      if (isErrno(err, 'ENOENT')) return false;
+      throw unavailable(`check ${join(this.directory, name)}`, undefined, err);
     }
   }
 
@@ -251,18 +248,18 @@ export class FileContinuationStore implements ContinuationStore {
   /** Writes `text` to a new flushed temp file for `name`, creating the folder when missing. */
   async #writeTemp(name: string, text: string): Promise<string> {
     try {
-      return await writeTemp(this.dir, name, text, this.#fsync);
+      return await writeTemp(this.directory, name, text, this.#fsync);
     } catch (err) {
       if (!isErrno(err, 'ENOENT')) throw err;
-      await mkdir(this.dir, { recursive: true });
-      return writeTemp(this.dir, name, text, this.#fsync);
+      await mkdir(this.directory, { recursive: true });
+      return writeTemp(this.directory, name, text, this.#fsync);
     }
   }
 
   #otherId(id: string, held: unknown): ContinuationError {
     return new ContinuationError(
       'invalid',
-      `record ${join(this.dir, id + RECORD)} holds interaction_id ${JSON.stringify(held)}, not "${id}"`,
+      `record ${join(this.directory, id + RECORD)} holds interaction_id ${JSON.stringify(held)}, not "${id}"`,
       { interactionId: id, field: 'interaction_id' },
     );
   }
@@ -278,7 +275,7 @@ export class FileContinuationStore implements ContinuationStore {
 
   /** The text of `<id>.json`, or undefined when there is none; one over the limit is refused unread. */
   async #readText(id: string): Promise<string | undefined> {
-    const path = join(this.dir, id + RECORD);
+    const path = join(this.directory, id + RECORD);
     let text: string;
     try {
       const handle = await open(path, 'r');
@@ -297,7 +294,7 @@ export class FileContinuationStore implements ContinuationStore {
       }
     } catch (err) {
       if (ContinuationError.is(err)) throw err;
-      if (isErrno(err, 'ENOENT') || isErrno(err, 'ENOTDIR')) return undefined;
+      if (isErrno(err, 'ENOENT')) return undefined;
       throw unavailable(`read ${path}`, id, err);
     }
     return text;
@@ -305,7 +302,7 @@ export class FileContinuationStore implements ContinuationStore {
 
   /** `text` parsed as a record of the version this code reads. */
   #parseRecord(id: string, text: string): Record<string, unknown> {
-    const path = join(this.dir, id + RECORD);
+    const path = join(this.directory, id + RECORD);
     let json: unknown;
     try {
       json = JSON.parse(text);

@@ -8,4 +8,3 @@ export {
   type FileContinuationStoreOptions,
   sessionDir,
 } from './file-store.js';
-export { assertSafeId, MAX_ID_LENGTH } from './safe-id.js';

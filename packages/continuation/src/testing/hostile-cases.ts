@@ -1,107 +1,114 @@
 import { toolResult } from '@x/wire';
-import { describe, expect, it } from 'vitest';
+import { expect } from 'vitest';
 import { encodeSuspension } from '../codec.js';
 import { resumeMessages } from '../resume.js';
 import type { ContinuationStore } from '../store.js';
 import type { Suspension } from '../suspension.js';
 import { codeOf, expectCode } from './assertions.js';
+import type { ContractCase } from './contract.js';
 import { sampleSuspension, uniqueId } from './fixtures.js';
 import type { DescribeContinuationStoreOptions } from './options.js';
 
-/** Registers the bad-input cases: path-like ids, and records written by other programs. */
-export function describeHostileInput<S extends ContinuationStore>(
+const HOSTILE_IDS = ['../escape', 'a/b', 'a\\b', 'a\u0000b', '', 'x'.repeat(201), '..', '.hidden'];
+
+/** The bad-input cases: path-like ids, and records written by other programs. */
+export function hostileCases<S extends ContinuationStore>(
   options: DescribeContinuationStoreOptions<S>,
-  store: () => S,
-): void {
-  const { writeRaw, capabilities = {} } = options;
-  describe('hostile ids', () => {
-    const ids = ['../escape', 'a/b', 'a\\b', 'a\u0000b', '', 'x'.repeat(201), '..', '.hidden'];
-    it.skipIf(!capabilities.safeIds)(
-      'path-like ids are refused with unsafe_id before any path is built',
-      async () => {
-        for (const id of ids) {
-          await expectCode(store().load(id), 'unsafe_id');
-          await expectCode(store().markResolved(id), 'unsafe_id');
+): ContractCase<S>[] {
+  const { writeRaw } = options;
+  const raw = (s: Suspension, change: Record<string, unknown> = {}) => ({
+    ...encodeSuspension(s),
+    ...change,
+  });
+  const noRaw = writeRaw === undefined ? { skip: 'the adapter gives no writeRaw' } : {};
+  return [
+    {
+      group: 'hostile ids',
+      name: 'ids that are not safe ids are refused with unsafe_id before any I/O',
+      run: async ({ store }) => {
+        for (const id of HOSTILE_IDS) {
+          const where = `every store refuses the unsafe interaction id ${JSON.stringify(id.slice(0, 20))}`;
+          expect(await codeOf(store.load(id)), `${where} in load`).toBe('unsafe_id');
+          expect(await codeOf(store.markResolved(id)), `${where} in markResolved`).toBe(
+            'unsafe_id',
+          );
           if (id !== '') {
-            await expectCode(
-              store().save({ ...sampleSuspension(), interactionId: id }),
-              'unsafe_id',
-            );
+            const save = store.save({ ...sampleSuspension(), interactionId: id });
+            expect(await codeOf(save), `${where} in save`).toBe('unsafe_id');
           }
         }
       },
-    );
-
-    it.skipIf(capabilities.safeIds)(
-      'path-like ids are plain keys: unknown ones are not_found',
-      async () => {
-        for (const id of ids) {
-          expect(['not_found', 'unsafe_id']).toContain(await codeOf(store().load(id)));
+    },
+    {
+      group: 'hostile ids',
+      name: 'an empty interaction id is refused by save',
+      run: async ({ store }) => {
+        await expectCode(
+          store.save({ ...sampleSuspension(), interactionId: '' }),
+          'invalid',
+          'interactionId',
+        );
+      },
+    },
+    {
+      group: 'stored records written by others',
+      name: 'a record of an unknown version is unsupported_version',
+      ...noRaw,
+      run: async ({ store }) => {
+        const s = sampleSuspension();
+        await writeRaw?.(store, s.interactionId, raw(s, { version: 2 }));
+        await expectCode(store.load(s.interactionId), 'unsupported_version');
+      },
+    },
+    {
+      group: 'stored records written by others',
+      name: 'a corrupt record is invalid, naming the bad field',
+      ...noRaw,
+      run: async ({ store }) => {
+        const cases: Array<[Record<string, unknown>, string]> = [
+          [{ tool_use_id: 42 }, 'tool_use_id'],
+          [{ created_at: 'yesterday' }, 'created_at'],
+          [{ assistant: { role: 'robot', content: [] } }, 'assistant.role'],
+          [{ resolved: 'no' }, 'resolved'],
+          [{ version: '1' }, 'version'],
+        ];
+        for (const [change, field] of cases) {
+          const s = sampleSuspension();
+          await writeRaw?.(store, s.interactionId, raw(s, change));
+          await expectCode(store.load(s.interactionId), 'invalid', field);
         }
       },
-    );
-
-    it('an empty interaction id is refused by save', async () => {
-      await expectCode(
-        store().save({ ...sampleSuspension(), interactionId: '' }),
-        'invalid',
-        'interactionId',
-      );
-    });
-  });
-
-  describe.skipIf(writeRaw === undefined)('stored records written by others', () => {
-    const raw = (s: Suspension, change: Record<string, unknown> = {}) => ({
-      ...encodeSuspension(s),
-      ...change,
-    });
-
-    it('a record of an unknown version is unsupported_version', async () => {
-      const s = sampleSuspension();
-      await writeRaw?.(store(), s.interactionId, raw(s, { version: 2 }));
-      await expectCode(store().load(s.interactionId), 'unsupported_version');
-    });
-
-    it('a corrupt record is invalid, naming the bad field', async () => {
-      const cases: Array<[Record<string, unknown>, string]> = [
-        [{ tool_use_id: 42 }, 'tool_use_id'],
-        [{ created_at: 'yesterday' }, 'created_at'],
-        [{ assistant: { role: 'robot', content: [] } }, 'assistant.role'],
-        [{ resolved: 'no' }, 'resolved'],
-        [{ version: '1' }, 'version'],
-      ];
-      for (const [change, field] of cases) {
-        const s = sampleSuspension();
-        await writeRaw?.(store(), s.interactionId, raw(s, change));
-        await expectCode(store().load(s.interactionId), 'invalid', field);
-      }
-    });
-
-    it('a record written by the Go implementation loads (nanosecond time, omitted fields)', async () => {
-      const id = uniqueId('go');
-      const toolUseId = uniqueId('toolu');
-      await writeRaw?.(store(), id, {
-        version: 1,
-        interaction_id: id,
-        tool_use_id: toolUseId,
-        tool_name: 'ask_user',
-        tool_input: { question: 'ok?' },
-        assistant: {
-          role: 'assistant',
-          content: [
-            { type: 'tool_use', id: toolUseId, name: 'ask_user', input: { question: 'ok?' } },
-          ],
-        },
-        created_at: '2025-06-01T12:34:56.123456789+02:00',
-        resolved: false,
-      });
-      const loaded = await store().load(id);
-      expect(loaded.createdAt.toISOString()).toBe('2025-06-01T10:34:56.123Z');
-      expect(loaded.messages).toBeUndefined();
-      expect(loaded.sessionId).toBeUndefined();
-      expect(resumeMessages(loaded, toolResult(toolUseId, 'ok'))).toHaveLength(2);
-      await store().markResolved(id);
-      await expectCode(store().load(id), 'already_resolved');
-    });
-  });
+    },
+    {
+      group: 'stored records written by others',
+      name: 'a record with nanosecond time and omitted optional fields loads and resolves',
+      ...noRaw,
+      run: async ({ store }) => {
+        const id = uniqueId('foreign');
+        const toolUseId = uniqueId('toolu');
+        await writeRaw?.(store, id, {
+          version: 1,
+          interaction_id: id,
+          tool_use_id: toolUseId,
+          tool_name: 'ask_user',
+          tool_input: { question: 'ok?' },
+          assistant: {
+            role: 'assistant',
+            content: [
+              { type: 'tool_use', id: toolUseId, name: 'ask_user', input: { question: 'ok?' } },
+            ],
+          },
+          created_at: '2025-06-01T12:34:56.123456789+02:00',
+          resolved: false,
+        });
+        const loaded = await store.load(id);
+        expect(loaded.createdAt.toISOString()).toBe('2025-06-01T10:34:56.123Z');
+        expect(loaded.messages).toBeUndefined();
+        expect(loaded.sessionId).toBeUndefined();
+        expect(resumeMessages(loaded, toolResult(toolUseId, 'ok'))).toHaveLength(2);
+        await store.markResolved(id);
+        await expectCode(store.load(id), 'already_resolved');
+      },
+    },
+  ];
 }

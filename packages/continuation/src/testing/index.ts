@@ -5,7 +5,7 @@
  * for yours. Needs `vitest` (an optional peer dependency).
  */
 export {
-  type ContinuationStoreCapabilities,
+  type ContinuationStoreProcesses,
   type DescribeContinuationStoreOptions,
   describeContinuationStore,
 } from './describe-store.js';

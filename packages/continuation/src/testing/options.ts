@@ -1,9 +1,24 @@
 import type { ContinuationStore } from '../store.js';
 
-/** What an adapter can do beyond the base contract; each flag turns on its tests. */
-export interface ContinuationStoreCapabilities {
-  /** Ids become file names: path-like ids are refused with `unsafe_id`. */
-  safeIds?: boolean;
+/**
+ * How the suite runs your store in other OS processes: it forks children that each build a
+ * store with your module, races them on one continuation, and SIGKILLs a saving child.
+ */
+export interface ContinuationStoreProcesses<S extends ContinuationStore> {
+  /**
+   * Absolute path or `file:` URL of an ES module that plain `node` can run (JavaScript, e.g.
+   * your built code or an `.mjs` file) whose default export builds a store from `args`:
+   * `export default ({ directory }) => new MyStore(directory)`. It may return a promise.
+   */
+  module: string | URL;
+  /** The JSON value handed to the module in every child: how to reach the data of `store`. */
+  args: (store: S) => unknown;
+  /** Processes racing in each round. Default 4. */
+  racers?: number;
+  /** Race rounds. Default 60. */
+  rounds?: number;
+  /** Saving children SIGKILLed at a random moment. Default 32. */
+  kills?: number;
 }
 
 /** Options of {@link describeContinuationStore}. */
@@ -15,15 +30,25 @@ export interface DescribeContinuationStoreOptions<S extends ContinuationStore> {
   /** Releases what `create` made. */
   destroy?: (store: S) => void | Promise<void>;
   /**
-   * A second, independent handle on the SAME data as `store` (a new instance over the same
-   * folder or database). When given, races are also run across the two handles.
+   * A second, independent instance over the SAME data as `store` (a new instance over the
+   * same folder, another connection pool to the same database): the races run across the
+   * two. Return `store` itself only when there can be no second instance (in memory).
    */
-  reopen?: (store: S) => ContinuationStore | Promise<ContinuationStore>;
+  peer: (store: S) => ContinuationStore | Promise<ContinuationStore>;
+  /**
+   * A store of your adapter whose backend fails on every call (a closed client, a dead
+   * port, a folder path that is a file): each method must reject with `unavailable`, the
+   * backend's error as `cause`. `null` when there is no backend that can fail (in memory).
+   */
+  failing: (() => ContinuationStore | Promise<ContinuationStore>) | null;
+  /** Runs the cross-process cases; `null` when the store cannot be shared by processes. */
+  processes: ContinuationStoreProcesses<S> | null;
   /**
    * Stores `record` (a JSON value, not validated) as the persisted record of
    * `interactionId`, unresolved, as if another program had written it. When given, the
-   * corrupt-record, unknown-version and Go-compatibility cases run.
+   * corrupt-record, unknown-version and foreign-writer cases run.
    */
   writeRaw?: (store: S, interactionId: string, record: unknown) => Promise<void>;
-  capabilities?: ContinuationStoreCapabilities;
+  /** Rounds of `save` racing `markResolved` across the two instances. Default 60. */
+  raceRounds?: number;
 }

@@ -1,25 +1,40 @@
 import { link, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SessionError } from '../index.js';
 import { describeCheckpointStore, sampleCheckpoint } from '../testing/index.js';
 import { FileCheckpointStore } from './index.js';
 
 const dirs = new Map<FileCheckpointStore, string>();
+afterAll(() =>
+  Promise.all([...dirs.values()].map((dir) => rm(dir, { recursive: true, force: true }))),
+);
 
 describeCheckpointStore({
   name: 'FileCheckpointStore',
   async create() {
     const directory = await mkdtemp(join(tmpdir(), 'x-session-file-'));
-    const store = new FileCheckpointStore({ directory: join(directory, 'sessions') });
+    const store = new FileCheckpointStore(join(directory, 'sessions'));
     dirs.set(store, directory);
     return store;
   },
   // Another instance on the same folder, as another process would have.
-  peer: (store) => new FileCheckpointStore({ directory: store.directory }),
+  peer: (store) => new FileCheckpointStore(store.directory),
   async destroy(store) {
     await rm(dirs.get(store) ?? '', { recursive: true, force: true });
+  },
+  // A folder path that runs through a file: every call fails with ENOTDIR.
+  async failing() {
+    const directory = await mkdtemp(join(tmpdir(), 'x-session-file-'));
+    await writeFile(join(directory, 'file'), '');
+    const store = new FileCheckpointStore(join(directory, 'file', 'sessions'));
+    dirs.set(store, directory);
+    return store;
+  },
+  processes: {
+    module: new URL('../../test/fixtures/file-store.mjs', import.meta.url),
+    args: (store) => ({ directory: store.directory }),
   },
 });
 
@@ -28,7 +43,7 @@ describe('FileCheckpointStore files', () => {
   let store: FileCheckpointStore;
   beforeEach(async () => {
     root = await mkdtemp(join(tmpdir(), 'x-session-file-'));
-    store = new FileCheckpointStore({ directory: root });
+    store = new FileCheckpointStore(root);
   });
   afterEach(() => rm(root, { recursive: true, force: true }));
 
@@ -54,11 +69,13 @@ describe('FileCheckpointStore files', () => {
     });
   });
 
-  it('ignores a temp file left by a crash before the link, and sweeps it once stale', async () => {
+  it('ignores temp files left by a crash before the link, and sweeps them once stale', async () => {
     const revision = await store.put('t', sampleCheckpoint(1));
+    await writeFile(join(root, 't', '.2.json.deadbeef0000.tmp'), '{"half":');
+    // The name an older version gave its temp files.
     await writeFile(join(root, 't', '.tmp-1-deadbeef'), '{"half":');
     expect((await store.get('t'))?.checkpoint).toEqual(sampleCheckpoint(1));
-    const sweeping = new FileCheckpointStore({ directory: root, staleTempMs: -1 });
+    const sweeping = new FileCheckpointStore(root, { staleTempMs: -1 });
     await sweeping.put('t', sampleCheckpoint(2), { expectedRevision: revision });
     expect((await readdir(join(root, 't'))).sort()).toEqual([
       `${revision}.json`,
@@ -116,7 +133,7 @@ describe('FileCheckpointStore files', () => {
 
   it('a write into a folder that cannot be created is unavailable, with the cause kept', async () => {
     await writeFile(join(root, 'file'), 'x');
-    const broken = new FileCheckpointStore({ directory: join(root, 'file') });
+    const broken = new FileCheckpointStore(join(root, 'file'));
     const error = await broken.put('t', sampleCheckpoint(1)).catch((e: unknown) => e);
     expect(SessionError.hasCode(error, 'unavailable')).toBe(true);
     expect((error as SessionError).cause).toBeDefined();

@@ -1,5 +1,4 @@
-import { randomBytes } from 'node:crypto';
-import { link, mkdir, open, readdir, readFile, stat, truncate, unlink } from 'node:fs/promises';
+import { mkdir, readdir, readFile, stat, truncate, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
   MAX_CHECKPOINT_BYTES,
@@ -20,19 +19,23 @@ import {
 } from '../checkpoint-store.js';
 import { SessionError } from '../errors.js';
 import { optionOf } from '../guard.js';
+import { isTempName, linkTemp, syncDir, writeTemp } from './durable.js';
 
 /** Version of the per-revision file envelope (the checkpoint inside has its own). */
-export const FILE_RECORD_VERSION = 1;
+const FILE_RECORD_VERSION = 1;
 
-/** Options of {@link FileCheckpointStore}. */
+/** Options of {@link FileCheckpointStore} (the folder is the first argument). */
 export interface FileCheckpointStoreOptions {
-  /** The folder that holds one sub-folder per thread. Created on the first write. */
-  directory: string;
   /**
    * Temp files older than this (left by a crash between write and link) are removed by
    * later writes to the same thread. Default 10 minutes.
    */
   staleTempMs?: number;
+  /**
+   * Flush files and folders to disk on every write. Default `true`. Turning it off keeps
+   * writes atomic (never half-written) but a power loss may then undo recent ones.
+   */
+  fsync?: boolean;
 }
 
 interface Latest {
@@ -41,7 +44,8 @@ interface Latest {
 }
 
 const REVISION_FILE = /^([1-9][0-9]{0,15})\.json$/;
-const TEMP_PREFIX = '.tmp-';
+// Temp files of @x/session 0.1 were named `.tmp-<pid>-<hex>`; a crash may have left some.
+const OLD_TEMP_PREFIX = '.tmp-';
 
 function unavailable(what: string, cause: unknown): SessionError {
   return new SessionError(
@@ -57,46 +61,39 @@ function errnoCode(error: unknown): string | undefined {
     : undefined;
 }
 
-async function fsyncPath(path: string): Promise<void> {
-  const handle = await open(path, 'r');
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-}
-
 /**
- * A {@link CheckpointStore} on the local file system, safe across processes.
- *
- * Each thread is a folder of revision files `<revision>.json`. A write never modifies a
- * file: it writes the new record to a temp file in the same folder, fsyncs it, then
- * hard-links it to the name of the next revision. `link` fails if that name exists, which
- * makes the revision check atomic across processes with no lock to go stale: of writers
- * that read the same revision, exactly one creates the next file. The folder is fsynced
- * before `put` returns. After a write the previous revision file is emptied but never
- * removed: a freed name could be linked again by a writer whose check is far behind, and
- * its stale write would then succeed. So a thread folder keeps one empty file per past
- * revision (an inode, no data). A delete writes a tombstone revision, so revisions never
- * repeat.
- *
- * Crash points: before the link, only a temp file is left (never read; swept later);
- * after the link and before the folder fsync, the caller got no success and the revision
- * may or may not survive, whole either way; after it, the write is durable. A reader
- * always takes the highest complete revision file.
+ * A {@link CheckpointStore} on the local file system, safe across processes. Each thread is
+ * a folder of revision files `<revision>.json`; a write hard-links a flushed temp file to
+ * the next revision's name, and `link` fails if another writer took it, so the revision
+ * check is atomic across processes without a lock. Older revision files are emptied, never
+ * removed: a freed name could be linked again by a very late writer. A crash leaves at most
+ * a temp file, which is never read and swept later.
  *
  * @example
  * import { FileCheckpointStore } from '@x/session/file';
- * const store = new FileCheckpointStore({ directory: './data/sessions' });
+ * const store = new FileCheckpointStore('./data/sessions');
  * const revision = await store.put('thread-1', checkpoint);
  */
 export class FileCheckpointStore implements CheckpointStore {
+  /** The folder holding one sub-folder per thread; created on the first write. */
   readonly directory: string;
   readonly #staleTempMs: number;
+  readonly #fsync: boolean;
 
-  constructor(options: FileCheckpointStoreOptions) {
-    this.directory = options.directory;
-    this.#staleTempMs = options.staleTempMs ?? 10 * 60_000;
+  /**
+   * @param directory the folder holding one sub-folder per thread; created on the first write.
+   */
+  constructor(directory: string, options?: FileCheckpointStoreOptions);
+  /** @deprecated Pass the folder first: `new FileCheckpointStore(directory, options)`. */
+  constructor(options: FileCheckpointStoreOptions & { directory: string });
+  constructor(
+    first: string | (FileCheckpointStoreOptions & { directory: string }),
+    options: FileCheckpointStoreOptions = {},
+  ) {
+    const given = typeof first === 'string' ? { ...options, directory: first } : first;
+    this.directory = given.directory;
+    this.#staleTempMs = given.staleTempMs ?? 10 * 60_000;
+    this.#fsync = given.fsync ?? true;
   }
 
   async get(threadId: string): Promise<StoredCheckpoint | undefined> {
@@ -202,7 +199,7 @@ export class FileCheckpointStore implements CheckpointStore {
     try {
       const created = await mkdir(dir, { recursive: true });
       // A new thread folder must survive a crash too: its parent's entry is fsynced.
-      if (created !== undefined) await fsyncPath(this.directory);
+      if (created !== undefined && this.#fsync) await syncDir(this.directory);
     } catch (error) {
       throw unavailable(`creating folder ${dir}`, error);
     }
@@ -215,7 +212,7 @@ export class FileCheckpointStore implements CheckpointStore {
       try {
         names = await readdir(dir);
       } catch (error) {
-        if (errnoCode(error) === 'ENOENT' || errnoCode(error) === 'ENOTDIR') return null;
+        if (errnoCode(error) === 'ENOENT') return null;
         throw unavailable(`listing ${dir}`, error);
       }
       const revision = highestIn(names);
@@ -234,26 +231,12 @@ export class FileCheckpointStore implements CheckpointStore {
 
   /** Creates revision file `next` atomically; false when another writer created it first. */
   async #commit(dir: string, next: number, body: string): Promise<boolean> {
-    const temp = join(dir, `${TEMP_PREFIX}${process.pid}-${randomBytes(6).toString('hex')}`);
+    const name = `${next}.json`;
     try {
-      const handle = await open(temp, 'wx');
-      try {
-        await handle.writeFile(body, 'utf8');
-        await handle.sync();
-      } finally {
-        await handle.close();
-      }
-      try {
-        await link(temp, join(dir, `${next}.json`));
-      } catch (error) {
-        if (errnoCode(error) === 'EEXIST') return false;
-        throw error;
-      }
-      await fsyncPath(dir);
+      const temp = await writeTemp(dir, name, body, this.#fsync);
+      if (!(await linkTemp(dir, temp, name, this.#fsync))) return false;
     } catch (error) {
       throw unavailable(`writing revision ${next} in ${dir}`, error);
-    } finally {
-      await unlink(temp).catch(() => {});
     }
     await this.#prune(dir, next);
     return true;
@@ -269,7 +252,7 @@ export class FileCheckpointStore implements CheckpointStore {
     const names = await readdir(dir).catch(() => [] as string[]);
     const now = Date.now();
     for (const name of names) {
-      if (!name.startsWith(TEMP_PREFIX)) continue;
+      if (!isTempName(name) && !name.startsWith(OLD_TEMP_PREFIX)) continue;
       const info = await stat(join(dir, name)).catch(() => undefined);
       if (info !== undefined && now - info.mtimeMs > this.#staleTempMs) {
         await unlink(join(dir, name)).catch(() => {});

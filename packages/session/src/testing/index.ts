@@ -3,5 +3,9 @@
  * `@x/session/testing`: the {@link CheckpointStore} conformance suite for adapter authors
  * (needs vitest), and sample data.
  */
-export * from './describe-checkpoint-store.js';
-export * from './sample.js';
+export {
+  type CheckpointStoreProcesses,
+  type CheckpointStoreSuiteOptions,
+  describeCheckpointStore,
+} from './describe-checkpoint-store.js';
+export { sampleCheckpoint } from './sample.js';

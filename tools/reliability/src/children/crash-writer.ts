@@ -42,7 +42,7 @@ const pass =
     ? (
         (store) => () =>
           checkpointPass(store)
-      )(new FileCheckpointStore({ directory: dir! }))
+      )(new FileCheckpointStore(dir!))
     : (
         (store) => () =>
           continuationPass(store)

@@ -1,6 +1,6 @@
 // One racer of the cross-process races: waits for a task over IPC, runs it at once, and
 // answers `won`, `lost` (the package's typed losing error) or `error: ...` (anything else).
-import { AskUserStore, PauseNotFoundError, type ResumeAnswer } from '@x/askuser';
+import { AskUserError, AskUserStore, type ResumeAnswer } from '@x/askuser';
 import { ContinuationError, type ContinuationStore, resolve } from '@x/continuation';
 import { FileContinuationStore } from '@x/continuation/file';
 import { PostgresContinuationStore } from '@x/continuation-postgres';
@@ -26,7 +26,7 @@ const continuations: ContinuationStore = db
   : new FileContinuationStore(`${where}/continuations`);
 const checkpoints: CheckpointStore = db
   ? new PostgresCheckpointStore(db)
-  : new FileCheckpointStore({ directory: `${where}/checkpoints` });
+  : new FileCheckpointStore(`${where}/checkpoints`);
 const pauses = db ? new AskUserStore(db) : undefined;
 
 async function run(task: RaceTask): Promise<void> {
@@ -53,7 +53,7 @@ function lost(error: unknown): boolean {
   return (
     ContinuationError.hasCode(error, 'already_resolved') ||
     SessionError.hasCode(error, 'conflict') ||
-    PauseNotFoundError.is(error)
+    AskUserError.hasCode(error, 'not_found')
   );
 }
 

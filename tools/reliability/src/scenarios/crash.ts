@@ -71,7 +71,7 @@ async function postgresContinuationAdapter(
 }
 
 function checkpointAdapter(dir: string): Adapter {
-  const store = new FileCheckpointStore({ directory: dir });
+  const store = new FileCheckpointStore(dir);
   return {
     seed: async (id) => {
       await store.put(id, checkpointAt(0), { expectedRevision: null });

@@ -4,12 +4,7 @@ import {
   type ThrowawayCluster,
   throwawayClusterProblem,
 } from '@internal/pg-test';
-import {
-  AskUserStore,
-  AskUserStoreError,
-  InvalidAnswerError,
-  PauseNotFoundError,
-} from '@x/askuser';
+import { AskUserError, AskUserStore } from '@x/askuser';
 import { drizzle } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
 import { knob } from '../knobs.js';
@@ -76,8 +71,7 @@ export async function withDatabase(
   }
 }
 
-const typedAskUser = (e: unknown) =>
-  AskUserStoreError.is(e) || PauseNotFoundError.is(e) || InvalidAnswerError.is(e);
+const typedAskUser = (e: unknown) => AskUserError.is(e);
 
 /**
  * markResumedBatch's connection is terminated while the statement holds some row locks and

@@ -3,13 +3,9 @@ import { mkdir, mkdtemp, rm, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
+  AskUserError,
   AskUserStore,
-  AskUserStoreError,
-  DuplicatePauseError,
-  InvalidAnswerError,
-  InvalidPauseError,
   migrate as migrateAskUser,
-  PauseNotFoundError,
   type ResumeAnswer,
 } from '@x/askuser';
 import {
@@ -37,13 +33,8 @@ import { client, createDatabase } from '../server.js';
 import { databaseSnapshot, folderSnapshot } from '../snapshot.js';
 
 const RUNS = knob('RELIABILITY_FC_RUNS', 100, 40);
-/** Any error of the @x/askuser family, by its static guards. */
-const isAskUserError = (e: unknown): boolean =>
-  InvalidAnswerError.is(e) ||
-  InvalidPauseError.is(e) ||
-  PauseNotFoundError.is(e) ||
-  DuplicatePauseError.is(e) ||
-  AskUserStoreError.is(e);
+/** An error of @x/askuser, by its static guard. */
+const isAskUserError = (e: unknown): boolean => AskUserError.is(e);
 
 type Guard = (e: unknown) => boolean;
 
@@ -267,13 +258,13 @@ export async function hostileFiles(tally: Tally): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'x-rel-hostile-'));
   try {
     const store = new FileContinuationStore(join(dir, 'continuations'));
-    const checkpoints = new FileCheckpointStore({ directory: join(dir, 'checkpoints') });
+    const checkpoints = new FileCheckpointStore(join(dir, 'checkpoints'));
     await store.save(suspensionAt('keep', 1));
     await checkpoints.put('keep', checkpointAt(1), { expectedRevision: null });
     const snapshot = () => folderSnapshot(dir);
 
     await property(tally, 'continuation record', badContinuationRecord('bad'), async (text) => {
-      await writeFile(join(store.dir, 'bad.json'), text);
+      await writeFile(join(store.directory, 'bad.json'), text);
       await refused(tally, 'load', () => store.load('bad'), ContinuationError.is, snapshot);
       // markResolved is left out on purpose: since b502202 it consumes a record without
       // decoding it, so marking a corrupt one resolved is a success, not a refusal.
@@ -285,11 +276,11 @@ export async function hostileFiles(tally: Tally): Promise<void> {
         snapshot,
       );
     });
-    await rm(join(store.dir, 'bad.json'), { force: true });
+    await rm(join(store.directory, 'bad.json'), { force: true });
 
     // Over the documented limit (DEFAULT_MAX_RECORD_BYTES): refused by size, unread.
-    await writeFile(join(store.dir, 'huge.json'), '');
-    await truncate(join(store.dir, 'huge.json'), DEFAULT_MAX_RECORD_BYTES + 1);
+    await writeFile(join(store.directory, 'huge.json'), '');
+    await truncate(join(store.directory, 'huge.json'), DEFAULT_MAX_RECORD_BYTES + 1);
     await refused(
       tally,
       'load of a record over 16 MiB',
@@ -297,7 +288,7 @@ export async function hostileFiles(tally: Tally): Promise<void> {
       ContinuationError.is,
       snapshot,
     ).catch((e: Error) => tally.fail(e.message));
-    await rm(join(store.dir, 'huge.json'));
+    await rm(join(store.directory, 'huge.json'));
     const big = suspensionAt('big', 1);
     big.toolInput = { turns: 1, blob: 'x'.repeat(DEFAULT_MAX_RECORD_BYTES) };
     await refused(

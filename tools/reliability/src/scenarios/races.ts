@@ -128,12 +128,7 @@ export async function fileRaces(tally: Tally): Promise<void> {
       new FileContinuationStore(join(dir, 'continuations')),
       racers,
     );
-    await checkpointRace(
-      tally,
-      'file',
-      new FileCheckpointStore({ directory: join(dir, 'checkpoints') }),
-      racers,
-    );
+    await checkpointRace(tally, 'file', new FileCheckpointStore(join(dir, 'checkpoints')), racers);
     tally.note(
       `${RACERS} processes per round, ${ROUNDS} rounds each of markResolved/resolve and checkpoint put`,
     );

@@ -1,0 +1,26 @@
+import type { CheckpointStore } from '../checkpoint-store.js';
+import { basicCases } from './basic-cases.js';
+import { faultCases } from './fault-cases.js';
+import type { CheckpointStoreSuiteOptions } from './options.js';
+import { processCases } from './process-cases.js';
+import { raceCases } from './race-cases.js';
+import type { SuiteCase } from './suite-plumbing.js';
+
+/** What each case gets: a fresh, empty store from `create`, and its `peer`. */
+export interface CaseContext<S extends CheckpointStore> {
+  store: S;
+  peer: CheckpointStore;
+}
+
+/** One promise of the contract, checked by `run`. */
+export type ContractCase<S extends CheckpointStore> = SuiteCase<CaseContext<S>>;
+
+/**
+ * Every case of the contract, in the order the suite registers them. Internal: the suite's
+ * own tests run single cases against deliberately broken adapters.
+ */
+export function contractCases<S extends CheckpointStore>(
+  options: CheckpointStoreSuiteOptions<S>,
+): ContractCase<S>[] {
+  return [...basicCases<S>(), ...raceCases<S>(), ...faultCases(options), ...processCases(options)];
+}
