@@ -188,7 +188,7 @@ async function openEmbedded(dataDir: string, command: string): Promise<Storage> 
       ...sqlStores(db),
       chatContinuations: (sessionId) =>
         new FileContinuationStore(sessionDir(path.join(dir, 'chats'), sessionId)),
-      checkpoints: new FileCheckpointStore({ directory: path.join(dir, 'sessions') }),
+      checkpoints: new FileCheckpointStore(path.join(dir, 'sessions')),
       async close() {
         try {
           await client.close();
