@@ -40,6 +40,11 @@ export async function applyMigrations(
   const migrations = readMigrationFiles({ migrationsFolder });
   const schema = sql.identifier(options.schema);
   const table = sql`${schema}.${sql.identifier(options.table ?? '__migrations')}`;
+  // Up to date is the usual case (every start of a process): two reads, no transaction.
+  const latest = migrations.at(-1)?.folderMillis ?? -1;
+  if ((await appliedUpTo(db, options.schema, options.table ?? '__migrations', table)) >= latest) {
+    return;
+  }
   await db.transaction(async (tx) => {
     const [before] = rowsOf(
       await tx.execute(sql`select current_setting('client_min_messages') as level`),
@@ -51,9 +56,9 @@ export async function applyMigrations(
       sql`create table if not exists ${table} (id serial primary key, hash text not null, created_at bigint)`,
     );
     const [last] = rowsOf(await tx.execute(sql`select max(created_at)::text as at from ${table}`));
-    const appliedUpTo = last?.at == null ? -1 : Number(last.at);
+    const recorded = last?.at == null ? -1 : Number(last.at);
     for (const migration of migrations) {
-      if (migration.folderMillis <= appliedUpTo) continue;
+      if (migration.folderMillis <= recorded) continue;
       for (const statement of migration.sql) {
         if (statement.trim() !== '') await tx.execute(sql.raw(statement));
       }
@@ -64,4 +69,21 @@ export async function applyMigrations(
     // A caller's transaction keeps its own level for what it runs after us.
     await tx.execute(sql`select set_config('client_min_messages', ${String(before?.level)}, true)`);
   });
+}
+
+/** The newest migration recorded in `table`, or -1 when it does not exist yet. */
+async function appliedUpTo(
+  db: StoreDatabase,
+  schema: string,
+  name: string,
+  table: ReturnType<typeof sql>,
+): Promise<number> {
+  const [present] = rowsOf(
+    await db.execute(
+      sql`select to_regclass(format('%I.%I', ${schema}::text, ${name}::text)) is not null as present`,
+    ),
+  );
+  if (!present?.present) return -1;
+  const [last] = rowsOf(await db.execute(sql`select max(created_at)::text as at from ${table}`));
+  return last?.at == null ? -1 : Number(last.at);
 }
