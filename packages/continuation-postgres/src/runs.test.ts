@@ -229,6 +229,27 @@ for (const t of await sqlTargets()) {
       expect((await queue.claim({ owner: owner(), leaseMs: LEASE }))?.run.attempts).toBe(1);
     });
 
+    it('nextDueInMs says when the next run becomes claimable: a backoff, a lease, now, or never', async () => {
+      expect(await queue.nextDueInMs()).toBeUndefined();
+      const backingOff = await waitingRun();
+      const leased = await waitingRun();
+      expect(await queue.nextDueInMs(), 'waiting runs are never due').toBeUndefined();
+      await queue.markReady(backingOff.interactionId, { action: 'accept', content: 'x' });
+      const me = owner();
+      await queue.claim({ owner: me, leaseMs: LEASE });
+      await queue.fail(backingOff.runId, me, 'model: 500', 3_600_000);
+      const backoff = await queue.nextDueInMs();
+      expect(backoff).toBeGreaterThan(3_500_000);
+      expect(backoff).toBeLessThanOrEqual(3_600_000);
+      await queue.markReady(leased.interactionId, { action: 'accept', content: 'y' });
+      await queue.claim({ owner: owner(), leaseMs: LEASE });
+      const lease = await queue.nextDueInMs();
+      expect(lease, 'the lease ends before the backoff').toBeGreaterThan(LEASE / 2);
+      expect(lease).toBeLessThanOrEqual(LEASE);
+      await makeDue(leased.runId);
+      expect(await queue.nextDueInMs(), 'an expired lease is due now').toBe(0);
+    });
+
     it('retry refuses an unknown run and one that has not failed', async () => {
       const { runId } = await waitingRun();
       await expect(queue.retry('no-such-run')).rejects.toSatisfy((e) =>

@@ -306,6 +306,22 @@ export class PostgresRunQueue {
     };
   }
 
+  /**
+   * How long until the next run becomes claimable (a retry's backoff or a lease running
+   * out), in milliseconds by the server's clock: 0 when one is claimable now, undefined when
+   * none is ready or running. A wake loop sleeps this long instead of polling blindly.
+   */
+  async nextDueInMs(): Promise<number | undefined> {
+    const [row] = rowsOf(
+      await this.#read('find the next due run', () =>
+        this.#db.execute(
+          sql`select ceil(extract(epoch from (min(${runs.dueAt}) - now())) * 1000)::float8 as ms from ${runs} where ${runs.status} in ('ready', 'running')`,
+        ),
+      ),
+    );
+    return row?.ms == null ? undefined : Math.max(0, Number(row.ms));
+  }
+
   /** Extends the lease of a run `owner` holds; false once the lease was taken over. */
   async renew(runId: string, owner: string, leaseMs: number): Promise<boolean> {
     const rows = await this.#run(`renew the lease of run "${runId}"`, () =>

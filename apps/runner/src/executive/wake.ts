@@ -27,9 +27,9 @@ export interface WakeOptions extends ResumeOptions {
 
 /**
  * The executive's wake loop: claims and resumes ready runs until told to stop (or, with
- * `once`, until none is ready). Wakes on LISTEN/NOTIFY where the storage offers it, and
- * polls as the fallback (which also finds runs whose retry backoff or lease ran out). An
- * unreachable database is waited for.
+ * `once`, until none is ready). Wakes on LISTEN/NOTIFY where the storage offers it, when
+ * the next retry backoff or lease runs out, and polls as the fallback. An unreachable
+ * database is waited for.
  *
  * @returns how many attempts did not end the run well (retrying, failed, lease lost: for
  *   `once` mode's exit code), and the storage in use at the end (a new one if it was
@@ -108,7 +108,7 @@ export async function wake(
         continue;
       }
       if (options.once) return;
-      await Promise.race([woken, sleep(pollMs)]);
+      await Promise.race([woken, sleep(await untilNextDue(using, pollMs))]);
     }
   };
 
@@ -120,4 +120,13 @@ export async function wake(
     await unlisten?.();
   }
   return { failed, storage };
+}
+
+// A retry's backoff or an expired lease sends no notification: sleep until the next one is due.
+async function untilNextDue(storage: Storage, pollMs: number): Promise<number> {
+  const due = await storage
+    .runs()
+    .nextDueInMs()
+    .catch(() => undefined);
+  return due === undefined ? pollMs : Math.min(pollMs, due + 10);
 }
