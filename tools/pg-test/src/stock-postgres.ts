@@ -52,14 +52,18 @@ export async function loadStockPostgres(): Promise<typeof postgres> {
     throw new Error(`postgres ${manifest.version} is installed; the stock loader is for 3.4.9`);
   }
   const copy = mkdtempSync(join(tmpdir(), 'postgres-stock-'));
-  process.once('exit', () => rmSync(copy, { recursive: true, force: true }));
   cpSync(join(installed, 'src'), join(copy, 'src'), { recursive: true });
   writeFileSync(join(copy, 'package.json'), '{ "type": "module" }');
   const patch = readFileSync(PATCH, 'utf8');
   const connection = join(copy, 'src/connection.js');
   writeFileSync(connection, unpatch(readFileSync(connection, 'utf8'), patch, 'src/connection.js'));
-  const module = await import(pathToFileURL(join(copy, 'src/index.js')).href);
-  return module.default as typeof postgres;
+  try {
+    // Its modules import one another statically: once loaded, the copy is not needed again.
+    const module = await import(pathToFileURL(join(copy, 'src/index.js')).href);
+    return module.default as typeof postgres;
+  } finally {
+    rmSync(copy, { recursive: true, force: true });
+  }
 }
 
 /**
