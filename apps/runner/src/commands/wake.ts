@@ -95,7 +95,8 @@ export const wake: Command = async (ctx, args) => {
         storage.kind === 'postgres'
           ? async () => {
               const fresh = await ctx.open();
-              await storage.close().catch(() => {});
+              // Not awaited: ending a pool that lost its server waits out its timeout (5 s).
+              void storage.close().catch(() => {});
               storage = fresh;
               return fresh;
             }

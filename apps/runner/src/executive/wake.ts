@@ -68,7 +68,8 @@ export async function wake(
   const reopen = (broken: Storage) => {
     if (!options.reopen || storage !== broken) return reopening;
     reopening ??= (async () => {
-      await unlisten?.().catch(() => {});
+      // Not awaited, like the old storage's close: the broken connection ends in the background.
+      void unlisten?.().catch(() => {});
       storage = await options.reopen!();
       unlisten = await listen();
     })()

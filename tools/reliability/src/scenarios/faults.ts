@@ -25,6 +25,8 @@ import { client, createDatabase, type RunDatabase } from '../server.js';
 import { exactlyOnce, settled } from './load.js';
 
 const ROUNDS = knob('RELIABILITY_FAULT_ROUNDS', 20, 6);
+// How long the server stays down: past the leases (3 s) in the full run, past the model calls in the quick one.
+const OUTAGE_MS = knob('RELIABILITY_OUTAGE_MS', 4_000, 2_000);
 
 function named(url: string, name: string): string {
   const u = new URL(url);
@@ -386,7 +388,7 @@ async function restartUnderWake(tally: Tally, cluster: ThrowawayCluster): Promis
       await cluster.stop();
       stopped = true;
       tally.faults++;
-      await sleep(4_000);
+      await sleep(OUTAGE_MS);
       await cluster.start();
       stopped = false;
       const deadline = Date.now() + 120_000;
