@@ -6,6 +6,7 @@ import { encodeSuspension } from '@x/continuation';
 import { openStorage, type Storage } from 'runner/dist/storage.js';
 import { kb, ratio } from './bench-continuation.js';
 import type { Context, Server } from './context.js';
+import { langGraphCycle } from './langgraph-cycle.js';
 import { type Budget, measure, type Stats } from './measure.js';
 import { answer, suspendTurn, wakeOnce } from './runner-cycle.js';
 import { transcript } from './transcript.js';
@@ -93,6 +94,8 @@ export async function benchRunner(ctx: Context, server: Server): Promise<void> {
       floor: stats.floor,
     });
 
+    await versusLangGraph(ctx, server, pair.cycle, hundred.messages);
+
     // WAL is cluster-wide: other sessions' writes land in the same difference, so each
     // side is measured in several batches and the smallest per-cycle figure is kept.
     const batches = ctx.quick ? 2 : 4;
@@ -116,6 +119,33 @@ export async function benchRunner(ctx: Context, server: Server): Promise<void> {
     await wakeMemory(ctx, storage, server);
   } finally {
     await storage.close();
+  }
+}
+
+/** The same cycle in LangGraph.js with its Postgres checkpointer, on the same server. */
+async function versusLangGraph(
+  ctx: Context,
+  server: Server,
+  cycle: () => Promise<void>,
+  messages: Message[],
+): Promise<void> {
+  const langGraph = await langGraphCycle(server.url, 'bench_langgraph');
+  try {
+    const stats = await measure(
+      { cycle, langgraph: () => langGraph.cycle(messages) },
+      { ...ctx.budget, iterations: ctx.quick ? 5 : 20 },
+    );
+    ctx.add({
+      section: 'runner',
+      name: 'the cycle vs LangGraph.js 1.7 + PostgresSaver (interrupt → Command resume), 100 msgs',
+      goal: { kind: 'at-least', value: 10, label: '≥ 10× faster' },
+      ratio: ratio(stats.langgraph?.median, stats.cycle?.median),
+      ratioMeaning: 'LangGraph/ours',
+      subject: stats.cycle,
+      floor: stats.langgraph,
+    });
+  } finally {
+    await langGraph.close();
   }
 }
 
