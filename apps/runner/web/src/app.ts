@@ -1,13 +1,5 @@
-import {
-  type Action,
-  ApiError,
-  api,
-  type Context,
-  type Pause,
-  type Recent,
-  type Source,
-} from './api.js';
-import { contextSection } from './context.js';
+import { type Action, ApiError, api, type Context, type Pause, type Recent } from './api.js';
+import { contextSlot, sourcePart } from './context.js';
 import { age, askedWhen, byId, h, replace } from './dom.js';
 import {
   answerLine,
@@ -16,7 +8,6 @@ import {
   pendingRow,
   priorityBadge,
   recentRow,
-  sourceText,
   statusText,
 } from './views.js';
 
@@ -164,36 +155,6 @@ function backButton() {
     },
     '← Back to the list',
   );
-}
-
-function sourcePart(item: { conversationId: string; source: Source | null }) {
-  if (!item.source) return null;
-  return h(
-    'div',
-    { class: 'source' },
-    h('p', {}, 'Asked by ', h('strong', {}, sourceText(item.source, item.conversationId))),
-    item.source.task ? h('p', { class: 'task' }, 'Sub-task: ', item.source.task) : null,
-  );
-}
-
-/** A place for the question's context, filled when the server has answered. */
-function contextSlot(token: string, onLoaded?: (context: Context) => void) {
-  const slot = h('div', { class: 'context-slot' }, h('p', { class: 'hint' }, 'Loading context…'));
-  api.context(token).then(
-    (context) => {
-      if (!slot.isConnected) return;
-      replace(slot, contextSection(context));
-      onLoaded?.(context);
-    },
-    (e) => {
-      if (slot.isConnected)
-        replace(
-          slot,
-          h('p', { class: 'hint' }, `No context: ${e instanceof Error ? e.message : e}`),
-        );
-    },
-  );
-  return slot;
 }
 
 function renderRecent(): void {

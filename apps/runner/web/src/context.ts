@@ -1,6 +1,6 @@
-import type { Context, Run } from './api.js';
-import { h } from './dom.js';
-import { actionWords, kindLabel } from './views.js';
+import { api, type Context, type Run, type Source } from './api.js';
+import { h, replace } from './dom.js';
+import { actionWords, kindLabel, sourceText } from './views.js';
 
 const runWords: Record<Run['status'], string> = {
   running: 'resuming now',
@@ -114,4 +114,35 @@ export function contextSection(context: Context) {
     messagesPart(context),
     runPart(context),
   );
+}
+
+/** Who asked a worker's question, and its sub-task. */
+export function sourcePart(item: { conversationId: string; source: Source | null }) {
+  if (!item.source) return null;
+  return h(
+    'div',
+    { class: 'source' },
+    h('p', {}, 'Asked by ', h('strong', {}, sourceText(item.source, item.conversationId))),
+    item.source.task ? h('p', { class: 'task' }, 'Sub-task: ', item.source.task) : null,
+  );
+}
+
+/** A place for the question's context, filled when the server has answered. */
+export function contextSlot(token: string, onLoaded?: (context: Context) => void) {
+  const slot = h('div', { class: 'context-slot' }, h('p', { class: 'hint' }, 'Loading context…'));
+  api.context(token).then(
+    (context) => {
+      if (!slot.isConnected) return;
+      replace(slot, contextSection(context));
+      onLoaded?.(context);
+    },
+    (e) => {
+      if (slot.isConnected)
+        replace(
+          slot,
+          h('p', { class: 'hint' }, `No context: ${e instanceof Error ? e.message : e}`),
+        );
+    },
+  );
+  return slot;
 }
