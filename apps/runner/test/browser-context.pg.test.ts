@@ -180,6 +180,13 @@ describe.skipIf(!server || !chromiumFound)('approval center: context, keyboard, 
       'Asked by worker w2 of conversation trip-team (via delegate)Sub-task: Find flights to Kyoto',
     );
     expect(await seriousAxeFindings(page)).toEqual([]);
+    // The dark scheme has colours of its own: they must read as well.
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await page.locator('#tab-recent').click();
+    expect(await seriousAxeFindings(page)).toEqual([]);
+    await page.locator('#tab-pending').click();
+    expect(await seriousAxeFindings(page)).toEqual([]);
+    await page.emulateMedia({ colorScheme: 'light' });
   });
 
   it('on a 390 px phone: the queue first, the detail on tap, touch targets of 44 px', {
