@@ -1,82 +1,55 @@
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { createTestDatabase, serverForTests, type TestDatabase } from '@internal/pg-test';
+import { serverForTests } from '@internal/pg-test';
 import { AskUserStore } from '@x/askuser';
 import { drizzle } from 'drizzle-orm/postgres-js';
-import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { exec, run, type Served, type Started, serve, start, until } from './serve-harness.js';
+import {
+  type ApprovalCenter,
+  ARTIFACTS,
+  hasChromium,
+  startApprovalCenter,
+} from './browser-harness.js';
+import {
+  exec,
+  pendingOf as pendingAt,
+  run,
+  type Served,
+  type Started,
+  until,
+} from './serve-harness.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const ARTIFACTS = fileURLToPath(new URL('../artifacts/', import.meta.url));
-const hasChromium = existsSync(CHROMIUM);
-if (!hasChromium && process.env.CI === 'true') {
-  throw new Error(
-    `CI=true but there is no Chromium at ${CHROMIUM}: .ci/run installs the Debian chromium package`,
-  );
-}
 const server = await serverForTests();
+const chromiumFound = hasChromium();
 
 // PostgreSQL, so that `runner serve`, `runner exec` and `runner wake` run as separate
 // processes side by side, as an operator would run them (the embedded default allows one
 // process at a time).
-describe.skipIf(!server || !hasChromium)('approval center in headless Chromium', () => {
-  let database: TestDatabase;
+describe.skipIf(!server || !chromiumFound)('approval center in headless Chromium', () => {
+  let center: ApprovalCenter;
+  let database: ApprovalCenter['database'];
   let env: Record<string, string>;
   let served: Served;
   let waker: Started;
-  let context: BrowserContext;
   let page: Page;
-  const profile = mkdtempSync(path.join(tmpdir(), 'runner-chromium-'));
-  const pageErrors: string[] = [];
+  let pageErrors: string[] = [];
 
   beforeAll(async () => {
-    database = await createTestDatabase(server);
-    env = { DATABASE_URL: database.url };
-    const migrated = await run(['migrate'], env);
-    expect(migrated.code, migrated.stderr).toBe(0);
-    served = await serve(['--no-wake'], env);
-    waker = start(['wake', '--json'], env);
-    context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-      viewport: { width: 1200, height: 800 },
-    });
-    page = context.pages()[0] ?? (await context.newPage());
-    page.on('pageerror', (error) => pageErrors.push(error.message));
-    page.on('dialog', (dialog) => void dialog.dismiss());
+    center = await startApprovalCenter(server as string);
+    ({ database, env, served, waker } = center);
+    page = center.browser.page;
+    pageErrors = center.browser.errors;
   }, 300_000);
 
   afterAll(async () => {
-    await context?.close();
-    if (served) expect(await served.stop()).toBe(0);
-    if (waker) expect(await waker.stop()).toBe(0);
-    await database?.drop();
-    rmSync(profile, { recursive: true, force: true });
+    await center?.close();
   });
 
   const row = (token: string) => page.locator(`#pending-list li[data-token="${token}"]`);
-  const pendingOf = async (conversation: string, except: string[] = []) => {
-    const res = await fetch(new URL('/api/pauses', served.url));
-    const { pauses } = (await res.json()) as {
-      pauses: Array<{ token: string; conversationId: string }>;
-    };
-    return pauses.find((p) => p.conversationId === conversation && !except.includes(p.token))
-      ?.token;
-  };
+  const pendingOf = (conversation: string, except: string[] = []) =>
+    pendingAt(served.url, conversation, except);
 
   it('shows new questions live, answers with an option and a decline, and the runs complete', {
     timeout: 300_000,
@@ -92,7 +65,8 @@ describe.skipIf(!server || !hasChromium)('approval center in headless Chromium',
     await expect(row(tokenA).locator('.q').textContent()).resolves.toBe(
       'Where would you like to go?',
     );
-    await expect(row(tokenA).locator('.badge').textContent()).resolves.toBe('P1');
+    await expect(row(tokenA).locator('.badge').textContent()).resolves.toBe('high');
+    await expect(row(tokenA).locator('.kind').textContent()).resolves.toBe('question');
     await expect(row(tokenA).locator('.conv').textContent()).resolves.toBe('trip-a');
     await expect(page.locator('#pending-count').textContent()).resolves.toBe('2');
 
@@ -139,7 +113,7 @@ describe.skipIf(!server || !hasChromium)('approval center in headless Chromium',
     await recentRow(approveA).and(page.locator('[data-outcome="completed"]')).waitFor();
     await recentRow(approveB).and(page.locator('[data-outcome="completed"]')).waitFor();
     await expect(recentRow(approveB).locator('.answer').textContent()).resolves.toContain(
-      'decline',
+      'declined',
     );
     await expect(recentRow(tokenA).getAttribute('data-outcome')).resolves.toBe('waiting');
     await until(
@@ -223,7 +197,7 @@ describe.skipIf(!server || !hasChromium)('approval center in headless Chromium',
     await page.locator('#tab-recent').click();
     await expect(
       page.locator('#recent-list li[data-token="batch-2"] .answer').textContent(),
-    ).resolves.toBe('decline · not today');
+    ).resolves.toBe('declined · not today');
     expect(pageErrors).toEqual([]);
   });
 });

@@ -1,6 +1,9 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { afterAll } from 'vitest';
+import { tempDataDir } from './run-cli.js';
 
 /** The built CLI (RUNNER_TEST_CLI may point at another build of it). */
 export const CLI =
@@ -152,5 +155,67 @@ export async function listen(url: string, headers: Record<string, string> = {}) 
       controller.abort();
       await pump;
     },
+  };
+}
+
+/** The token of the first pending question of `conversation` (other than `except`), if any. */
+export async function pendingOf(
+  serverUrl: string,
+  conversation: string,
+  except: string[] = [],
+): Promise<string | undefined> {
+  const res = await fetch(new URL('/api/pauses', serverUrl));
+  const { pauses } = (await res.json()) as {
+    pauses: Array<{ token: string; conversationId: string }>;
+  };
+  return pauses.find((p) => p.conversationId === conversation && !except.includes(p.token))?.token;
+}
+
+/** A worker's question as a parent's `delegate` call relays it (the pause of issue #17). */
+export const workerPause = {
+  token: 'worker-q-1',
+  conversationId: 'trip-team',
+  kind: 'ask_user',
+  question: 'Which dates work for the flights?',
+  toolCallId: 'call_delegate_1',
+  proxiedFromChildId: 'w2',
+  proxiedToolCallId: 'call_w2_ask',
+  resumeContext: {
+    delegate: { toolCallId: 'call_delegate_1', worker: 'w2', task: 'Find flights to Kyoto' },
+  },
+};
+
+/** A maker of data folders (copies of the migrated template), removed after the test file. */
+export function dataDirs(): () => string {
+  const dirs: string[] = [];
+  afterAll(() => {
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  });
+  return () => {
+    const dir = tempDataDir();
+    dirs.push(dir);
+    return dir;
+  };
+}
+
+/** A POST of `body` as JSON (a string is sent as it is). */
+export const json = (body: unknown, headers: Record<string, string> = {}): RequestInit => ({
+  method: 'POST',
+  headers: { 'content-type': 'application/json', ...headers },
+  body: typeof body === 'string' ? body : JSON.stringify(body),
+});
+
+/** Fetches `url`; the body parsed as JSON (undefined when empty). */
+export async function call(
+  url: string,
+  init?: RequestInit,
+  // biome-ignore lint/suspicious/noExplicitAny: a test reads whatever JSON the route sent.
+): Promise<{ status: number; headers: Response['headers']; body: any }> {
+  const response = await fetch(url, init);
+  const text = await response.text();
+  return {
+    status: response.status,
+    headers: response.headers,
+    body: text ? JSON.parse(text) : undefined,
   };
 }

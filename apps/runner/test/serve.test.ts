@@ -1,34 +1,18 @@
-import { rmSync } from 'node:fs';
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { tempDataDir } from './run-cli.js';
-import { exec, listen, run, type Served, serve, until } from './serve-harness.js';
+import {
+  call,
+  dataDirs,
+  exec,
+  json,
+  listen,
+  run,
+  type Served,
+  serve,
+  until,
+} from './serve-harness.js';
 
-const dirs: string[] = [];
-afterAll(() => {
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-});
-const dataDir = () => {
-  const dir = tempDataDir();
-  dirs.push(dir);
-  return dir;
-};
-
-const json = (body: unknown, headers: Record<string, string> = {}): RequestInit => ({
-  method: 'POST',
-  headers: { 'content-type': 'application/json', ...headers },
-  body: typeof body === 'string' ? body : JSON.stringify(body),
-});
-
-async function call(url: string, init?: RequestInit) {
-  const response = await fetch(url, init);
-  const text = await response.text();
-  return {
-    status: response.status,
-    headers: response.headers,
-    body: text ? JSON.parse(text) : undefined,
-  };
-}
+const dataDir = dataDirs();
 
 /** A raw request, for headers fetch will not let a test set (Host). */
 function rawGet(
@@ -78,6 +62,7 @@ describe('runner serve: the API on the embedded default (no wake)', () => {
       options: ['Lisbon', 'Kyoto', 'Reykjavik'],
       priority: 1,
       proxiedFromChildId: '',
+      source: null,
       createdAt: expect.any(String),
       ageMs: expect.any(Number),
     });

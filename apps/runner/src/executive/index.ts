@@ -8,6 +8,7 @@ export {
   resumeNext,
 } from './resume.js';
 export { type Stopped, startRun, stopConversation } from './start.js';
+export { messageText, runMessages, runOf } from './story.js';
 export {
   type ModelFor,
   type ResumeContext,

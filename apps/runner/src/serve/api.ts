@@ -3,6 +3,7 @@ import { AskUserError } from '@x/askuser';
 import { z } from 'zod';
 import { answer, answerBatch, stopConversation } from '../executive/index.js';
 import type { Storage } from '../storage.js';
+import { contextView } from './context.js';
 import { HttpError } from './errors.js';
 import type { EventHub } from './events.js';
 import { checkWrite, readJson, sendJson } from './http.js';
@@ -137,6 +138,16 @@ const routes: Route[] = [
         .getByToken(segment(token))
         .catch((error) => Promise.reject(storeError(error)));
       sendJson(res, 200, { pause: pauseView(pause) });
+    },
+  },
+  {
+    method: 'GET',
+    pattern: /^\/api\/pauses\/([^/]+)\/context$/,
+    async handle(ctx, [token = ''], _req, res) {
+      const context = await contextView(ctx.storage, segment(token)).catch((error) =>
+        Promise.reject(storeError(error)),
+      );
+      sendJson(res, 200, { context });
     },
   },
   {

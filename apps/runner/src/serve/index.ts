@@ -10,10 +10,18 @@ import { EventHub } from './events.js';
 import { checkHost, checkToken, isLoopback, sameSecret, sendError, TOKEN_COOKIE } from './http.js';
 import { isAsset, sendAsset } from './static.js';
 
+export type { ContextView, MessageView, ToolCallView } from './context.js';
 export { HttpError, type HttpErrorCode } from './errors.js';
 export type { ServeEvent } from './events.js';
 export { MAX_BODY_BYTES } from './http.js';
-export type { PauseStatus, PauseView, RecentView, RunOutcome } from './views.js';
+export type {
+  PauseStatus,
+  PauseView,
+  RecentView,
+  RunOutcome,
+  RunView,
+  SourceView,
+} from './views.js';
 
 /** Options of {@link startServe}. */
 export interface ServeOptions {

@@ -10,6 +10,7 @@ const assets: Record<string, { file: string; type: string }> = {
   '/': { file: 'index.html', type: 'text/html; charset=utf-8' },
   '/index.html': { file: 'index.html', type: 'text/html; charset=utf-8' },
   '/style.css': { file: 'style.css', type: 'text/css; charset=utf-8' },
+  '/favicon.ico': { file: 'favicon.ico', type: 'image/x-icon' },
 };
 
 // The page never needs inline script or markup from data: if a question's text were ever

@@ -1,6 +1,16 @@
 import type { PauseRecord, Pending, ResumeAction } from '@x/askuser';
 import type { RunRecord } from '@x/continuation-postgres';
+import { runOf } from '../executive/index.js';
 import type { Db, Storage } from '../storage.js';
+
+/**
+ * Where a worker's question comes from: the worker (`w1`..) a parent's `delegate` call ran,
+ * and the sub-task it was given (`null` when the pause does not say).
+ */
+export interface SourceView {
+  worker: string;
+  task: string | null;
+}
 
 /** A pending question as the API shows it. */
 export interface PauseView {
@@ -13,6 +23,8 @@ export interface PauseView {
   priority: number;
   /** The child thread the question was relayed from, or `''` for the conversation itself. */
   proxiedFromChildId: string;
+  /** The worker that asked, for a question relayed from a sub-agent; `null` otherwise. */
+  source: SourceView | null;
   createdAt: string;
   /** Milliseconds since the question was asked (server clock). */
   ageMs: number;
@@ -35,6 +47,8 @@ export interface RunView {
   status: RunRecord['status'];
   attempts: number;
   lastError: string | null;
+  startedAt: string;
+  finishedAt: string | null;
 }
 
 /** A question of the recent list, pending or answered, with its run's state. */
@@ -45,6 +59,7 @@ export interface RecentView {
   question: string;
   priority: number;
   proxiedFromChildId: string;
+  source: SourceView | null;
   createdAt: string;
   answeredAt: string | null;
   answer: { action: ResumeAction; content: string } | null;
@@ -59,6 +74,16 @@ function optionsOf(value: unknown): string[] | null {
   return value.map((option) => (typeof option === 'string' ? option : JSON.stringify(option)));
 }
 
+/** The worker behind a question relayed from a sub-agent (its pause names it), or null. */
+export function sourceOf(
+  pause: Pick<Pending, 'proxiedFromChildId' | 'resumeContext'>,
+): SourceView | null {
+  if (!pause.proxiedFromChildId) return null;
+  const delegate = (pause.resumeContext as { delegate?: { task?: unknown } } | null)?.delegate;
+  const task = delegate?.task;
+  return { worker: pause.proxiedFromChildId, task: typeof task === 'string' ? task : null };
+}
+
 /** The API view of a pending pause. */
 export function pauseView(pause: Pending, now = Date.now()): PauseView {
   return {
@@ -69,6 +94,7 @@ export function pauseView(pause: Pending, now = Date.now()): PauseView {
     options: optionsOf(pause.options),
     priority: pause.priority,
     proxiedFromChildId: pause.proxiedFromChildId,
+    source: sourceOf(pause),
     createdAt: pause.createdAt.toISOString(),
     ageMs: Math.max(0, now - pause.createdAt.getTime()),
   };
@@ -89,17 +115,13 @@ export async function recentViewsIn(
   limit: number,
 ): Promise<RecentView[]> {
   const records = await storage.pauses(tx).listRecent(limit);
-  const runs = await storage.runs(tx).getMany([...new Set(records.flatMap(runIdOf))]);
+  const runs = await storage.runs(tx).getMany([...new Set(records.flatMap((r) => runOf(r) ?? []))]);
   return records.map((record) => recentView(record, runs));
 }
 
-function runIdOf(record: PauseRecord): string[] {
-  const run = (record.resumeContext as { run?: unknown } | null)?.run;
-  return typeof run === 'string' ? [run] : [];
-}
-
-function recentView(record: PauseRecord, runs: ReadonlyMap<string, RunRecord>): RecentView {
-  const [runId] = runIdOf(record);
+/** The API view of any pause, pending or answered, with the state of its run (from `runs`). */
+export function recentView(record: PauseRecord, runs: ReadonlyMap<string, RunRecord>): RecentView {
+  const runId = runOf(record);
   const run = runId === undefined ? undefined : runs.get(runId);
   const { status, outcome } = standing(record, run);
   return {
@@ -109,14 +131,25 @@ function recentView(record: PauseRecord, runs: ReadonlyMap<string, RunRecord>): 
     question: record.question,
     priority: record.priority,
     proxiedFromChildId: record.proxiedFromChildId,
+    source: sourceOf(record),
     createdAt: record.createdAt.toISOString(),
     answeredAt: record.resumedAt?.toISOString() ?? null,
     answer: record.answer,
     status,
     outcome,
-    run: run
-      ? { runId: run.runId, status: run.status, attempts: run.attempts, lastError: run.lastError }
-      : null,
+    run: run ? runView(run) : null,
+  };
+}
+
+/** The API view of a run. */
+export function runView(run: RunRecord): RunView {
+  return {
+    runId: run.runId,
+    status: run.status,
+    attempts: run.attempts,
+    lastError: run.lastError,
+    startedAt: run.createdAt.toISOString(),
+    finishedAt: run.finishedAt?.toISOString() ?? null,
   };
 }
 

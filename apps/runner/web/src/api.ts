@@ -7,8 +7,38 @@ export interface Pause {
   options: string[] | null;
   priority: number;
   proxiedFromChildId: string;
+  source: Source | null;
   createdAt: string;
   ageMs: number;
+}
+
+/** The worker of a parent's `delegate` call that asked, and its sub-task. */
+export interface Source {
+  worker: string;
+  task: string | null;
+}
+
+/** A run's state, as the API shows it. */
+export interface Run {
+  runId: string;
+  status: 'running' | 'waiting' | 'ready' | 'completed' | 'cancelled' | 'failed';
+  attempts: number;
+  lastError: string | null;
+  startedAt: string;
+  finishedAt: string | null;
+}
+
+/** What `GET /api/pauses/:token/context` returns: what to know beside one question. */
+export interface Context {
+  token: string;
+  conversationId: string;
+  goal: string | null;
+  messages: Array<{ role: 'user' | 'assistant'; text: string }>;
+  earlierMessages: number;
+  toolCall: { id: string; name: string; input: unknown } | null;
+  source: Source | null;
+  run: Run | null;
+  history: Recent[];
 }
 
 /** A recent question, as `GET /api/recent` returns it. */
@@ -19,11 +49,15 @@ export interface Recent {
   question: string;
   priority: number;
   proxiedFromChildId: string;
+  source: Source | null;
   createdAt: string;
   answeredAt: string | null;
   answer: { action: Action; content: string } | null;
-  status: 'pending' | 'answered' | 'resumed' | 'closed';
-  outcome: 'completed' | 'waiting' | 'cancelled' | null;
+  /** Who answered (the operator behind the token, or the OS user of the CLI), where recorded. */
+  answeredBy?: string | null;
+  status: 'pending' | 'answered' | 'resumed' | 'failed' | 'closed';
+  outcome: 'completed' | 'waiting' | 'cancelled' | 'failed' | null;
+  run: Run | null;
 }
 
 export type Action = 'accept' | 'decline' | 'cancel';
@@ -63,6 +97,10 @@ async function call<T>(path: string, body?: unknown): Promise<T> {
 export const api = {
   pending: () => call<{ pauses: Pause[] }>('/api/pauses?limit=500').then((d) => d.pauses),
   recent: () => call<{ recent: Recent[] }>('/api/recent?limit=100').then((d) => d.recent),
+  context: (token: string) =>
+    call<{ context: Context }>(`/api/pauses/${encodeURIComponent(token)}/context`).then(
+      (d) => d.context,
+    ),
   answer: (token: string, action: Action, content: string) =>
     call(`/api/pauses/${encodeURIComponent(token)}/answer`, { action, content }),
   answerBatch: (tokens: string[], action: Action, content: string) =>

@@ -1,6 +1,18 @@
-import { type Action, ApiError, api, type Pause, type Recent } from './api.js';
+import { type Action, ApiError, api, type Context, type Pause, type Recent } from './api.js';
+import { contextSlot, sourcePart } from './context.js';
 import { age, askedWhen, byId, h, replace } from './dom.js';
-import { badge, labels, pendingRow, recentRow } from './views.js';
+import {
+  answerLine,
+  kindLabel,
+  labels,
+  pendingRow,
+  priorityBadge,
+  recentRow,
+  statusText,
+} from './views.js';
+
+/** Below this width the queue and the detail take turns on the screen (see style.css). */
+const narrow = window.matchMedia('(max-width: 720px)');
 
 const state = {
   pending: [] as Pause[],
@@ -10,6 +22,8 @@ const state = {
   checked: new Set<string>(),
   tab: 'pending' as 'pending' | 'recent',
   detailFor: undefined as string | undefined,
+  recentSelected: undefined as string | undefined,
+  recentDetailFor: undefined as string | undefined,
 };
 
 const ui = {
@@ -23,13 +37,18 @@ const ui = {
   kind: byId<HTMLSelectElement>('filter-kind'),
   list: byId('pending-list'),
   recentList: byId('recent-list'),
+  main: byId('main'),
   detail: byId('detail'),
+  recentDetail: byId('recent-detail'),
   empty: byId('empty'),
   batch: byId<HTMLFormElement>('batch'),
   batchCount: byId('batch-count'),
   batchText: byId<HTMLInputElement>('batch-text'),
   toast: byId('toast'),
 };
+
+/** Questions answered from this page: the feed's echo of them is not announced again. */
+const answeredHere = new Set<string>();
 
 const ageOf = (pause: Pause) => pause.ageMs + (Date.now() - state.fetchedAt);
 
@@ -45,12 +64,17 @@ function say(text: string): void {
   ui.toast.textContent = text;
 }
 
-function fillSelect(select: HTMLSelectElement, values: string[], all: string): void {
+function fillSelect(
+  select: HTMLSelectElement,
+  values: string[],
+  all: string,
+  name: (value: string) => string = (v) => v,
+): void {
   const current = select.value;
   replace(
     select,
     h('option', { value: '' }, all),
-    ...values.map((v) => h('option', { value: v }, v)),
+    ...values.map((v) => h('option', { value: v }, name(v))),
   );
   select.value = values.includes(current) ? current : '';
 }
@@ -65,7 +89,12 @@ function render(): void {
     [...new Set(state.pending.map((p) => p.conversationId))].sort(),
     'all conversations',
   );
-  fillSelect(ui.kind, [...new Set(state.pending.map((p) => p.kind))].sort(), 'all kinds');
+  fillSelect(
+    ui.kind,
+    [...new Set(state.pending.map((p) => p.kind))].sort(),
+    'all kinds',
+    kindLabel,
+  );
   const shown = visible();
   if (!shown.some((p) => p.token === state.selected)) state.selected = shown[0]?.token;
   for (const token of state.checked)
@@ -80,7 +109,7 @@ function render(): void {
         ageOf(pause),
         { selected: pause.token === state.selected, checked: state.checked.has(pause.token) },
         {
-          open: () => select(pause.token, true),
+          open: () => open(pause.token),
           check: (checked) => {
             if (checked) state.checked.add(pause.token);
             else state.checked.delete(pause.token);
@@ -97,7 +126,73 @@ function render(): void {
   }
   renderBatch();
   renderDetail();
-  replace(ui.recentList, ...state.recent.map(recentRow));
+  renderRecent();
+}
+
+/**
+ * On a narrow screen, shows the list or the selected question's `detail` (from its top, the
+ * focus on it, so a phone's keyboard does not pop up). True when it did show the detail so.
+ */
+function showView(view: 'queue' | 'detail', detail?: HTMLElement): boolean {
+  ui.main.dataset.view = view;
+  if (view !== 'detail' || !detail || !narrow.matches) return false;
+  window.scrollTo(0, 0);
+  detail.focus();
+  return true;
+}
+
+function backButton() {
+  return h(
+    'button',
+    {
+      type: 'button',
+      class: 'back',
+      onclick: () => {
+        showView('queue');
+        const list = state.tab === 'pending' ? ui.list : ui.recentList;
+        list.querySelector<HTMLElement>('li.selected button.open')?.focus();
+      },
+    },
+    '← Back to the list',
+  );
+}
+
+function renderRecent(): void {
+  if (!state.recent.some((r) => r.token === state.recentSelected)) state.recentSelected = undefined;
+  replace(
+    ui.recentList,
+    ...state.recent.map((record) =>
+      recentRow(record, record.token === state.recentSelected, () => openRecent(record.token)),
+    ),
+  );
+  const record = state.recent.find((r) => r.token === state.recentSelected);
+  // Rebuilt when what it shows changed, so an open message list stays open meanwhile.
+  const key = record && `${record.token}|${record.status}|${record.outcome}|${record.run?.status}`;
+  if (key === state.recentDetailFor) return;
+  state.recentDetailFor = key;
+  if (!record) {
+    replace(
+      ui.recentDetail,
+      h('p', { class: 'hint' }, 'Select a question to see what became of it.'),
+    );
+    return;
+  }
+  replace(
+    ui.recentDetail,
+    backButton(),
+    h('h2', { class: 'question', id: 'recent-question' }, record.question),
+    h('p', { class: 'meta' }, priorityBadge(record.priority), ...labels(record)),
+    sourcePart(record),
+    h('p', { class: `status ${record.status}` }, statusText(record)),
+    h('p', { class: 'answered' }, ...(answerLine(record) ?? ['no answer yet'])),
+    contextSlot(record.token),
+  );
+}
+
+function openRecent(token: string): void {
+  state.recentSelected = token;
+  renderRecent();
+  showView('detail', ui.recentDetail);
 }
 
 function renderBatch(): void {
@@ -115,39 +210,84 @@ function renderDetail(): void {
     return;
   }
   const error = h('p', { class: 'error', role: 'alert' });
+  const options = pause.options ?? [];
+  const approve = pause.kind === 'approve' && options.length === 0;
   const text = h('textarea', {
     id: 'answer-text',
     rows: 3,
-    placeholder: pause.kind === 'approve' ? 'Note (optional)' : 'Your answer',
+    placeholder: approve ? 'Note (optional)' : 'Your answer',
   });
   const act = async (action: Action, content: string) => {
     error.textContent = '';
     try {
+      answeredHere.add(pause.token);
       await api.answer(pause.token, action, content);
-      say(
-        `${action === 'accept' ? 'Answered' : action === 'decline' ? 'Declined' : 'Cancelled'}: ${pause.question}`,
-      );
+      const done = {
+        accept: approve ? 'Approved' : 'Answered',
+        decline: 'Declined',
+        cancel: 'Cancelled',
+      };
+      say(`${done[action]} “${pause.question}” in ${pause.conversationId}`);
       state.pending = state.pending.filter((p) => p.token !== pause.token);
       state.selected = undefined;
       render();
+      // The next question, ready for the keyboard; on a phone, back to the queue.
+      showView('queue');
+      ui.list.querySelector<HTMLElement>('li.selected button.open')?.focus();
       await refresh();
     } catch (e) {
       error.textContent = e instanceof ApiError ? e.message : String(e);
       if (e instanceof ApiError && e.status === 404) await refresh();
     }
   };
-  const options = pause.options ?? [];
-  const approve = pause.kind === 'approve' && options.length === 0;
+  // Approve with changes: the edited action is the accepted content the model reads.
+  const changes = h('textarea', { id: 'changes-text', rows: 3 });
+  changes.value = pause.question.replace(/^Approve: /, '').replace(/\?( \(.*\))?$/s, '');
+  const changesBox = h(
+    'div',
+    { class: 'changes', hidden: true },
+    h(
+      'label',
+      { for: 'changes-text' },
+      'Approve with these changes (the model reads them as what you approved)',
+    ),
+    changes,
+    h(
+      'button',
+      {
+        type: 'button',
+        class: 'primary',
+        id: 'send-changes',
+        onclick: () => {
+          const edited = changes.value.trim();
+          if (!edited) {
+            error.textContent = 'Write the approved action first.';
+            changes.focus();
+            return;
+          }
+          void act('accept', `approved with changes: ${edited}`);
+        },
+      },
+      'Approve with these changes',
+    ),
+  );
+  const proposal = (context: Context) => {
+    const action = (context.toolCall?.input as { action?: unknown } | null)?.action;
+    if (typeof action === 'string' && document.activeElement !== changes) changes.value = action;
+  };
   replace(
     ui.detail,
+    backButton(),
     h('h2', { class: 'question', id: 'detail-question' }, pause.question),
     h(
       'p',
       { class: 'meta' },
-      badge(pause.priority),
+      priorityBadge(pause.priority),
       ...labels(pause),
       h('span', { class: 'age' }, askedWhen(ageOf(pause))),
     ),
+    sourcePart(pause),
+    contextSlot(pause.token, approve ? proposal : undefined),
     options.length
       ? h(
           'div',
@@ -195,6 +335,23 @@ function renderDetail(): void {
         },
         approve ? 'Approve' : 'Send answer',
       ),
+      approve
+        ? h(
+            'button',
+            {
+              type: 'button',
+              id: 'approve-edit',
+              'aria-expanded': 'false',
+              'aria-controls': 'changes-text',
+              onclick: (event) => {
+                changesBox.hidden = false;
+                (event.currentTarget as HTMLElement).setAttribute('aria-expanded', 'true');
+                changes.focus();
+              },
+            },
+            'Approve with changes',
+          )
+        : null,
       h(
         'button',
         { type: 'button', id: 'decline', onclick: () => act('decline', text.value.trim()) },
@@ -233,16 +390,23 @@ function renderDetail(): void {
         'Stop conversation',
       ),
     ),
+    approve ? changesBox : null,
     error,
   );
 }
 
-function select(token: string | undefined, focusDetail = false): void {
+function select(token: string | undefined): void {
   state.selected = token;
   render();
-  const row = ui.list.querySelector<HTMLElement>(`li.selected button.open`);
-  if (focusDetail) ui.detail.querySelector<HTMLElement>('.option, textarea')?.focus();
-  else row?.focus();
+  ui.list.querySelector<HTMLElement>(`li.selected button.open`)?.focus();
+}
+
+/** Opens a question: its detail, with the cursor where the answer goes. */
+function open(token: string): void {
+  state.selected = token;
+  render();
+  if (!showView('detail', ui.detail))
+    ui.detail.querySelector<HTMLElement>('.option, textarea')?.focus();
 }
 
 async function batch(action: Action): Promise<void> {
@@ -254,6 +418,7 @@ async function batch(action: Action): Promise<void> {
     return;
   }
   try {
+    for (const token of tokens) answeredHere.add(token);
     const { answered } = await api.answerBatch(tokens, action, content);
     say(`${answered} question(s) answered (${action})`);
     state.checked.clear();
@@ -270,6 +435,7 @@ function showTab(tab: 'pending' | 'recent'): void {
   ui.tabRecent.setAttribute('aria-selected', String(tab === 'recent'));
   ui.pendingPanel.hidden = tab !== 'pending';
   ui.recentPanel.hidden = tab !== 'recent';
+  showView('queue');
 }
 
 let refreshing: Promise<void> | undefined;
@@ -307,7 +473,8 @@ function connect(): void {
     ui.live.className = 'live on';
     void refresh();
   });
-  const messages: Record<string, (e: { conversationId: string; outcome?: string }) => string> = {
+  type FeedEvent = { token?: string; conversationId: string; outcome?: string };
+  const messages: Record<string, (e: FeedEvent) => string> = {
     'pause-created': (e) => `New question in ${e.conversationId}`,
     'pause-answered': (e) => `Answered in ${e.conversationId}`,
     'run-resumed': (e) => `Run of ${e.conversationId} resumed${e.outcome ? ` (${e.outcome})` : ''}`,
@@ -315,7 +482,10 @@ function connect(): void {
   };
   for (const [type, message] of Object.entries(messages)) {
     events.addEventListener(type, (event) => {
-      say(message(JSON.parse((event as MessageEvent<string>).data)));
+      const data = JSON.parse((event as MessageEvent<string>).data) as FeedEvent;
+      // This page already said what it answered, naming the question.
+      const ours = type === 'pause-answered' && answeredHere.has(data.token ?? '');
+      if (!ours) say(message(data));
       void refresh();
     });
   }
@@ -327,11 +497,19 @@ function connect(): void {
 
 function onKey(event: KeyboardEvent): void {
   const target = event.target as HTMLElement;
-  if (event.ctrlKey || event.metaKey || event.altKey) return;
   if (target.closest('input[type=text], textarea, select')) {
     if (event.key === 'Escape') target.blur();
+    else if (event.key === 'Enter' && (event.ctrlKey || event.metaKey) && target.id) {
+      const send = { 'answer-text': 'send', 'changes-text': 'send-changes' }[target.id];
+      if (send) {
+        event.preventDefault();
+        byId(send).click();
+      }
+    }
     return;
   }
+  if (event.ctrlKey || event.metaKey || event.altKey) return;
+  if (state.tab === 'recent' && event.key !== 'r') return;
   const shown = visible();
   const index = shown.findIndex((p) => p.token === state.selected);
   const pause = shown[index];
@@ -342,6 +520,7 @@ function onKey(event: KeyboardEvent): void {
   else if (event.key === 'r') showTab(state.tab === 'pending' ? 'recent' : 'pending');
   else if (event.key === 'a') ui.detail.querySelector<HTMLElement>('textarea')?.focus();
   else if (event.key === 'd') ui.detail.querySelector<HTMLElement>('#decline')?.click();
+  else if (event.key === 'e') ui.detail.querySelector<HTMLElement>('#approve-edit')?.click();
   else if (event.key === 'x' && pause) {
     if (state.checked.has(pause.token)) state.checked.delete(pause.token);
     else state.checked.add(pause.token);

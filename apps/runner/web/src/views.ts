@@ -1,21 +1,53 @@
-import type { Pause, Recent } from './api.js';
+import type { Action, Pause, Recent, Source } from './api.js';
 import { age, h } from './dom.js';
 
-/** The priority badge: higher is more urgent. */
-export function badge(priority: number) {
-  const level = priority >= 5 ? 'high' : priority >= 1 ? 'mid' : 'low';
-  return h('span', { class: `badge ${level}`, title: `priority ${priority}` }, `P${priority}`);
+/**
+ * The priority in a word, or nothing for the default 0: a bare "P0" beside "P1" reads as
+ * the more urgent one, the opposite of what it means (higher is more urgent).
+ */
+export function priorityBadge(priority: number) {
+  if (priority === 0) return null;
+  const [level, word] =
+    priority >= 5 ? ['high', 'urgent'] : priority > 0 ? ['mid', 'high'] : ['low', 'low'];
+  return h(
+    'span',
+    { class: `badge ${level}`, title: `priority ${priority} (0 is the default, 10 the most)` },
+    word,
+  );
 }
 
-/** Conversation and source-thread labels. */
+const kindNames: Record<string, string> = {
+  ask_user: 'question',
+  approve: 'approval',
+  elicitation: 'form (MCP)',
+};
+
+/** The kind of a question in an operator's words (`approve` → "approval"). */
+export function kindLabel(kind: string): string {
+  return kindNames[kind] ?? kind.replaceAll('_', ' ');
+}
+
+/** What an answer did, in words. */
+export const actionWords: Record<Action, string> = {
+  accept: 'accepted',
+  decline: 'declined',
+  cancel: 'cancelled',
+};
+
+/** "worker w2 of conversation C (via delegate)". */
+export function sourceText(source: Source, conversationId: string): string {
+  return `worker ${source.worker} of conversation ${conversationId} (via delegate)`;
+}
+
+/** Conversation, kind and source-worker labels. */
 export function labels(item: { conversationId: string; kind: string; proxiedFromChildId: string }) {
   return [
     h('span', { class: 'label conv', title: 'conversation' }, item.conversationId),
-    h('span', { class: 'label kind' }, item.kind),
+    h('span', { class: `label kind kind-${item.kind}`, title: 'kind' }, kindLabel(item.kind)),
     item.proxiedFromChildId
       ? h(
           'span',
-          { class: 'label via', title: 'asked by this child thread' },
+          { class: 'label via', title: 'asked by this worker of the conversation' },
           `via ${item.proxiedFromChildId}`,
         )
       : null,
@@ -39,7 +71,7 @@ export function pendingRow(
   return h(
     'li',
     { class: `row${state.selected ? ' selected' : ''}`, 'data-token': pause.token },
-    checkbox,
+    h('label', { class: 'check-area' }, checkbox),
     h(
       'button',
       {
@@ -51,7 +83,7 @@ export function pendingRow(
       h(
         'span',
         { class: 'meta' },
-        badge(pause.priority),
+        priorityBadge(pause.priority),
         ...labels(pause),
         h('span', { class: 'age' }, age(ageMs)),
       ),
@@ -66,39 +98,63 @@ const outcomeText: Record<string, string> = {
   cancelled: 'run cancelled',
 };
 
+/** Where a recent question stands, in words. */
+export function statusText(record: Recent): string {
+  switch (record.status) {
+    case 'resumed':
+      return `resolved · ${outcomeText[record.outcome ?? ''] ?? 'resumed'}`;
+    case 'answered':
+      return 'answered · waiting for the run to resume';
+    case 'failed':
+      return 'answered · the run failed (runner retry makes it ready again)';
+    case 'closed':
+      return 'answered';
+    default:
+      return 'pending';
+  }
+}
+
+/** "declined · not today", and who answered when that is recorded. */
+export function answerLine(record: Recent) {
+  if (!record.answer) return null;
+  return [
+    h(
+      'span',
+      { class: `answer ${record.answer.action}` },
+      h('strong', {}, actionWords[record.answer.action]),
+      record.answer.content ? ` · ${record.answer.content}` : '',
+    ),
+    record.answeredBy ? h('span', { class: 'by' }, `by ${record.answeredBy}`) : null,
+  ];
+}
+
 /** One row of the recent list. */
-export function recentRow(record: Recent) {
-  const status =
-    record.status === 'resumed'
-      ? `resolved · ${outcomeText[record.outcome ?? ''] ?? 'resumed'}`
-      : record.status === 'answered'
-        ? 'answered · waiting for the run to resume'
-        : record.status === 'closed'
-          ? 'answered'
-          : 'pending';
+export function recentRow(record: Recent, selected: boolean, open: () => void) {
   return h(
     'li',
     {
-      class: `row recent-row status-${record.status}`,
+      class: `row recent-row status-${record.status}${selected ? ' selected' : ''}`,
       'data-token': record.token,
       'data-status': record.status,
       'data-outcome': record.outcome ?? '',
     },
     h(
-      'span',
-      { class: 'meta' },
-      badge(record.priority),
-      ...labels(record),
-      h('span', { class: `status ${record.status}` }, status),
+      'button',
+      {
+        type: 'button',
+        class: 'open',
+        'aria-current': selected ? 'true' : undefined,
+        onclick: open,
+      },
+      h(
+        'span',
+        { class: 'meta' },
+        priorityBadge(record.priority),
+        ...labels(record),
+        h('span', { class: `status ${record.status}` }, statusText(record)),
+      ),
+      h('span', { class: 'q' }, record.question),
+      ...(answerLine(record) ?? []),
     ),
-    h('span', { class: 'q' }, record.question),
-    record.answer
-      ? h(
-          'span',
-          { class: `answer ${record.answer.action}` },
-          h('strong', {}, record.answer.action),
-          record.answer.content ? ` · ${record.answer.content}` : '',
-        )
-      : null,
   );
 }

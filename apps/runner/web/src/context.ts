@@ -1,0 +1,148 @@
+import { api, type Context, type Run, type Source } from './api.js';
+import { h, replace } from './dom.js';
+import { actionWords, kindLabel, sourceText } from './views.js';
+
+const runWords: Record<Run['status'], string> = {
+  running: 'resuming now',
+  waiting: 'waiting for an answer',
+  ready: 'answered, waiting to be resumed',
+  completed: 'completed',
+  cancelled: 'cancelled',
+  failed: 'failed (runner retry makes it ready again)',
+};
+
+function valueText(value: unknown): string {
+  if (typeof value === 'string') return value;
+  if (Array.isArray(value) && value.every((v) => typeof v === 'string')) return value.join(' · ');
+  return JSON.stringify(value);
+}
+
+/** The arguments of a tool call as a list of names and values. */
+function argumentList(input: unknown) {
+  const entries =
+    input !== null && typeof input === 'object' && !Array.isArray(input)
+      ? Object.entries(input)
+      : [['input', input] as const];
+  return h(
+    'dl',
+    { class: 'args' },
+    ...entries.flatMap(([name, value]) => [h('dt', {}, name), h('dd', {}, valueText(value))]),
+  );
+}
+
+function toolCallPart(context: Context) {
+  const call = context.toolCall;
+  if (!call) return null;
+  const approval = call.name === 'approve';
+  return h(
+    'div',
+    { class: `call${approval ? ' proposal' : ''}` },
+    h('h3', {}, approval ? 'Proposed action' : 'Tool call'),
+    h('p', { class: 'tool' }, h('code', {}, call.name), ` (${kindLabel(call.name)})`),
+    argumentList(call.input),
+  );
+}
+
+function messagesPart(context: Context) {
+  if (context.messages.length === 0) return null;
+  const shown = context.messages.length;
+  return h(
+    'details',
+    { class: 'messages' },
+    h(
+      'summary',
+      {},
+      `Conversation: the last ${shown} message${shown === 1 ? '' : 's'}`,
+      context.earlierMessages ? ` (${context.earlierMessages} earlier)` : '',
+    ),
+    h(
+      'ol',
+      {},
+      ...context.messages.map((m) =>
+        h('li', { class: `message ${m.role}` }, h('strong', {}, `${m.role}: `), m.text),
+      ),
+    ),
+  );
+}
+
+function runPart(context: Context) {
+  const { run } = context;
+  return h(
+    'div',
+    { class: 'run' },
+    h('h3', {}, 'Run'),
+    run
+      ? h(
+          'p',
+          { class: 'run-status', 'data-run-status': run.status },
+          runWords[run.status],
+          run.attempts > 1 ? ` · ${run.attempts} attempts` : '',
+          run.lastError ? ` · last error: ${run.lastError}` : '',
+        )
+      : h('p', { class: 'hint' }, 'No run is recorded for this question.'),
+    context.history.length
+      ? h(
+          'ol',
+          { class: 'history', 'aria-label': 'Questions of this run' },
+          ...context.history.map((item) =>
+            h(
+              'li',
+              {
+                'data-token': item.token,
+                class: item.token === context.token ? 'this' : undefined,
+              },
+              h('span', { class: 'q' }, item.question),
+              ' → ',
+              item.answer
+                ? `${actionWords[item.answer.action]}${item.answer.content ? `: ${item.answer.content}` : ''}`
+                : 'waiting for an answer',
+              item.answeredBy ? ` (by ${item.answeredBy})` : '',
+            ),
+          ),
+        )
+      : null,
+  );
+}
+
+/** The context of a question: goal, the tool call that asked, recent messages, the run. */
+export function contextSection(context: Context) {
+  return h(
+    'section',
+    { class: 'context', 'aria-label': 'Context' },
+    context.goal ? h('p', { class: 'goal' }, h('strong', {}, 'Goal: '), context.goal) : null,
+    toolCallPart(context),
+    messagesPart(context),
+    runPart(context),
+  );
+}
+
+/** Who asked a worker's question, and its sub-task. */
+export function sourcePart(item: { conversationId: string; source: Source | null }) {
+  if (!item.source) return null;
+  return h(
+    'div',
+    { class: 'source' },
+    h('p', {}, 'Asked by ', h('strong', {}, sourceText(item.source, item.conversationId))),
+    item.source.task ? h('p', { class: 'task' }, 'Sub-task: ', item.source.task) : null,
+  );
+}
+
+/** A place for the question's context, filled when the server has answered. */
+export function contextSlot(token: string, onLoaded?: (context: Context) => void) {
+  const slot = h('div', { class: 'context-slot' }, h('p', { class: 'hint' }, 'Loading context…'));
+  api.context(token).then(
+    (context) => {
+      if (!slot.isConnected) return;
+      replace(slot, contextSection(context));
+      onLoaded?.(context);
+    },
+    (e) => {
+      if (slot.isConnected)
+        replace(
+          slot,
+          h('p', { class: 'hint' }, `No context: ${e instanceof Error ? e.message : e}`),
+        );
+    },
+  );
+  return slot;
+}
