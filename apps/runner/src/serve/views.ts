@@ -48,6 +48,8 @@ export interface RecentView {
   createdAt: string;
   answeredAt: string | null;
   answer: { action: ResumeAction; content: string } | null;
+  /** Who answered (an operator's name, an OS user), or `null`: pending, or not recorded. */
+  answeredBy: string | null;
   status: PauseStatus;
   /** For `resumed` and `failed`: how the run went on (a new question → `waiting`). */
   outcome: RunOutcome | null;
@@ -112,6 +114,7 @@ function recentView(record: PauseRecord, runs: ReadonlyMap<string, RunRecord>): 
     createdAt: record.createdAt.toISOString(),
     answeredAt: record.resumedAt?.toISOString() ?? null,
     answer: record.answer,
+    answeredBy: record.answeredBy,
     status,
     outcome,
     run: run

@@ -1,0 +1,34 @@
+import path from 'node:path';
+
+/** Quotes `arg` for a POSIX shell when it needs it. */
+export function shellQuote(arg: string): string {
+  return /^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replaceAll("'", `'\\''`)}'`;
+}
+
+/**
+ * How to run this CLI again from where the person is, so that a printed hint runs as
+ * printed: the way this process was started. A root `pnpm runner` script →
+ * `npx pnpm@V runner`; `pnpm exec runner` → the same `exec` (with `--filter runner` when run
+ * in the runner's folder); a `runner` on the PATH → `runner`; else `node path/to/cli.js`,
+ * relative to the working folder.
+ */
+export function invocation(
+  env: NodeJS.ProcessEnv = process.env,
+  argv: readonly string[] = process.argv,
+  cwd: string = process.cwd(),
+): string {
+  const pnpm = /^pnpm\/(\S+)/.exec(env.npm_config_user_agent ?? '');
+  if (pnpm) {
+    const via = `npx pnpm@${pnpm[1]}`;
+    if (env.npm_lifecycle_event === 'runner') return `${via} runner`;
+    if (env.npm_command === 'exec') {
+      return env.PNPM_PACKAGE_NAME === 'runner'
+        ? `${via} --filter runner exec runner`
+        : `${via} exec runner`;
+    }
+  }
+  const script = argv[1] ?? 'runner';
+  if (path.basename(script) === 'runner') return 'runner';
+  const relative = path.relative(cwd, script);
+  return `node ${shellQuote(relative.length < script.length ? relative : script)}`;
+}
