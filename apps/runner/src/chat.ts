@@ -94,10 +94,9 @@ export async function runChat(ctx: Context, args: string[]): Promise<number> {
   const out = ctx.out;
   const storage = await ctx.open();
   // `--resume` alone continues the session whose question was saved last.
-  const found = values.resume && values.session === undefined;
   const sessionId =
     values.session ??
-    (found
+    (values.resume
       ? await latestWaitingSession(storage).catch(async (error: unknown) => {
           await storage.close();
           throw error;

@@ -3,6 +3,7 @@ import { usageError } from '../errors.js';
 import { leasePolicyFromEnv, type Resumed, wake as wakeLoop } from '../executive/index.js';
 import { modelFromId } from '../model/index.js';
 import { createOutput, labelledLines, type Output, plural } from '../output.js';
+import { postgresCause } from '../storage.js';
 import { type Command, globalOptions, observer, report } from './context.js';
 
 /** `accept "Lisbon"`, `decline`: an answer in a few words. */
@@ -118,7 +119,7 @@ export const wake: Command = async (ctx, args) => {
       },
       onUnavailable: (error, wait) =>
         ctx.out.error(
-          `database unavailable (${(error as Error)?.message ?? error}); retrying in ${Math.round(wait / 1000)}s`,
+          `database unavailable (${postgresCause(error) ?? (error as Error)?.message ?? error}); retrying in ${Math.round(wait / 1000)}s`,
         ),
       stop: stopped,
       reopen:
