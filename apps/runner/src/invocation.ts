@@ -7,8 +7,8 @@ export function shellQuote(arg: string): string {
 
 /**
  * How to run this CLI again from where the person is, so that a printed hint runs as
- * printed: the way this process was started. A root `pnpm runner` script →
- * `npx pnpm@V runner`; `pnpm exec runner` → the same `exec` (with `--filter runner` when run
+ * printed: the way this process was started. A root `pnpm runner` (or `pnpm demo`) script
+ * → `npx pnpm@V runner`; `pnpm exec runner` → the same `exec` (with `--filter runner` when run
  * in the runner's folder); a `runner` on the PATH → `runner`; else `node path/to/cli.js`,
  * relative to the working folder.
  */
@@ -20,7 +20,10 @@ export function invocation(
   const pnpm = /^pnpm\/(\S+)/.exec(env.npm_config_user_agent ?? '');
   if (pnpm) {
     const via = `npx pnpm@${pnpm[1]}`;
-    if (env.npm_lifecycle_event === 'runner') return `${via} runner`;
+    // The root scripts run from the repository root, where `pnpm runner` works.
+    if (env.npm_lifecycle_event === 'runner' || env.npm_lifecycle_event === 'demo') {
+      return `${via} runner`;
+    }
     if (env.npm_command === 'exec') {
       return env.PNPM_PACKAGE_NAME === 'runner'
         ? `${via} --filter runner exec runner`
