@@ -6,7 +6,7 @@ import type {
   ToolUseBlock,
 } from '@x/wire';
 import { toolResult, toolUses, userMessage } from '@x/wire';
-import type { Model } from './model/model.js';
+import type { Model, ModelRetry } from './model/model.js';
 import {
   askAloneResult,
   isHumanTool,
@@ -41,6 +41,8 @@ export interface TurnObserver {
   event(event: StreamEvent): void;
   /** Called before each model call (tests count them). */
   modelCall?(): void;
+  /** A model call's attempt failed and is retried: the text it streamed is void. */
+  modelRetry?(retry: ModelRetry): void;
 }
 
 /** A turn that goes on calling tools without end is stopped here. */
@@ -69,6 +71,7 @@ export async function runTurn(
       messages,
       tools: toolSpecs,
       onText: (text) => observer.event({ type: 'text-delta', text }),
+      onRetry: (retry) => observer.modelRetry?.(retry),
       ...(options.signal ? { signal: options.signal } : {}),
     });
     const uses = toolUses(assistant);

@@ -1,14 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { createSuspension, resolve, type Suspension } from '@x/continuation';
-import { Checkpointer, SessionManager } from '@x/session';
+import { Checkpointer, isSafeThreadId, SessionManager } from '@x/session';
 import type { Message } from '@x/wire';
 import { userMessage } from '@x/wire';
 import { runTurn, type TurnObserver } from './agent.js';
-import type { Context } from './commands/context.js';
+import { type Context, modelRetried } from './commands/context.js';
 import { notFoundError, usageError } from './errors.js';
+import { shellQuote } from './invocation.js';
 import { createLineReader, type LineReader } from './lines.js';
 import { modelFromId } from './model/index.js';
+import { plural } from './output.js';
+import type { Storage } from './storage.js';
 import { answerResult, type HumanAnswer, type Question, questionOf } from './tools.js';
 
 /** A person's reply to a question at the prompt, or undefined to ask again. */
@@ -40,9 +43,29 @@ function describeQuestion(question: Question): string {
   lines.push(
     question.kind === 'approve'
       ? '  (yes / no, /decline REASON, /cancel)'
-      : `  (type an answer${question.options?.length ? ' or a number' : ''}, /decline [REASON], /cancel)`,
+      : `  (type an answer${question.options?.length ? ' or a number' : ''}, /decline [REASON], /cancel, /quit to answer later)`,
   );
   return lines.join('\n');
+}
+
+/** What to say when a reply answers nothing: the valid choices. */
+function choices(question: Question): string {
+  if (question.kind === 'approve') return 'answer yes or no, /decline REASON or /cancel';
+  const options = question.options ?? [];
+  if (!options.length) return 'type an answer, /decline [REASON] or /cancel';
+  const listed = options.map((o, i) => `${i + 1}) ${o}`).join('  ');
+  return `choose 1 to ${options.length} (${listed}), type an answer, /decline [REASON] or /cancel`;
+}
+
+/** The chat session whose question was saved last and still waits, if any. */
+async function latestWaitingSession(storage: Storage): Promise<string | undefined> {
+  let latest: Suspension | undefined;
+  for (const { threadId } of await storage.checkpoints.list()) {
+    const open = await storage.chatContinuations(threadId).listUnresolved({ sessionId: threadId });
+    const newest = open.at(-1);
+    if (newest && (!latest || newest.createdAt > latest.createdAt)) latest = newest;
+  }
+  return latest?.sessionId;
 }
 
 /**
@@ -62,10 +85,32 @@ export async function runChat(ctx: Context, args: string[]): Promise<number> {
       resume: { type: 'boolean' },
     },
   });
-  const sessionId = values.session ?? `s-${Math.random().toString(36).slice(2, 10)}`;
+  if (values.session !== undefined && !isSafeThreadId(values.session)) {
+    throw usageError(
+      `--session "${values.session}" cannot name a session: use 1 to 200 letters, digits, '.', '_' and '-', not starting with '.'`,
+    );
+  }
   const model = modelFromId(ctx.modelId);
   const out = ctx.out;
   const storage = await ctx.open();
+  // `--resume` alone continues the session whose question was saved last.
+  const sessionId =
+    values.session ??
+    (values.resume
+      ? await latestWaitingSession(storage).catch(async (error: unknown) => {
+          await storage.close();
+          throw error;
+        })
+      : `s-${Math.random().toString(36).slice(2, 10)}`);
+  if (sessionId === undefined) {
+    await storage.close();
+    throw notFoundError(
+      `no chat session waits on a question; to continue another one: ${out.command('chat --resume --session ID')}`,
+    );
+  }
+  const resumeCommand = out.command(
+    `chat --resume --session ${sessionId}${values.model === undefined ? '' : ` --model ${shellQuote(values.model)}`}`,
+  );
   const lines: LineReader = createLineReader();
   const continuations = storage.chatContinuations(sessionId);
   const session = new SessionManager();
@@ -84,6 +129,7 @@ export async function runChat(ctx: Context, args: string[]): Promise<number> {
       out.event(event);
     },
     modelCall: () => out.record({ type: 'model-call', sessionId }),
+    modelRetry: (retry) => modelRetried(out, retry, { sessionId }),
   };
 
   /** Asks the saved question; false at end of input (the question stays saved). */
@@ -102,9 +148,15 @@ export async function runChat(ctx: Context, args: string[]): Promise<number> {
     let reply: HumanAnswer | undefined;
     while (!reply) {
       const line = await lines.next('answer> ');
-      if (line === null) return false;
+      if (line === null || line.trim() === '/quit') {
+        out.record(
+          { type: 'question-waiting', sessionId, interactionId: suspension.interactionId },
+          `\nthe question waits; answer it later with: ${resumeCommand}`,
+        );
+        return false;
+      }
       reply = parseReply(line, question);
-      if (!reply) out.note('please answer, or /decline, or /cancel');
+      if (!reply) out.note(choices(question));
     }
     if (reply.action === 'cancel') {
       await continuations.markResolved(suspension.interactionId);
@@ -140,10 +192,14 @@ export async function runChat(ctx: Context, args: string[]): Promise<number> {
     return answer(suspension);
   };
 
+  // Ctrl-C ends the input like Ctrl-D (a waiting question stays saved and its resume command
+  // is printed); a second Ctrl-C ends the process at once.
+  const interrupt = () => lines.close();
+  process.once('SIGINT', interrupt);
   try {
     const stored = await storage.checkpoints.get(sessionId);
     if (stored && !values.resume) {
-      throw usageError(`session ${sessionId} exists: add --resume to continue it`);
+      throw usageError(`session ${sessionId} exists; to continue it: ${resumeCommand}`);
     }
     if (values.resume) {
       if (!stored) {
@@ -151,7 +207,7 @@ export async function runChat(ctx: Context, args: string[]): Promise<number> {
       }
       transcript = checkpointer.apply(stored.checkpoint, session).window;
       revision = stored.revision;
-      out.note(`resumed session ${sessionId} (${transcript.length} messages)`);
+      out.note(`resumed session ${sessionId} (${plural(transcript.length, 'message')})`);
       const [open] = await continuations.listUnresolved({ sessionId });
       if (open) {
         if (!(await answer(open))) return 0;
@@ -173,6 +229,7 @@ export async function runChat(ctx: Context, args: string[]): Promise<number> {
       if (!(await runUntilIdle())) return 0;
     }
   } finally {
+    process.off('SIGINT', interrupt);
     lines.close();
     await storage.close();
   }

@@ -19,9 +19,10 @@ commands:
   show CONVERSATION             a conversation's runs: outcome, attempts, questions, transcript
   retry RUN                     make a failed run ready again
   stop CONVERSATION             close every open question of a conversation
-  serve [--port N] [--host ADDR] [--token T] [--no-wake]
+  serve [--port N] [--host ADDR] [--token T] [--operator NAME] [--no-wake]
                                 the approval center: a web page and JSON API for answering
-  paused-states list [--all] [--limit N]
+  paused-states list [--all | --conversation C] [--limit N]
+  paused-states get TOKEN       one question: pending, or its answer and who gave it
   paused-states purge --older-than 7d
   migrate                       apply the database migrations
 
@@ -32,7 +33,7 @@ options for every command:
   --json         one JSON object per line, for scripts
   -h, --help     help for the command
 
-environment: DATABASE_URL, RUNNER_DATA, RUNNER_MODEL, RUNNER_TOKEN, NO_COLOR,
+environment: DATABASE_URL, RUNNER_DATA, RUNNER_MODEL, RUNNER_TOKEN, RUNNER_OPERATOR, NO_COLOR,
 RUNNER_SCRIPTED_DELAY_MS (the scripted model's simulated latency), RUNNER_WAKE_POLL_MS
 (how often wake looks for answers no notification announced; default 5000 on PostgreSQL,
 1000 on the embedded default), RUNNER_LEASE_MS (how long a worker holds a run unless it
@@ -53,8 +54,14 @@ time). Set DATABASE_URL=postgres://... to keep everything in PostgreSQL instead,
 many runner processes can work at once.
 
 exit codes: 0 done (completed, waiting, or answered) · 1 failed · 2 bad usage or input ·
-3 no such pending question, run, conversation or session · 4 storage unavailable or the
-data folder is in use · 5 conflict (someone else changed it first)`,
+3 no such pending question, run, conversation or session · 4 storage unavailable (the
+server cannot be reached or refuses, the data folder cannot be used or is in use) · 5
+conflict (someone else changed it first). With --json an error is one JSON object on
+stderr: {"type":"error","message","failure","exitCode"}.
+
+hints: commands the runner suggests (answer, chat --resume, retry) are printed the way this
+one was started (node path/to/cli.js, runner, npx pnpm@12.4.2 runner, ... exec runner),
+with the --data folder it was given, so they run as printed from the same place.`,
   demo: `usage: runner demo [--data DIR] [--json]
 
 Runs the scripted trip planner unattended on the embedded default (or DATABASE_URL):
@@ -69,7 +76,9 @@ Interactive chat. Type a message; when the model asks (ask_user) or wants an app
   /quit       leave (also Ctrl-D)
 The transcript is checkpointed after every turn and the pending question is saved before
 it is asked, so a crash loses nothing: \`runner chat --resume --session ID\` asks the same
-question again and completes the turn.`,
+question again and completes the turn; \`runner chat --resume\` alone resumes the session
+whose question was saved last. Leaving while a question waits (/quit, Ctrl-C, Ctrl-D) keeps
+it saved and prints the exact command that resumes it.`,
   exec: `usage: runner exec "GOAL" [--conversation ID] [--data DIR] [--model ID] [--json]
 
 Runs GOAL unattended until the turn completes or waits on a person. When it waits, the
@@ -128,17 +137,24 @@ embedded default it must, since one process at a time owns the data folder.
 --host ADDR     default 127.0.0.1 (this machine only). Any other address needs a token.
 --token TOKEN   (or RUNNER_TOKEN) required on every request: "Authorization: Bearer
                 TOKEN", or open /?token=TOKEN once and the browser keeps it in a cookie.
+--operator NAME (or RUNNER_OPERATOR) who answers through this server (the person behind
+                the token), recorded with every answer as answeredBy; default: the OS user
+                running serve. \`runner answer\` records the OS user running it.
 
 API: GET /api/pauses?limit=N · GET /api/pauses/TOKEN · POST /api/pauses/TOKEN/answer
 {"action":"accept"|"decline"|"cancel","content":"..."} · POST /api/pauses/answer-batch
 {"answers":[{"token","action","content"}]} (all or nothing) · GET /api/recent?limit=N ·
 POST /api/conversations/ID/stop · GET /api/events. Writes take application/json from this
 server's own origin; bodies up to 64 KiB. Errors: {"error":{"code","message"}}.`,
-  'paused-states': `usage: runner paused-states list [--all] [--limit N] [--json]
+  'paused-states': `usage: runner paused-states list [--all | --conversation C] [--limit N] [--json]
+       runner paused-states get TOKEN [--json]
        runner paused-states purge --older-than AGE
 
-list    pending questions of all conversations, first to answer first; --all shows the
-        most recent questions, answered ones too (default limit 100, or 50 with --all)
+list    pending questions of all conversations (or of conversation C), first to answer
+        first; --all shows the most recent questions, answered ones too, with the answer
+        (accept, decline or cancel) and who gave it (default limit 100, or 50 with --all)
+get     one question by its token: pending, or answered (the answer, who, when); exit 3
+        when no question has that token
 purge   deletes answered questions older than AGE (e.g. 30m, 12h, 7d); never a pending one`,
   migrate: `usage: runner migrate [--data DIR]
 

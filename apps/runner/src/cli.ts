@@ -14,6 +14,7 @@ import { show } from './commands/show.js';
 import { stop } from './commands/stop.js';
 import { wake } from './commands/wake.js';
 import { EXIT, failureOf } from './errors.js';
+import { invocation, shellQuote } from './invocation.js';
 import { createOutput } from './output.js';
 import { openStorage } from './storage.js';
 
@@ -32,32 +33,58 @@ const commands: Record<string, Command> = {
   migrate,
 };
 
+/** The value of `--name VALUE` or `--name=VALUE`, if given. */
+function flag(args: readonly string[], name: string): string | undefined {
+  const at = args.indexOf(name);
+  if (at >= 0) return args[at + 1];
+  return args.find((arg) => arg.startsWith(`${name}=`))?.slice(name.length + 1);
+}
+
+// `--limit -5` would read as an unknown option "-5": joined as `--limit=-5`, the command
+// checks the number and says what it takes.
+function attachNegativeValues(args: readonly string[]): string[] {
+  const joined: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i] as string;
+    const next = args[i + 1];
+    if (/^--[\w-]+$/.test(arg) && next !== undefined && /^-\d/.test(next)) {
+      joined.push(`${arg}=${next}`);
+      i++;
+    } else joined.push(arg);
+  }
+  return joined;
+}
+
 /** Runs the CLI with `argv` (without node and the script); returns the exit code. */
 export async function main(argv: string[]): Promise<number> {
-  const [command, ...args] = argv;
+  const [command, ...given] = argv;
+  const args = attachNegativeValues(given);
   const json = args.includes('--json');
-  const out = createOutput({ json });
+  const dataFlag = flag(args, '--data');
+  // Hints repeat how this process was started, and a --data it was given.
+  const out = createOutput({
+    json,
+    prefix: invocation(),
+    ...(dataFlag === undefined ? {} : { suffix: `--data ${shellQuote(dataFlag)}` }),
+  });
   if (!command || command === '--help' || command === '-h' || command === 'help') {
     console.log(HELP.main);
     return command ? EXIT.ok : EXIT.usage;
   }
   const run = commands[command];
   if (!run) {
-    out.error(`unknown command "${command}"; see runner --help`);
+    out.error(`unknown command "${command}"; see ${out.command('--help')}`, {
+      failure: 'usage',
+      exitCode: EXIT.usage,
+    });
     return EXIT.usage;
   }
   if (args.includes('--help') || args.includes('-h')) {
     console.log(HELP[command] ?? HELP.main);
     return EXIT.ok;
   }
-  const dataFlag = args.indexOf('--data');
-  const modelFlag = args.indexOf('--model');
-  const dataDir =
-    (dataFlag >= 0 ? args[dataFlag + 1] : undefined) ?? process.env.RUNNER_DATA ?? '.runner';
-  const modelId =
-    (modelFlag >= 0 ? args[modelFlag + 1] : undefined) ??
-    process.env.RUNNER_MODEL ??
-    'scripted:trip';
+  const dataDir = dataFlag ?? process.env.RUNNER_DATA ?? '.runner';
+  const modelId = flag(args, '--model') ?? process.env.RUNNER_MODEL ?? 'scripted:trip';
   const ctx: Context = {
     out,
     dataDir,
@@ -75,8 +102,17 @@ export async function main(argv: string[]): Promise<number> {
     return await run(ctx, args);
   } catch (error) {
     const failure = failureOf(error);
-    const message = error instanceof Error ? error.message : String(error);
-    out.error(failure === 'usage' ? `${message}\n(see runner ${command} --help)` : message);
+    // A package's "[@x/...]" origin helps a library's caller; at the command line it is noise.
+    const message = (error instanceof Error ? error.message : String(error)).replace(
+      /^\[@x\/[\w-]+\] /,
+      '',
+    );
+    // Node's argument parser explains over several lines; its first line says it all.
+    const parser = (error as { code?: unknown })?.code?.toString().startsWith('ERR_PARSE_ARGS');
+    out.error(
+      parser ? `${message.split('\n')[0]} (see ${out.command(`${command} --help`)})` : message,
+      { failure, exitCode: EXIT[failure] },
+    );
     if (failure === 'failed' && process.env.RUNNER_DEBUG) console.error(error);
     return EXIT[failure];
   }

@@ -83,7 +83,7 @@ export async function runDemo(out: Output, dataDir: string): Promise<number> {
     const calls = result.messages.flatMap((m) => toolUses(m)).length;
     out.record(
       { type: 'run-completed', conversationId, messages: result.messages },
-      `\n✓ completed: ${result.messages.length} messages, ${calls} tool calls, each answered exactly once.\n  last word: "${textOf(result.messages.at(-1) ?? { role: 'assistant', content: [] })}"\n\nNext: npx pnpm@12.4.2 runner chat (interactive), npx pnpm@12.4.2 runner --help`,
+      `\n✓ completed: ${result.messages.length} messages, ${calls} tool calls, each answered exactly once.\n  last word: "${textOf(result.messages.at(-1) ?? { role: 'assistant', content: [] })}"\n\nNext: ${out.command('chat')} (interactive), ${out.command('--help')}`,
     );
     return 0;
   } finally {

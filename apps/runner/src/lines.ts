@@ -21,6 +21,8 @@ export function createLineReader(
     if (waiter) waiter(line);
     else buffered.push(line);
   });
+  // On a terminal readline takes Ctrl-C itself: it ends the input, as Ctrl-D does.
+  rl.on('SIGINT', () => rl.close());
   rl.on('close', () => {
     closed = true;
     for (const waiter of waiting.splice(0)) waiter(null);

@@ -9,23 +9,60 @@ export interface Output {
   record(record: { type: string } & Record<string, unknown>, human?: string): void;
   /** A line for people only (progress, hints); silent in JSON mode. */
   note(line: string): void;
-  /** An error line, always on stderr. */
-  error(line: string): void;
+  /** An error, always on stderr: a line for people, one JSON object for scripts. */
+  error(line: string, details?: Record<string, unknown>): void;
+  /** A command line for the person to run next, as this process was started (`prefix`). */
+  command(line: string): string;
+}
+
+/** `1 message`, `2 messages`: a count with its noun. */
+export function plural(count: number, noun: string, nouns = `${noun}s`): string {
+  return `${count} ${count === 1 ? noun : nouns}`;
 }
 
 const codes = { bold: 1, dim: 2, red: 31, green: 32, yellow: 33, cyan: 36 } as const;
 
+/** Where output goes: a stream, or anything with its `write`. */
+export type Sink = { write(text: string): unknown; isTTY?: boolean };
+
+/**
+ * A sink that writes whole lines to `target`, each after `label`, so that lines of runs
+ * resumed side by side never mix; `flush` ends a partial last line.
+ */
+export function labelledLines(label: string, target: Sink): Sink & { flush(): void } {
+  let partial = '';
+  return {
+    isTTY: Boolean(target.isTTY),
+    write(text: string) {
+      const lines = (partial + text).split('\n');
+      partial = lines.pop() ?? '';
+      for (const line of lines) target.write(`${label} ${line}\n`);
+      return true;
+    },
+    flush() {
+      if (partial) target.write(`${label} ${partial}\n`);
+      partial = '';
+    },
+  };
+}
+
 /** Creates the output for this process. */
 export function createOutput(options: {
   json: boolean;
-  stdout?: NodeJS.WritableStream & { isTTY?: boolean };
-  stderr?: NodeJS.WritableStream;
+  /** How hints invoke the runner (e.g. `node apps/runner/dist/cli.js`); default `runner`. */
+  prefix?: string;
+  /** Options a hint repeats after the command (e.g. `--data DIR`). */
+  suffix?: string;
+  stdout?: Sink;
+  stderr?: Sink;
 }): Output {
   const stdout = options.stdout ?? process.stdout;
   const stderr = options.stderr ?? process.stderr;
   const colour = Boolean(stdout.isTTY) && !process.env.NO_COLOR;
   const paint = (style: keyof typeof codes, text: string) =>
     colour ? `\x1b[${codes[style]}m${text}\x1b[0m` : text;
+  const command = (text: string) =>
+    `${options.prefix ?? 'runner'} ${text}${options.suffix ? ` ${options.suffix}` : ''}`;
   let midLine = false;
   const line = (text: string) => {
     if (midLine) stdout.write('\n');
@@ -47,7 +84,9 @@ export function createOutput(options: {
       event: emit,
       record: emit,
       note: () => {},
-      error: (text) => stderr.write(`${text}\n`),
+      error: (text, details = {}) =>
+        stderr.write(`${JSON.stringify({ type: 'error', message: text, ...details })}\n`),
+      command,
     };
   }
   return {
@@ -85,6 +124,7 @@ export function createOutput(options: {
       midLine = false;
       stderr.write(`${paint('red', 'error:')} ${text}\n`);
     },
+    command,
   };
 }
 

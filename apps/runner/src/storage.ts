@@ -1,4 +1,12 @@
-import { closeSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  statSync,
+  unlinkSync,
+  writeSync,
+} from 'node:fs';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { AskUserStore, migrate as migrateAskUser } from '@x/askuser';
@@ -151,10 +159,48 @@ export async function openStorage(options: OpenStorageOptions): Promise<Storage>
     }
     await migrateAll(storage.db);
   } catch (error) {
-    await storage.close();
-    throw error;
+    await storage.close().catch(() => {});
+    const cause = storage.kind === 'postgres' ? postgresCause(error) : undefined;
+    if (cause === undefined) throw error;
+    throw new RunnerError('unavailable', `cannot use PostgreSQL at ${storage.where}: ${cause}`, {
+      cause: error,
+    });
   }
   return storage;
+}
+
+/**
+ * Why PostgreSQL could not be used, in words, from the driver error among `error`'s causes
+ * (connection errors by their Node code, server refusals by SQLSTATE); undefined when none
+ * is recognised.
+ */
+export function postgresCause(error: unknown): string | undefined {
+  let current = error as { code?: unknown; message?: string; cause?: unknown } | undefined;
+  for (let depth = 0; current && depth < 8; depth++) {
+    switch (current.code) {
+      case 'ECONNREFUSED':
+        return 'connection refused (is the server running, on that port?)';
+      case 'ENOTFOUND':
+      case 'EAI_AGAIN':
+        return 'unknown host';
+      case 'CONNECT_TIMEOUT':
+      case 'ETIMEDOUT':
+        return 'the connection timed out';
+      case 'ECONNRESET':
+        return 'the server closed the connection';
+      case '3D000':
+        return `the database does not exist (${current.message})`;
+      case '28P01':
+      case '28000':
+        return `authentication failed (${current.message})`;
+      case '57P03':
+        return `the server is not accepting connections now (${current.message})`;
+      case '53300':
+        return `too many connections (${current.message})`;
+    }
+    current = current.cause as typeof current;
+  }
+  return undefined;
 }
 
 function sqlStores(db: Db) {
@@ -174,10 +220,49 @@ function sqlStores(db: Db) {
   };
 }
 
+/** One line for a file-system error of the data folder, with its code (EACCES, ...). */
+function folderProblem(dir: string, error: unknown): RunnerError {
+  const { code, path: where = dir } = error as NodeJS.ErrnoException;
+  const reasons: Record<string, string> = {
+    EACCES: `permission denied on ${where}`,
+    EPERM: `permission denied on ${where}`,
+    EEXIST: `${where} is a file, not a folder`,
+    ENOTDIR: `a parent of ${where} is a file, not a folder`,
+    ENOENT: `no folder can be created at ${where}`,
+    EROFS: `${where} is on a read-only file system`,
+    ENOSPC: 'no space left on the device',
+  };
+  const reason = (code && reasons[code]) ?? (error as Error).message;
+  return new RunnerError('unavailable', `cannot use the data folder ${dir}: ${reason}`, {
+    cause: error,
+  });
+}
+
+// Creates the folder and its missing parents one level at a time: Node's recursive mkdir
+// loops forever where mkdir reports ENOENT under an existing parent (e.g. /proc/nope).
+function makeFolder(dir: string): void {
+  try {
+    if (statSync(dir).isDirectory()) return;
+    throw Object.assign(new Error(`${dir} is not a folder`), { code: 'EEXIST', path: dir });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+  const parent = path.dirname(dir);
+  if (parent !== dir) makeFolder(parent);
+  mkdirSync(dir);
+}
+
 async function openEmbedded(dataDir: string, command: string): Promise<Storage> {
   const dir = path.resolve(dataDir);
-  mkdirSync(dir, { recursive: true });
-  const release = lockDataFolder(dir, command);
+  let release: () => void;
+  try {
+    makeFolder(dir);
+    release = lockDataFolder(dir, command);
+  } catch (error) {
+    if (RunnerError.is(error) || typeof (error as NodeJS.ErrnoException).code !== 'string')
+      throw error;
+    throw folderProblem(dir, error);
+  }
   try {
     const client = new PGlite(path.join(dir, 'pglite'));
     await client.waitReady;
@@ -206,7 +291,7 @@ async function openEmbedded(dataDir: string, command: string): Promise<Storage> 
 function describeUrl(url: string): string {
   try {
     const u = new URL(url);
-    return `postgres://${u.host}${u.pathname}`;
+    return `${u.protocol}//${u.host}${u.pathname}`;
   } catch {
     return 'the DATABASE_URL server';
   }
@@ -231,6 +316,11 @@ export function postgresTarget(databaseUrl: string, env = process.env): Postgres
     url = new URL(databaseUrl);
   } catch {
     throw usageError('DATABASE_URL is not a URL: give postgres://USER@HOST:PORT/DATABASE');
+  }
+  if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') {
+    throw usageError(
+      `DATABASE_URL ${describeUrl(databaseUrl)} is not a postgres URL: give postgres://USER@HOST:PORT/DATABASE`,
+    );
   }
   const pooled = url.searchParams.get('pgbouncer') === 'true';
   url.searchParams.delete('pgbouncer');

@@ -65,7 +65,8 @@ describe('runner chat (interactive)', { timeout: 300_000 }, () => {
       input: 'Plan\n/decline not sure yet\nPlan again\n/cancel\n/quit\n',
     });
     expect(chat.code, chat.stderr).toBe(0);
-    expect(chat.stdout).toContain('The user declined: not sure yet');
+    expect(chat.stdout).toContain('Understood, you declined ("not sure yet")');
+    expect(chat.stdout).not.toContain('good choice');
     expect(chat.stdout).toContain('cancelled: the turn ends without an answer');
   });
 });

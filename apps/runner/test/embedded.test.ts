@@ -90,13 +90,16 @@ describe('runner on the embedded default (PGlite + files)', { timeout: 300_000 }
     const token = last(exec.events).token as string;
     expect((await runCli(['answer', token, '--decline', 'not now', '--data', data])).code).toBe(0);
     const woke = await runCli(['wake', '--once', '--data', data, '--json']);
-    const next = last(woke.events);
-    expect(next.type).toBe('run-waiting');
+    const declined = last(woke.events);
+    expect(declined.type).toBe('run-completed');
+    expect(JSON.stringify(declined.messages)).toContain('you declined (\\"not now\\")');
+    const again = await runCli(['exec', 'Plan', '--conversation', 'c2', '--data', data, '--json']);
+    const next = last(again.events);
     const cancel = await runCli(['answer', next.token as string, '--cancel', '--data', data]);
     expect(cancel.code).toBe(0);
     const done = await runCli(['wake', '--once', '--data', data, '--json']);
     expect(done.events.filter((e) => e.type === 'model-call')).toHaveLength(0);
-    expect(last(done.events)).toMatchObject({ type: 'run-cancelled', conversationId: 'c' });
+    expect(last(done.events)).toMatchObject({ type: 'run-cancelled', conversationId: 'c2' });
   });
 
   it('runs ordinary tools to completion, and handles ask_user next to a sibling without suspending', async () => {
@@ -146,7 +149,7 @@ describe('runner on the embedded default (PGlite + files)', { timeout: 300_000 }
     const token = last(first.events).token as string;
     const second = await runCli(['exec', 'Plan again', '--conversation', 'k', '--data', data]);
     expect(second.code).toBe(0);
-    expect(second.stdout).toContain('stopped 1 open question(s) of k first');
+    expect(second.stdout).toContain('stopped 1 open question of k first');
     expect((await runCli(['answer', token, '--accept', 'x', '--data', data])).code).toBe(3);
 
     const stop = await runCli(['stop', 'k', '--data', data, '--json']);
@@ -187,7 +190,7 @@ describe('runner on the embedded default (PGlite + files)', { timeout: 300_000 }
     expect(failed.events).toContainEqual(
       expect.objectContaining({ type: 'run-failed', runId, attempt: 1 }),
     );
-    expect(failed.stderr).toContain(`runner retry ${runId}`);
+    expect(failed.stderr).toContain(`retry ${runId}`);
     const listed = await runCli(['runs', '--status', 'failed', '--data', data, '--json']);
     expect(listed.events).toEqual([
       expect.objectContaining({

@@ -37,10 +37,21 @@ function parseEvents(stdout: string): CliResult['events'] {
     .map((line) => JSON.parse(line));
 }
 
+/**
+ * What a package manager's run tells the CLI about how it was started: cleared, so that
+ * hints read the same whether the tests run under npx, pnpm or plain node.
+ */
+const LAUNCHER_ENV = {
+  npm_config_user_agent: undefined,
+  npm_command: undefined,
+  npm_lifecycle_event: undefined,
+  PNPM_PACKAGE_NAME: undefined,
+};
+
 /** Spawns the CLI; resolves when it exits. */
 export function runCli(
   args: string[],
-  options: { env?: Record<string, string | undefined>; input?: string } = {},
+  options: { env?: Record<string, string | undefined>; input?: string; cwd?: string } = {},
 ): Promise<CliResult> {
   const child = startCli(args, options);
   return finished(child);
@@ -49,16 +60,18 @@ export function runCli(
 /** Starts the CLI and returns the process (for kill tests and concurrent runs). */
 export function startCli(
   args: string[],
-  options: { env?: Record<string, string | undefined>; input?: string } = {},
+  options: { env?: Record<string, string | undefined>; input?: string; cwd?: string } = {},
 ): ChildProcess & { output: { stdout: string; stderr: string } } {
   const env: Record<string, string | undefined> = {
     ...process.env,
+    ...LAUNCHER_ENV,
     NO_COLOR: '1',
     DATABASE_URL: '',
   };
   Object.assign(env, options.env);
   const child = spawn(process.execPath, [CLI, ...args], {
     env: env as NodeJS.ProcessEnv,
+    ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
     stdio: ['pipe', 'pipe', 'pipe'],
   }) as ChildProcess & { output: { stdout: string; stderr: string } };
   child.output = { stdout: '', stderr: '' };
@@ -70,6 +83,36 @@ export function startCli(
   });
   if (options.input !== undefined) child.stdin?.end(options.input);
   return child;
+}
+
+/**
+ * Runs a command line as a person would type it (through `sh -c`), e.g. a hint the CLI
+ * printed, in `cwd`; resolves when it exits.
+ */
+export function runShell(
+  line: string,
+  options: { cwd: string; env?: Record<string, string | undefined>; input?: string },
+): Promise<CliResult> {
+  const child = spawn('sh', ['-c', line], {
+    cwd: options.cwd,
+    env: {
+      ...process.env,
+      ...LAUNCHER_ENV,
+      NO_COLOR: '1',
+      DATABASE_URL: '',
+      ...options.env,
+    } as NodeJS.ProcessEnv,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  }) as ChildProcess & { output: { stdout: string; stderr: string } };
+  child.output = { stdout: '', stderr: '' };
+  child.stdout?.on('data', (d) => {
+    child.output.stdout += d;
+  });
+  child.stderr?.on('data', (d) => {
+    child.output.stderr += d;
+  });
+  child.stdin?.end(options.input ?? '');
+  return finished(child);
 }
 
 /** Resolves when a started CLI exits. */

@@ -25,8 +25,9 @@ export type {
   InsertParams,
   InsertPauseParams,
   ListAnsweredOptions,
+  MarkResumedOptions,
   PauseRecord,
   Pending,
   ResumeAnswers,
 } from './types.js';
-export { insertPauseParamsSchema } from './types.js';
+export { insertPauseParamsSchema, markResumedOptionsSchema } from './types.js';

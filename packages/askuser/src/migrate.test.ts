@@ -38,7 +38,7 @@ for (const spec of await sqlTargets()) {
         target.db,
         sql`select count(*)::int as n from ${sql.identifier(MIGRATIONS_SCHEMA)}.${sql.identifier(MIGRATIONS_TABLE)}`,
       );
-      expect(applied).toEqual([{ n: 2 }]);
+      expect(applied).toEqual([{ n: 3 }]);
       const shared = await query(
         target.db,
         sql`select count(*)::int as n from information_schema.tables where table_schema = 'drizzle'`,
@@ -63,6 +63,7 @@ for (const spec of await sqlTargets()) {
         'created_at',
         'resumed_at',
         'resumed_answer',
+        'answered_by',
       ]);
     });
 
@@ -145,7 +146,7 @@ describe.skipIf(serverUrl === undefined)('migrate from several processes at once
         target.db,
         sql`select count(*)::int as n from x_askuser.__migrations`,
       );
-      expect(applied).toEqual([{ n: 2 }]);
+      expect(applied).toEqual([{ n: 3 }]);
     } finally {
       await Promise.all(clients.map((c) => c.end()));
       await target.close();

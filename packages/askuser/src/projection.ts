@@ -21,6 +21,7 @@ export const columns = {
   createdAt: t.createdAt,
   resumedAt: t.resumedAt,
   resumedAnswer: sql<string | null>`${t.resumedAnswer}::text`,
+  answeredBy: t.answeredBy,
 };
 
 export type Row = {
@@ -37,6 +38,7 @@ export type Row = {
   createdAt: Date;
   resumedAt: Date | null;
   resumedAnswer: string | null;
+  answeredBy: string | null;
 };
 
 function parseJson(text: string | null): unknown {
@@ -78,6 +80,7 @@ export function toRecord(row: Row): PauseRecord {
     resumedAnswer: answer?.content ?? '',
     answer,
     resumedAt: row.resumedAt,
+    answeredBy: row.answeredBy,
   };
 }
 
@@ -90,5 +93,5 @@ export function toAnswered(row: Row): AnsweredPause {
       { tokens: [row.token] },
     );
   }
-  return { ...toPending(row), answer, resumedAt: row.resumedAt };
+  return { ...toPending(row), answer, resumedAt: row.resumedAt, answeredBy: row.answeredBy };
 }

@@ -27,6 +27,8 @@ export const pausedStates = auraSchema.table(
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     resumedAt: timestamp('resumed_at', { withTimezone: true }),
     resumedAnswer: jsonb('resumed_answer'),
+    // Who resolved the pause (an operator's name, an OS user); null when not told.
+    answeredBy: text('answered_by'),
   },
   (t) => [
     // listPending(conversationId) and autoResolveForConversation: pending rows of one

@@ -16,6 +16,8 @@ import {
   type InsertPauseParams,
   insertPauseParamsSchema,
   type ListAnsweredOptions,
+  type MarkResumedOptions,
+  markResumedOptionsSchema,
   type PauseRecord,
   type Pending,
   type ResumeAnswers,
@@ -53,7 +55,11 @@ function prepareStatements(db: AskUserDatabase) {
       .prepare('askuser_insert'),
     markResumed: db
       .update(t)
-      .set({ resumedAt: sql`now()`, resumedAnswer: p('answer') })
+      .set({
+        resumedAt: sql`now()`,
+        resumedAnswer: p('answer'),
+        answeredBy: sql`${p('answeredBy')}`,
+      })
       .where(and(eq(t.token, p('token')), isNull(t.resumedAt)))
       .returning({ token: t.token })
       .prepare('askuser_mark_resumed'),
@@ -233,14 +239,21 @@ export class AskUserStore {
   /**
    * Resolves one pending pause with `{ action, content }`, exactly once: a conditional
    * UPDATE, so of several concurrent calls for one token one succeeds.
+   * `options.answeredBy` records who answered.
    * @throws {AskUserError} `invalid_answer` (action not accept/decline/cancel; nothing
-   *   changes), `not_found` (unknown or already resolved token).
+   *   changes), `invalid_argument` (a bad `answeredBy`), `not_found` (unknown or already
+   *   resolved token).
    */
-  async markResumed(token: string, answer: ResumeAnswer): Promise<void> {
+  async markResumed(
+    token: string,
+    answer: ResumeAnswer,
+    options: MarkResumedOptions = {},
+  ): Promise<void> {
     const parsed = parseAnswer(token, answer);
+    const answeredBy = parseAnsweredBy(options);
     let updated: { token: string }[];
     try {
-      updated = await this.#statements.markResumed.execute({ token, answer: parsed });
+      updated = await this.#statements.markResumed.execute({ token, answer: parsed, answeredBy });
     } catch (error) {
       throw wrapDatabaseError(error, 'markResumed', token);
     }
@@ -252,10 +265,16 @@ export class AskUserStore {
    * answer is invalid, or any token is unknown or already resolved (also by a concurrent
    * caller), nothing is resolved. Rows are locked in token order, so overlapping batches
    * do not deadlock: one waits and then fails whole. Returns how many were resolved.
+   * `options.answeredBy` records who answered them all.
    * @throws {AskUserError} `invalid_answer` (a bad answer, or a token named twice),
-   *   `not_found` with `tokens` = every token that was not pending. Nothing changes.
+   *   `invalid_argument` (a bad `answeredBy`), `not_found` with `tokens` = every token that
+   *   was not pending. Nothing changes.
    */
-  async markResumedBatch(answers: ResumeAnswers): Promise<number> {
+  async markResumedBatch(
+    answers: ResumeAnswers,
+    options: MarkResumedOptions = {},
+  ): Promise<number> {
+    const answeredBy = parseAnsweredBy(options);
     const entries = answerEntries(answers);
     if (entries.length === 0) return 0;
     const seen = new Set<string>();
@@ -280,7 +299,7 @@ export class AskUserStore {
         select p.token from ${t} p join answers a on a.token = p.token
         where p.resumed_at is null order by p.token for update of p
       ), updated as (
-        update ${t} p set resumed_at = now(), resumed_answer = a.answer
+        update ${t} p set resumed_at = now(), resumed_answer = a.answer, answered_by = ${answeredBy}::text
         from locked l join answers a on a.token = l.token
         where p.token = l.token and (select count(*) from locked) = ${items.length}::bigint
         returning p.token
@@ -371,6 +390,18 @@ function normalizeLimit(limit: number | undefined, fallback: number): number {
 }
 
 const ACTIONS: ReadonlySet<unknown> = new Set(Object.values(actions));
+
+function parseAnsweredBy(options: unknown): string | null {
+  const parsed = markResumedOptionsSchema.safeParse(options ?? {});
+  if (!parsed.success) {
+    throw new AskUserError(
+      'invalid_argument',
+      'answeredBy must be a name of 1 to 200 characters, or null',
+      { cause: parsed.error },
+    );
+  }
+  return parsed.data.answeredBy ?? null;
+}
 
 function parseAnswer(token: string, answer: unknown): ResumeAnswer {
   // The plain shape is checked by hand first (a batch checks thousands); anything else goes

@@ -76,13 +76,29 @@ export interface PauseRecord extends Pending {
   resumedAnswer: string;
   answer: ResumeAnswer | null;
   resumedAt: Date | null;
+  /** Who answered (the `answeredBy` given to `markResumed`), or `null`: pending, or not told. */
+  answeredBy: string | null;
 }
 
 /** A resolved pause with its answer: what an executive resumes from. */
 export interface AnsweredPause extends Pending {
   answer: ResumeAnswer;
   resumedAt: Date;
+  /** Who answered, or `null` when the answer did not say. */
+  answeredBy: string | null;
 }
+
+/** Schema of {@link MarkResumedOptions}. */
+export const markResumedOptionsSchema = z
+  .object({ answeredBy: z.string().min(1).max(200).nullish() })
+  .strict();
+
+/**
+ * Options of `markResumed` and `markResumedBatch`.
+ * - `answeredBy`: who answered, for the audit trail (an operator's name, an OS user name;
+ *   1 to 200 characters); omitted or `null` → SQL NULL.
+ */
+export type MarkResumedOptions = z.input<typeof markResumedOptionsSchema>;
 
 /** Options of `listAnswered`. */
 export interface ListAnsweredOptions {

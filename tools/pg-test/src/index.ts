@@ -9,6 +9,7 @@ import { serverReachable, testServerUrl } from './probe.js';
 import { dropConnection, loadStockPostgres } from './stock-postgres.js';
 
 export {
+  freePort,
   postgresBinDir,
   startThrowawayCluster,
   type ThrowawayCluster,

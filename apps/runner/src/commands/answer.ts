@@ -3,6 +3,8 @@ import { parseArgs } from 'node:util';
 import type { ResumeAnswer } from '@x/askuser';
 import { usageError } from '../errors.js';
 import { answerBatch, answer as answerOne } from '../executive/index.js';
+import { osUserName } from '../operator.js';
+import { plural } from '../output.js';
 import { type Command, globalOptions, withStorage } from './context.js';
 
 function parseAnswer(
@@ -69,16 +71,17 @@ export const answer: Command = async (ctx, args) => {
     if (positionals.length) throw usageError('--batch takes no TOKEN');
     const batch = readBatch(values.batch);
     return withStorage(ctx, async (storage) => {
-      await answerBatch(storage, batch);
+      await answerBatch(storage, batch, osUserName());
       ctx.out.record(
         { type: 'answered', tokens: batch.map((b) => b.token) },
-        `answered ${batch.length} question(s)`,
+        `answered ${plural(batch.length, 'question')}`,
       );
       return 0;
     });
   }
   const [token, ...rest] = positionals;
-  if (!token) throw usageError('answer needs a TOKEN (see runner paused-states list)');
+  if (!token)
+    throw usageError(`answer needs a TOKEN (see ${ctx.out.command('paused-states list')})`);
   const parsed = parseAnswer(values, rest);
   return withStorage(ctx, async (storage) => {
     let given = parsed.answer;
@@ -95,7 +98,7 @@ export const answer: Command = async (ctx, args) => {
       }
       given = { action: 'accept', content: chosen };
     }
-    await answerOne(storage, token, given);
+    await answerOne(storage, token, given, osUserName());
     ctx.out.record(
       { type: 'answered', token, answer: given },
       `answered ${token}: ${given.action}${given.content ? ` "${given.content}"` : ''}`,

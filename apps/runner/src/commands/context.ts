@@ -1,5 +1,6 @@
 import type { TurnObserver } from '../agent.js';
 import type { RunResult } from '../executive/index.js';
+import type { ModelRetry } from '../model/index.js';
 import type { Output } from '../output.js';
 import type { Storage } from '../storage.js';
 
@@ -42,7 +43,23 @@ export function observer(out: Output, extra: Record<string, unknown> = {}): Turn
   return {
     event: (event) => out.event(out.json ? { ...event, ...extra } : event),
     modelCall: () => out.record({ type: 'model-call', ...extra }, undefined),
+    modelRetry: (retry) => modelRetried(out, retry, extra),
   };
+}
+
+/**
+ * Marks a retried model call: a `model-retry` event, and a line for people, so that a
+ * reader drops the text the failed attempt streamed before it.
+ */
+export function modelRetried(
+  out: Output,
+  { attempt, reason, waitMs }: ModelRetry,
+  extra: Record<string, unknown> = {},
+): void {
+  out.record(
+    { type: 'model-retry', attempt, reason, retryInMs: waitMs, ...extra },
+    `  ↻ model call attempt ${attempt} failed (${reason}); the text above is void, trying again`,
+  );
 }
 
 /** Prints where a run stands after a turn: completed, waiting (with how to answer), cancelled. */
@@ -74,7 +91,7 @@ export function report(out: Output, result: RunResult): void {
           question: result.question,
           options: result.options,
         },
-        `\n? ${result.question}${options}\nwaiting — token ${result.token}\n  answer: runner answer ${result.token} ${how}  (or --accept TEXT, --decline [TEXT], --cancel)`,
+        `\n? ${result.question}${options}\nwaiting — token ${result.token}\n  answer: ${out.command(`answer ${result.token} ${how}`)}  (or --accept TEXT, --decline [TEXT], --cancel)`,
       );
       break;
     }

@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { usageError } from '../errors.js';
 import { startRun } from '../executive/index.js';
 import { modelFromId } from '../model/index.js';
+import { plural } from '../output.js';
 import { type Command, globalOptions, observer, report, withStorage } from './context.js';
 
 function newId(prefix: string): string {
@@ -26,10 +27,14 @@ export const exec: Command = async (ctx, args) => {
       goal,
       conversationId,
       observer(ctx.out, { conversationId }),
+      (stopped) => {
+        if (stopped.pauses > 0) {
+          ctx.out.note(
+            `stopped ${plural(stopped.pauses, 'open question')} of ${conversationId} first`,
+          );
+        }
+      },
     );
-    if (result.stopped.pauses > 0) {
-      ctx.out.note(`stopped ${result.stopped.pauses} open question(s) of ${conversationId} first`);
-    }
     report(ctx.out, result);
     return 0;
   });

@@ -1,5 +1,7 @@
 import { parseArgs } from 'node:util';
-import { usageError } from '../errors.js';
+import { AskUserError, type PauseRecord, type Pending } from '@x/askuser';
+import { notFoundError, usageError } from '../errors.js';
+import { plural } from '../output.js';
 import { type Command, globalOptions, withStorage } from './context.js';
 
 /** Parses an age like `30m`, `12h`, `7d` into milliseconds. */
@@ -10,50 +12,94 @@ export function parseAge(text: string): number {
   return Number(match[1]) * unit;
 }
 
-/** `runner paused-states list|purge`: the questions, pending or all; purging old answers. */
+/** One line about a pending question. */
+function describePending(p: Pending): string {
+  const options = Array.isArray(p.options)
+    ? `  options: ${(p.options as unknown[]).map((o, i) => `${i + 1}) ${String(o)}`).join(' ')}`
+    : '';
+  const from = p.proxiedFromChildId ? ` via ${p.proxiedFromChildId}` : '';
+  return `${p.token}  [${p.conversationId}${from}] p${p.priority} ${p.kind}: ${p.question}${options}`;
+}
+
+/** One line about any question: pending (…), or how and by whom it was answered (✓). */
+function describeRecord(r: Pick<PauseRecord, 'answer' | 'answeredBy' | 'resumedAt'> & Pending) {
+  if (!r.answer) return `… ${describePending(r)}`;
+  const content = r.answer.content ? ` "${r.answer.content}"` : '';
+  const by = r.answeredBy ? ` by ${r.answeredBy}` : '';
+  const at = r.resumedAt ? ` at ${r.resumedAt.toISOString()}` : '';
+  return `✓ ${r.token}  [${r.conversationId}] p${r.priority} ${r.kind}: ${r.question}  → ${r.answer.action}${content}${by}${at}`;
+}
+
+/** `runner paused-states list|get|purge`: the questions, pending or all; purging old answers. */
 export const pausedStates: Command = async (ctx, args) => {
   const [sub, ...rest] = args;
-  const { values } = parseArgs({
+  const { values, positionals } = parseArgs({
     args: rest,
     options: {
       ...globalOptions,
       all: { type: 'boolean' },
       limit: { type: 'string' },
+      conversation: { type: 'string' },
       'older-than': { type: 'string' },
     },
+    allowPositionals: sub === 'get',
   });
   if (sub === 'list') {
     const limit = values.limit === undefined ? undefined : Number(values.limit);
     if (limit !== undefined && (!Number.isInteger(limit) || limit < 1))
-      throw usageError('--limit takes a whole number from 1');
+      throw usageError(`--limit takes a whole number from 1, not "${values.limit}"`);
+    if (values.conversation !== undefined && values.all)
+      throw usageError('list takes --all or --conversation C, not both');
     return withStorage(ctx, async (storage) => {
       const pauses = storage.pauses();
       if (values.all) {
         const records = await pauses.listRecent(limit);
-        for (const r of records) {
-          const answer = r.answer
-            ? `  → ${r.answer.action}${r.answer.content ? ` "${r.answer.content}"` : ''}`
-            : '';
-          ctx.out.record(
-            { type: 'pause', ...r },
-            `${r.resumed ? '✓' : '…'} ${r.token}  [${r.conversationId}] p${r.priority} ${r.kind}: ${r.question}${answer}`,
+        for (const r of records) ctx.out.record({ type: 'pause', ...r }, describeRecord(r));
+        if (!records.length) {
+          ctx.out.note(
+            'no questions kept: none is pending, and answered ones are gone (purged, or none asked yet)',
           );
         }
-        if (!records.length) ctx.out.note('no questions yet');
         return 0;
       }
-      const pending = await pauses.listPendingAll(limit);
-      for (const p of pending) {
-        const options = Array.isArray(p.options)
-          ? `  options: ${(p.options as string[]).map((o, i) => `${i + 1}) ${o}`).join(' ')}`
-          : '';
-        const from = p.proxiedFromChildId ? ` via ${p.proxiedFromChildId}` : '';
-        ctx.out.record(
-          { type: 'pause', ...p },
-          `${p.token}  [${p.conversationId}${from}] p${p.priority} ${p.kind}: ${p.question}${options}`,
+      const pending =
+        values.conversation === undefined
+          ? await pauses.listPendingAll(limit)
+          : (await pauses.listPending(values.conversation)).slice(0, limit);
+      for (const p of pending) ctx.out.record({ type: 'pause', ...p }, describePending(p));
+      if (!pending.length) {
+        ctx.out.note(
+          values.conversation === undefined
+            ? 'no pending questions'
+            : `no pending questions in conversation ${values.conversation}`,
         );
       }
-      if (!pending.length) ctx.out.note('no pending questions');
+      return 0;
+    });
+  }
+  if (sub === 'get') {
+    const [token] = positionals;
+    if (!token || positionals.length > 1) throw usageError('get needs one TOKEN');
+    return withStorage(ctx, async (storage) => {
+      const pauses = storage.pauses();
+      // The pending question (GetByToken), else the answered one with its answer.
+      const found = await pauses.getByToken(token).then(
+        (p) => ({ ...p, answer: null, answeredBy: null, resumedAt: null }),
+        async (error: unknown) => {
+          if (!AskUserError.hasCode(error, 'not_found')) throw error;
+          const answered = await pauses.getAnswer(token).catch((missing: unknown) => {
+            if (!AskUserError.hasCode(missing, 'not_found')) throw missing;
+            throw notFoundError(`no question has the token ${token}`);
+          });
+          if (!answered) throw error;
+          return answered;
+        },
+      );
+      const { answer } = found;
+      ctx.out.record(
+        { type: 'pause', ...found, resumed: answer !== null },
+        answer === null ? describePending(found) : describeRecord(found),
+      );
       return 0;
     });
   }
@@ -66,10 +112,10 @@ export const pausedStates: Command = async (ctx, args) => {
       const runs = await storage.runs().purgeFinishedBefore(cutoff);
       ctx.out.record(
         { type: 'purged', deleted, runs, cutoff: cutoff.toISOString() },
-        `deleted ${deleted} answered question(s) and ${runs} finished run(s) older than ${cutoff.toISOString()}`,
+        `deleted ${plural(deleted, 'answered question')} and ${plural(runs, 'finished run')} older than ${cutoff.toISOString()}`,
       );
       return 0;
     });
   }
-  throw usageError('paused-states takes list or purge');
+  throw usageError('paused-states takes list, get or purge');
 };

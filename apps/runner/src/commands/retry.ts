@@ -8,7 +8,7 @@ export const retry: Command = async (ctx, args) => {
   const { positionals } = parseArgs({ args, options: globalOptions, allowPositionals: true });
   const [runId] = positionals;
   if (!runId || positionals.length > 1)
-    throw usageError('retry needs one RUN id (see runner runs)');
+    throw usageError(`retry needs one RUN id (see ${ctx.out.command('runs')})`);
   return withStorage(ctx, async (storage) => {
     const run = await storage
       .runs()
@@ -20,7 +20,7 @@ export const retry: Command = async (ctx, args) => {
       });
     ctx.out.record(
       { type: 'run-ready', runId, conversationId: run.conversationId },
-      `run ${runId} (${run.conversationId}) is ready again; a running wake picks it up (or: runner wake --once)`,
+      `run ${runId} (${run.conversationId}) is ready again; a running wake picks it up (or: ${ctx.out.command('wake --once')})`,
     );
     return 0;
   });

@@ -13,7 +13,11 @@ const STATUSES: readonly RunStatus[] = [
 ];
 
 /** One line about a run, for people. */
-export function describeRun(run: RunRecord, now = Date.now()): string {
+export function describeRun(
+  run: RunRecord,
+  command: (line: string) => string,
+  now = Date.now(),
+): string {
   const parts = [`${run.runId}  ${run.status.padEnd(9)} [${run.conversationId}]`];
   if (run.attempts) parts.push(`attempt ${run.attempts}`);
   if (run.status === 'running' && run.leaseExpiresAt) {
@@ -27,7 +31,7 @@ export function describeRun(run: RunRecord, now = Date.now()): string {
   if (run.status === 'waiting' && run.interactionId) parts.push(`on question ${run.interactionId}`);
   parts.push(`updated ${run.updatedAt.toISOString()}`);
   if (run.lastError) parts.push(`\n    last error: ${run.lastError}`);
-  if (run.status === 'failed') parts.push(`\n    retry it: runner retry ${run.runId}`);
+  if (run.status === 'failed') parts.push(`\n    retry it: ${command(`retry ${run.runId}`)}`);
   return parts.join('  ');
 }
 
@@ -56,7 +60,8 @@ export const runs: Command = async (ctx, args) => {
       ...(status === undefined ? {} : { status }),
       ...(limit === undefined ? {} : { limit }),
     });
-    for (const run of list) ctx.out.record({ type: 'run', ...run }, describeRun(run));
+    for (const run of list)
+      ctx.out.record({ type: 'run', ...run }, describeRun(run, ctx.out.command));
     if (list.length === 0) {
       ctx.out.record({ type: 'none' }, 'no runs match');
     }

@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { usageError } from '../errors.js';
 import { modelFromId } from '../model/index.js';
+import { osUserName } from '../operator.js';
 import { type Command, globalOptions, withStorage } from './context.js';
 import { reportResumed } from './wake.js';
 
@@ -14,6 +15,7 @@ export const serve: Command = async (ctx, args) => {
       port: { type: 'string' },
       token: { type: 'string' },
       'no-wake': { type: 'boolean' },
+      operator: { type: 'string' },
     },
   });
   const port = Number(values.port ?? 4319);
@@ -28,6 +30,7 @@ export const serve: Command = async (ctx, args) => {
       host,
       port,
       token,
+      operator: values.operator || process.env.RUNNER_OPERATOR || osUserName(),
       wake: !values['no-wake'],
       modelFor: (id) => modelFromId(id || ctx.modelId),
       onResumed: (resumed) => reportResumed(ctx.out, resumed),

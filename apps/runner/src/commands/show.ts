@@ -35,7 +35,7 @@ export const show: Command = async (ctx, args) => {
         ctx.out.record({ type: 'run', ...story });
         continue;
       }
-      const lines = [describeRun(run)];
+      const lines = [describeRun(run, ctx.out.command)];
       for (const q of story.questions) {
         const answer = q.answer
           ? `${q.answer.action}${q.answer.content ? ` "${q.answer.content}"` : ''}`

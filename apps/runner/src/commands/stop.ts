@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { notFoundError, usageError } from '../errors.js';
 import { stopConversation } from '../executive/index.js';
+import { plural } from '../output.js';
 import { type Command, globalOptions, withStorage } from './context.js';
 
 /** `runner stop CONVERSATION`: closes its open questions and cancels its runs. */
@@ -18,7 +19,7 @@ export const stop: Command = async (ctx, args) => {
       { type: 'stopped', conversationId, ...closed },
       nothing
         ? `${conversationId} had nothing open: no question waits and no run is in flight`
-        : `stopped ${conversationId}: ${closed.pauses} open question(s) closed, ${closed.runs} run(s) cancelled`,
+        : `stopped ${conversationId}: ${plural(closed.pauses, 'open question')} closed, ${plural(closed.runs, 'run')} cancelled`,
     );
     return 0;
   });

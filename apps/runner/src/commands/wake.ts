@@ -2,11 +2,20 @@ import { parseArgs } from 'node:util';
 import { usageError } from '../errors.js';
 import { leasePolicyFromEnv, type Resumed, wake as wakeLoop } from '../executive/index.js';
 import { modelFromId } from '../model/index.js';
-import type { Output } from '../output.js';
+import { createOutput, labelledLines, type Output, plural } from '../output.js';
+import { postgresCause } from '../storage.js';
 import { type Command, globalOptions, observer, report } from './context.js';
 
-/** Prints how one claimed run's attempt ended. */
-export function reportResumed(out: Output, resumed: Resumed): void {
+/** `accept "Lisbon"`, `decline`: an answer in a few words. */
+function describeAnswer(answer: Resumed['answer']): string {
+  return `${answer.action}${answer.content ? ` "${answer.content}"` : ''}`;
+}
+
+/**
+ * Prints how one claimed run's attempt ended; `announced` when {@link reportClaimed} already
+ * said which run it is.
+ */
+export function reportResumed(out: Output, resumed: Resumed, announced = false): void {
   const { runId, token, conversationId, answer, attempt, outcome } = resumed;
   const base = { runId, token, conversationId, attempt };
   // A failed attempt is a problem line (stderr) for people, and an event for scripts.
@@ -25,7 +34,7 @@ export function reportResumed(out: Output, resumed: Resumed): void {
     case 'failed':
       out.record({ type: 'run-failed', ...base, error: outcome.error });
       out.error(
-        `run ${runId} (${conversationId}) failed after ${attempt} attempt(s): ${outcome.error}\n  it stays answered; retry it with: runner retry ${runId}`,
+        `run ${runId} (${conversationId}) failed after ${plural(attempt, 'attempt')}: ${outcome.error}\n  it stays answered; retry it with: ${out.command(`retry ${runId}`)}`,
       );
       return;
     case 'lease-lost':
@@ -37,10 +46,19 @@ export function reportResumed(out: Output, resumed: Resumed): void {
     default:
       out.record(
         { type: 'resumed', ...base, action: answer.action, status: outcome.status },
-        `resumed ${token} (${answer.action}) of ${conversationId}`,
+        announced ? undefined : `resumed ${token} (${describeAnswer(answer)}) of ${conversationId}`,
       );
       report(out, outcome);
   }
+}
+
+/** Says which run a worker claimed, before that run's turn prints anything. */
+export function reportClaimed(out: Output, claimed: Omit<Resumed, 'outcome'>): void {
+  const { runId, token, conversationId, answer, attempt } = claimed;
+  out.record(
+    { type: 'run-claimed', runId, token, conversationId, attempt, action: answer.action },
+    `\nresumed ${token} (${describeAnswer(answer)}) of ${conversationId}${attempt > 1 ? `, attempt ${attempt}` : ''}`,
+  );
 }
 
 /** `runner wake [--once] [--concurrency N]`: the executive's wake loop. */
@@ -66,7 +84,10 @@ export const wake: Command = async (ctx, args) => {
     process.once('SIGTERM', stop);
     const pollMs = Number(process.env.RUNNER_WAKE_POLL_MS) || undefined;
     if (!values.once) {
-      ctx.out.note(`waiting for answers in ${storage.where} (Ctrl-C to stop)`);
+      ctx.out.record(
+        { type: 'ready', where: storage.where, concurrency },
+        `waiting for answers in ${storage.where} (Ctrl-C to stop)`,
+      );
       if (!storage.listen && storage.kind === 'postgres') {
         ctx.out.note(
           `no LISTEN through the pooler: looking for answers every ${(pollMs ?? 5_000) / 1000} s (set RUNNER_LISTEN_URL to a direct connection to be woken at once)`,
@@ -74,21 +95,31 @@ export const wake: Command = async (ctx, args) => {
       }
     }
     let resumed = 0;
+    const runLines = new Map<string, ReturnType<typeof labelledLines>>();
     const outcome = await wakeLoop(storage, {
       once: Boolean(values.once),
       concurrency,
       pollMs,
       policy,
       modelFor: (id) => modelFromId(id || ctx.modelId),
-      observerFor: ({ runId, token, conversationId }) =>
-        observer(ctx.out, { runId, token, conversationId }),
+      observerFor: ({ runId, token, conversationId }) => {
+        const tags = { runId, token, conversationId };
+        if (ctx.out.json) return observer(ctx.out, tags);
+        // Each run's lines carry its conversation: runs resumed side by side stay readable.
+        const lines = labelledLines(`[${conversationId}]`, process.stdout);
+        runLines.set(runId, lines);
+        return observer(createOutput({ json: false, stdout: lines }), tags);
+      },
+      onClaimed: (claimed) => reportClaimed(ctx.out, claimed),
       onResumed: (done) => {
         resumed++;
-        reportResumed(ctx.out, done);
+        runLines.get(done.runId)?.flush();
+        runLines.delete(done.runId);
+        reportResumed(ctx.out, done, true);
       },
       onUnavailable: (error, wait) =>
         ctx.out.error(
-          `database unavailable (${(error as Error)?.message ?? error}); retrying in ${Math.round(wait / 1000)}s`,
+          `database unavailable (${postgresCause(error) ?? (error as Error)?.message ?? error}); retrying in ${Math.round(wait / 1000)}s`,
         ),
       stop: stopped,
       reopen:

@@ -4,11 +4,17 @@ import type { Storage } from '../storage.js';
 /**
  * Answers one pause and makes its run ready, in one transaction: an answer is never
  * recorded without its run becoming claimable, or the other way round.
+ * `answeredBy` names who answered, for the audit trail.
  * @throws the askuser store's errors (unknown or already answered token, bad answer).
  */
-export async function answer(storage: Storage, token: string, given: ResumeAnswer): Promise<void> {
+export async function answer(
+  storage: Storage,
+  token: string,
+  given: ResumeAnswer,
+  answeredBy: string | null = null,
+): Promise<void> {
   await storage.transaction(async (tx) => {
-    await storage.pauses(tx).markResumed(token, given);
+    await storage.pauses(tx).markResumed(token, given, { answeredBy });
     await storage.runs(tx).markReady(token, given);
   });
 }
@@ -20,9 +26,10 @@ export async function answer(storage: Storage, token: string, given: ResumeAnswe
 export async function answerBatch(
   storage: Storage,
   answers: ReadonlyArray<{ token: string; answer: ResumeAnswer }>,
+  answeredBy: string | null = null,
 ): Promise<number> {
   return storage.transaction(async (tx) => {
-    const answered = await storage.pauses(tx).markResumedBatch([...answers]);
+    const answered = await storage.pauses(tx).markResumedBatch([...answers], { answeredBy });
     await storage
       .runs(tx)
       .markReadyMany(answers.map((a) => ({ interactionId: a.token, input: a.answer })));

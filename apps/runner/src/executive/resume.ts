@@ -69,6 +69,8 @@ export interface ResumeOptions {
   modelFor: ModelFor;
   /** The observer of a claimed run's turn. */
   observerFor(run: { runId: string; token: string; conversationId: string }): TurnObserver;
+  /** Hears of a run as soon as it is claimed, before anything of its turn happens. */
+  onClaimed?(run: Omit<Resumed, 'outcome'>): void;
   policy: LeasePolicy;
   /** Names this worker in its lease owners (`host/pid/worker#claim`); default `w1`. */
   worker?: string;
@@ -120,6 +122,7 @@ async function resumeClaimed(
     outcome,
   });
   const ids = { runId, conversationId };
+  options.onClaimed?.({ runId, token, conversationId, answer, attempt: run.attempts });
   const runs = storage.runs();
   try {
     if (!suspension) {

@@ -33,8 +33,9 @@ export async function stopConversation(storage: Storage, conversationId: string)
 
 /**
  * `runner exec`: runs a goal until the turn completes or waits on a person, and records
- * the run. A conversation that still has open pauses is stopped first, so its transcript
- * never holds a tool_use without its tool_result.
+ * the run. A conversation that still has open pauses is stopped first (`onStopped` hears
+ * of it before the turn starts), so its transcript never holds a tool_use without its
+ * tool_result.
  */
 export async function startRun(
   storage: Storage,
@@ -42,8 +43,10 @@ export async function startRun(
   goal: string,
   conversationId: string,
   observer: TurnObserver,
+  onStopped: (stopped: Stopped) => void = () => {},
 ): Promise<RunResult & { stopped: Stopped }> {
   const stopped = await stopConversation(storage, conversationId);
+  onStopped(stopped);
   const runId = randomUUID();
   const outcome = await runTurn(model, [userMessage(goal)], observer);
   const meta = { model: model.id };

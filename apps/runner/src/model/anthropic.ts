@@ -223,7 +223,11 @@ export class AnthropicModel implements Model {
       },
       (error) => classify(error, sdk),
       this.#settings.retry,
-      { signal: request.signal },
+      {
+        signal: request.signal,
+        onRetry: (failure, attempt, waitMs) =>
+          request.onRetry?.({ attempt: attempt + 1, reason: failure.message, waitMs }),
+      },
     );
     return { role: 'assistant', content };
   }

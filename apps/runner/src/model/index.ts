@@ -6,7 +6,7 @@ import { OpenAIModel } from './openai.js';
 import { retryPolicyFromEnv } from './retry.js';
 import { ScriptedModel } from './scripted.js';
 
-export type { Model, ModelRequest, ToolSpec } from './model.js';
+export type { Model, ModelRequest, ModelRetry, ToolSpec } from './model.js';
 export { ModelError } from './model.js';
 
 function wholeNumber(env: NodeJS.ProcessEnv, name: string, fallback: number): number {

@@ -8,6 +8,16 @@ export interface ToolSpec {
   inputSchema: Record<string, unknown>;
 }
 
+/** A failed attempt of a model call that is about to be tried again. */
+export interface ModelRetry {
+  /** The attempt that failed (1 for the first). */
+  attempt: number;
+  /** What went wrong, in one line. */
+  reason: string;
+  /** The wait before the next attempt. */
+  waitMs: number;
+}
+
 /** One call to a model. */
 export interface ModelRequest {
   system: string;
@@ -15,6 +25,11 @@ export interface ModelRequest {
   tools: ToolSpec[];
   /** Called with each piece of text as it arrives. */
   onText?: (delta: string) => void;
+  /**
+   * Called before a failed attempt is retried: text streamed by `onText` since the call (or
+   * the previous retry) began belongs to the failed attempt and is void.
+   */
+  onRetry?: (retry: ModelRetry) => void;
   signal?: AbortSignal;
 }
 

@@ -159,7 +159,11 @@ export class OpenAIModel implements Model {
       },
       (error) => classify(error, sdk),
       this.#settings.retry,
-      { signal: request.signal },
+      {
+        signal: request.signal,
+        onRetry: (failure, attempt, waitMs) =>
+          request.onRetry?.({ attempt: attempt + 1, reason: failure.message, waitMs }),
+      },
     );
     const toolCalls: OpenAIChatToolCall[] = calls.map((call) => ({
       // A compatible server may send no id; the transcript needs one to pair the result.

@@ -10,6 +10,7 @@ import type {
 } from '@x/wire';
 import { JsonValueSchema, toolUses } from '@x/wire';
 import { z } from 'zod';
+import { usageError } from '../errors.js';
 import { DECLINED_PREFIX, isHumanTool } from '../tools.js';
 import { type Model, ModelError, type ModelRequest } from './model.js';
 
@@ -32,12 +33,13 @@ const scenarioDir = new URL('../../scenarios/', import.meta.url);
 
 /** Loads `scenarios/NAME.json` shipped with the runner. */
 export function loadScenario(name: string): Scenario {
-  if (!/^[a-z0-9-]+$/.test(name)) throw new Error(`unknown scenario "${name}"`);
+  const known = 'known: scripted:trip, scripted:tools, scripted:siblings';
+  if (!/^[a-z0-9-]+$/.test(name)) throw usageError(`unknown scenario "${name}" (${known})`);
   let text: string;
   try {
     text = readFileSync(new URL(`${name}.json`, scenarioDir), 'utf8');
   } catch {
-    throw new Error(`unknown scenario "${name}" (known: trip, tools, siblings)`);
+    throw usageError(`unknown scenario "${name}" (${known})`);
   }
   return ScenarioSchema.parse(JSON.parse(text));
 }
@@ -92,6 +94,15 @@ function fillJson(value: JsonValue, state: ReturnType<typeof turnState>): JsonVa
   return value;
 }
 
+/** What the scripted model says to a decline its scenario did not plan for. */
+function acknowledgeDecline(result: string): string {
+  const reason = result
+    .slice(DECLINED_PREFIX.length)
+    .replace(/^[:.]\s*/, '')
+    .trim();
+  return `Understood, you declined${reason ? ` ("${reason}")` : ''}: I stop here. Tell me what you would like instead.`;
+}
+
 let failedCalls = 0;
 
 /**
@@ -123,8 +134,12 @@ export class ScriptedModel implements Model {
     const steps = this.#scenario.steps;
     const step = steps[Math.min(state.steps, steps.length - 1)] as (typeof steps)[number];
     const lastAnswer = state.answers[state.answers.length - 1] ?? '';
-    const chosen: Step =
-      step.ifDeclined && lastAnswer.startsWith(DECLINED_PREFIX) ? step.ifDeclined : step;
+    const declined = lastAnswer.startsWith(DECLINED_PREFIX) && state.results.at(-1) === lastAnswer;
+    // A decline is never pasted into the script as if it were an answer: a step without
+    // its own `ifDeclined` acknowledges it and ends the turn.
+    const chosen: Step = !declined
+      ? step
+      : (step.ifDeclined ?? { text: acknowledgeDecline(lastAnswer) });
     const content: AssistantBlock[] = [];
     if (chosen.text) {
       const text = fill(chosen.text, state);

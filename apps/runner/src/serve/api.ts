@@ -89,6 +89,8 @@ function storeError(error: unknown): unknown {
 export interface ApiContext {
   storage: Storage;
   hub: EventHub;
+  /** Who answers through this server, recorded with each answer (`answeredBy`). */
+  operator: string | null;
   /** Called after a write that may have answered pauses (wakes this process's wake loop). */
   answered(): void;
 }
@@ -124,6 +126,7 @@ const routes: Route[] = [
       const answered = await answerBatch(
         ctx.storage,
         answers.map(({ token, action, content }) => ({ token, answer: { action, content } })),
+        ctx.operator,
       ).catch((error) => Promise.reject(storeError(error)));
       ctx.answered();
       sendJson(res, 200, { answered, tokens: answers.map((a) => a.token) });
@@ -157,7 +160,9 @@ const routes: Route[] = [
       checkWrite(req);
       const token = segment(raw);
       const given = parseBody(answerBodySchema, await readJson(req), 'invalid_answer');
-      await answer(ctx.storage, token, given).catch((error) => Promise.reject(storeError(error)));
+      await answer(ctx.storage, token, given, ctx.operator).catch((error) =>
+        Promise.reject(storeError(error)),
+      );
       ctx.answered();
       sendJson(res, 200, { token, answer: given });
     },

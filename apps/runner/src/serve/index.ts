@@ -31,6 +31,8 @@ export interface ServeOptions {
   port?: number;
   /** Access token every request must present (Bearer header, or the page's cookie). */
   token?: string | undefined;
+  /** Who answers through this server (the person behind the token), recorded with each answer. */
+  operator?: string | null | undefined;
   /** Host the wake loop in this process (default true): one process owns PGlite. */
   wake?: boolean;
   /** The model for a resumed run (from its saved model id). */
@@ -107,6 +109,7 @@ export async function startServe(storage: Storage, options: ServeOptions): Promi
   const api: ApiContext = {
     storage,
     hub,
+    operator: options.operator ?? null,
     answered() {
       hub.poke();
       for (const listener of localAnswered) listener();

@@ -63,6 +63,8 @@ export interface RecentView {
   createdAt: string;
   answeredAt: string | null;
   answer: { action: ResumeAction; content: string } | null;
+  /** Who answered (an operator's name, an OS user), or `null`: pending, or not recorded. */
+  answeredBy: string | null;
   status: PauseStatus;
   /** For `resumed` and `failed`: how the run went on (a new question → `waiting`). */
   outcome: RunOutcome | null;
@@ -135,6 +137,7 @@ export function recentView(record: PauseRecord, runs: ReadonlyMap<string, RunRec
     createdAt: record.createdAt.toISOString(),
     answeredAt: record.resumedAt?.toISOString() ?? null,
     answer: record.answer,
+    answeredBy: record.answeredBy,
     status,
     outcome,
     run: run ? runView(run) : null,

@@ -1,0 +1,1 @@
+ALTER TABLE "aura"."paused_states" ADD COLUMN "answered_by" text;
