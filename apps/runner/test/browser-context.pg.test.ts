@@ -115,8 +115,8 @@ describe.skipIf(!server || !chromiumFound)('approval center: context, keyboard, 
       'Estimated cost: 1,240 EUR',
     ]);
     await expect(detail.locator('.history li').allTextContents()).resolves.toEqual([
-      'Where would you like to go? → accepted: Kyoto',
-      'How many days in Kyoto? → accepted: 5',
+      'Where would you like to go? → accepted: Kyoto (by ada)',
+      'How many days in Kyoto? → accepted: 5 (by ada)',
       'Approve: Book flights and a hotel in Kyoto for 5 days? (Estimated cost: 1,240 EUR) → waiting for an answer',
     ]);
     await expect(detail.locator('.messages li').first().isVisible()).resolves.toBe(false);
@@ -151,6 +151,8 @@ describe.skipIf(!server || !chromiumFound)('approval center: context, keyboard, 
     await expect(recent.locator('.answer').textContent()).resolves.toBe(
       'accepted · approved with changes: Book the flights only, no hotel',
     );
+    // The audit trail: the operator behind the page (`serve --operator ada`).
+    await expect(recent.locator('.by').textContent()).resolves.toBe('by ada');
     await recent.locator('button.open').click();
     const done = page.locator('#recent-detail');
     await done.locator('.run-status[data-run-status="completed"]').waitFor();

@@ -111,7 +111,7 @@ export async function startApprovalCenter(serverUrl: string): Promise<ApprovalCe
   const env = { DATABASE_URL: database.url };
   const migrated = await run(['migrate'], env);
   expect(migrated.code, migrated.stderr).toBe(0);
-  const served = await serve(['--no-wake'], env);
+  const served = await serve(['--no-wake', '--operator', 'ada'], env);
   const waker = start(['wake', '--json'], env);
   const browser = await launchBrowser();
   return {
