@@ -27,8 +27,10 @@ commands:
 
 options for every command:
   --data DIR     the embedded default's data folder (default .runner, or RUNNER_DATA)
-  --model ID     scripted:trip | scripted:tools | scripted:siblings | anthropic:MODEL |
-                 openai:MODEL (default scripted:trip, or RUNNER_MODEL)
+  --model ID     scripted:trip | scripted:tools | scripted:siblings | scripted:team |
+                 anthropic:MODEL | openai:MODEL (default scripted:trip, or RUNNER_MODEL);
+                 scripted:team delegates sub-tasks to worker sub-agents w1..w3, two of
+                 which ask a question (the delegate tool)
   --json         one JSON object per line, for scripts
   -h, --help     help for the command
 

@@ -45,6 +45,11 @@ export interface Storage {
   /** Session checkpoints of interactive chats. */
   readonly checkpoints: CheckpointStore;
   /**
+   * Session checkpoints of the unattended executive's delegations (parent and workers), in
+   * the database, so that they are written in one transaction with the run and the pauses.
+   */
+  sessions(tx?: Db): CheckpointStore;
+  /**
    * Calls `onNotify` whenever one of `channels` is notified (LISTEN/NOTIFY), e.g.
    * `ASKUSER_ANSWERED_CHANNEL`. Undefined where no other process can notify (the embedded
    * default) or notifications cannot arrive (a pooler without RUNNER_LISTEN_URL): poll.
@@ -171,6 +176,7 @@ function sqlStores(db: Db) {
     pauses: (tx?: Db) => new AskUserStore(tx ?? db),
     continuations: (tx?: Db): ContinuationStore => new PostgresContinuationStore(tx ?? db),
     runs: (tx?: Db) => (tx ? new PostgresRunQueue(tx) : queue),
+    sessions: (tx?: Db): CheckpointStore => new PostgresCheckpointStore(tx ?? db),
   };
 }
 

@@ -1,0 +1,139 @@
+import { type ResumeAnswer, resumeAnswerSchema } from '@x/askuser';
+import type { Suspension } from '@x/continuation';
+import type { Message, ToolUseBlock } from '@x/wire';
+import {
+  captureParent,
+  captureWorker,
+  type Delegation,
+  restoreDelegation,
+  waitingWorkers,
+  workerIdsOf,
+} from '../delegate.js';
+import type { Db, Storage } from '../storage.js';
+import { DELEGATE_TOOL } from '../tools.js';
+import type { ResumeContext } from './suspend.js';
+
+/** A delegation of an unattended run, with what it needs to be written again. */
+export interface StoredDelegation {
+  /** The parent's continuation (the run waits on it), also the parent's checkpoint thread. */
+  interactionId: string;
+  run: { runId: string; conversationId: string };
+  modelId: string;
+  delegation: Delegation;
+  /** The parent's transcript, ending with the assistant message that delegated. */
+  window: Message[];
+  toolUse: ToolUseBlock;
+  /** The checkpoint revision of each thread, as last read or written. */
+  revisions: Map<string, number>;
+  /** Tokens of questions already stored as pauses. */
+  asked: Set<string>;
+}
+
+/** A worker's checkpoint thread: beside its parent's. */
+export function workerThread(interactionId: string, workerId: string): string {
+  return `${interactionId}.${workerId}`;
+}
+
+/** True when a run's continuation is suspended on a `delegate` call. */
+export function isDelegation(suspension: Suspension): boolean {
+  return suspension.assistant.content.some(
+    (block) =>
+      block.type === 'tool_use' &&
+      block.id === suspension.toolUseId &&
+      block.name === DELEGATE_TOOL,
+  );
+}
+
+/**
+ * Writes the delegation inside `tx`: the parent's checkpoint (its relay interrupts and
+ * their routing), each worker's checkpoint, and one pause per question not stored yet,
+ * carrying the worker id and the worker's tool call. Revisions are checked: a writer that
+ * read an older state writes nothing.
+ */
+export async function saveDelegation(tx: Db, storage: Storage, stored: StoredDelegation) {
+  const { delegation, interactionId, run } = stored;
+  const sessions = storage.sessions(tx);
+  const put = async (thread: string, checkpoint: Parameters<typeof sessions.put>[1]) => {
+    const revision = await sessions.put(thread, checkpoint, {
+      expectedRevision: stored.revisions.get(thread) ?? null,
+    });
+    stored.revisions.set(thread, revision);
+  };
+  await put(interactionId, captureParent(delegation, stored.window, stored.toolUse));
+  for (const worker of delegation.workers) {
+    await put(workerThread(interactionId, worker.id), captureWorker(worker));
+  }
+  for (const { worker, question } of waitingWorkers(delegation)) {
+    if (stored.asked.has(question.token)) continue;
+    const resumeContext: ResumeContext = {
+      model: stored.modelId,
+      run: run.runId,
+      parent: interactionId,
+      delegate: { toolCallId: delegation.toolCallId, worker: worker.id, task: worker.task },
+    };
+    await storage.pauses(tx).insert({
+      token: question.token,
+      conversationId: run.conversationId,
+      kind: question.kind,
+      question: question.question,
+      options: question.options,
+      priority: question.priority,
+      toolCallId: delegation.toolCallId,
+      resumeContext,
+      proxiedFromChildId: worker.id,
+      proxiedToolCallId: question.toolCallId,
+    });
+    stored.asked.add(question.token);
+  }
+}
+
+/** Reads the delegation a run waits on: the parent's checkpoint and each worker's. */
+export async function loadDelegation(
+  storage: Storage,
+  suspension: Suspension,
+  run: { runId: string; conversationId: string },
+  modelId: string,
+): Promise<StoredDelegation> {
+  const sessions = storage.sessions();
+  const interactionId = suspension.interactionId;
+  const parent = await sessions.get(interactionId);
+  if (!parent) throw new Error(`the delegation of ${interactionId} has no checkpoint`);
+  const revisions = new Map([[interactionId, parent.revision]]);
+  const workers = [];
+  for (const id of workerIdsOf(parent.checkpoint)) {
+    const thread = workerThread(interactionId, id);
+    const worker = await sessions.get(thread);
+    if (!worker) throw new Error(`worker ${id} of ${interactionId} has no checkpoint`);
+    revisions.set(thread, worker.revision);
+    workers.push(worker.checkpoint);
+  }
+  const delegation = restoreDelegation(parent.checkpoint, workers);
+  const toolUse = suspension.assistant.content.find(
+    (block): block is ToolUseBlock =>
+      block.type === 'tool_use' && block.id === suspension.toolUseId,
+  ) as ToolUseBlock;
+  return {
+    interactionId,
+    run,
+    modelId,
+    delegation,
+    window: suspension.messages ?? [],
+    toolUse,
+    revisions,
+    asked: new Set(waitingWorkers(delegation).map((w) => w.question.token)),
+  };
+}
+
+/** The answers already given to waiting workers' questions, by worker id (read in `tx` if given). */
+export async function answersOf(
+  storage: Storage,
+  stored: StoredDelegation,
+  tx?: Db,
+): Promise<Map<string, ResumeAnswer>> {
+  const answers = new Map<string, ResumeAnswer>();
+  for (const { worker, question } of waitingWorkers(stored.delegation)) {
+    const answered = await storage.pauses(tx).getAnswer(question.token);
+    if (answered) answers.set(worker.id, resumeAnswerSchema.parse(answered.answer));
+  }
+  return answers;
+}
