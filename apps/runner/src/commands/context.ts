@@ -45,6 +45,35 @@ export function observer(out: Output, extra: Record<string, unknown> = {}): Turn
   };
 }
 
+/** How a worker's question is named to the operator: its source thread and sub-task. */
+export function workerLabel(worker: string, conversationId: string, task: string): string {
+  return `worker ${worker} of conversation ${conversationId} (via delegate): ${task}`;
+}
+
+function reportDelegated(out: Output, result: Extract<RunResult, { status: 'waiting' }>): void {
+  const questions = result.questions ?? [];
+  const lines = questions.map((q) => {
+    const options = q.options?.length
+      ? `\n${q.options.map((o, i) => `    ${i + 1}) ${o}`).join('\n')}`
+      : '';
+    const how = q.options?.length ? '--option N' : '--accept "..."';
+    return `\n[${workerLabel(q.worker, result.conversationId, q.task)}]\n? ${q.question}${options}\n  answer: runner answer ${q.token} ${how}`;
+  });
+  out.record(
+    {
+      type: 'run-waiting',
+      status: 'waiting',
+      runId: result.runId,
+      conversationId: result.conversationId,
+      token: result.token,
+      question: result.question,
+      options: result.options,
+      questions,
+    },
+    `${lines.join('\n')}\nwaiting on ${questions.length} worker question(s) (answer in any order, or together with runner answer --batch FILE)`,
+  );
+}
+
 /** Prints where a run stands after a turn: completed, waiting (with how to answer), cancelled. */
 export function report(out: Output, result: RunResult): void {
   switch (result.status) {
@@ -60,6 +89,10 @@ export function report(out: Output, result: RunResult): void {
       );
       break;
     case 'waiting': {
+      if (result.questions) {
+        reportDelegated(out, result);
+        break;
+      }
       const options = result.options?.length
         ? `\n${result.options.map((o, i) => `  ${i + 1}) ${o}`).join('\n')}`
         : '';

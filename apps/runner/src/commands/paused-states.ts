@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { usageError } from '../errors.js';
-import { type Command, globalOptions, withStorage } from './context.js';
+import type { ResumeContext } from '../executive/index.js';
+import { type Command, globalOptions, withStorage, workerLabel } from './context.js';
 
 /** Parses an age like `30m`, `12h`, `7d` into milliseconds. */
 export function parseAge(text: string): number {
@@ -47,10 +48,13 @@ export const pausedStates: Command = async (ctx, args) => {
         const options = Array.isArray(p.options)
           ? `  options: ${(p.options as string[]).map((o, i) => `${i + 1}) ${o}`).join(' ')}`
           : '';
-        const from = p.proxiedFromChildId ? ` via ${p.proxiedFromChildId}` : '';
+        const task = (p.resumeContext as ResumeContext | null)?.delegate?.task ?? '';
+        const from = p.proxiedFromChildId
+          ? `\n    ${workerLabel(p.proxiedFromChildId, p.conversationId, task)}`
+          : '';
         ctx.out.record(
           { type: 'pause', ...p },
-          `${p.token}  [${p.conversationId}${from}] p${p.priority} ${p.kind}: ${p.question}${options}`,
+          `${p.token}  [${p.conversationId}] p${p.priority} ${p.kind}: ${p.question}${options}${from}`,
         );
       }
       if (!pending.length) ctx.out.note('no pending questions');

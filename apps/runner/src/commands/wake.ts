@@ -37,7 +37,9 @@ export function reportResumed(out: Output, resumed: Resumed): void {
     default:
       out.record(
         { type: 'resumed', ...base, action: answer.action, status: outcome.status },
-        `resumed ${token} (${answer.action}) of ${conversationId}`,
+        resumed.delegated
+          ? `resumed the delegate call of ${conversationId} (answered worker questions)`
+          : `resumed ${token} (${answer.action}) of ${conversationId}`,
       );
       report(out, outcome);
   }

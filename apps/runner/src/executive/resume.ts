@@ -62,6 +62,8 @@ export interface Resumed {
   answer: ResumeAnswer;
   /** This attempt's number (1 for the first). */
   attempt: number;
+  /** The run waited on its delegate call: `token` is the parent's continuation. */
+  delegated?: boolean;
   outcome:
     | RunResult
     /** The attempt failed; the run is ready again after the backoff. */
@@ -149,7 +151,8 @@ async function resumeClaimed(
       return report({ status: 'failed', ...ids, error });
     }
     if (isDelegation(suspension)) {
-      return report(await resumeDelegation(storage, claimed, suspension, owner, options));
+      const outcome = await resumeDelegation(storage, claimed, suspension, owner, options);
+      return { ...report(outcome), delegated: true };
     }
     if (answer.action === 'cancel') {
       await storage.transaction(async (tx) => {
