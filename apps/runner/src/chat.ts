@@ -4,8 +4,15 @@ import { createSuspension, resolve, type Suspension } from '@x/continuation';
 import { Checkpointer, SessionManager } from '@x/session';
 import type { Message } from '@x/wire';
 import { userMessage } from '@x/wire';
-import { runTurn, type TurnObserver } from './agent.js';
-import type { Context } from './commands/context.js';
+import { type DelegateHandler, runTurn, type TurnObserver } from './agent.js';
+import { type Context, workerLabel } from './commands/context.js';
+import {
+  answerWorker,
+  delegateResult,
+  runDelegate,
+  runWorkers,
+  waitingWorkers,
+} from './delegate.js';
 import { notFoundError, usageError } from './errors.js';
 import { createLineReader, type LineReader } from './lines.js';
 import { modelFromId } from './model/index.js';
@@ -43,6 +50,13 @@ function describeQuestion(question: Question): string {
       : `  (type an answer${question.options?.length ? ' or a number' : ''}, /decline [REASON], /cancel)`,
   );
   return lines.join('\n');
+}
+
+/** A worker question got no answer at the prompt: the input ended, or the person cancelled. */
+class ChatEnded extends Error {
+  constructor(readonly why: 'end of input' | 'cancel') {
+    super(why);
+  }
 }
 
 /**
@@ -86,6 +100,43 @@ export async function runChat(ctx: Context, args: string[]): Promise<number> {
     modelCall: () => out.record({ type: 'model-call', sessionId }),
   };
 
+  /** Reads a reply to `question` at the prompt; null at end of input. */
+  const reply = async (question: Question): Promise<HumanAnswer | null> => {
+    for (;;) {
+      const line = await lines.next('answer> ');
+      if (line === null) return null;
+      const given = parseReply(line, question);
+      if (given) return given;
+      out.note('please answer, or /decline, or /cancel');
+    }
+  };
+
+  /**
+   * The delegate tool at the prompt: each worker question is asked here, labelled with its
+   * worker, and routed back to that worker, until every worker has its report.
+   */
+  const delegateAtPrompt: DelegateHandler = async (use, signal) => {
+    const started = await runDelegate(model, observer)(use, signal);
+    if ('result' in started) return started;
+    const delegation = started.waiting;
+    for (;;) {
+      const waiting = waitingWorkers(delegation);
+      if (waiting.length === 0) return { result: delegateResult(delegation) };
+      for (const { worker, question } of waiting) {
+        out.record(
+          { type: 'question', sessionId, worker: worker.id, task: worker.task, ...question },
+          `[${workerLabel(worker.id, sessionId, worker.task)}]\n${describeQuestion(question)}`,
+        );
+        const given = await reply(question);
+        if (given === null) throw new ChatEnded('end of input');
+        if (given.action === 'cancel') throw new ChatEnded('cancel');
+        answerWorker(delegation, worker.id, given, observer);
+      }
+      const ids = waiting.map((w) => w.worker.id);
+      await runWorkers(delegation, ids, model, observer, signal ? { signal } : {});
+    }
+  };
+
   /** Asks the saved question; false at end of input (the question stays saved). */
   const answer = async (suspension: Suspension): Promise<boolean> => {
     const question = questionOf({
@@ -99,14 +150,9 @@ export async function runChat(ctx: Context, args: string[]): Promise<number> {
       { type: 'question', sessionId, interactionId: suspension.interactionId, ...question },
       describeQuestion(question),
     );
-    let reply: HumanAnswer | undefined;
-    while (!reply) {
-      const line = await lines.next('answer> ');
-      if (line === null) return false;
-      reply = parseReply(line, question);
-      if (!reply) out.note('please answer, or /decline, or /cancel');
-    }
-    if (reply.action === 'cancel') {
+    const given = await reply(question);
+    if (given === null) return false;
+    if (given.action === 'cancel') {
       await continuations.markResolved(suspension.interactionId);
       out.record({ type: 'cancelled', sessionId }, '✗ cancelled: the turn ends without an answer');
       return true;
@@ -114,7 +160,7 @@ export async function runChat(ctx: Context, args: string[]): Promise<number> {
     const pair = await resolve(
       continuations,
       suspension,
-      answerResult(suspension.toolUseId, reply),
+      answerResult(suspension.toolUseId, given),
     );
     transcript = [...transcript, ...pair];
     await checkpoint();
@@ -123,7 +169,17 @@ export async function runChat(ctx: Context, args: string[]): Promise<number> {
 
   /** Runs the model until the turn completes or a question is answered; false at EOF. */
   const runUntilIdle = async (): Promise<boolean> => {
-    const outcome = await runTurn(model, transcript, observer);
+    let outcome: Awaited<ReturnType<typeof runTurn>>;
+    try {
+      outcome = await runTurn(model, transcript, observer, { delegate: delegateAtPrompt });
+    } catch (error) {
+      if (!(error instanceof ChatEnded)) throw error;
+      // The turn is dropped whole: the transcript still ends before the delegate call.
+      if (error.why === 'end of input') return false;
+      out.record({ type: 'cancelled', sessionId }, '✗ cancelled: the turn ends without an answer');
+      return true;
+    }
+    if (outcome.status === 'delegated') throw new Error('a chat answers its workers at the prompt');
     transcript = outcome.messages;
     await checkpoint();
     if (outcome.status === 'completed') {

@@ -1,5 +1,5 @@
 import { rmSync } from 'node:fs';
-import { afterAll, describe, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { type Cli, cancelled, inOneBatch, oneAtATime } from './delegate-flow.js';
 import { runCli, tempDataDir } from './run-cli.js';
 
@@ -23,6 +23,30 @@ describe('delegate: worker sub-agents on the embedded default', { timeout: 300_0
   it('both worker questions answered in one batch: one wake finishes the delegate call', async () => {
     const { cli, data } = embedded();
     await inOneBatch(cli, 'team-2', data);
+  });
+
+  it('chat asks each worker question at the prompt, labelled with its worker, and completes once', async () => {
+    const { data } = embedded();
+    const chat = await runCli(
+      ['chat', '--session', 'team-chat', '--model', 'scripted:team', '--data', data],
+      { input: 'Plan a Lisbon trip\n3\nmorning\n/quit\n' },
+    );
+    expect(chat.code, chat.stderr).toBe(0);
+    const hotel = chat.stdout.indexOf(
+      '[worker w1 of conversation team-chat (via delegate): Choose the hotel for the Lisbon trip]\n? Which hotel budget per night?',
+    );
+    const flight = chat.stdout.indexOf(
+      '[worker w2 of conversation team-chat (via delegate): Choose the flight to Lisbon]\n? Morning or evening flight?',
+    );
+    expect(hotel).toBeGreaterThan(-1);
+    expect(flight).toBeGreaterThan(hotel);
+    const report = chat.stdout.slice(chat.stdout.indexOf('Your Lisbon trip:'));
+    expect(report).toContain(
+      'w1 (Choose the hotel for the Lisbon trip): Hotel: a place in Alfama, over 200 EUR a night.',
+    );
+    expect(report).toContain('w2 (Choose the flight to Lisbon): Flight: the morning flight.');
+    expect(report.split('w3 (').length - 1).toBe(1);
+    expect(chat.stdout.split('? Which hotel budget per night?').length - 1).toBe(1);
   });
 
   it('a cancelled worker question cancels the delegated run', async () => {
