@@ -103,6 +103,12 @@ export async function oneAtATime(cli: Cli, conversationId: string) {
   const left = await workerPauses(cli, conversationId);
   expect([...left.keys()]).toEqual(['w1']);
   expect(left.get('w1')?.token).toBe(pauses.get('w1')?.token);
+  // The operator sees the source thread and the sub-task.
+  const listed = await ok(cli, ['paused-states', 'list']);
+  expect(listed.stdout).toContain(
+    `worker w1 of conversation ${conversationId} (via delegate): Choose the hotel for the Lisbon trip`,
+  );
+  expect(listed.stdout).not.toContain('Morning or evening flight?');
 
   await ok(cli, ['answer', pauses.get('w1')?.token ?? '', '--option', '2']);
   const second = await ok(cli, ['wake', '--once', '--json']);
@@ -111,6 +117,19 @@ export async function oneAtATime(cli: Cli, conversationId: string) {
   expectTeamReport(second, { w1: '100 to 200 EUR', w2: 'evening' });
   const idle = await ok(cli, ['wake', '--once', '--json']);
   expect(idle.events.map((e) => e.type)).toEqual(['idle']);
+
+  // The tree: the parent run, its delegate call, each worker with its question and answer.
+  const shown = (await ok(cli, ['show', conversationId])).stdout;
+  for (const line of [
+    'delegate toolu_',
+    '    w1 Choose the hotel for the Lisbon trip — finished: Hotel: a place in Alfama, 100 to 200 EUR a night.',
+    '      ? Which hotel budget per night?  → accept "100 to 200 EUR"',
+    '    w2 Choose the flight to Lisbon — finished: Flight: the evening flight.',
+    '      ? Morning or evening flight?  → accept "evening"',
+    '    w3 Check the weather in Lisbon — finished: Weather: clear, 12°C.',
+  ]) {
+    expect(shown).toContain(line);
+  }
 }
 
 /** Both questions answered in one batch: one wake resumes both workers and the parent. */

@@ -4,6 +4,8 @@ import { ContinuationError } from '@x/continuation';
 import type { RunRecord } from '@x/continuation-postgres';
 import type { Message } from '@x/wire';
 import { notFoundError, usageError } from '../errors.js';
+import { readDelegation } from '../executive/delegate.js';
+import type { ResumeContext } from '../executive/index.js';
 import type { Storage } from '../storage.js';
 import { type Command, globalOptions, withStorage } from './context.js';
 import { describeRun } from './runs.js';
@@ -51,6 +53,42 @@ function textOf(message: Message): string {
     .join(' ');
 }
 
+function answerOf(q: PauseRecord): string {
+  return q.answer
+    ? `${q.answer.action}${q.answer.content ? ` "${q.answer.content}"` : ''}`
+    : 'waiting for an answer';
+}
+
+/**
+ * The worker runs of a run's delegate calls, as a tree: each worker with its sub-task, its
+ * state (finished with its report, or waiting), its questions and answers and its messages.
+ */
+async function delegationLines(storage: Storage, questions: PauseRecord[]): Promise<string[]> {
+  const lines: string[] = [];
+  const parents = new Set(
+    questions.map((q) => (q.resumeContext as ResumeContext | null)?.parent).filter(Boolean),
+  );
+  for (const parent of parents as Set<string>) {
+    const read = await readDelegation(storage, parent);
+    if (!read) continue;
+    const { delegation } = read;
+    lines.push(`  delegate ${delegation.toolCallId} (${delegation.workers.length} workers):`);
+    for (const worker of delegation.workers) {
+      const state = worker.report !== undefined ? `finished: ${worker.report}` : 'waiting';
+      lines.push(`    ${worker.id} ${worker.task} — ${state}`);
+      for (const q of questions.filter(
+        (q) =>
+          q.proxiedFromChildId === worker.id &&
+          (q.resumeContext as ResumeContext | null)?.parent === parent,
+      )) {
+        lines.push(`      ? ${q.question}  → ${answerOf(q)}  (${q.token})`);
+      }
+      for (const m of worker.window) lines.push(`      ${m.role}: ${textOf(m)}`);
+    }
+  }
+  return lines;
+}
+
 /** `runner show CONVERSATION`: each run with its outcome, attempts, questions and transcript. */
 export const show: Command = async (ctx, args) => {
   const { positionals } = parseArgs({ args, options: globalOptions, allowPositionals: true });
@@ -72,12 +110,9 @@ export const show: Command = async (ctx, args) => {
         continue;
       }
       const lines = [describeRun(run)];
-      for (const q of story.questions) {
-        const answer = q.answer
-          ? `${q.answer.action}${q.answer.content ? ` "${q.answer.content}"` : ''}`
-          : 'waiting for an answer';
-        lines.push(`  ? ${q.question}  → ${answer}  (${q.token})`);
-      }
+      const own = story.questions.filter((q) => !q.proxiedFromChildId);
+      for (const q of own) lines.push(`  ? ${q.question}  → ${answerOf(q)}  (${q.token})`);
+      lines.push(...(await delegationLines(storage, story.questions)));
       if (story.messages) {
         lines.push(
           `  transcript (${story.messages.length} message${story.messages.length === 1 ? '' : 's'}):`,

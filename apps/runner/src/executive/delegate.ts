@@ -87,17 +87,14 @@ export async function saveDelegation(tx: Db, storage: Storage, stored: StoredDel
   }
 }
 
-/** Reads the delegation a run waits on: the parent's checkpoint and each worker's. */
-export async function loadDelegation(
+/** The delegation whose parent checkpoint is `interactionId`, with each thread's revision. */
+export async function readDelegation(
   storage: Storage,
-  suspension: Suspension,
-  run: { runId: string; conversationId: string },
-  modelId: string,
-): Promise<StoredDelegation> {
+  interactionId: string,
+): Promise<{ delegation: Delegation; revisions: Map<string, number> } | undefined> {
   const sessions = storage.sessions();
-  const interactionId = suspension.interactionId;
   const parent = await sessions.get(interactionId);
-  if (!parent) throw new Error(`the delegation of ${interactionId} has no checkpoint`);
+  if (!parent) return undefined;
   const revisions = new Map([[interactionId, parent.revision]]);
   const workers = [];
   for (const id of workerIdsOf(parent.checkpoint)) {
@@ -107,7 +104,19 @@ export async function loadDelegation(
     revisions.set(thread, worker.revision);
     workers.push(worker.checkpoint);
   }
-  const delegation = restoreDelegation(parent.checkpoint, workers);
+  return { delegation: restoreDelegation(parent.checkpoint, workers), revisions };
+}
+
+/** Reads the delegation a run waits on: the parent's checkpoint and each worker's. */
+export async function loadDelegation(
+  storage: Storage,
+  suspension: Suspension,
+  run: { runId: string; conversationId: string },
+  modelId: string,
+): Promise<StoredDelegation> {
+  const interactionId = suspension.interactionId;
+  const read = await readDelegation(storage, interactionId);
+  if (!read) throw new Error(`the delegation of ${interactionId} has no checkpoint`);
   const toolUse = suspension.assistant.content.find(
     (block): block is ToolUseBlock =>
       block.type === 'tool_use' && block.id === suspension.toolUseId,
@@ -116,11 +125,11 @@ export async function loadDelegation(
     interactionId,
     run,
     modelId,
-    delegation,
+    delegation: read.delegation,
     window: suspension.messages ?? [],
     toolUse,
-    revisions,
-    asked: new Set(waitingWorkers(delegation).map((w) => w.question.token)),
+    revisions: read.revisions,
+    asked: new Set(waitingWorkers(read.delegation).map((w) => w.question.token)),
   };
 }
 
