@@ -3,6 +3,7 @@ import type { PauseRecord } from '@x/askuser';
 import { ContinuationError } from '@x/continuation';
 import type { RunRecord } from '@x/continuation-postgres';
 import type { Message } from '@x/wire';
+import type { Delegation } from '../delegate.js';
 import { notFoundError, usageError } from '../errors.js';
 import { readDelegation } from '../executive/delegate.js';
 import type { ResumeContext } from '../executive/index.js';
@@ -59,28 +60,38 @@ function answerOf(q: PauseRecord): string {
     : 'waiting for an answer';
 }
 
+/** The delegate calls of a run whose workers asked: each with its parent continuation. */
+async function delegationsOf(storage: Storage, questions: PauseRecord[]) {
+  const parents = new Set<string>();
+  for (const q of questions) {
+    const parent = (q.resumeContext as ResumeContext | null)?.parent;
+    if (parent) parents.add(parent);
+  }
+  const found: Array<{ parent: string; delegation: Delegation }> = [];
+  for (const parent of parents) {
+    const read = await readDelegation(storage, parent);
+    if (read) found.push({ parent, delegation: read.delegation });
+  }
+  return found;
+}
+
 /**
  * The worker runs of a run's delegate calls, as a tree: each worker with its sub-task, its
  * state (finished with its report, or waiting), its questions and answers and its messages.
  */
-async function delegationLines(storage: Storage, questions: PauseRecord[]): Promise<string[]> {
+function delegationLines(
+  delegations: Awaited<ReturnType<typeof delegationsOf>>,
+  questions: PauseRecord[],
+): string[] {
   const lines: string[] = [];
-  const parents = new Set(
-    questions.map((q) => (q.resumeContext as ResumeContext | null)?.parent).filter(Boolean),
-  );
-  for (const parent of parents as Set<string>) {
-    const read = await readDelegation(storage, parent);
-    if (!read) continue;
-    const { delegation } = read;
+  for (const { parent, delegation } of delegations) {
     lines.push(`  delegate ${delegation.toolCallId} (${delegation.workers.length} workers):`);
     for (const worker of delegation.workers) {
       const state = worker.report !== undefined ? `finished: ${worker.report}` : 'waiting';
       lines.push(`    ${worker.id} ${worker.task} — ${state}`);
-      for (const q of questions.filter(
-        (q) =>
-          q.proxiedFromChildId === worker.id &&
-          (q.resumeContext as ResumeContext | null)?.parent === parent,
-      )) {
+      for (const q of questions) {
+        const context = q.resumeContext as ResumeContext | null;
+        if (q.proxiedFromChildId !== worker.id || context?.parent !== parent) continue;
         lines.push(`      ? ${q.question}  → ${answerOf(q)}  (${q.token})`);
       }
       for (const m of worker.window) lines.push(`      ${m.role}: ${textOf(m)}`);
@@ -105,14 +116,24 @@ export const show: Command = async (ctx, args) => {
         run,
         pauses.filter((p) => runOf(p) === run.runId),
       );
+      const delegations = await delegationsOf(storage, story.questions);
       if (ctx.out.json) {
-        ctx.out.record({ type: 'run', ...story });
+        const workers = delegations.map(({ delegation }) => ({
+          toolCallId: delegation.toolCallId,
+          workers: delegation.workers.map((w) => ({
+            id: w.id,
+            task: w.task,
+            report: w.report ?? null,
+            messages: w.window,
+          })),
+        }));
+        ctx.out.record({ type: 'run', ...story, delegations: workers });
         continue;
       }
       const lines = [describeRun(run)];
       const own = story.questions.filter((q) => !q.proxiedFromChildId);
       for (const q of own) lines.push(`  ? ${q.question}  → ${answerOf(q)}  (${q.token})`);
-      lines.push(...(await delegationLines(storage, story.questions)));
+      lines.push(...delegationLines(delegations, story.questions));
       if (story.messages) {
         lines.push(
           `  transcript (${story.messages.length} message${story.messages.length === 1 ? '' : 's'}):`,

@@ -10,18 +10,18 @@ import type { ResumeContext } from './suspend.js';
 export async function answer(storage: Storage, token: string, given: ResumeAnswer): Promise<void> {
   await storage.transaction(async (tx) => {
     await storage.pauses(tx).markResumed(token, given);
-    await storage.runs(tx).markReady(await waitedOn(tx, storage, token), given);
+    if (await storage.runs(tx).markReady(token, given)) return;
+    // No run waits on the question itself: a worker's question readies its parent's run.
+    const parent = await parentOf(tx, storage, token);
+    if (parent) await storage.runs(tx).markReady(parent, given);
   });
 }
 
-/**
- * The continuation whose run an answer makes ready: the question's own, or for a worker's
- * question the parent's (the delegated run waits on that one).
- */
-async function waitedOn(tx: Db, storage: Storage, token: string): Promise<string> {
+/** For a worker's question, the parent continuation its delegated run waits on. */
+async function parentOf(tx: Db, storage: Storage, token: string): Promise<string | undefined> {
   const answered = await storage.pauses(tx).getAnswer(token);
   const parent = (answered?.resumeContext as ResumeContext | null)?.parent;
-  return typeof parent === 'string' ? parent : token;
+  return typeof parent === 'string' ? parent : undefined;
 }
 
 /**
@@ -34,11 +34,21 @@ export async function answerBatch(
 ): Promise<number> {
   return storage.transaction(async (tx) => {
     const answered = await storage.pauses(tx).markResumedBatch([...answers]);
-    const ready = new Map<string, ResumeAnswer>();
-    for (const a of answers) ready.set(await waitedOn(tx, storage, a.token), a.answer);
-    await storage
-      .runs(tx)
-      .markReadyMany([...ready].map(([interactionId, input]) => ({ interactionId, input })));
+    const runs = storage.runs(tx);
+    const readied = await runs.markReadyMany(
+      answers.map((a) => ({ interactionId: a.token, input: a.answer })),
+    );
+    if (readied < answers.length) {
+      // Some questions have no run of their own: workers' questions ready their parent's.
+      const parents = new Map<string, ResumeAnswer>();
+      for (const a of answers) {
+        const parent = await parentOf(tx, storage, a.token);
+        if (parent) parents.set(parent, a.answer);
+      }
+      await runs.markReadyMany(
+        [...parents].map(([interactionId, input]) => ({ interactionId, input })),
+      );
+    }
     return answered;
   });
 }
