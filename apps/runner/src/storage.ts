@@ -115,6 +115,14 @@ function lockDataFolder(dir: string, command: string): () => void {
   throw new RunnerError('unavailable', `could not lock the data folder ${dir}`);
 }
 
+/**
+ * Takes a transaction-scoped advisory lock named `key` (released at commit or rollback), so
+ * that two transactions about the same thing run one after the other. No table is read.
+ */
+export async function lockFor(tx: Db, key: string): Promise<void> {
+  await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${key}))`);
+}
+
 /** Applies every package's migrations (idempotent). */
 export async function migrateAll(db: Db): Promise<void> {
   await migrateAskUser(db);

@@ -2,7 +2,7 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { toolResults } from '@x/wire';
 import { expect } from 'vitest';
-import type { CliResult } from './run-cli.js';
+import { type CliResult, finished, type startCli, waitForOutput } from './run-cli.js';
 import { expectPaired } from './transcript.js';
 
 /** Runs the CLI against one storage (the test's data folder, or its DATABASE_URL). */
@@ -156,4 +156,32 @@ export async function cancelled(cli: Cli, conversationId: string) {
   const woken = await ok(cli, ['wake', '--once', '--json']);
   expect(woken.events.some((e) => e.type === 'run-cancelled')).toBe(true);
   expect((await workerPauses(cli, conversationId)).size).toBe(0);
+}
+
+/**
+ * w1 is answered while a running wake resumes w2 (slowed down): the run waits again at its
+ * terminal write and is made ready at once, so the same wake finishes it with no new answer.
+ */
+export async function answeredDuringResume(
+  cli: Cli,
+  wake: (env: Record<string, string>) => ReturnType<typeof startCli>,
+  conversationId: string,
+) {
+  const pauses = await startTeam(cli, conversationId);
+  await ok(cli, ['answer', pauses.get('w2')?.token ?? '', '--accept', 'evening']);
+  const running = wake({ RUNNER_SCRIPTED_DELAY_MS: '1500' });
+  try {
+    await waitForOutput(running, '"type":"model-call"');
+    await ok(cli, ['answer', pauses.get('w1')?.token ?? '', '--option', '1']);
+    await waitForOutput(running, '"type":"run-completed"');
+  } finally {
+    running.kill('SIGTERM');
+    await finished(running);
+  }
+  const events = running.output.stdout
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as { type: string } & Record<string, unknown>);
+  expect(events.filter((e) => e.type === 'model-call')).toHaveLength(3);
+  expectTeamReport({ ...(await cli(['--help'])), events }, { w1: 'under 100 EUR', w2: 'evening' });
 }

@@ -3,8 +3,14 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createTestDatabase, serverForTests, type TestDatabase } from '@internal/pg-test';
 import { afterAll, beforeAll, describe, it } from 'vitest';
-import { type Cli, cancelled, inOneBatch, oneAtATime } from './delegate-flow.js';
-import { runCli } from './run-cli.js';
+import {
+  answeredDuringResume,
+  type Cli,
+  cancelled,
+  inOneBatch,
+  oneAtATime,
+} from './delegate-flow.js';
+import { runCli, startCli } from './run-cli.js';
 
 const server = await serverForTests();
 
@@ -29,6 +35,14 @@ describe.skipIf(!server)('delegate: worker sub-agents on PostgreSQL', { timeout:
 
   it('both worker questions answered in one batch: one wake finishes the delegate call', async () => {
     await inOneBatch(cli, 'team-2', scratch);
+  });
+
+  it('an answer that lands while the run resumes another worker is not lost', async () => {
+    const wake = (extra: Record<string, string>) =>
+      startCli(['wake', '--json', '--model', 'scripted:team'], {
+        env: { DATABASE_URL: database.url, RUNNER_WAKE_POLL_MS: '200', ...extra },
+      });
+    await answeredDuringResume(cli, wake, 'team-4');
   });
 
   it('a cancelled worker question cancels the delegated run', async () => {

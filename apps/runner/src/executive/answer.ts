@@ -1,5 +1,5 @@
 import type { ResumeAnswer } from '@x/askuser';
-import type { Db, Storage } from '../storage.js';
+import { type Db, lockFor, type Storage } from '../storage.js';
 import type { ResumeContext } from './suspend.js';
 
 /**
@@ -13,7 +13,10 @@ export async function answer(storage: Storage, token: string, given: ResumeAnswe
     if (await storage.runs(tx).markReady(token, given)) return;
     // No run waits on the question itself: a worker's question readies its parent's run.
     const parent = await parentOf(tx, storage, token);
-    if (parent) await storage.runs(tx).markReady(parent, given);
+    if (!parent) return;
+    // Serialised with the delegated run's terminal write (see resumeDelegation).
+    await lockFor(tx, parent);
+    await storage.runs(tx).markReady(parent, given);
   });
 }
 
@@ -45,6 +48,8 @@ export async function answerBatch(
         const parent = await parentOf(tx, storage, a.token);
         if (parent) parents.set(parent, a.answer);
       }
+      // In one order, so that two batches never wait on each other's locks.
+      for (const parent of [...parents.keys()].sort()) await lockFor(tx, parent);
       await runs.markReadyMany(
         [...parents].map(([interactionId, input]) => ({ interactionId, input })),
       );

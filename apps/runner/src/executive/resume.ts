@@ -6,7 +6,7 @@ import type { ClaimedRun } from '@x/continuation-postgres';
 import { runTurn, type TurnObserver, type TurnOutcome } from '../agent.js';
 import { allFinished, answerWorker, delegateResult, runDelegate, runWorkers } from '../delegate.js';
 import { type Model, ModelError } from '../model/model.js';
-import type { Db, Storage } from '../storage.js';
+import { lockFor, type Storage } from '../storage.js';
 import { answerResult } from '../tools.js';
 import {
   answersOf,
@@ -298,18 +298,14 @@ async function resumeDelegation(
   if (turn) return finishTurn(storage, claimed, suspension, owner, model, turn);
   const waiting = stored;
   await storage.transaction(async (tx) => {
+    // The answer of a worker question takes this lock before it readies the run: either it
+    // committed before the check below sees it, or it readies the run after this commits.
+    await lockFor(tx, token);
     await storage.runs(tx).finish(runId, owner, { status: 'waiting', interactionId: token });
-    await readyIfAnswered(tx, storage, waiting);
+    const [answered] = (await answersOf(storage, waiting, tx)).values();
+    if (answered) await storage.runs(tx).markReady(token, answered);
   });
-  // Again after the commit: an answer committed while the write above ran is seen here.
-  await readyIfAnswered(undefined, storage, waiting);
   return delegatedResult(waiting);
-}
-
-/** Makes the delegated run ready when one of its worker questions is already answered. */
-async function readyIfAnswered(tx: Db | undefined, storage: Storage, stored: StoredDelegation) {
-  const [answer] = (await answersOf(storage, stored, tx)).values();
-  if (answer) await storage.runs(tx).markReady(stored.interactionId, answer);
 }
 
 /** Records a failed attempt: ready again after a backoff, or failed when none is left. */
