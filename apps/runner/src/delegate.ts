@@ -47,8 +47,11 @@ export interface Delegation {
   workers: Worker[];
 }
 
-/** How many workers of one call run at once. */
-export const WORKER_CONCURRENCY = 2;
+/** How many workers of one call run at once: RUNNER_WORKER_CONCURRENCY, default 2. */
+export function workerConcurrency(env: NodeJS.ProcessEnv = process.env): number {
+  const value = Number(env.RUNNER_WORKER_CONCURRENCY);
+  return Number.isInteger(value) && value > 0 ? value : 2;
+}
 
 const checkpointer = new Checkpointer();
 
@@ -162,7 +165,7 @@ function progress(observer: TurnObserver, delegation: Delegation, message: strin
 }
 
 /**
- * Runs the given workers, at most {@link WORKER_CONCURRENCY} at once; `settled` is called
+ * Runs the given workers, at most {@link workerConcurrency} at once; `settled` is called
  * after each (one at a time), e.g. to make its step durable before the next one is recorded.
  */
 export async function runWorkers(
@@ -189,7 +192,7 @@ export async function runWorkers(
       }
     }
   };
-  await Promise.all(Array.from({ length: WORKER_CONCURRENCY }, lane));
+  await Promise.all(Array.from({ length: workerConcurrency() }, lane));
   if (failure) throw failure.error;
 }
 
@@ -226,6 +229,17 @@ export function answerWorker(
 export function delegateResult(delegation: Delegation): ToolResultBlock {
   const lines = delegation.workers.map((w) => `${w.id} (${w.task}): ${w.report ?? ''}`);
   return toolResult(delegation.toolCallId, lines.join('\n'));
+}
+
+/**
+ * Workers to run: neither finished nor waiting on a person. That is a worker whose answer
+ * was just routed to it, or one whose answer was recorded before a crash cut its run short
+ * (another worker's step was made durable meanwhile): it goes on from that answer.
+ */
+export function unsettledWorkers(delegation: Delegation): string[] {
+  return delegation.workers
+    .filter((w) => w.report === undefined && !questionOf(delegation, w.id))
+    .map((w) => w.id);
 }
 
 /** True once every worker has its report. */

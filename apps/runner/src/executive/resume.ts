@@ -4,7 +4,14 @@ import { type ResumeAnswer, resumeAnswerSchema } from '@x/askuser';
 import { ContinuationError, resumeMessages, type Suspension } from '@x/continuation';
 import type { ClaimedRun } from '@x/continuation-postgres';
 import { runTurn, type TurnObserver, type TurnOutcome } from '../agent.js';
-import { allFinished, answerWorker, delegateResult, runDelegate, runWorkers } from '../delegate.js';
+import {
+  allFinished,
+  answerWorker,
+  delegateResult,
+  runDelegate,
+  runWorkers,
+  unsettledWorkers,
+} from '../delegate.js';
 import { type Model, ModelError } from '../model/model.js';
 import { lockFor, type Storage } from '../storage.js';
 import { answerResult } from '../tools.js';
@@ -226,7 +233,8 @@ async function finishTurn(
 
 /**
  * Resumes a run suspended on its delegate call: routes each answered worker question to its
- * worker and runs only those workers (a finished worker never runs again), making each
+ * worker and runs only the workers that are neither finished nor waiting (a finished worker
+ * never runs again), making each
  * worker's step durable as it settles (fenced by the lease). When every worker finished,
  * their reports become the delegate call's result and the parent turn resumes, once. Else
  * the run waits on the same continuation again; an answer that arrived meanwhile makes it
@@ -268,7 +276,7 @@ async function resumeDelegation(
       answerWorker(stored.delegation, worker, answer, observer);
     }
     const durable = stored;
-    await runWorkers(stored.delegation, [...answers.keys()], model, observer, {
+    await runWorkers(stored.delegation, unsettledWorkers(stored.delegation), model, observer, {
       signal: lease.signal,
       // Each settled worker is recorded at once, only while this worker holds the lease.
       settled: () =>

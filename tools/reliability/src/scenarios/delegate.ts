@@ -15,13 +15,15 @@ const ANSWERS = { w1: 'under 100 EUR', w2: 'evening' } as const;
 
 /**
  * Where the wake is SIGKILLed: with no answer yet (a worker waits); after one of two answers
- * was resumed; while the answered worker's model call runs; while the parent's runs (both
- * workers finished and recorded).
+ * was resumed; while the answered worker's model call runs; between two answered workers
+ * run one at a time (the first finished and recorded, the second's answer recorded, its
+ * model call under way); while the parent's runs (both workers finished and recorded).
  */
 export const KILL_POINTS = [
   'worker waits',
   'after one answer',
   'worker resumes',
+  'between workers',
   'parent resumes',
 ] as const;
 type KillPoint = (typeof KILL_POINTS)[number];
@@ -93,6 +95,11 @@ async function round(tally: Tally, cli: Cli, kill: KillWake, point: KillPoint, i
     await answer('w2');
     all.push(...(await kill(slow, (e) => e.type === 'model-call')));
     await answer('w1');
+  } else if (point === 'between workers') {
+    await answer('w2');
+    await answer('w1');
+    const oneAtATime = { ...slow, RUNNER_WORKER_CONCURRENCY: '1' };
+    all.push(...(await kill(oneAtATime, (_, seen) => calls(seen) === 2)));
   } else {
     await answer('w2');
     await answer('w1');
@@ -141,11 +148,14 @@ async function check(
       report.includes(`Flight: the ${ANSWERS.w2} flight`),
     () => `${id} (${point}): an answer went to the wrong worker: ${report}`,
   );
-  // No finished worker ran again: the parent's resume is one call, after both workers.
-  if (point === 'parent resumes') {
+  // No finished worker ran again: after both workers, only the parent's call is left; between
+  // them, the second worker's and the parent's.
+  const left = { 'parent resumes': 1, 'between workers': 2 } as Partial<Record<KillPoint, number>>;
+  const expected = left[point];
+  if (expected !== undefined) {
     tally.check(
-      recoveryCalls === 1,
-      () => `${id}: recovery made ${recoveryCalls} model calls, not 1`,
+      recoveryCalls === expected,
+      () => `${id} (${point}): recovery made ${recoveryCalls} model calls, not ${expected}`,
     );
   }
   const pauses = (await cli(['paused-states', 'list', '--all', '--limit', '1000'])).filter(
@@ -175,9 +185,9 @@ export async function delegateEmbedded(tally: Tally): Promise<void> {
 export async function delegatePostgres(tally: Tally): Promise<void> {
   const database = await createDatabase();
   try {
-    // The quick run kills the parent's resume: it checks that no finished worker runs again.
+    // The quick run kills between two workers: no finished worker runs again, no answer is lost.
     await rounds(tally, ['--model', 'scripted:team'], { DATABASE_URL: database.url }, [
-      'parent resumes',
+      'between workers',
     ]);
   } finally {
     await database.drop();
