@@ -97,7 +97,7 @@ export function newDelegation(use: ToolUseBlock, tasks: readonly string[]): Dele
 }
 
 /** The open question of a worker (its parent interrupt's payload), if it waits on one. */
-export function questionOf(delegation: Delegation, workerId: string): WorkerQuestion | undefined {
+export function openQuestion(delegation: Delegation, workerId: string): WorkerQuestion | undefined {
   const open = delegation.parent.pendingInterrupt(relayId(delegation, workerId));
   return open ? (open.payload as unknown as WorkerQuestion) : undefined;
 }
@@ -107,7 +107,7 @@ export function waitingWorkers(
   delegation: Delegation,
 ): Array<{ worker: Worker; question: WorkerQuestion }> {
   return delegation.workers.flatMap((worker) => {
-    const question = questionOf(delegation, worker.id);
+    const question = openQuestion(delegation, worker.id);
     return question ? [{ worker, question }] : [];
   });
 }
@@ -238,7 +238,7 @@ export function delegateResult(delegation: Delegation): ToolResultBlock {
  */
 export function unsettledWorkers(delegation: Delegation): string[] {
   return delegation.workers
-    .filter((w) => w.report === undefined && !questionOf(delegation, w.id))
+    .filter((w) => w.report === undefined && !openQuestion(delegation, w.id))
     .map((w) => w.id);
 }
 
