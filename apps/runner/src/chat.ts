@@ -2,21 +2,31 @@ import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { createSuspension, resolve, type Suspension } from '@x/continuation';
 import { Checkpointer, SessionManager } from '@x/session';
-import type { Message } from '@x/wire';
+import type { Message, ToolUseBlock } from '@x/wire';
 import { userMessage } from '@x/wire';
-import { type DelegateHandler, runTurn, type TurnObserver } from './agent.js';
+import { runTurn, type TurnObserver } from './agent.js';
 import { type Context, workerLabel } from './commands/context.js';
 import {
   answerWorker,
+  type Delegation,
   delegateResult,
+  getDelegation,
+  putDelegation,
   runDelegate,
   runWorkers,
+  unsettledWorkers,
   waitingWorkers,
 } from './delegate.js';
 import { notFoundError, usageError } from './errors.js';
 import { createLineReader, type LineReader } from './lines.js';
 import { modelFromId } from './model/index.js';
-import { answerResult, type HumanAnswer, type Question, questionOf } from './tools.js';
+import {
+  answerResult,
+  DELEGATE_TOOL,
+  type HumanAnswer,
+  type Question,
+  questionOf,
+} from './tools.js';
 
 /** A person's reply to a question at the prompt, or undefined to ask again. */
 export function parseReply(reply: string, question: Question): HumanAnswer | undefined {
@@ -52,11 +62,14 @@ function describeQuestion(question: Question): string {
   return lines.join('\n');
 }
 
-/** A worker question got no answer at the prompt: the input ended, or the person cancelled. */
-class ChatEnded extends Error {
-  constructor(readonly why: 'end of input' | 'cancel') {
-    super(why);
-  }
+/** The tool call a saved suspension waits on. */
+function toolUseOf(suspension: Suspension): ToolUseBlock {
+  return {
+    type: 'tool_use',
+    id: suspension.toolUseId,
+    name: suspension.toolName ?? 'ask_user',
+    input: suspension.toolInput ?? {},
+  };
 }
 
 /**
@@ -112,39 +125,56 @@ export async function runChat(ctx: Context, args: string[]): Promise<number> {
   };
 
   /**
-   * The delegate tool at the prompt: each worker question is asked here, labelled with its
-   * worker, and routed back to that worker, until every worker has its report.
+   * The delegate call at the prompt: runs the workers that are neither finished nor
+   * waiting, asks each waiting worker's question here, labelled with its worker, and routes
+   * the answer back to it, until every worker has its report; then the reports are the
+   * call's result and the turn goes on. Every step is checkpointed (the parent's thread and
+   * each worker's), so `--resume` goes on from the last answer. False at end of input.
    */
-  const delegateAtPrompt: DelegateHandler = async (use, signal) => {
-    const started = await runDelegate(model, observer)(use, signal);
-    if ('result' in started) return started;
-    const delegation = started.waiting;
+  const answerWorkers = async (
+    suspension: Suspension,
+    delegation: Delegation,
+    revisions: Map<string, number>,
+  ): Promise<boolean> => {
+    const use = toolUseOf(suspension);
+    const thread = `${sessionId}.${suspension.interactionId}`;
+    const window = [...transcript, suspension.assistant];
+    const save = () =>
+      putDelegation(storage.checkpoints, thread, delegation, { window, use }, revisions);
     for (;;) {
+      await runWorkers(delegation, unsettledWorkers(delegation), model, observer, {
+        settled: save,
+      });
       const waiting = waitingWorkers(delegation);
-      if (waiting.length === 0) return { result: delegateResult(delegation) };
+      if (waiting.length === 0) break;
       for (const { worker, question } of waiting) {
         out.record(
           { type: 'question', sessionId, worker: worker.id, task: worker.task, ...question },
           `[${workerLabel(worker.id, sessionId, worker.task)}]\n${describeQuestion(question)}`,
         );
         const given = await reply(question);
-        if (given === null) throw new ChatEnded('end of input');
-        if (given.action === 'cancel') throw new ChatEnded('cancel');
+        if (given === null) return false;
+        if (given.action === 'cancel') {
+          await continuations.markResolved(suspension.interactionId);
+          out.record(
+            { type: 'cancelled', sessionId },
+            '✗ cancelled: the turn ends without an answer',
+          );
+          return true;
+        }
         answerWorker(delegation, worker.id, given, observer);
+        await save();
       }
-      const ids = waiting.map((w) => w.worker.id);
-      await runWorkers(delegation, ids, model, observer, signal ? { signal } : {});
     }
+    const pair = await resolve(continuations, suspension, delegateResult(delegation));
+    transcript = [...transcript, ...pair];
+    await checkpoint();
+    return runUntilIdle();
   };
 
   /** Asks the saved question; false at end of input (the question stays saved). */
   const answer = async (suspension: Suspension): Promise<boolean> => {
-    const question = questionOf({
-      type: 'tool_use',
-      id: suspension.toolUseId,
-      name: suspension.toolName ?? 'ask_user',
-      input: suspension.toolInput ?? {},
-    });
+    const question = questionOf(toolUseOf(suspension));
     if ('error' in question) throw new Error(`saved question is invalid: ${question.error}`);
     out.record(
       { type: 'question', sessionId, interactionId: suspension.interactionId, ...question },
@@ -169,17 +199,9 @@ export async function runChat(ctx: Context, args: string[]): Promise<number> {
 
   /** Runs the model until the turn completes or a question is answered; false at EOF. */
   const runUntilIdle = async (): Promise<boolean> => {
-    let outcome: Awaited<ReturnType<typeof runTurn>>;
-    try {
-      outcome = await runTurn(model, transcript, observer, { delegate: delegateAtPrompt });
-    } catch (error) {
-      if (!(error instanceof ChatEnded)) throw error;
-      // The turn is dropped whole: the transcript still ends before the delegate call.
-      if (error.why === 'end of input') return false;
-      out.record({ type: 'cancelled', sessionId }, '✗ cancelled: the turn ends without an answer');
-      return true;
-    }
-    if (outcome.status === 'delegated') throw new Error('a chat answers its workers at the prompt');
+    const outcome = await runTurn(model, transcript, observer, {
+      delegate: runDelegate(model, observer),
+    });
     transcript = outcome.messages;
     await checkpoint();
     if (outcome.status === 'completed') {
@@ -192,8 +214,27 @@ export async function runChat(ctx: Context, args: string[]): Promise<number> {
       toolUseId: outcome.toolUse.id,
       assistant: outcome.assistant,
     });
+    if (outcome.status === 'delegated') {
+      // The workers' checkpoints first: a saved delegate call always has them.
+      const revisions = new Map<string, number>();
+      const thread = `${sessionId}.${suspension.interactionId}`;
+      const window = [...transcript, outcome.assistant];
+      const parent = { window, use: outcome.toolUse };
+      await putDelegation(storage.checkpoints, thread, outcome.delegation, parent, revisions);
+      await continuations.save(suspension);
+      return answerWorkers(suspension, outcome.delegation, revisions);
+    }
     await continuations.save(suspension);
     return answer(suspension);
+  };
+
+  /** Goes on with a saved question: a delegate call's workers, or a question of the turn. */
+  const resumeOpen = async (suspension: Suspension): Promise<boolean> => {
+    if (suspension.toolName !== DELEGATE_TOOL) return answer(suspension);
+    const thread = `${sessionId}.${suspension.interactionId}`;
+    const saved = await getDelegation(storage.checkpoints, thread);
+    if (!saved) throw new Error(`the delegate call of ${thread} has no checkpoint`);
+    return answerWorkers(suspension, saved.delegation, saved.revisions);
   };
 
   try {
@@ -210,7 +251,7 @@ export async function runChat(ctx: Context, args: string[]): Promise<number> {
       out.note(`resumed session ${sessionId} (${transcript.length} messages)`);
       const [open] = await continuations.listUnresolved({ sessionId });
       if (open) {
-        if (!(await answer(open))) return 0;
+        if (!(await resumeOpen(open))) return 0;
       } else if (transcript.at(-1)?.role === 'user') {
         // The crash came after the last tool results were saved but before the model
         // answered: ask the model again; no tool runs twice.

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import {
   Checkpointer,
+  type CheckpointStore,
   createRuntime,
   type EventSink,
   type Interrupt,
@@ -333,4 +334,49 @@ export function runDelegate(model: Model, observer: TurnObserver): DelegateHandl
       ? { result: delegateResult(delegation) }
       : { waiting: delegation };
   };
+}
+
+/** A worker's checkpoint thread: beside its parent's. */
+export function workerThread(parentThread: string, workerId: string): string {
+  return `${parentThread}.${workerId}`;
+}
+
+/**
+ * Writes the parent's checkpoint (thread `parentThread`) and each worker's, each only if its
+ * stored revision is the one in `revisions` (none: a new thread); `revisions` is updated.
+ */
+export async function putDelegation(
+  store: CheckpointStore,
+  parentThread: string,
+  delegation: Delegation,
+  parent: { window: readonly Message[]; use: ToolUseBlock },
+  revisions: Map<string, number>,
+): Promise<void> {
+  const put = async (thread: string, checkpoint: SessionCheckpoint) => {
+    const expectedRevision = revisions.get(thread) ?? null;
+    revisions.set(thread, await store.put(thread, checkpoint, { expectedRevision }));
+  };
+  await put(parentThread, captureParent(delegation, parent.window, parent.use));
+  for (const worker of delegation.workers) {
+    await put(workerThread(parentThread, worker.id), captureWorker(worker));
+  }
+}
+
+/** Reads a delegation written by {@link putDelegation}, with each thread's revision. */
+export async function getDelegation(
+  store: CheckpointStore,
+  parentThread: string,
+): Promise<{ delegation: Delegation; revisions: Map<string, number> } | undefined> {
+  const parent = await store.get(parentThread);
+  if (!parent) return undefined;
+  const revisions = new Map([[parentThread, parent.revision]]);
+  const workers: SessionCheckpoint[] = [];
+  for (const id of workerIdsOf(parent.checkpoint)) {
+    const thread = workerThread(parentThread, id);
+    const worker = await store.get(thread);
+    if (!worker) throw new Error(`worker ${id} of ${parentThread} has no checkpoint`);
+    revisions.set(thread, worker.revision);
+    workers.push(worker.checkpoint);
+  }
+  return { delegation: restoreDelegation(parent.checkpoint, workers), revisions };
 }

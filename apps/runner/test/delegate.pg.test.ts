@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createTestDatabase, serverForTests, type TestDatabase } from '@internal/pg-test';
-import { afterAll, beforeAll, describe, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   answeredDuringResume,
   type Cli,
@@ -43,6 +43,20 @@ describe.skipIf(!server)('delegate: worker sub-agents on PostgreSQL', { timeout:
         env: { DATABASE_URL: database.url, RUNNER_WAKE_POLL_MS: '200', ...extra },
       });
     await answeredDuringResume(cli, wake, 'team-4');
+  });
+
+  it('chat asks each worker question at the prompt, labelled with its worker, and completes once', async () => {
+    const chat = await runCli(['chat', '--session', 'team-chat', '--model', 'scripted:team'], {
+      env: { DATABASE_URL: database.url },
+      input: 'Plan a Lisbon trip\n1\nevening\n/quit\n',
+    });
+    expect(chat.code, chat.stderr).toBe(0);
+    expect(chat.stdout).toContain(
+      '[worker w2 of conversation team-chat (via delegate): Choose the flight to Lisbon]\n? Morning or evening flight?',
+    );
+    const report = chat.stdout.slice(chat.stdout.indexOf('Your Lisbon trip:'));
+    expect(report).toContain('Hotel: a place in Alfama, under 100 EUR a night.');
+    expect(report).toContain('Flight: the evening flight.');
   });
 
   it('a cancelled worker question cancels the delegated run', async () => {

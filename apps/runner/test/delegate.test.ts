@@ -1,7 +1,7 @@
 import { rmSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type Cli, cancelled, inOneBatch, oneAtATime } from './delegate-flow.js';
-import { runCli, tempDataDir } from './run-cli.js';
+import { finished, runCli, startCli, tempDataDir, waitForOutput } from './run-cli.js';
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -47,6 +47,27 @@ describe('delegate: worker sub-agents on the embedded default', { timeout: 300_0
     expect(report).toContain('w2 (Choose the flight to Lisbon): Flight: the morning flight.');
     expect(report.split('w3 (').length - 1).toBe(1);
     expect(chat.stdout.split('? Which hotel budget per night?').length - 1).toBe(1);
+  });
+
+  it('chat killed after one of two worker answers: --resume asks only the other, and completes once', async () => {
+    const { data } = embedded();
+    const args = ['chat', '--session', 'team-crash', '--model', 'scripted:team', '--data', data];
+    const first = startCli(args);
+    first.stdin?.write('Plan a Lisbon trip\n');
+    await waitForOutput(first, '? Which hotel budget per night?');
+    first.stdin?.write('3\n');
+    await waitForOutput(first, '? Morning or evening flight?');
+    // The answer to w1 is checkpointed before w2's question is asked.
+    first.kill('SIGKILL');
+    await finished(first);
+
+    const second = await runCli([...args, '--resume'], { input: 'morning\n/quit\n' });
+    expect(second.code, second.stderr).toBe(0);
+    expect(second.stdout).not.toContain('? Which hotel budget per night?');
+    expect(second.stdout.split('? Morning or evening flight?').length - 1).toBe(1);
+    const report = second.stdout.slice(second.stdout.indexOf('Your Lisbon trip:'));
+    expect(report).toContain('Hotel: a place in Alfama, over 200 EUR a night.');
+    expect(report).toContain('Flight: the morning flight.');
   });
 
   it('a cancelled worker question cancels the delegated run', async () => {

@@ -1,14 +1,7 @@
 import { type ResumeAnswer, resumeAnswerSchema } from '@x/askuser';
 import type { Suspension } from '@x/continuation';
 import type { Message, ToolUseBlock } from '@x/wire';
-import {
-  captureParent,
-  captureWorker,
-  type Delegation,
-  restoreDelegation,
-  waitingWorkers,
-  workerIdsOf,
-} from '../delegate.js';
+import { type Delegation, getDelegation, putDelegation, waitingWorkers } from '../delegate.js';
 import type { Db, Storage } from '../storage.js';
 import { DELEGATE_TOOL } from '../tools.js';
 import type { ResumeContext } from './suspend.js';
@@ -29,11 +22,6 @@ export interface StoredDelegation {
   asked: Set<string>;
 }
 
-/** A worker's checkpoint thread: beside its parent's. */
-export function workerThread(interactionId: string, workerId: string): string {
-  return `${interactionId}.${workerId}`;
-}
-
 /** True when a run's continuation is suspended on a `delegate` call. */
 export function isDelegation(suspension: Suspension): boolean {
   return suspension.assistant.content.some(
@@ -52,17 +40,8 @@ export function isDelegation(suspension: Suspension): boolean {
  */
 export async function saveDelegation(tx: Db, storage: Storage, stored: StoredDelegation) {
   const { delegation, interactionId, run } = stored;
-  const sessions = storage.sessions(tx);
-  const put = async (thread: string, checkpoint: Parameters<typeof sessions.put>[1]) => {
-    const revision = await sessions.put(thread, checkpoint, {
-      expectedRevision: stored.revisions.get(thread) ?? null,
-    });
-    stored.revisions.set(thread, revision);
-  };
-  await put(interactionId, captureParent(delegation, stored.window, stored.toolUse));
-  for (const worker of delegation.workers) {
-    await put(workerThread(interactionId, worker.id), captureWorker(worker));
-  }
+  const parent = { window: stored.window, use: stored.toolUse };
+  await putDelegation(storage.sessions(tx), interactionId, delegation, parent, stored.revisions);
   for (const { worker, question } of waitingWorkers(delegation)) {
     if (stored.asked.has(question.token)) continue;
     const resumeContext: ResumeContext = {
@@ -88,23 +67,8 @@ export async function saveDelegation(tx: Db, storage: Storage, stored: StoredDel
 }
 
 /** The delegation whose parent checkpoint is `interactionId`, with each thread's revision. */
-export async function readDelegation(
-  storage: Storage,
-  interactionId: string,
-): Promise<{ delegation: Delegation; revisions: Map<string, number> } | undefined> {
-  const sessions = storage.sessions();
-  const parent = await sessions.get(interactionId);
-  if (!parent) return undefined;
-  const revisions = new Map([[interactionId, parent.revision]]);
-  const workers = [];
-  for (const id of workerIdsOf(parent.checkpoint)) {
-    const thread = workerThread(interactionId, id);
-    const worker = await sessions.get(thread);
-    if (!worker) throw new Error(`worker ${id} of ${interactionId} has no checkpoint`);
-    revisions.set(thread, worker.revision);
-    workers.push(worker.checkpoint);
-  }
-  return { delegation: restoreDelegation(parent.checkpoint, workers), revisions };
+export function readDelegation(storage: Storage, interactionId: string) {
+  return getDelegation(storage.sessions(), interactionId);
 }
 
 /** Reads the delegation a run waits on: the parent's checkpoint and each worker's. */
