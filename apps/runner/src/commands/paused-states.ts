@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import type { Pending } from '@x/askuser';
 import { usageError } from '../errors.js';
 import type { ResumeContext } from '../executive/index.js';
 import { type Command, globalOptions, withStorage, workerLabel } from './context.js';
@@ -9,6 +10,13 @@ export function parseAge(text: string): number {
   if (!match) throw usageError(`--older-than takes an age like 30m, 12h or 7d, not "${text}"`);
   const unit = { s: 1e3, m: 60e3, h: 3600e3, d: 86400e3, w: 604800e3 }[match[2] as 's'];
   return Number(match[1]) * unit;
+}
+
+/** The source thread of a worker's question, on a line of its own; '' for the turn's own. */
+function sourceOf(pause: Pending): string {
+  if (!pause.proxiedFromChildId) return '';
+  const task = (pause.resumeContext as ResumeContext | null)?.delegate?.task ?? '';
+  return `\n    ${workerLabel(pause.proxiedFromChildId, pause.conversationId, task)}`;
 }
 
 /** `runner paused-states list|purge`: the questions, pending or all; purging old answers. */
@@ -37,7 +45,7 @@ export const pausedStates: Command = async (ctx, args) => {
             : '';
           ctx.out.record(
             { type: 'pause', ...r },
-            `${r.resumed ? '✓' : '…'} ${r.token}  [${r.conversationId}] p${r.priority} ${r.kind}: ${r.question}${answer}`,
+            `${r.resumed ? '✓' : '…'} ${r.token}  [${r.conversationId}] p${r.priority} ${r.kind}: ${r.question}${answer}${sourceOf(r)}`,
           );
         }
         if (!records.length) ctx.out.note('no questions yet');
@@ -48,13 +56,9 @@ export const pausedStates: Command = async (ctx, args) => {
         const options = Array.isArray(p.options)
           ? `  options: ${(p.options as string[]).map((o, i) => `${i + 1}) ${o}`).join(' ')}`
           : '';
-        const task = (p.resumeContext as ResumeContext | null)?.delegate?.task ?? '';
-        const from = p.proxiedFromChildId
-          ? `\n    ${workerLabel(p.proxiedFromChildId, p.conversationId, task)}`
-          : '';
         ctx.out.record(
           { type: 'pause', ...p },
-          `${p.token}  [${p.conversationId}] p${p.priority} ${p.kind}: ${p.question}${options}${from}`,
+          `${p.token}  [${p.conversationId}] p${p.priority} ${p.kind}: ${p.question}${options}${sourceOf(p)}`,
         );
       }
       if (!pending.length) ctx.out.note('no pending questions');
