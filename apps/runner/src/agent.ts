@@ -6,9 +6,12 @@ import type {
   ToolUseBlock,
 } from '@x/wire';
 import { toolResult, toolUses, userMessage } from '@x/wire';
+import type { Delegation } from './delegate.js';
 import type { Model, ModelRetry } from './model/model.js';
 import {
   askAloneResult,
+  DELEGATE_TOOL,
+  delegateSpec,
   isHumanTool,
   type Question,
   questionOf,
@@ -18,6 +21,18 @@ import {
 
 /** The system prompt every model gets. */
 export const SYSTEM_PROMPT = `You are a careful assistant. When you need something from the person, call ask_user; before an action with cost or side effects, call approve. Call either of them alone in a message, never next to other tool calls.`;
+
+/** The system prompt of a worker sub-agent (the scripted model plays a worker's steps on it). */
+export const WORKER_SYSTEM_PROMPT = `You are a worker sub-agent: do the one sub-task you are given and end with a short report. When you need something from the person, call ask_user alone.`;
+
+/**
+ * Runs a `delegate` call: its tool result when every worker finished, or the delegation
+ * with the workers that wait on a person.
+ */
+export type DelegateHandler = (
+  use: ToolUseBlock,
+  signal: AbortSignal | undefined,
+) => Promise<{ result: ToolResultBlock } | { waiting: Delegation }>;
 
 /** Where a turn stopped. */
 export type TurnOutcome =
@@ -34,6 +49,16 @@ export type TurnOutcome =
       assistant: AssistantMessage;
       toolUse: ToolUseBlock;
       question: Question;
+    }
+  | {
+      /** Suspended on its `delegate` call: some workers wait on a person. */
+      status: 'delegated';
+      /** The transcript before the assistant message that delegated. */
+      messages: Message[];
+      /** The assistant message whose only tool call is the `delegate` call. */
+      assistant: AssistantMessage;
+      toolUse: ToolUseBlock;
+      delegation: Delegation;
     };
 
 /** What a running turn reports. */
@@ -60,16 +85,23 @@ export async function runTurn(
   model: Model,
   transcript: readonly Message[],
   observer: TurnObserver,
-  options: { signal?: AbortSignal } = {},
+  options: {
+    signal?: AbortSignal;
+    /** Offers the `delegate` tool and runs its calls (the parent agent). */
+    delegate?: DelegateHandler;
+    /** A worker sub-agent's turn: its own prompt, no `delegate`. */
+    worker?: boolean;
+  } = {},
 ): Promise<TurnOutcome> {
   let messages = [...transcript];
+  const tools = options.delegate ? [...toolSpecs, delegateSpec] : toolSpecs;
   for (let step = 0; step < MAX_STEPS; step++) {
     options.signal?.throwIfAborted();
     observer.modelCall?.();
     const assistant = await model.generate({
-      system: SYSTEM_PROMPT,
+      system: options.worker ? WORKER_SYSTEM_PROMPT : SYSTEM_PROMPT,
       messages,
-      tools: toolSpecs,
+      tools,
       onText: (text) => observer.event({ type: 'text-delta', text }),
       onRetry: (retry) => observer.modelRetry?.(retry),
       ...(options.signal ? { signal: options.signal } : {}),
@@ -90,7 +122,22 @@ export async function runTurn(
         return { status: 'suspended', messages, assistant, toolUse: only, question };
       }
     }
+    if (only && only.name === DELEGATE_TOOL && options.delegate) {
+      const done = await options.delegate(only, options.signal);
+      if ('waiting' in done) {
+        return {
+          status: 'delegated',
+          messages,
+          assistant,
+          toolUse: only,
+          delegation: done.waiting,
+        };
+      }
+      messages = [...messages, assistant, userMessage(done.result)];
+      continue;
+    }
     const results: ToolResultBlock[] = uses.map((use) => {
+      if (use.name === DELEGATE_TOOL && options.delegate) return askAloneResult(use);
       if (!isHumanTool(use.name)) {
         return runTool(use, {
           progress: (message) =>

@@ -2,17 +2,34 @@ import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { createSuspension, resolve, type Suspension } from '@x/continuation';
 import { Checkpointer, isSafeThreadId, SessionManager } from '@x/session';
-import type { Message } from '@x/wire';
+import type { Message, ToolUseBlock } from '@x/wire';
 import { userMessage } from '@x/wire';
 import { runTurn, type TurnObserver } from './agent.js';
-import { type Context, modelRetried } from './commands/context.js';
+import { type Context, modelRetried, workerLabel } from './commands/context.js';
+import {
+  answerWorker,
+  type Delegation,
+  delegateResult,
+  getDelegation,
+  putDelegation,
+  runDelegate,
+  runWorkers,
+  unsettledWorkers,
+  waitingWorkers,
+} from './delegate.js';
 import { notFoundError, usageError } from './errors.js';
 import { shellQuote } from './invocation.js';
 import { createLineReader, type LineReader } from './lines.js';
 import { modelFromId } from './model/index.js';
 import { plural } from './output.js';
 import type { Storage } from './storage.js';
-import { answerResult, type HumanAnswer, type Question, questionOf } from './tools.js';
+import {
+  answerResult,
+  DELEGATE_TOOL,
+  type HumanAnswer,
+  type Question,
+  questionOf,
+} from './tools.js';
 
 /** A person's reply to a question at the prompt, or undefined to ask again. */
 export function parseReply(reply: string, question: Question): HumanAnswer | undefined {
@@ -66,6 +83,16 @@ async function latestWaitingSession(storage: Storage): Promise<string | undefine
     if (newest && (!latest || newest.createdAt > latest.createdAt)) latest = newest;
   }
   return latest?.sessionId;
+}
+
+/** The tool call a saved suspension waits on. */
+function toolUseOf(suspension: Suspension): ToolUseBlock {
+  return {
+    type: 'tool_use',
+    id: suspension.toolUseId,
+    name: suspension.toolName ?? 'ask_user',
+    input: suspension.toolInput ?? {},
+  };
 }
 
 /**
@@ -132,33 +159,85 @@ export async function runChat(ctx: Context, args: string[]): Promise<number> {
     modelRetry: (retry) => modelRetried(out, retry, { sessionId }),
   };
 
+  /** Reads a reply to `question` at the prompt; null at end of input or on /quit. */
+  const reply = async (question: Question): Promise<HumanAnswer | null> => {
+    for (;;) {
+      const line = await lines.next('answer> ');
+      if (line === null || line.trim() === '/quit') return null;
+      const given = parseReply(line, question);
+      if (given) return given;
+      out.note(choices(question));
+    }
+  };
+
+  /** Leaves a saved question unanswered, saying how to come back to it; false. */
+  const leaveWaiting = (suspension: Suspension): false => {
+    out.record(
+      { type: 'question-waiting', sessionId, interactionId: suspension.interactionId },
+      `\nthe question waits; answer it later with: ${resumeCommand}`,
+    );
+    return false;
+  };
+
+  /**
+   * The delegate call at the prompt: runs the workers that are neither finished nor
+   * waiting, asks each waiting worker's question here, labelled with its worker, and routes
+   * the answer back to it, until every worker has its report; then the reports are the
+   * call's result and the turn goes on. Every step is checkpointed (the parent's thread and
+   * each worker's), so `--resume` goes on from the last answer. False at end of input.
+   */
+  const answerWorkers = async (
+    suspension: Suspension,
+    delegation: Delegation,
+    revisions: Map<string, number>,
+  ): Promise<boolean> => {
+    const use = toolUseOf(suspension);
+    const thread = `${sessionId}.${suspension.interactionId}`;
+    const window = [...transcript, suspension.assistant];
+    const save = () =>
+      putDelegation(storage.checkpoints, thread, delegation, { window, use }, revisions);
+    for (;;) {
+      await runWorkers(delegation, unsettledWorkers(delegation), model, observer, {
+        settled: save,
+      });
+      const waiting = waitingWorkers(delegation);
+      if (waiting.length === 0) break;
+      for (const { worker, question } of waiting) {
+        out.record(
+          { type: 'question', sessionId, worker: worker.id, task: worker.task, ...question },
+          `[${workerLabel(worker.id, sessionId, worker.task)}]\n${describeQuestion(question)}`,
+        );
+        const given = await reply(question);
+        if (given === null) return leaveWaiting(suspension);
+        if (given.action === 'cancel') {
+          await continuations.markResolved(suspension.interactionId);
+          out.record(
+            { type: 'cancelled', sessionId },
+            '✗ cancelled: the turn ends without an answer',
+          );
+          return true;
+        }
+        answerWorker(delegation, worker.id, given, observer);
+        await save();
+      }
+    }
+    const pair = await resolve(continuations, suspension, delegateResult(delegation));
+    transcript = [...transcript, ...pair];
+    await checkpoint();
+    return runUntilIdle();
+  };
+
   /** Asks the saved question; false at end of input (the question stays saved). */
   const answer = async (suspension: Suspension): Promise<boolean> => {
-    const question = questionOf({
-      type: 'tool_use',
-      id: suspension.toolUseId,
-      name: suspension.toolName ?? 'ask_user',
-      input: suspension.toolInput ?? {},
-    });
+    const question = questionOf(toolUseOf(suspension));
     if ('error' in question) throw new Error(`saved question is invalid: ${question.error}`);
     out.record(
       { type: 'question', sessionId, interactionId: suspension.interactionId, ...question },
       describeQuestion(question),
     );
-    let reply: HumanAnswer | undefined;
-    while (!reply) {
-      const line = await lines.next('answer> ');
-      if (line === null || line.trim() === '/quit') {
-        out.record(
-          { type: 'question-waiting', sessionId, interactionId: suspension.interactionId },
-          `\nthe question waits; answer it later with: ${resumeCommand}`,
-        );
-        return false;
-      }
-      reply = parseReply(line, question);
-      if (!reply) out.note(choices(question));
-    }
-    if (reply.action === 'cancel') {
+    const given = await reply(question);
+    if (given === null) return leaveWaiting(suspension);
+    if (given.action === 'cancel') {
       await continuations.markResolved(suspension.interactionId);
       out.record({ type: 'cancelled', sessionId }, '✗ cancelled: the turn ends without an answer');
       return true;
@@ -166,7 +245,7 @@ export async function runChat(ctx: Context, args: string[]): Promise<number> {
     const pair = await resolve(
       continuations,
       suspension,
-      answerResult(suspension.toolUseId, reply),
+      answerResult(suspension.toolUseId, given),
     );
     transcript = [...transcript, ...pair];
     await checkpoint();
@@ -175,7 +254,9 @@ export async function runChat(ctx: Context, args: string[]): Promise<number> {
 
   /** Runs the model until the turn completes or a question is answered; false at EOF. */
   const runUntilIdle = async (): Promise<boolean> => {
-    const outcome = await runTurn(model, transcript, observer);
+    const outcome = await runTurn(model, transcript, observer, {
+      delegate: runDelegate(model, observer),
+    });
     transcript = outcome.messages;
     await checkpoint();
     if (outcome.status === 'completed') {
@@ -188,6 +269,16 @@ export async function runChat(ctx: Context, args: string[]): Promise<number> {
       toolUseId: outcome.toolUse.id,
       assistant: outcome.assistant,
     });
+    if (outcome.status === 'delegated') {
+      // The workers' checkpoints first: a saved delegate call always has them.
+      const revisions = new Map<string, number>();
+      const thread = `${sessionId}.${suspension.interactionId}`;
+      const window = [...transcript, outcome.assistant];
+      const parent = { window, use: outcome.toolUse };
+      await putDelegation(storage.checkpoints, thread, outcome.delegation, parent, revisions);
+      await continuations.save(suspension);
+      return answerWorkers(suspension, outcome.delegation, revisions);
+    }
     await continuations.save(suspension);
     return answer(suspension);
   };
@@ -196,6 +287,16 @@ export async function runChat(ctx: Context, args: string[]): Promise<number> {
   // is printed); a second Ctrl-C ends the process at once.
   const interrupt = () => lines.close();
   process.once('SIGINT', interrupt);
+
+  /** Goes on with a saved question: a delegate call's workers, or a question of the turn. */
+  const resumeOpen = async (suspension: Suspension): Promise<boolean> => {
+    if (suspension.toolName !== DELEGATE_TOOL) return answer(suspension);
+    const thread = `${sessionId}.${suspension.interactionId}`;
+    const saved = await getDelegation(storage.checkpoints, thread);
+    if (!saved) throw new Error(`the delegate call of ${thread} has no checkpoint`);
+    return answerWorkers(suspension, saved.delegation, saved.revisions);
+  };
+
   try {
     const stored = await storage.checkpoints.get(sessionId);
     if (stored && !values.resume) {
@@ -210,7 +311,7 @@ export async function runChat(ctx: Context, args: string[]): Promise<number> {
       out.note(`resumed session ${sessionId} (${plural(transcript.length, 'message')})`);
       const [open] = await continuations.listUnresolved({ sessionId });
       if (open) {
-        if (!(await answer(open))) return 0;
+        if (!(await resumeOpen(open))) return 0;
       } else if (transcript.at(-1)?.role === 'user') {
         // The crash came after the last tool results were saved but before the model
         // answered: ask the model again; no tool runs twice.

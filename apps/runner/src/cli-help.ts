@@ -28,8 +28,10 @@ commands:
 
 options for every command:
   --data DIR     the embedded default's data folder (default .runner, or RUNNER_DATA)
-  --model ID     scripted:trip | scripted:tools | scripted:siblings | anthropic:MODEL |
-                 openai:MODEL (default scripted:trip, or RUNNER_MODEL)
+  --model ID     scripted:trip | scripted:tools | scripted:siblings | scripted:team |
+                 anthropic:MODEL | openai:MODEL (default scripted:trip, or RUNNER_MODEL);
+                 scripted:team delegates sub-tasks to worker sub-agents w1..w3, two of
+                 which ask a question (the delegate tool)
   --json         one JSON object per line, for scripts
   -h, --help     help for the command
 
@@ -38,8 +40,9 @@ RUNNER_SCRIPTED_DELAY_MS (the scripted model's simulated latency), RUNNER_WAKE_P
 (how often wake looks for answers no notification announced; default 5000 on PostgreSQL,
 1000 on the embedded default), RUNNER_LEASE_MS (how long a worker holds a run unless it
 renews; default 60000), RUNNER_MAX_ATTEMPTS (attempts of a resume before the run fails;
-default 5) and RUNNER_RETRY_BACKOFF_MS (the first wait before a retry; default 1000,
-doubling, with jitter).
+default 5), RUNNER_RETRY_BACKOFF_MS (the first wait before a retry; default 1000,
+doubling, with jitter) and RUNNER_WORKER_CONCURRENCY (workers of one delegate call that
+run at once; default 2).
 
 real models: anthropic:MODEL needs ANTHROPIC_API_KEY (ANTHROPIC_BASE_URL for another
 endpoint); openai:MODEL needs OPENAI_API_KEY, or OPENAI_BASE_URL for a local

@@ -53,6 +53,11 @@ export interface Storage {
   /** Session checkpoints of interactive chats. */
   readonly checkpoints: CheckpointStore;
   /**
+   * Session checkpoints of the unattended executive's delegations (parent and workers), in
+   * the database, so that they are written in one transaction with the run and the pauses.
+   */
+  sessions(tx?: Db): CheckpointStore;
+  /**
    * Calls `onNotify` whenever one of `channels` is notified (LISTEN/NOTIFY), e.g.
    * `ASKUSER_ANSWERED_CHANNEL`. Undefined where no other process can notify (the embedded
    * default) or notifications cannot arrive (a pooler without RUNNER_LISTEN_URL): poll.
@@ -116,6 +121,14 @@ function lockDataFolder(dir: string, command: string): () => void {
     }
   }
   throw new RunnerError('unavailable', `could not lock the data folder ${dir}`);
+}
+
+/**
+ * Takes a transaction-scoped advisory lock named `key` (released at commit or rollback), so
+ * that two transactions about the same thing run one after the other. No table is read.
+ */
+export async function lockFor(tx: Db, key: string): Promise<void> {
+  await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${key}))`);
 }
 
 /** Applies every package's migrations (idempotent). */
@@ -217,6 +230,7 @@ function sqlStores(db: Db) {
     pauses: (tx?: Db) => new AskUserStore(tx ?? db),
     continuations: (tx?: Db): ContinuationStore => new PostgresContinuationStore(tx ?? db),
     runs: (tx?: Db) => (tx ? new PostgresRunQueue(tx) : queue),
+    sessions: (tx?: Db): CheckpointStore => new PostgresCheckpointStore(tx ?? db),
   };
 }
 

@@ -23,6 +23,25 @@ export const ApproveInputSchema = z.object({
   details: z.string().optional().describe('Cost, risk, or anything the person should know.'),
 });
 
+export const DelegateInputSchema = z.object({
+  tasks: z
+    .array(z.string().min(1))
+    .min(1)
+    .max(8)
+    .describe('The sub-tasks, one worker each; each must make sense on its own.'),
+});
+
+/** The tool that runs sub-tasks as worker sub-agents; only the parent agent is offered it. */
+export const DELEGATE_TOOL = 'delegate';
+
+/** The delegate tool as a model is offered it. */
+export const delegateSpec: ToolSpec = {
+  name: DELEGATE_TOOL,
+  description:
+    "Run sub-tasks in parallel, each by a worker sub-agent that may ask the person; returns every worker's report. Call it alone: never with other tools in the same message.",
+  inputSchema: z.toJSONSchema(DelegateInputSchema) as Record<string, unknown>,
+};
+
 const TodoInput = z.object({
   id: z.string().min(1),
   content: z.string(),
@@ -55,7 +74,7 @@ const ordinaryTools = {
 
 type OrdinaryToolName = keyof typeof ordinaryTools;
 
-/** What every model is offered. */
+/** What every agent is offered (the parent also gets {@link delegateSpec}). */
 export const toolSpecs: ToolSpec[] = [
   {
     name: 'ask_user',

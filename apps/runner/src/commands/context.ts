@@ -1,7 +1,7 @@
 import type { TurnObserver } from '../agent.js';
 import type { RunResult } from '../executive/index.js';
 import type { ModelRetry } from '../model/index.js';
-import type { Output } from '../output.js';
+import { type Output, plural } from '../output.js';
 import type { Storage } from '../storage.js';
 
 /** The options every command takes. */
@@ -62,6 +62,35 @@ export function modelRetried(
   );
 }
 
+/** How a worker's question is named to the operator: its source thread and sub-task. */
+export function workerLabel(worker: string, conversationId: string, task: string): string {
+  return `worker ${worker} of conversation ${conversationId} (via delegate): ${task}`;
+}
+
+function reportDelegated(out: Output, result: Extract<RunResult, { status: 'waiting' }>): void {
+  const questions = result.questions ?? [];
+  const lines = questions.map((q) => {
+    const options = q.options?.length
+      ? `\n${q.options.map((o, i) => `    ${i + 1}) ${o}`).join('\n')}`
+      : '';
+    const how = q.options?.length ? '--option N' : '--accept "..."';
+    return `\n[${workerLabel(q.worker, result.conversationId, q.task)}]\n? ${q.question}${options}\n  answer: ${out.command(`answer ${q.token} ${how}`)}`;
+  });
+  out.record(
+    {
+      type: 'run-waiting',
+      status: 'waiting',
+      runId: result.runId,
+      conversationId: result.conversationId,
+      token: result.token,
+      question: result.question,
+      options: result.options,
+      questions,
+    },
+    `${lines.join('\n')}\nwaiting on ${plural(questions.length, 'worker question')} (answer in any order, or together with ${out.command('answer --batch FILE')})`,
+  );
+}
+
 /** Prints where a run stands after a turn: completed, waiting (with how to answer), cancelled. */
 export function report(out: Output, result: RunResult): void {
   switch (result.status) {
@@ -77,6 +106,10 @@ export function report(out: Output, result: RunResult): void {
       );
       break;
     case 'waiting': {
+      if (result.questions) {
+        reportDelegated(out, result);
+        break;
+      }
       const options = result.options?.length
         ? `\n${result.options.map((o, i) => `  ${i + 1}) ${o}`).join('\n')}`
         : '';

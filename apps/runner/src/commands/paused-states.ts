@@ -1,8 +1,9 @@
 import { parseArgs } from 'node:util';
 import { AskUserError, type PauseRecord, type Pending } from '@x/askuser';
 import { notFoundError, usageError } from '../errors.js';
+import type { ResumeContext } from '../executive/index.js';
 import { plural } from '../output.js';
-import { type Command, globalOptions, withStorage } from './context.js';
+import { type Command, globalOptions, withStorage, workerLabel } from './context.js';
 
 /** Parses an age like `30m`, `12h`, `7d` into milliseconds. */
 export function parseAge(text: string): number {
@@ -12,13 +13,19 @@ export function parseAge(text: string): number {
   return Number(match[1]) * unit;
 }
 
-/** One line about a pending question. */
+/** The source thread of a worker's question, on a line of its own; '' for the turn's own. */
+function sourceOf(pause: Pending): string {
+  if (!pause.proxiedFromChildId) return '';
+  const task = (pause.resumeContext as ResumeContext | null)?.delegate?.task ?? '';
+  return `\n    ${workerLabel(pause.proxiedFromChildId, pause.conversationId, task)}`;
+}
+
+/** One line about a pending question (and its source thread, for a worker's). */
 function describePending(p: Pending): string {
   const options = Array.isArray(p.options)
     ? `  options: ${(p.options as unknown[]).map((o, i) => `${i + 1}) ${String(o)}`).join(' ')}`
     : '';
-  const from = p.proxiedFromChildId ? ` via ${p.proxiedFromChildId}` : '';
-  return `${p.token}  [${p.conversationId}${from}] p${p.priority} ${p.kind}: ${p.question}${options}`;
+  return `${p.token}  [${p.conversationId}] p${p.priority} ${p.kind}: ${p.question}${options}${sourceOf(p)}`;
 }
 
 /** One line about any question: pending (…), or how and by whom it was answered (✓). */
@@ -27,7 +34,7 @@ function describeRecord(r: Pick<PauseRecord, 'answer' | 'answeredBy' | 'resumedA
   const content = r.answer.content ? ` "${r.answer.content}"` : '';
   const by = r.answeredBy ? ` by ${r.answeredBy}` : '';
   const at = r.resumedAt ? ` at ${r.resumedAt.toISOString()}` : '';
-  return `✓ ${r.token}  [${r.conversationId}] p${r.priority} ${r.kind}: ${r.question}  → ${r.answer.action}${content}${by}${at}`;
+  return `✓ ${r.token}  [${r.conversationId}] p${r.priority} ${r.kind}: ${r.question}  → ${r.answer.action}${content}${by}${at}${sourceOf(r)}`;
 }
 
 /** `runner paused-states list|get|purge`: the questions, pending or all; purging old answers. */

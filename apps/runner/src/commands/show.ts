@@ -2,8 +2,11 @@ import { parseArgs } from 'node:util';
 import type { PauseRecord } from '@x/askuser';
 import type { RunRecord } from '@x/continuation-postgres';
 import type { Message } from '@x/wire';
+import type { Delegation } from '../delegate.js';
 import { notFoundError, usageError } from '../errors.js';
-import { messageText, runMessages, runOf } from '../executive/index.js';
+import { readDelegation } from '../executive/delegate.js';
+import { messageText, type ResumeContext, runMessages, runOf } from '../executive/index.js';
+import type { Storage } from '../storage.js';
 import { type Command, globalOptions, withStorage } from './context.js';
 import { describeRun } from './runs.js';
 
@@ -13,6 +16,52 @@ interface RunStory {
   questions: PauseRecord[];
   /** Completed: the whole transcript; waiting or ready: the transcript up to the question. */
   messages: Message[] | null;
+}
+
+function answerOf(q: PauseRecord): string {
+  return q.answer
+    ? `${q.answer.action}${q.answer.content ? ` "${q.answer.content}"` : ''}`
+    : 'waiting for an answer';
+}
+
+/** The delegate calls of a run whose workers asked: each with its parent continuation. */
+async function delegationsOf(storage: Storage, questions: PauseRecord[]) {
+  const parents = new Set<string>();
+  for (const q of questions) {
+    const parent = (q.resumeContext as ResumeContext | null)?.parent;
+    if (parent) parents.add(parent);
+  }
+  const found: Array<{ parent: string; delegation: Delegation }> = [];
+  for (const parent of parents) {
+    const read = await readDelegation(storage, parent);
+    if (read) found.push({ parent, delegation: read.delegation });
+  }
+  return found;
+}
+
+/**
+ * The worker runs of a run's delegate calls, as a tree: each worker with its sub-task, its
+ * state (finished with its report, or waiting), its questions and answers and its messages.
+ */
+function delegationLines(
+  delegations: Awaited<ReturnType<typeof delegationsOf>>,
+  questions: PauseRecord[],
+): string[] {
+  const lines: string[] = [];
+  for (const { parent, delegation } of delegations) {
+    lines.push(`  delegate ${delegation.toolCallId} (${delegation.workers.length} workers):`);
+    for (const worker of delegation.workers) {
+      const state = worker.report !== undefined ? `finished: ${worker.report}` : 'waiting';
+      lines.push(`    ${worker.id} ${worker.task} — ${state}`);
+      for (const q of questions) {
+        const context = q.resumeContext as ResumeContext | null;
+        if (q.proxiedFromChildId !== worker.id || context?.parent !== parent) continue;
+        lines.push(`      ? ${q.question}  → ${answerOf(q)}  (${q.token})`);
+      }
+      for (const m of worker.window) lines.push(`      ${m.role}: ${messageText(m)}`);
+    }
+  }
+  return lines;
 }
 
 /** `runner show CONVERSATION`: each run with its outcome, attempts, questions and transcript. */
@@ -31,17 +80,24 @@ export const show: Command = async (ctx, args) => {
         questions: pauses.filter((p) => runOf(p) === run.runId),
         messages: await runMessages(storage, run),
       };
+      const delegations = await delegationsOf(storage, story.questions);
       if (ctx.out.json) {
-        ctx.out.record({ type: 'run', ...story });
+        const workers = delegations.map(({ delegation }) => ({
+          toolCallId: delegation.toolCallId,
+          workers: delegation.workers.map((w) => ({
+            id: w.id,
+            task: w.task,
+            report: w.report ?? null,
+            messages: w.window,
+          })),
+        }));
+        ctx.out.record({ type: 'run', ...story, delegations: workers });
         continue;
       }
       const lines = [describeRun(run, ctx.out.command)];
-      for (const q of story.questions) {
-        const answer = q.answer
-          ? `${q.answer.action}${q.answer.content ? ` "${q.answer.content}"` : ''}`
-          : 'waiting for an answer';
-        lines.push(`  ? ${q.question}  → ${answer}  (${q.token})`);
-      }
+      const own = story.questions.filter((q) => !q.proxiedFromChildId);
+      for (const q of own) lines.push(`  ? ${q.question}  → ${answerOf(q)}  (${q.token})`);
+      lines.push(...delegationLines(delegations, story.questions));
       if (story.messages) {
         lines.push(
           `  transcript (${story.messages.length} message${story.messages.length === 1 ? '' : 's'}):`,

@@ -46,7 +46,11 @@ export function reportResumed(out: Output, resumed: Resumed, announced = false):
     default:
       out.record(
         { type: 'resumed', ...base, action: answer.action, status: outcome.status },
-        announced ? undefined : `resumed ${token} (${describeAnswer(answer)}) of ${conversationId}`,
+        announced
+          ? undefined
+          : resumed.delegated
+            ? `resumed the delegate call of ${conversationId} (answered worker questions)`
+            : `resumed ${token} (${describeAnswer(answer)}) of ${conversationId}`,
       );
       report(out, outcome);
   }
@@ -55,9 +59,12 @@ export function reportResumed(out: Output, resumed: Resumed, announced = false):
 /** Says which run a worker claimed, before that run's turn prints anything. */
 export function reportClaimed(out: Output, claimed: Omit<Resumed, 'outcome'>): void {
   const { runId, token, conversationId, answer, attempt } = claimed;
+  const what = claimed.delegated
+    ? `the delegate call of ${conversationId} (answered worker questions)`
+    : `${token} (${describeAnswer(answer)}) of ${conversationId}`;
   out.record(
     { type: 'run-claimed', runId, token, conversationId, attempt, action: answer.action },
-    `\nresumed ${token} (${describeAnswer(answer)}) of ${conversationId}${attempt > 1 ? `, attempt ${attempt}` : ''}`,
+    `\nresumed ${what}${attempt > 1 ? `, attempt ${attempt}` : ''}`,
   );
 }
 

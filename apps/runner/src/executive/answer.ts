@@ -1,5 +1,6 @@
 import type { ResumeAnswer } from '@x/askuser';
-import type { Storage } from '../storage.js';
+import { type Db, lockFor, type Storage } from '../storage.js';
+import type { ResumeContext } from './suspend.js';
 
 /**
  * Answers one pause and makes its run ready, in one transaction: an answer is never
@@ -15,8 +16,21 @@ export async function answer(
 ): Promise<void> {
   await storage.transaction(async (tx) => {
     await storage.pauses(tx).markResumed(token, given, { answeredBy });
-    await storage.runs(tx).markReady(token, given);
+    if (await storage.runs(tx).markReady(token, given)) return;
+    // No run waits on the question itself: a worker's question readies its parent's run.
+    const parent = await parentOf(tx, storage, token);
+    if (!parent) return;
+    // Serialised with the delegated run's terminal write (see resumeDelegation).
+    await lockFor(tx, parent);
+    await storage.runs(tx).markReady(parent, given);
   });
+}
+
+/** For a worker's question, the parent continuation its delegated run waits on. */
+async function parentOf(tx: Db, storage: Storage, token: string): Promise<string | undefined> {
+  const answered = await storage.pauses(tx).getAnswer(token);
+  const parent = (answered?.resumeContext as ResumeContext | null)?.parent;
+  return typeof parent === 'string' ? parent : undefined;
 }
 
 /**
@@ -30,9 +44,23 @@ export async function answerBatch(
 ): Promise<number> {
   return storage.transaction(async (tx) => {
     const answered = await storage.pauses(tx).markResumedBatch([...answers], { answeredBy });
-    await storage
-      .runs(tx)
-      .markReadyMany(answers.map((a) => ({ interactionId: a.token, input: a.answer })));
+    const runs = storage.runs(tx);
+    const readied = await runs.markReadyMany(
+      answers.map((a) => ({ interactionId: a.token, input: a.answer })),
+    );
+    if (readied < answers.length) {
+      // Some questions have no run of their own: workers' questions ready their parent's.
+      const parents = new Map<string, ResumeAnswer>();
+      for (const a of answers) {
+        const parent = await parentOf(tx, storage, a.token);
+        if (parent) parents.set(parent, a.answer);
+      }
+      // In one order, so that two batches never wait on each other's locks.
+      for (const parent of [...parents.keys()].sort()) await lockFor(tx, parent);
+      await runs.markReadyMany(
+        [...parents].map(([interactionId, input]) => ({ interactionId, input })),
+      );
+    }
     return answered;
   });
 }

@@ -4,10 +4,31 @@ import { type ResumeAnswer, resumeAnswerSchema } from '@x/askuser';
 import { ContinuationError, resumeMessages, type Suspension } from '@x/continuation';
 import type { ClaimedRun } from '@x/continuation-postgres';
 import { runTurn, type TurnObserver, type TurnOutcome } from '../agent.js';
+import {
+  allFinished,
+  answerWorker,
+  delegateResult,
+  runDelegate,
+  runWorkers,
+  unsettledWorkers,
+} from '../delegate.js';
 import { type Model, ModelError } from '../model/model.js';
-import type { Storage } from '../storage.js';
+import { lockFor, type Storage } from '../storage.js';
 import { answerResult } from '../tools.js';
-import { type ModelFor, type RunResult, suspend } from './suspend.js';
+import {
+  answersOf,
+  isDelegation,
+  loadDelegation,
+  type StoredDelegation,
+  saveDelegation,
+} from './delegate.js';
+import {
+  delegatedResult,
+  type ModelFor,
+  type RunResult,
+  suspend,
+  suspendDelegation,
+} from './suspend.js';
 
 /** How long a lease lasts unless renewed, and how many attempts a run gets. */
 export interface LeasePolicy {
@@ -48,6 +69,8 @@ export interface Resumed {
   answer: ResumeAnswer;
   /** This attempt's number (1 for the first). */
   attempt: number;
+  /** The run waited on its delegate call: `token` is the parent's continuation. */
+  delegated?: boolean;
   outcome:
     | RunResult
     /** The attempt failed; the run is ready again after the backoff. */
@@ -122,7 +145,15 @@ async function resumeClaimed(
     outcome,
   });
   const ids = { runId, conversationId };
-  options.onClaimed?.({ runId, token, conversationId, answer, attempt: run.attempts });
+  const delegated = suspension !== undefined && isDelegation(suspension);
+  options.onClaimed?.({
+    runId,
+    token,
+    conversationId,
+    answer,
+    attempt: run.attempts,
+    ...(delegated ? { delegated } : {}),
+  });
   const runs = storage.runs();
   try {
     if (!suspension) {
@@ -136,6 +167,10 @@ async function resumeClaimed(
       const error = `gave up after ${options.policy.maxAttempts} attempts: each one ended with its worker gone (the lease expired)`;
       await runs.fail(runId, owner, error, undefined);
       return report({ status: 'failed', ...ids, error });
+    }
+    if (delegated) {
+      const outcome = await resumeDelegation(storage, claimed, suspension, owner, options);
+      return { ...report(outcome), delegated: true };
     }
     if (answer.action === 'cancel') {
       await storage.transaction(async (tx) => {
@@ -155,8 +190,10 @@ async function resumeClaimed(
       // Inside the try: a model that cannot be made (a missing API key) fails this attempt.
       model = options.modelFor(typeof modelId === 'string' ? modelId : '');
       const messages = resumeMessages(suspension, answerResult(suspension.toolUseId, answer));
-      turn = await runTurn(model, messages, options.observerFor({ runId, token, conversationId }), {
+      const observer = options.observerFor({ runId, token, conversationId });
+      turn = await runTurn(model, messages, observer, {
         signal: lease.signal,
+        delegate: runDelegate(model, observer),
       });
     } catch (error) {
       await lease.stop();
@@ -196,10 +233,98 @@ async function finishTurn(
     // until the rest is written.
     const next = randomUUID();
     await runs.finish(runId, owner, { status: 'waiting', interactionId: next });
-    const waiting = await suspend(tx, storage, { runId, conversationId }, model, turn, next);
+    const waiting =
+      turn.status === 'delegated'
+        ? await suspendDelegation(tx, storage, { runId, conversationId }, model, turn, next)
+        : await suspend(tx, storage, { runId, conversationId }, model, turn, next);
     await storage.continuations(tx).markResolved(token);
     return waiting;
   });
+}
+
+/**
+ * Resumes a run suspended on its delegate call: routes each answered worker question to its
+ * worker and runs only the workers that are neither finished nor waiting (a finished worker
+ * never runs again), making each
+ * worker's step durable as it settles (fenced by the lease). When every worker finished,
+ * their reports become the delegate call's result and the parent turn resumes, once. Else
+ * the run waits on the same continuation again; an answer that arrived meanwhile makes it
+ * ready at once, so no wake-up is lost.
+ */
+async function resumeDelegation(
+  storage: Storage,
+  claimed: ClaimedRun,
+  suspension: Suspension,
+  owner: string,
+  options: ResumeOptions,
+): Promise<Resumed['outcome']> {
+  const { runId, conversationId } = claimed.run;
+  const token = claimed.run.interactionId ?? '';
+  const ids = { runId, conversationId };
+  const modelId = (claimed.run.meta as { model?: unknown } | null)?.model;
+  const lease = keepLease(storage, runId, owner, options.policy.leaseMs);
+  let model: Model;
+  let stored: StoredDelegation;
+  let turn: TurnOutcome | undefined;
+  try {
+    model = options.modelFor(typeof modelId === 'string' ? modelId : '');
+    stored = await loadDelegation(storage, suspension, ids, model.id);
+    const answers = await answersOf(storage, stored);
+    if ([...answers.values()].some((a) => a.action === 'cancel')) {
+      await lease.stop();
+      await storage.transaction(async (tx) => {
+        await storage.runs(tx).finish(runId, owner, {
+          status: 'cancelled',
+          reason: 'the person cancelled a worker question',
+        });
+        await storage.continuations(tx).markResolved(token);
+        await storage.pauses(tx).autoResolveForConversation(conversationId);
+      });
+      return { status: 'cancelled', ...ids };
+    }
+    const observer = options.observerFor({ runId, token, conversationId });
+    for (const [worker, answer] of answers) {
+      answerWorker(stored.delegation, worker, answer, observer);
+    }
+    const durable = stored;
+    await runWorkers(stored.delegation, unsettledWorkers(stored.delegation), model, observer, {
+      signal: lease.signal,
+      // Each settled worker is recorded at once, only while this worker holds the lease.
+      settled: () =>
+        storage.transaction(async (tx) => {
+          if (!(await storage.runs(tx).renew(runId, owner, options.policy.leaseMs))) {
+            throw new ContinuationError('lease_lost', `run "${runId}" was taken over`);
+          }
+          await saveDelegation(tx, storage, durable);
+        }),
+    });
+    if (allFinished(stored.delegation)) {
+      const messages = resumeMessages(suspension, delegateResult(stored.delegation));
+      turn = await runTurn(model, messages, observer, {
+        signal: lease.signal,
+        delegate: runDelegate(model, observer),
+      });
+    }
+  } catch (error) {
+    await lease.stop();
+    if (lease.lost || ContinuationError.hasCode(error, 'lease_lost')) {
+      return { status: 'lease-lost', ...ids };
+    }
+    return failAttempt(storage, claimed, owner, error, options.policy);
+  } finally {
+    await lease.stop();
+  }
+  if (turn) return finishTurn(storage, claimed, suspension, owner, model, turn);
+  const waiting = stored;
+  await storage.transaction(async (tx) => {
+    // The answer of a worker question takes this lock before it readies the run: either it
+    // committed before the check below sees it, or it readies the run after this commits.
+    await lockFor(tx, token);
+    await storage.runs(tx).finish(runId, owner, { status: 'waiting', interactionId: token });
+    const [answered] = (await answersOf(storage, waiting, tx)).values();
+    if (answered) await storage.runs(tx).markReady(token, answered);
+  });
+  return delegatedResult(waiting);
 }
 
 /** Records a failed attempt: ready again after a backoff, or failed when none is left. */

@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { userMessage } from '@x/wire';
 import { runTurn, type TurnObserver } from '../agent.js';
+import { runDelegate } from '../delegate.js';
 import type { Model } from '../model/model.js';
 import type { Storage } from '../storage.js';
-import { type RunResult, suspend } from './suspend.js';
+import { type RunResult, suspend, suspendDelegation } from './suspend.js';
 
 /** What stopping a conversation closed. */
 export interface Stopped {
@@ -48,7 +49,9 @@ export async function startRun(
   const stopped = await stopConversation(storage, conversationId);
   onStopped(stopped);
   const runId = randomUUID();
-  const outcome = await runTurn(model, [userMessage(goal)], observer);
+  const outcome = await runTurn(model, [userMessage(goal)], observer, {
+    delegate: runDelegate(model, observer),
+  });
   const meta = { model: model.id };
   if (outcome.status === 'completed') {
     await storage.runs().create({
@@ -61,10 +64,15 @@ export async function startRun(
     return { status: 'completed', runId, conversationId, messages: outcome.messages, stopped };
   }
   const waiting = await storage.transaction(async (tx) => {
-    const result = await suspend(tx, storage, { runId, conversationId }, model, outcome);
+    const run = { runId, conversationId };
+    const interactionId = randomUUID();
+    const result =
+      outcome.status === 'delegated'
+        ? await suspendDelegation(tx, storage, run, model, outcome, interactionId)
+        : await suspend(tx, storage, run, model, outcome, interactionId);
     await storage
       .runs(tx)
-      .create({ runId, conversationId, status: 'waiting', interactionId: result.token, meta });
+      .create({ runId, conversationId, status: 'waiting', interactionId, meta });
     return result;
   });
   return { ...waiting, stopped };

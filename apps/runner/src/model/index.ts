@@ -35,7 +35,7 @@ function thinkingFromEnv(
 }
 
 const KNOWN =
-  'use scripted:trip, scripted:tools, scripted:siblings, anthropic:<model-id> or openai:<model-id>';
+  'use scripted:trip, scripted:tools, scripted:siblings, scripted:team, anthropic:<model-id> or openai:<model-id>';
 
 /**
  * The model for an id like `scripted:trip`, `anthropic:claude-sonnet-4-5` or `openai:gpt-5`.

@@ -8,8 +8,9 @@ import type {
   Message,
   ToolResultBlock,
 } from '@x/wire';
-import { JsonValueSchema, toolUses } from '@x/wire';
+import { JsonValueSchema, textOf, toolUses } from '@x/wire';
 import { z } from 'zod';
+import { WORKER_SYSTEM_PROMPT } from '../agent.js';
 import { usageError } from '../errors.js';
 import { DECLINED_PREFIX, isHumanTool } from '../tools.js';
 import { type Model, ModelError, type ModelRequest } from './model.js';
@@ -23,6 +24,10 @@ const StepSchema = StepBaseSchema.extend({ ifDeclined: StepBaseSchema.optional()
 const ScenarioSchema = z.object({
   description: z.string(),
   steps: z.array(StepSchema).min(1),
+  /** The steps of worker sub-agents (`delegate`): the first whose `task` its sub-task contains. */
+  workers: z
+    .array(z.object({ task: z.string().min(1), steps: z.array(StepSchema).min(1) }))
+    .optional(),
 });
 
 /** A scripted conversation: the assistant's steps, one per model call. */
@@ -33,7 +38,7 @@ const scenarioDir = new URL('../../scenarios/', import.meta.url);
 
 /** Loads `scenarios/NAME.json` shipped with the runner. */
 export function loadScenario(name: string): Scenario {
-  const known = 'known: scripted:trip, scripted:tools, scripted:siblings';
+  const known = 'known: scripted:trip, scripted:tools, scripted:siblings, scripted:team';
   if (!/^[a-z0-9-]+$/.test(name)) throw usageError(`unknown scenario "${name}" (${known})`);
   let text: string;
   try {
@@ -131,7 +136,7 @@ export class ScriptedModel implements Model {
       });
     }
     const state = turnState(request.messages);
-    const steps = this.#scenario.steps;
+    const steps = this.#stepsFor(request);
     const step = steps[Math.min(state.steps, steps.length - 1)] as (typeof steps)[number];
     const lastAnswer = state.answers[state.answers.length - 1] ?? '';
     const declined = lastAnswer.startsWith(DECLINED_PREFIX) && state.results.at(-1) === lastAnswer;
@@ -156,5 +161,16 @@ export class ScriptedModel implements Model {
       });
     }
     return { role: 'assistant', content };
+  }
+
+  // A worker plays the steps of its sub-task; the parent agent plays the scenario's own.
+  #stepsFor(request: ModelRequest): Scenario['steps'] {
+    if (request.system !== WORKER_SYSTEM_PROMPT) return this.#scenario.steps;
+    const first = request.messages[0];
+    const task = first ? textOf(first) : '';
+    const worker = this.#scenario.workers?.find((w) =>
+      task.toLowerCase().includes(w.task.toLowerCase()),
+    );
+    return worker?.steps ?? [{ text: `Done: ${task}` }];
   }
 }

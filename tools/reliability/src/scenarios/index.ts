@@ -1,5 +1,6 @@
 import type { Tally } from '../report.js';
 import { crashScenario } from './crash.js';
+import { delegateEmbedded, delegatePostgres } from './delegate.js';
 import { batchFault, restartFault, suspendFault, terminalFault } from './faults.js';
 import { hostileFiles, hostilePostgres } from './hostile.js';
 import { poolScale, stalledWorker } from './leases.js';
@@ -38,4 +39,6 @@ export const scenarios: Scenario[] = [
   { name: 'lease: worker stalled past its lease', server: true, run: stalledWorker },
   { name: 'lease: 3 wakes × 16 workers, pools of 4', server: true, run: poolScale },
   { name: 'load: suspend → answer → resume', server: true, run: loadScenario },
+  { name: 'kill: delegate workers, embedded', server: false, run: delegateEmbedded },
+  { name: 'kill: delegate workers, postgres', server: true, run: delegatePostgres },
 ];

@@ -1,0 +1,382 @@
+import { randomUUID } from 'node:crypto';
+import {
+  Checkpointer,
+  type CheckpointStore,
+  createRuntime,
+  type EventSink,
+  type Interrupt,
+  type Runtime,
+  type SessionCheckpoint,
+  SessionManager,
+} from '@x/session';
+import type { JsonValue, Message, StreamEvent, ToolResultBlock, ToolUseBlock } from '@x/wire';
+import { textOf, toolResult, userMessage } from '@x/wire';
+import { z } from 'zod';
+import { type DelegateHandler, runTurn, type TurnObserver } from './agent.js';
+import type { Model } from './model/model.js';
+import { answerResult, DelegateInputSchema, type HumanAnswer, type Question } from './tools.js';
+
+/** A worker's open question, as its interrupt payload keeps it. */
+export interface WorkerQuestion extends Question {
+  /** The pause token the operator answers (also the interaction id of that wait). */
+  token: string;
+  /** The worker's own tool call that asked. */
+  toolCallId: string;
+}
+
+/** One worker sub-agent of a `delegate` call: its own session and message window. */
+export interface Worker {
+  /** `w1`..`wN`, in the order of the tasks. */
+  id: string;
+  task: string;
+  session: SessionManager;
+  /** The worker's transcript: its task, and what it did so far. */
+  window: Message[];
+  /** Its report, once it finished. */
+  report?: string;
+}
+
+/**
+ * One `delegate` call of a parent turn: the parent's session (whose interrupts are the
+ * workers' adopted questions), the interrupt → requester routing, and the workers.
+ */
+export interface Delegation {
+  toolCallId: string;
+  parent: SessionManager;
+  /** Parent interrupt id → the worker id whose question it relays. */
+  interruptToRequester: Record<string, string>;
+  workers: Worker[];
+}
+
+/** How many workers of one call run at once: RUNNER_WORKER_CONCURRENCY, default 2. */
+export function workerConcurrency(env: NodeJS.ProcessEnv = process.env): number {
+  const value = Number(env.RUNNER_WORKER_CONCURRENCY);
+  return Number.isInteger(value) && value > 0 ? value : 2;
+}
+
+const checkpointer = new Checkpointer();
+
+// The session's Runtime reports to a sink; the runner's observer is that sink here.
+function sinkOf(observer: TurnObserver): EventSink {
+  return {
+    emit: (event: StreamEvent) => observer.event(event),
+    close: () => {},
+    closed: false,
+  };
+}
+
+/** The parent interrupt that relays `worker`'s question: one per worker, on the delegate call. */
+export function relayId(delegation: Delegation, workerId: string): string {
+  return `${delegation.toolCallId}/${workerId}`;
+}
+
+function parentRuntime(delegation: Delegation, observer: TurnObserver, workerId: string): Runtime {
+  return createRuntime({ session: delegation.parent, events: sinkOf(observer) }).withToolCall(
+    relayId(delegation, workerId),
+  );
+}
+
+function workerRuntime(worker: Worker, observer: TurnObserver, toolCallId: string): Runtime {
+  return createRuntime({ session: worker.session, events: sinkOf(observer) }).withToolCall(
+    toolCallId,
+  );
+}
+
+/** A new delegation with one fresh worker per task. */
+export function newDelegation(use: ToolUseBlock, tasks: readonly string[]): Delegation {
+  return {
+    toolCallId: use.id,
+    parent: new SessionManager(),
+    interruptToRequester: {},
+    workers: tasks.map((task, i) => ({
+      id: `w${i + 1}`,
+      task,
+      session: new SessionManager(),
+      window: [userMessage(task)],
+    })),
+  };
+}
+
+/** The open question of a worker (its parent interrupt's payload), if it waits on one. */
+export function openQuestion(delegation: Delegation, workerId: string): WorkerQuestion | undefined {
+  const open = delegation.parent.pendingInterrupt(relayId(delegation, workerId));
+  return open ? (open.payload as unknown as WorkerQuestion) : undefined;
+}
+
+/** Every worker that waits on a person, with its question. */
+export function waitingWorkers(
+  delegation: Delegation,
+): Array<{ worker: Worker; question: WorkerQuestion }> {
+  return delegation.workers.flatMap((worker) => {
+    const question = openQuestion(delegation, worker.id);
+    return question ? [{ worker, question }] : [];
+  });
+}
+
+function lastText(messages: readonly Message[]): string {
+  const last = messages[messages.length - 1];
+  return last?.role === 'assistant' ? textOf(last).trim() : '';
+}
+
+/**
+ * Runs one worker's turn from its window: it finishes with a report, or asks. A question is
+ * raised as an interrupt through the worker's turn Runtime, and the parent's delegate call
+ * adopts it (routing recorded in `interruptToRequester`).
+ */
+async function stepWorker(
+  delegation: Delegation,
+  worker: Worker,
+  model: Model,
+  observer: TurnObserver,
+  signal: AbortSignal | undefined,
+): Promise<void> {
+  const quiet: TurnObserver = { event: () => {}, modelCall: () => observer.modelCall?.() };
+  const turn = await runTurn(model, worker.window, quiet, {
+    worker: true,
+    ...(signal ? { signal } : {}),
+  });
+  if (turn.status === 'completed') {
+    worker.window = turn.messages;
+    worker.report = lastText(turn.messages) || '(no report)';
+    progress(observer, delegation, `${worker.id} finished: ${worker.report}`);
+    return;
+  }
+  if (turn.status !== 'suspended') throw new Error('a worker cannot delegate');
+  const { kind, question, options, priority } = turn.question;
+  const payload: WorkerQuestion = {
+    kind,
+    question,
+    options,
+    priority,
+    token: randomUUID(),
+    toolCallId: turn.toolUse.id,
+  };
+  worker.window = [...turn.messages, turn.assistant];
+  const raised = workerRuntime(worker, quiet, turn.toolUse.id).raiseInterrupt(
+    kind,
+    payload as unknown as JsonValue,
+  );
+  parentRuntime(delegation, observer, worker.id).adoptInterrupt(raised);
+  delegation.interruptToRequester[relayId(delegation, worker.id)] = worker.id;
+  progress(observer, delegation, `${worker.id} asks: ${question}`);
+}
+
+function progress(observer: TurnObserver, delegation: Delegation, message: string): void {
+  observer.event({ type: 'tool-progress', toolCallId: delegation.toolCallId, message });
+}
+
+/**
+ * Runs the given workers, at most {@link workerConcurrency} at once; `settled` is called
+ * after each (one at a time), e.g. to make its step durable before the next one is recorded.
+ */
+export async function runWorkers(
+  delegation: Delegation,
+  workerIds: readonly string[],
+  model: Model,
+  observer: TurnObserver,
+  options: { signal?: AbortSignal; settled?: (worker: Worker) => Promise<void> } = {},
+): Promise<void> {
+  const queue = delegation.workers.filter((w) => workerIds.includes(w.id) && !w.report);
+  let recording = Promise.resolve();
+  let failure: { error: unknown } | undefined;
+  // A failed worker stops the others from starting, and every lane is waited for, so that
+  // nothing of this attempt is still running (or recording) once it is reported failed.
+  const lane = async () => {
+    for (let worker = queue.shift(); worker && !failure; worker = queue.shift()) {
+      try {
+        await stepWorker(delegation, worker, model, observer, options.signal);
+        const done = worker;
+        recording = recording.then(() => options.settled?.(done));
+        await recording;
+      } catch (error) {
+        failure ??= { error };
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: workerConcurrency() }, lane));
+  if (failure) throw failure.error;
+}
+
+/**
+ * Routes a person's answer to the worker that asked: the parent's relay interrupt is
+ * resolved and taken, `interruptToRequester` names the worker, and the worker's own
+ * interrupt is resolved and taken into its window as the tool result.
+ */
+export function answerWorker(
+  delegation: Delegation,
+  workerId: string,
+  answer: HumanAnswer,
+  observer: TurnObserver,
+): void {
+  const id = relayId(delegation, workerId);
+  const parent = parentRuntime(delegation, observer, workerId);
+  parent.returnInterrupt(id, answer as unknown as JsonValue);
+  const relayed = parent.takeResolvedInterrupt(id) as Interrupt;
+  const requester = delegation.interruptToRequester[id];
+  delete delegation.interruptToRequester[id];
+  const worker = delegation.workers.find((w) => w.id === requester);
+  const childId = relayed.requesters?.[0];
+  if (!worker || !childId) throw new Error(`no worker asked through interrupt "${id}"`);
+  const own = workerRuntime(worker, observer, childId);
+  own.returnInterrupt(childId, answer as unknown as JsonValue);
+  const taken = own.takeResolvedInterrupt(childId) as Interrupt;
+  worker.window = [
+    ...worker.window,
+    userMessage(answerResult(childId, taken.result as unknown as HumanAnswer)),
+  ];
+}
+
+/** The delegate call's result once every worker finished: each worker's report, once. */
+export function delegateResult(delegation: Delegation): ToolResultBlock {
+  const lines = delegation.workers.map((w) => `${w.id} (${w.task}): ${w.report ?? ''}`);
+  return toolResult(delegation.toolCallId, lines.join('\n'));
+}
+
+/**
+ * Workers to run: neither finished nor waiting on a person. That is a worker whose answer
+ * was just routed to it, or one whose answer was recorded before a crash cut its run short
+ * (another worker's step was made durable meanwhile): it goes on from that answer.
+ */
+export function unsettledWorkers(delegation: Delegation): string[] {
+  return delegation.workers
+    .filter((w) => w.report === undefined && !openQuestion(delegation, w.id))
+    .map((w) => w.id);
+}
+
+/** True once every worker has its report. */
+export function allFinished(delegation: Delegation): boolean {
+  return delegation.workers.every((w) => w.report !== undefined);
+}
+
+/** What a worker's checkpoint keeps beside its window and interrupts. */
+interface WorkerState {
+  id: string;
+  task: string;
+  report: string | null;
+}
+
+/** The parent's checkpoint: the delegate call pending, its relays and their routing. */
+export function captureParent(
+  delegation: Delegation,
+  window: readonly Message[],
+  use: ToolUseBlock,
+): SessionCheckpoint {
+  delegation.parent.stateSet('delegate', {
+    toolCallId: delegation.toolCallId,
+    workers: delegation.workers.map((w) => ({ id: w.id, task: w.task })),
+  });
+  return checkpointer.capture(
+    window,
+    delegation.parent,
+    { [use.id]: { id: use.id, name: use.name, input: use.input } },
+    delegation.interruptToRequester,
+  );
+}
+
+/** A worker's checkpoint: its window, its open interrupt, its task and report. */
+export function captureWorker(worker: Worker): SessionCheckpoint {
+  const state: WorkerState = { id: worker.id, task: worker.task, report: worker.report ?? null };
+  worker.session.stateSet('worker', state as unknown as JsonValue);
+  return checkpointer.capture(worker.window, worker.session);
+}
+
+/** The workers' ids named in a parent checkpoint. */
+export function workerIdsOf(parent: SessionCheckpoint): string[] {
+  const state = parent.runtimeState.delegate as { workers?: Array<{ id: string }> } | undefined;
+  return (state?.workers ?? []).map((w) => w.id);
+}
+
+/** Rebuilds a delegation from the parent's checkpoint and each worker's. */
+export function restoreDelegation(
+  parent: SessionCheckpoint,
+  workers: readonly SessionCheckpoint[],
+): Delegation {
+  const session = new SessionManager();
+  const applied = checkpointer.apply(parent, session);
+  const state = parent.runtimeState.delegate as { toolCallId: string };
+  return {
+    toolCallId: state.toolCallId,
+    parent: session,
+    interruptToRequester: applied.interruptToRequester,
+    workers: workers.map((checkpoint) => {
+      const own = new SessionManager();
+      const { window } = checkpointer.apply(checkpoint, own);
+      const saved = checkpoint.runtimeState.worker as unknown as WorkerState;
+      return {
+        id: saved.id,
+        task: saved.task,
+        session: own,
+        window,
+        ...(saved.report === null ? {} : { report: saved.report }),
+      };
+    }),
+  };
+}
+
+/**
+ * The unattended `delegate` handler: runs a fresh worker per task; the call's result when
+ * all finished, else the delegation whose workers wait on a person.
+ */
+export function runDelegate(model: Model, observer: TurnObserver): DelegateHandler {
+  return async (use, signal) => {
+    const input = DelegateInputSchema.safeParse(use.input);
+    if (!input.success) {
+      return {
+        result: toolResult(use.id, `invalid input: ${z.prettifyError(input.error)}`, {
+          isError: true,
+        }),
+      };
+    }
+    const delegation = newDelegation(use, input.data.tasks);
+    const ids = delegation.workers.map((w) => w.id);
+    await runWorkers(delegation, ids, model, observer, signal ? { signal } : {});
+    return allFinished(delegation)
+      ? { result: delegateResult(delegation) }
+      : { waiting: delegation };
+  };
+}
+
+/** A worker's checkpoint thread: beside its parent's. */
+export function workerThread(parentThread: string, workerId: string): string {
+  return `${parentThread}.${workerId}`;
+}
+
+/**
+ * Writes the parent's checkpoint (thread `parentThread`) and each worker's, each only if its
+ * stored revision is the one in `revisions` (none: a new thread); `revisions` is updated.
+ */
+export async function putDelegation(
+  store: CheckpointStore,
+  parentThread: string,
+  delegation: Delegation,
+  parent: { window: readonly Message[]; use: ToolUseBlock },
+  revisions: Map<string, number>,
+): Promise<void> {
+  const put = async (thread: string, checkpoint: SessionCheckpoint) => {
+    const expectedRevision = revisions.get(thread) ?? null;
+    revisions.set(thread, await store.put(thread, checkpoint, { expectedRevision }));
+  };
+  await put(parentThread, captureParent(delegation, parent.window, parent.use));
+  for (const worker of delegation.workers) {
+    await put(workerThread(parentThread, worker.id), captureWorker(worker));
+  }
+}
+
+/** Reads a delegation written by {@link putDelegation}, with each thread's revision. */
+export async function getDelegation(
+  store: CheckpointStore,
+  parentThread: string,
+): Promise<{ delegation: Delegation; revisions: Map<string, number> } | undefined> {
+  const parent = await store.get(parentThread);
+  if (!parent) return undefined;
+  const revisions = new Map([[parentThread, parent.revision]]);
+  const workers: SessionCheckpoint[] = [];
+  for (const id of workerIdsOf(parent.checkpoint)) {
+    const thread = workerThread(parentThread, id);
+    const worker = await store.get(thread);
+    if (!worker) throw new Error(`worker ${id} of ${parentThread} has no checkpoint`);
+    revisions.set(thread, worker.revision);
+    workers.push(worker.checkpoint);
+  }
+  return { delegation: restoreDelegation(parent.checkpoint, workers), revisions };
+}

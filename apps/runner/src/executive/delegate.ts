@@ -1,0 +1,112 @@
+import { type ResumeAnswer, resumeAnswerSchema } from '@x/askuser';
+import type { Suspension } from '@x/continuation';
+import type { Message, ToolUseBlock } from '@x/wire';
+import { type Delegation, getDelegation, putDelegation, waitingWorkers } from '../delegate.js';
+import type { Db, Storage } from '../storage.js';
+import { DELEGATE_TOOL } from '../tools.js';
+import type { ResumeContext } from './suspend.js';
+
+/** A delegation of an unattended run, with what it needs to be written again. */
+export interface StoredDelegation {
+  /** The parent's continuation (the run waits on it), also the parent's checkpoint thread. */
+  interactionId: string;
+  run: { runId: string; conversationId: string };
+  modelId: string;
+  delegation: Delegation;
+  /** The parent's transcript, ending with the assistant message that delegated. */
+  window: Message[];
+  toolUse: ToolUseBlock;
+  /** The checkpoint revision of each thread, as last read or written. */
+  revisions: Map<string, number>;
+  /** Tokens of questions already stored as pauses. */
+  asked: Set<string>;
+}
+
+/** True when a run's continuation is suspended on a `delegate` call. */
+export function isDelegation(suspension: Suspension): boolean {
+  return suspension.assistant.content.some(
+    (block) =>
+      block.type === 'tool_use' &&
+      block.id === suspension.toolUseId &&
+      block.name === DELEGATE_TOOL,
+  );
+}
+
+/**
+ * Writes the delegation inside `tx`: the parent's checkpoint (its relay interrupts and
+ * their routing), each worker's checkpoint, and one pause per question not stored yet,
+ * carrying the worker id and the worker's tool call. Revisions are checked: a writer that
+ * read an older state writes nothing.
+ */
+export async function saveDelegation(tx: Db, storage: Storage, stored: StoredDelegation) {
+  const { delegation, interactionId, run } = stored;
+  const parent = { window: stored.window, use: stored.toolUse };
+  await putDelegation(storage.sessions(tx), interactionId, delegation, parent, stored.revisions);
+  for (const { worker, question } of waitingWorkers(delegation)) {
+    if (stored.asked.has(question.token)) continue;
+    const resumeContext: ResumeContext = {
+      model: stored.modelId,
+      run: run.runId,
+      parent: interactionId,
+      delegate: { toolCallId: delegation.toolCallId, worker: worker.id, task: worker.task },
+    };
+    await storage.pauses(tx).insert({
+      token: question.token,
+      conversationId: run.conversationId,
+      kind: question.kind,
+      question: question.question,
+      options: question.options,
+      priority: question.priority,
+      toolCallId: delegation.toolCallId,
+      resumeContext,
+      proxiedFromChildId: worker.id,
+      proxiedToolCallId: question.toolCallId,
+    });
+    stored.asked.add(question.token);
+  }
+}
+
+/** The delegation whose parent checkpoint is `interactionId`, with each thread's revision. */
+export function readDelegation(storage: Storage, interactionId: string) {
+  return getDelegation(storage.sessions(), interactionId);
+}
+
+/** Reads the delegation a run waits on: the parent's checkpoint and each worker's. */
+export async function loadDelegation(
+  storage: Storage,
+  suspension: Suspension,
+  run: { runId: string; conversationId: string },
+  modelId: string,
+): Promise<StoredDelegation> {
+  const interactionId = suspension.interactionId;
+  const read = await readDelegation(storage, interactionId);
+  if (!read) throw new Error(`the delegation of ${interactionId} has no checkpoint`);
+  const toolUse = suspension.assistant.content.find(
+    (block): block is ToolUseBlock =>
+      block.type === 'tool_use' && block.id === suspension.toolUseId,
+  ) as ToolUseBlock;
+  return {
+    interactionId,
+    run,
+    modelId,
+    delegation: read.delegation,
+    window: suspension.messages ?? [],
+    toolUse,
+    revisions: read.revisions,
+    asked: new Set(waitingWorkers(read.delegation).map((w) => w.question.token)),
+  };
+}
+
+/** The answers already given to waiting workers' questions, by worker id (read in `tx` if given). */
+export async function answersOf(
+  storage: Storage,
+  stored: StoredDelegation,
+  tx?: Db,
+): Promise<Map<string, ResumeAnswer>> {
+  const answers = new Map<string, ResumeAnswer>();
+  for (const { worker, question } of waitingWorkers(stored.delegation)) {
+    const answered = await storage.pauses(tx).getAnswer(question.token);
+    if (answered) answers.set(worker.id, resumeAnswerSchema.parse(answered.answer));
+  }
+  return answers;
+}
