@@ -115,18 +115,25 @@ describe('runner for operators (embedded default)', { timeout: 300_000 }, () => 
 
   it('the hints of `pnpm --filter runner exec runner` and the root `pnpm runner` are those forms, and they work', async () => {
     const root = path.resolve(import.meta.dirname, '../../..');
-    const data = scratch();
-    for (const pnpm of ['npx pnpm@12.4.2 --filter runner exec runner', 'npx pnpm@12.4.2 runner']) {
-      const exec = await runShell(`${pnpm} exec "Plan me a trip" --conversation p --data ${data}`, {
-        cwd: root,
-      });
-      expect(exec.code, exec.stderr).toBe(0);
-      const answer = hinted(exec.stdout, 'answer');
-      expect(answer.startsWith(`${pnpm} answer `), answer).toBe(true);
-      const answered = await runShell(answer.replace('--option N', '--option 1'), { cwd: root });
-      expect(answered.code, answered.stderr).toBe(0);
-      expect(answered.stdout).toContain('accept "Lisbon"');
-    }
+    // Side by side, each on a data folder of its own: a pnpm start-up takes seconds.
+    const forms = ['npx pnpm@12.4.2 --filter runner exec runner', 'npx pnpm@12.4.2 runner'];
+    await Promise.all(
+      forms.map(async (pnpm) => {
+        const data = scratch();
+        const exec = await runShell(
+          `${pnpm} exec "Plan me a trip" --conversation p --data ${data}`,
+          {
+            cwd: root,
+          },
+        );
+        expect(exec.code, exec.stderr).toBe(0);
+        const answer = hinted(exec.stdout, 'answer');
+        expect(answer.startsWith(`${pnpm} answer `), answer).toBe(true);
+        const answered = await runShell(answer.replace('--option N', '--option 1'), { cwd: root });
+        expect(answered.code, answered.stderr).toBe(0);
+        expect(answered.stdout).toContain('accept "Lisbon"');
+      }),
+    );
   });
 
   it('questions show their options (exec, wake, run-waiting); wake says who it resumes before the run speaks', async () => {
