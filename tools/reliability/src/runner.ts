@@ -1,6 +1,5 @@
 // The runner's own code, used in process by the clients of the load and fault scenarios.
 // The runner has no exports map, so its built files are imported directly.
-import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type postgres from 'postgres';
@@ -20,7 +19,8 @@ export const TRIP_ANSWERS = ['Lisbon', '3', 'ok'];
 /** Opens the runner's storage on `url` (migrating it), as `runner` itself does. */
 export function openRunnerStorage(url: string): Promise<Storage> {
   return openStorage({
-    dataDir: mkdtempSync(join(tmpdir(), 'x-rel-runner-')),
+    // Only the embedded default keeps files: on PostgreSQL the data folder is never made.
+    dataDir: join(tmpdir(), 'x-rel-runner-unused'),
     databaseUrl: url,
     command: 'reliability',
     log: () => {},

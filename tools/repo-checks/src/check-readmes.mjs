@@ -37,8 +37,14 @@ export function codeBlocks(markdown) {
 /** Runs `file` with node in an empty folder; resolves to its exit code and output. */
 function runProgram(file, env) {
   const cwd = mkdtempSync(path.join(tmpdir(), 'readme-run-'));
+  // The examples make temp folders as a user's program would; they go with this one.
+  const temp = path.join(cwd, 'tmp');
+  mkdirSync(temp);
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [file], { cwd, env: { ...process.env, ...env } });
+    const child = spawn(process.execPath, [file], {
+      cwd,
+      env: { ...process.env, ...env, TMPDIR: temp },
+    });
     let output = '';
     child.stdout.on('data', (chunk) => {
       output += chunk;
