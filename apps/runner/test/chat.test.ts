@@ -1,16 +1,7 @@
-import { rmSync } from 'node:fs';
-import { afterAll, describe, expect, it } from 'vitest';
-import { finished, runCli, startCli, tempDataDir, waitForOutput } from './run-cli.js';
+import { describe, expect, it } from 'vitest';
+import { dataDirs, finished, runCli, startCli, waitForOutput } from './run-cli.js';
 
-const dirs: string[] = [];
-function dataDir(): string {
-  const dir = tempDataDir();
-  dirs.push(dir);
-  return dir;
-}
-afterAll(() => {
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-});
+const dataDir = dataDirs();
 
 const count = (text: string, part: string) => text.split(part).length - 1;
 

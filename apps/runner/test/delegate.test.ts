@@ -1,17 +1,12 @@
-import { rmSync } from 'node:fs';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { type Cli, cancelled, inOneBatch, oneAtATime } from './delegate-flow.js';
-import { finished, runCli, startCli, tempDataDir, waitForOutput } from './run-cli.js';
+import { dataDirs, finished, runCli, startCli, waitForOutput } from './run-cli.js';
 
-const dirs: string[] = [];
-afterAll(() => {
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-});
+const dataDir = dataDirs();
 
 /** The CLI on a data folder of its own. */
 function embedded(): { cli: Cli; data: string } {
-  const data = tempDataDir();
-  dirs.push(data);
+  const data = dataDir();
   return { cli: (args) => runCli([...args, '--data', data]), data };
 }
 

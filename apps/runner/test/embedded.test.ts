@@ -1,17 +1,8 @@
-import { rmSync } from 'node:fs';
-import { afterAll, describe, expect, it } from 'vitest';
-import { finished, runCli, startCli, tempDataDir, waitForOutput } from './run-cli.js';
+import { describe, expect, it } from 'vitest';
+import { dataDirs, finished, runCli, startCli, waitForOutput } from './run-cli.js';
 import { expectPaired } from './transcript.js';
 
-const dirs: string[] = [];
-function dataDir(options: { empty?: boolean } = {}): string {
-  const dir = tempDataDir(options);
-  dirs.push(dir);
-  return dir;
-}
-afterAll(() => {
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-});
+const dataDir = dataDirs();
 
 const last = <T>(list: T[]): T => list[list.length - 1] as T;
 

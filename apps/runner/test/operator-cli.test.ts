@@ -1,34 +1,23 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir, userInfo } from 'node:os';
+import { writeFileSync } from 'node:fs';
+import { userInfo } from 'node:os';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   type CliResult,
+  dataDirs,
   finished,
   runCli,
   runShell,
   startCli,
-  tempDataDir,
   waitForOutput,
 } from './run-cli.js';
 
 // An operator's day through the real CLI: every hint runs as printed, every question shows
 // its options, every failure is one line with the documented exit code.
 
-const dirs: string[] = [];
-function scratch(): string {
-  const dir = mkdtempSync(path.join(tmpdir(), 'runner-operator-'));
-  dirs.push(dir);
-  return dir;
-}
-function dataDir(): string {
-  const dir = tempDataDir();
-  dirs.push(dir);
-  return dir;
-}
-afterAll(() => {
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-});
+const dataDir = dataDirs();
+/** An empty folder (no database yet), removed after the file. */
+const scratch = () => dataDir({ empty: true });
 
 const last = <T>(list: T[]): T => list[list.length - 1] as T;
 const errorLines = (result: CliResult) => result.stderr.trimEnd().split('\n');

@@ -1,9 +1,9 @@
-import { existsSync, rmSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { SYSTEM_PROMPT } from '../src/agent.js';
 import { type FakeProvider, fixture, startFakeProvider } from './fixtures/fake-provider.js';
-import { runCli, tempDataDir } from './run-cli.js';
+import { dataDirs, runCli } from './run-cli.js';
 import { expectPaired } from './transcript.js';
 
 // The real built CLI against a local server speaking each provider's streaming API.
@@ -11,19 +11,13 @@ import { expectPaired } from './transcript.js';
 // machine, and share one data folder per provider so the migrations run once.
 const SLOW = 240_000;
 
-const dirs: string[] = [];
-function dataDir(): string {
-  const dir = tempDataDir();
-  dirs.push(dir);
-  return dir;
-}
+const dataDir = dataDirs();
 let fake: FakeProvider;
 beforeAll(async () => {
   fake = await startFakeProvider();
 });
 afterAll(async () => {
   await fake.close();
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 beforeEach(() => {
   fake.requests.length = 0;

@@ -1,8 +1,9 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { cpSync, mkdtempSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { afterAll } from 'vitest';
 
 /** The built CLI: these tests run the real `runner` binary, not in-process calls. */
 export const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
@@ -28,6 +29,33 @@ export function tempDataDir(options: { empty?: boolean } = {}): string {
   const template = process.env[DATA_TEMPLATE_ENV];
   if (template && !options.empty) cpSync(template, dir, { recursive: true });
   return dir;
+}
+
+/** A maker of data folders (see {@link tempDataDir}), removed after the test file. */
+export function dataDirs(): (options?: { empty?: boolean }) => string {
+  const dirs: string[] = [];
+  afterAll(() => {
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  });
+  return (options = {}) => {
+    const dir = tempDataDir(options);
+    dirs.push(dir);
+    return dir;
+  };
+}
+
+/** Keeps what `child` prints, as `child.output`. */
+function collecting(
+  child: ChildProcess,
+): ChildProcess & { output: { stdout: string; stderr: string } } {
+  const collected = Object.assign(child, { output: { stdout: '', stderr: '' } });
+  child.stdout?.on('data', (d) => {
+    collected.output.stdout += d;
+  });
+  child.stderr?.on('data', (d) => {
+    collected.output.stderr += d;
+  });
+  return collected;
 }
 
 function parseEvents(stdout: string): CliResult['events'] {
@@ -69,18 +97,12 @@ export function startCli(
     DATABASE_URL: '',
   };
   Object.assign(env, options.env);
-  const child = spawn(process.execPath, [CLI, ...args], {
+  const spawned = spawn(process.execPath, [CLI, ...args], {
     env: env as NodeJS.ProcessEnv,
     ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
     stdio: ['pipe', 'pipe', 'pipe'],
-  }) as ChildProcess & { output: { stdout: string; stderr: string } };
-  child.output = { stdout: '', stderr: '' };
-  child.stdout?.on('data', (d) => {
-    child.output.stdout += d;
   });
-  child.stderr?.on('data', (d) => {
-    child.output.stderr += d;
-  });
+  const child = collecting(spawned);
   if (options.input !== undefined) child.stdin?.end(options.input);
   return child;
 }
@@ -93,7 +115,7 @@ export function runShell(
   line: string,
   options: { cwd: string; env?: Record<string, string | undefined>; input?: string },
 ): Promise<CliResult> {
-  const child = spawn('sh', ['-c', line], {
+  const spawned = spawn('sh', ['-c', line], {
     cwd: options.cwd,
     env: {
       ...process.env,
@@ -103,14 +125,8 @@ export function runShell(
       ...options.env,
     } as NodeJS.ProcessEnv,
     stdio: ['pipe', 'pipe', 'pipe'],
-  }) as ChildProcess & { output: { stdout: string; stderr: string } };
-  child.output = { stdout: '', stderr: '' };
-  child.stdout?.on('data', (d) => {
-    child.output.stdout += d;
   });
-  child.stderr?.on('data', (d) => {
-    child.output.stderr += d;
-  });
+  const child = collecting(spawned);
   child.stdin?.end(options.input ?? '');
   return finished(child);
 }

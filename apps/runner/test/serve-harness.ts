@@ -1,9 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { afterAll } from 'vitest';
-import { tempDataDir } from './run-cli.js';
+
+export { dataDirs } from './run-cli.js';
 
 /** The built CLI (RUNNER_TEST_CLI may point at another build of it). */
 export const CLI =
@@ -184,19 +183,6 @@ export const workerPause = {
     delegate: { toolCallId: 'call_delegate_1', worker: 'w2', task: 'Find flights to Kyoto' },
   },
 };
-
-/** A maker of data folders (copies of the migrated template), removed after the test file. */
-export function dataDirs(): () => string {
-  const dirs: string[] = [];
-  afterAll(() => {
-    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-  });
-  return () => {
-    const dir = tempDataDir();
-    dirs.push(dir);
-    return dir;
-  };
-}
 
 /** A POST of `body` as JSON (a string is sent as it is). */
 export const json = (body: unknown, headers: Record<string, string> = {}): RequestInit => ({

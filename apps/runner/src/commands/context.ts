@@ -67,26 +67,44 @@ export function workerLabel(worker: string, conversationId: string, task: string
   return `worker ${worker} of conversation ${conversationId} (via delegate): ${task}`;
 }
 
-function reportDelegated(out: Output, result: Extract<RunResult, { status: 'waiting' }>): void {
+type Waiting = Extract<RunResult, { status: 'waiting' }>;
+
+/** A question's numbered options, one per line, and the command that answers it. */
+function howToAnswer(
+  out: Output,
+  q: { token: string; options: string[] | null },
+  indent: string,
+): { options: string; command: string } {
+  const listed = q.options?.length
+    ? `\n${q.options.map((o, i) => `${indent}${i + 1}) ${o}`).join('\n')}`
+    : '';
+  const how = q.options?.length ? '--option N' : '--accept "..."';
+  return { options: listed, command: out.command(`answer ${q.token} ${how}`) };
+}
+
+/** The `run-waiting` event of a run that waits on one question or on its workers' questions. */
+function waitingEvent(result: Waiting): { type: string } & Record<string, unknown> {
+  const { runId, conversationId, token, question, options, questions } = result;
+  return {
+    type: 'run-waiting',
+    status: 'waiting',
+    runId,
+    conversationId,
+    token,
+    question,
+    options,
+    ...(questions ? { questions } : {}),
+  };
+}
+
+function reportDelegated(out: Output, result: Waiting): void {
   const questions = result.questions ?? [];
   const lines = questions.map((q) => {
-    const options = q.options?.length
-      ? `\n${q.options.map((o, i) => `    ${i + 1}) ${o}`).join('\n')}`
-      : '';
-    const how = q.options?.length ? '--option N' : '--accept "..."';
-    return `\n[${workerLabel(q.worker, result.conversationId, q.task)}]\n? ${q.question}${options}\n  answer: ${out.command(`answer ${q.token} ${how}`)}`;
+    const { options, command } = howToAnswer(out, q, '    ');
+    return `\n[${workerLabel(q.worker, result.conversationId, q.task)}]\n? ${q.question}${options}\n  answer: ${command}`;
   });
   out.record(
-    {
-      type: 'run-waiting',
-      status: 'waiting',
-      runId: result.runId,
-      conversationId: result.conversationId,
-      token: result.token,
-      question: result.question,
-      options: result.options,
-      questions,
-    },
+    waitingEvent(result),
     `${lines.join('\n')}\nwaiting on ${plural(questions.length, 'worker question')} (answer in any order, or together with ${out.command('answer --batch FILE')})`,
   );
 }
@@ -110,21 +128,10 @@ export function report(out: Output, result: RunResult): void {
         reportDelegated(out, result);
         break;
       }
-      const options = result.options?.length
-        ? `\n${result.options.map((o, i) => `  ${i + 1}) ${o}`).join('\n')}`
-        : '';
-      const how = result.options?.length ? '--option N' : '--accept "..."';
+      const { options, command } = howToAnswer(out, result, '  ');
       out.record(
-        {
-          type: 'run-waiting',
-          status: 'waiting',
-          runId: result.runId,
-          conversationId: result.conversationId,
-          token: result.token,
-          question: result.question,
-          options: result.options,
-        },
-        `\n? ${result.question}${options}\nwaiting — token ${result.token}\n  answer: ${out.command(`answer ${result.token} ${how}`)}  (or --accept TEXT, --decline [TEXT], --cancel)`,
+        waitingEvent(result),
+        `\n? ${result.question}${options}\nwaiting — token ${result.token}\n  answer: ${command}  (or --accept TEXT, --decline [TEXT], --cancel)`,
       );
       break;
     }
