@@ -6,7 +6,7 @@ import {
 } from '@x/continuation';
 import { retryRead, rowsOf } from '@x/postgres-kit';
 import type { Message } from '@x/wire';
-import { and, desc, eq, inArray, lt, type SQL, sql } from 'drizzle-orm';
+import { and, desc, eq, inArray, lt, type Placeholder, type SQL, sql } from 'drizzle-orm';
 import type { ContinuationDatabase } from './database.js';
 import { wrapDatabaseError } from './errors.js';
 import { type RunRow, runs, suspensions } from './schema.js';
@@ -123,6 +123,11 @@ function toRecord(row: Selected): RunRecord {
   };
 }
 
+/** The fence of every write a worker makes to its run: still leased to it, still running. */
+function heldBy(runId: string | Placeholder, owner: string | Placeholder): SQL {
+  return and(eq(runs.runId, runId), eq(runs.leaseOwner, owner), eq(runs.status, 'running')) as SQL;
+}
+
 // Hot statements are built once per queue and run as named prepared statements: one round
 // trip each on postgres.js (PGlite ignores the names; a `prepare: false` client wins).
 function prepareStatements(db: ContinuationDatabase) {
@@ -167,13 +172,7 @@ function prepareStatements(db: ContinuationDatabase) {
     renew: db
       .update(runs)
       .set({ dueAt: lease, updatedAt: sql`now()` })
-      .where(
-        and(
-          eq(runs.runId, p('runId')),
-          eq(runs.leaseOwner, p('owner')),
-          eq(runs.status, 'running'),
-        ),
-      )
+      .where(heldBy(p('runId'), p('owner')))
       .returning({ runId: runs.runId })
       .prepare('x_runs_renew'),
     complete: db
@@ -185,13 +184,7 @@ function prepareStatements(db: ContinuationDatabase) {
         finishedAt: sql`now()`,
         updatedAt: sql`now()`,
       })
-      .where(
-        and(
-          eq(runs.runId, p('runId')),
-          eq(runs.leaseOwner, p('owner')),
-          eq(runs.status, 'running'),
-        ),
-      )
+      .where(heldBy(p('runId'), p('owner')))
       .returning({ runId: runs.runId })
       .prepare('x_runs_complete'),
   };
@@ -363,7 +356,7 @@ export class PostgresRunQueue {
       return this.#db
         .update(runs)
         .set({ ...set, updatedAt: sql`now()` })
-        .where(this.#held(runId, owner))
+        .where(heldBy(runId, owner))
         .returning({ runId: runs.runId });
     });
     if (rows.length === 0) throw leaseLost(runId, owner);
@@ -392,7 +385,7 @@ export class PostgresRunQueue {
           finishedAt: retryInMs === undefined ? sql`now()` : null,
           updatedAt: sql`now()`,
         })
-        .where(this.#held(runId, owner))
+        .where(heldBy(runId, owner))
         .returning({ runId: runs.runId }),
     );
     if (rows.length === 0) throw leaseLost(runId, owner);
@@ -526,14 +519,6 @@ export class PostgresRunQueue {
         .returning({ runId: runs.runId }),
     );
     return rows.length;
-  }
-
-  #held(runId: string, owner: string): SQL {
-    return and(
-      eq(runs.runId, runId),
-      eq(runs.leaseOwner, owner),
-      eq(runs.status, 'running'),
-    ) as SQL;
   }
 
   async #run<T>(doing: string, query: () => PromiseLike<T>): Promise<T> {

@@ -55,6 +55,8 @@ export const MIRRORED = [
     'packages/continuation/src/testing/child-store.js',
     'packages/session/src/testing/child-store.js',
   ],
+  ['packages/continuation/src/file/durable.ts', 'packages/session/src/file/durable.ts'],
+  ['packages/continuation/src/safe-id.ts', 'packages/session/src/safe-id.ts'],
 ];
 
 /**
