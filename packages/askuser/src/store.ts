@@ -1,4 +1,4 @@
-import { retryRead, rowsOf } from '@x/postgres-kit';
+import { lazyStatements, retryRead, rowsOf } from '@x/postgres-kit';
 import { and, asc, desc, eq, isNotNull, isNull, lt, sql } from 'drizzle-orm';
 import {
   ACTION_CANCEL,
@@ -30,40 +30,42 @@ export const DEFAULT_RECENT_LIMIT = 50;
 
 const fifo = [desc(t.priority), asc(t.createdAt), asc(t.token)];
 
-// The hot writes are built once per store and run as named prepared statements: building
+// The hot writes are built once per store (on first use) and run as named prepared statements: building
 // a drizzle query costs more than running it, and postgres.js sends an unnamed
 // parameterised statement with a Describe round trip first, every time. Each name stands
 // for one SQL text; PGlite ignores names; a `prepare: false` client wins.
 function prepareStatements(db: AskUserDatabase) {
   const p = sql.placeholder;
-  return {
-    insert: db
-      .insert(t)
-      .values({
-        token: p('token'),
-        conversationId: p('conversationId'),
-        kind: p('kind'),
-        question: p('question'),
-        // JSON text or null, passed as is: drizzle would encode a null as the JSON `null`.
-        options: sql`${p('options')}`,
-        priority: p('priority'),
-        toolCallId: p('toolCallId'),
-        resumeContext: sql`${p('resumeContext')}`,
-        proxiedFromChildId: p('proxiedFromChildId'),
-        proxiedToolCallId: p('proxiedToolCallId'),
-      })
-      .prepare('askuser_insert'),
-    markResumed: db
-      .update(t)
-      .set({
-        resumedAt: sql`now()`,
-        resumedAnswer: p('answer'),
-        answeredBy: sql`${p('answeredBy')}`,
-      })
-      .where(and(eq(t.token, p('token')), isNull(t.resumedAt)))
-      .returning({ token: t.token })
-      .prepare('askuser_mark_resumed'),
-  };
+  return lazyStatements({
+    insert: () =>
+      db
+        .insert(t)
+        .values({
+          token: p('token'),
+          conversationId: p('conversationId'),
+          kind: p('kind'),
+          question: p('question'),
+          // JSON text or null, passed as is: drizzle would encode a null as the JSON `null`.
+          options: sql`${p('options')}`,
+          priority: p('priority'),
+          toolCallId: p('toolCallId'),
+          resumeContext: sql`${p('resumeContext')}`,
+          proxiedFromChildId: p('proxiedFromChildId'),
+          proxiedToolCallId: p('proxiedToolCallId'),
+        })
+        .prepare('askuser_insert'),
+    markResumed: () =>
+      db
+        .update(t)
+        .set({
+          resumedAt: sql`now()`,
+          resumedAnswer: p('answer'),
+          answeredBy: sql`${p('answeredBy')}`,
+        })
+        .where(and(eq(t.token, p('token')), isNull(t.resumedAt)))
+        .returning({ token: t.token })
+        .prepare('askuser_mark_resumed'),
+  });
 }
 
 /**
@@ -84,17 +86,12 @@ function prepareStatements(db: AskUserDatabase) {
  */
 export class AskUserStore {
   readonly #db: AskUserDatabase;
-  #prepared: ReturnType<typeof prepareStatements> | undefined;
+  readonly #statements: ReturnType<typeof prepareStatements>;
 
   /** @param db a drizzle database (postgres.js or PGlite) or a transaction handle. */
   constructor(db: AskUserDatabase) {
     this.#db = db;
-  }
-
-  // Built on first use: a store made for one transaction may never run them.
-  get #statements(): ReturnType<typeof prepareStatements> {
-    this.#prepared ??= prepareStatements(this.#db);
-    return this.#prepared;
+    this.#statements = prepareStatements(db);
   }
 
   /**

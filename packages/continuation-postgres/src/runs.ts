@@ -4,7 +4,7 @@ import {
   type Suspension,
   type SuspensionRecord,
 } from '@x/continuation';
-import { retryRead, rowsOf } from '@x/postgres-kit';
+import { lazyStatements, retryRead, rowsOf } from '@x/postgres-kit';
 import type { Message } from '@x/wire';
 import { and, desc, eq, inArray, lt, type Placeholder, type SQL, sql } from 'drizzle-orm';
 import type { ContinuationDatabase } from './database.js';
@@ -128,66 +128,70 @@ function heldBy(runId: string | Placeholder, owner: string | Placeholder): SQL {
   return and(eq(runs.runId, runId), eq(runs.leaseOwner, owner), eq(runs.status, 'running')) as SQL;
 }
 
-// Hot statements are built once per queue and run as named prepared statements: one round
+// Hot statements are built once per queue (on first use) and run as named prepared statements: one round
 // trip each on postgres.js (PGlite ignores the names; a `prepare: false` client wins).
 function prepareStatements(db: ContinuationDatabase) {
   const p = sql.placeholder;
   const lease = sql`now() + ${p('leaseMs')} * interval '1 millisecond'`;
-  return {
+  return lazyStatements({
     // The claim commits asynchronously: losing it in a crash only makes the run claimable
     // again, and the fenced terminal write refuses the worker that held it.
-    claim: db
-      .update(runs)
-      .set({
-        status: 'running',
-        leaseOwner: sql`${p('owner')}`,
-        dueAt: lease,
-        attempts: sql`${runs.attempts} + 1`,
-        updatedAt: sql`now()`,
-      })
-      .where(
-        and(
-          eq(
-            runs.runId,
-            sql`(select ${runs.runId} from ${runs} where ${runs.status} in ('ready', 'running') and ${runs.dueAt} <= now() and not ${runs.runId} = any(${p('skip')}::text[]) order by ${runs.dueAt}, ${runs.runId} limit 1 for update skip locked)`,
+    claim: () =>
+      db
+        .update(runs)
+        .set({
+          status: 'running',
+          leaseOwner: sql`${p('owner')}`,
+          dueAt: lease,
+          attempts: sql`${runs.attempts} + 1`,
+          updatedAt: sql`now()`,
+        })
+        .where(
+          and(
+            eq(
+              runs.runId,
+              sql`(select ${runs.runId} from ${runs} where ${runs.status} in ('ready', 'running') and ${runs.dueAt} <= now() and not ${runs.runId} = any(${p('skip')}::text[]) order by ${runs.dueAt}, ${runs.runId} limit 1 for update skip locked)`,
+            ),
+            sql`set_config('synchronous_commit', 'off', true) = 'off'`,
           ),
-          sql`set_config('synchronous_commit', 'off', true) = 'off'`,
-        ),
-      )
-      .returning({
-        ...columns,
-        // Written out: drizzle leaves RETURNING's columns unqualified, which the subquery
-        // would read as its own.
-        record: sql<
-          string | null
-        >`(select s.record from x_continuation.suspensions s where s.interaction_id = "x_continuation"."runs"."interaction_id" and not s.resolved)`,
-      })
-      .prepare('x_runs_claim'),
-    markReady: db
-      .update(runs)
-      .set({ status: 'ready', input: p('input'), dueAt: sql`now()`, updatedAt: sql`now()` })
-      .where(and(eq(runs.interactionId, p('interactionId')), eq(runs.status, 'waiting')))
-      .returning(columns)
-      .prepare('x_runs_mark_ready'),
-    renew: db
-      .update(runs)
-      .set({ dueAt: lease, updatedAt: sql`now()` })
-      .where(heldBy(p('runId'), p('owner')))
-      .returning({ runId: runs.runId })
-      .prepare('x_runs_renew'),
-    complete: db
-      .update(runs)
-      .set({
-        status: 'completed',
-        transcript: sql`${p('transcript')}`,
-        dueAt: null,
-        finishedAt: sql`now()`,
-        updatedAt: sql`now()`,
-      })
-      .where(heldBy(p('runId'), p('owner')))
-      .returning({ runId: runs.runId })
-      .prepare('x_runs_complete'),
-  };
+        )
+        .returning({
+          ...columns,
+          // Written out: drizzle leaves RETURNING's columns unqualified, which the subquery
+          // would read as its own.
+          record: sql<
+            string | null
+          >`(select s.record from x_continuation.suspensions s where s.interaction_id = "x_continuation"."runs"."interaction_id" and not s.resolved)`,
+        })
+        .prepare('x_runs_claim'),
+    markReady: () =>
+      db
+        .update(runs)
+        .set({ status: 'ready', input: p('input'), dueAt: sql`now()`, updatedAt: sql`now()` })
+        .where(and(eq(runs.interactionId, p('interactionId')), eq(runs.status, 'waiting')))
+        .returning(columns)
+        .prepare('x_runs_mark_ready'),
+    renew: () =>
+      db
+        .update(runs)
+        .set({ dueAt: lease, updatedAt: sql`now()` })
+        .where(heldBy(p('runId'), p('owner')))
+        .returning({ runId: runs.runId })
+        .prepare('x_runs_renew'),
+    complete: () =>
+      db
+        .update(runs)
+        .set({
+          status: 'completed',
+          transcript: sql`${p('transcript')}`,
+          dueAt: null,
+          finishedAt: sql`now()`,
+          updatedAt: sql`now()`,
+        })
+        .where(heldBy(p('runId'), p('owner')))
+        .returning({ runId: runs.runId })
+        .prepare('x_runs_complete'),
+  });
 }
 
 /**
@@ -217,16 +221,11 @@ function prepareStatements(db: ContinuationDatabase) {
  */
 export class PostgresRunQueue {
   readonly #db: ContinuationDatabase;
-  #prepared: ReturnType<typeof prepareStatements> | undefined;
+  readonly #statements: ReturnType<typeof prepareStatements>;
 
   constructor(db: ContinuationDatabase) {
     this.#db = db;
-  }
-
-  // Built on first use: a queue made for one transaction may never run most of them.
-  get #statements(): ReturnType<typeof prepareStatements> {
-    this.#prepared ??= prepareStatements(this.#db);
-    return this.#prepared;
+    this.#statements = prepareStatements(db);
   }
 
   /** Records a new run, waiting on its first question or already completed. */

@@ -11,13 +11,13 @@ import {
   prepareSave,
   type Suspension,
 } from '@x/continuation';
-import { retryRead } from '@x/postgres-kit';
+import { lazyStatements, retryRead } from '@x/postgres-kit';
 import { and, eq, type SQL, sql } from 'drizzle-orm';
 import type { ContinuationDatabase } from './database.js';
 import { wrapDatabaseError } from './errors.js';
 import { suspensions } from './schema.js';
 
-// The fixed-shape statements are built once per store and run as named prepared statements
+// The fixed-shape statements are built once per store (on first use) and run as named prepared statements
 // (`.prepare(name)`): building a drizzle query costs more than executing it, and without a
 // name postgres.js sends a parameterised statement unnamed, which costs a Describe round trip
 // before every execution; a named one is parsed once per connection and then takes one round
@@ -26,47 +26,51 @@ import { suspensions } from './schema.js';
 function prepareStatements(db: ContinuationDatabase) {
   const id = sql.placeholder('id');
   const unresolved = sql`${suspensions.resolved} = false`;
-  return {
+  return lazyStatements({
     // `excluded.*`: the record is sent once, not twice (as values and as the update).
-    save: db
-      .insert(suspensions)
-      .values({
-        interactionId: id,
-        sessionId: sql.placeholder('sessionId'),
-        runId: sql.placeholder('runId'),
-        record: sql.placeholder('record'),
-        createdAt: sql.placeholder('createdAt'),
-      })
-      .onConflictDoUpdate({
-        target: suspensions.interactionId,
-        set: {
-          sessionId: sql`excluded.session_id`,
-          runId: sql`excluded.run_id`,
-          record: sql`excluded.record`,
-          createdAt: sql`excluded.created_at`,
-          updatedAt: sql`now()`,
-        },
-        setWhere: unresolved,
-      })
-      .returning({ id: suspensions.interactionId })
-      .prepare('x_continuation_save'),
-    load: db
-      .select({ record: suspensions.record, resolved: suspensions.resolved })
-      .from(suspensions)
-      .where(eq(suspensions.interactionId, id))
-      .prepare('x_continuation_load'),
-    markResolved: db
-      .update(suspensions)
-      .set({ resolved: sql`true`, resolvedAt: sql`now()`, updatedAt: sql`now()` })
-      .where(and(eq(suspensions.interactionId, id), unresolved))
-      .returning({ id: suspensions.interactionId })
-      .prepare('x_continuation_mark_resolved'),
-    exists: db
-      .select({ id: suspensions.interactionId })
-      .from(suspensions)
-      .where(eq(suspensions.interactionId, id))
-      .prepare('x_continuation_exists'),
-  };
+    save: () =>
+      db
+        .insert(suspensions)
+        .values({
+          interactionId: id,
+          sessionId: sql.placeholder('sessionId'),
+          runId: sql.placeholder('runId'),
+          record: sql.placeholder('record'),
+          createdAt: sql.placeholder('createdAt'),
+        })
+        .onConflictDoUpdate({
+          target: suspensions.interactionId,
+          set: {
+            sessionId: sql`excluded.session_id`,
+            runId: sql`excluded.run_id`,
+            record: sql`excluded.record`,
+            createdAt: sql`excluded.created_at`,
+            updatedAt: sql`now()`,
+          },
+          setWhere: unresolved,
+        })
+        .returning({ id: suspensions.interactionId })
+        .prepare('x_continuation_save'),
+    load: () =>
+      db
+        .select({ record: suspensions.record, resolved: suspensions.resolved })
+        .from(suspensions)
+        .where(eq(suspensions.interactionId, id))
+        .prepare('x_continuation_load'),
+    markResolved: () =>
+      db
+        .update(suspensions)
+        .set({ resolved: sql`true`, resolvedAt: sql`now()`, updatedAt: sql`now()` })
+        .where(and(eq(suspensions.interactionId, id), unresolved))
+        .returning({ id: suspensions.interactionId })
+        .prepare('x_continuation_mark_resolved'),
+    exists: () =>
+      db
+        .select({ id: suspensions.interactionId })
+        .from(suspensions)
+        .where(eq(suspensions.interactionId, id))
+        .prepare('x_continuation_exists'),
+  });
 }
 
 /** Postgres text cannot hold NUL, so no stored session or run id has one. */
@@ -103,17 +107,12 @@ export interface PostgresContinuationStoreOptions {
 export class PostgresContinuationStore implements ContinuationStore {
   readonly #db: ContinuationDatabase;
   readonly #maxRecordBytes: number;
-  #prepared: ReturnType<typeof prepareStatements> | undefined;
+  readonly #statements: ReturnType<typeof prepareStatements>;
 
   constructor(db: ContinuationDatabase, options: PostgresContinuationStoreOptions = {}) {
     this.#db = db;
     this.#maxRecordBytes = options.maxRecordBytes ?? DEFAULT_MAX_RECORD_BYTES;
-  }
-
-  // Built on first use: a store made for one transaction may never run most of them.
-  get #statements(): ReturnType<typeof prepareStatements> {
-    this.#prepared ??= prepareStatements(this.#db);
-    return this.#prepared;
+    this.#statements = prepareStatements(db);
   }
 
   async save(suspension: Suspension): Promise<void> {

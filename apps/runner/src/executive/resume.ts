@@ -13,7 +13,7 @@ import {
   unsettledWorkers,
 } from '../delegate.js';
 import { type Model, ModelError } from '../model/model.js';
-import { lockFor, type Storage } from '../storage.js';
+import { lockFor, type Storage, together } from '../storage.js';
 import { answerResult } from '../tools.js';
 import {
   answersOf,
@@ -223,21 +223,25 @@ async function finishTurn(
   const token = run.interactionId ?? '';
   return storage.transaction(async (tx): Promise<RunResult> => {
     const runs = storage.runs(tx);
+    // The run first, side by side with the rest: a worker that lost its lease fails there and
+    // rolls back whatever was sent with it, and the run row stays locked until the commit.
     if (turn.status === 'completed') {
       const added = turn.messages.slice(suspension.messages?.length ?? 0);
-      await runs.finish(runId, owner, { status: 'completed', messages: added });
-      await storage.continuations(tx).markResolved(token);
+      await together(
+        runs.finish(runId, owner, { status: 'completed', messages: added }),
+        storage.continuations(tx).markResolved(token),
+      );
       return { status: 'completed', runId, conversationId, messages: turn.messages };
     }
-    // The run first: a worker that lost its lease stops here, and the run row stays locked
-    // until the rest is written.
     const next = randomUUID();
-    await runs.finish(runId, owner, { status: 'waiting', interactionId: next });
-    const waiting =
+    const ids = { runId, conversationId };
+    const [, waiting] = await together(
+      runs.finish(runId, owner, { status: 'waiting', interactionId: next }),
       turn.status === 'delegated'
-        ? await suspendDelegation(tx, storage, { runId, conversationId }, model, turn, next)
-        : await suspend(tx, storage, { runId, conversationId }, model, turn, next);
-    await storage.continuations(tx).markResolved(token);
+        ? suspendDelegation(tx, storage, ids, model, turn, next)
+        : suspend(tx, storage, ids, model, turn, next),
+      storage.continuations(tx).markResolved(token),
+    );
     return waiting;
   });
 }
