@@ -147,6 +147,64 @@ for (const t of await sqlTargets()) {
       expect(await queue.transcript(runId)).toEqual([...(suspension.messages ?? []), reply]);
     });
 
+    it('complete records the run completed and resolves its continuation in one statement', async () => {
+      const { runId, interactionId, suspension } = await waitingRun();
+      await queue.markReady(interactionId, { action: 'accept', content: 'x' });
+      const me = owner();
+      await queue.claim({ owner: me, leaseMs: LEASE });
+      await queue.complete(runId, me, [reply]);
+      expect(await queue.get(runId)).toMatchObject({ status: 'completed', leaseExpiresAt: null });
+      expect(await queue.transcript(runId)).toEqual([...(suspension.messages ?? []), reply]);
+      await expect(store.markResolved(interactionId)).rejects.toSatisfy((e) =>
+        ContinuationError.hasCode(e, 'already_resolved'),
+      );
+    });
+
+    it('complete by a worker that lost its lease writes nothing: the continuation stays open', async () => {
+      const { runId, interactionId } = await waitingRun();
+      await queue.markReady(interactionId, { action: 'accept', content: 'x' });
+      const first = owner();
+      await queue.claim({ owner: first, leaseMs: LEASE });
+      await makeDue(runId);
+      const second = owner();
+      await queue.claim({ owner: second, leaseMs: LEASE });
+      await expect(queue.complete(runId, first, [reply])).rejects.toSatisfy((e) =>
+        ContinuationError.hasCode(e, 'lease_lost'),
+      );
+      expect(await queue.get(runId)).toMatchObject({ status: 'running', leaseOwner: second });
+      expect((await store.load(interactionId)).resolved).toBe(false);
+      await queue.complete(runId, second, [reply]);
+      expect((await queue.get(runId))?.status).toBe('completed');
+    });
+
+    it('complete of a run whose continuation was resolved by another route leaves the run running', async () => {
+      const { runId, interactionId } = await waitingRun();
+      await queue.markReady(interactionId, { action: 'accept', content: 'x' });
+      const me = owner();
+      await queue.claim({ owner: me, leaseMs: LEASE });
+      await store.markResolved(interactionId);
+      await expect(queue.complete(runId, me, [reply])).rejects.toSatisfy((e) =>
+        ContinuationError.hasCode(e, 'already_resolved'),
+      );
+      expect(await queue.get(runId)).toMatchObject({ status: 'running', leaseOwner: me });
+    });
+
+    it('concurrent completes of one run by its worker and a stale one: exactly one wins', async () => {
+      const { runId, interactionId } = await waitingRun();
+      await queue.markReady(interactionId, { action: 'accept', content: 'x' });
+      const stale = owner();
+      await queue.claim({ owner: stale, leaseMs: LEASE });
+      await makeDue(runId);
+      const current = owner();
+      await queue.claim({ owner: current, leaseMs: LEASE });
+      const results = await Promise.allSettled([
+        queue.complete(runId, stale, [reply]),
+        queue.complete(runId, current, [reply]),
+      ]);
+      expect(results.map((r) => r.status)).toEqual(['rejected', 'fulfilled']);
+      expect(await queue.get(runId)).toMatchObject({ status: 'completed', leaseOwner: current });
+    });
+
     it('a run that asked again waits on the new question, its attempts counted from zero', async () => {
       const { runId, interactionId } = await waitingRun();
       await queue.markReady(interactionId, { action: 'accept', content: 'x' });

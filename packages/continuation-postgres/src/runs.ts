@@ -1,6 +1,8 @@
 import {
+  alreadyResolved,
   ContinuationError,
   decodeSuspension,
+  notFound,
   type Suspension,
   type SuspensionRecord,
 } from '@x/continuation';
@@ -191,6 +193,28 @@ function prepareStatements(db: ContinuationDatabase) {
         .where(heldBy(p('runId'), p('owner')))
         .returning({ runId: runs.runId })
         .prepare('x_runs_complete'),
+    // The run row is locked first (FOR UPDATE in the CTE), so that a worker that lost its
+    // lease resolves nothing; the run completes only if its continuation was resolved here.
+    completeResolving: () => {
+      const resolved = db
+        .$with('resolved', { interactionId: suspensions.interactionId })
+        .as(
+          sql`update ${suspensions} set resolved = true, resolved_at = now(), updated_at = now() where ${suspensions.interactionId} = (select ${runs.interactionId} from ${runs} where ${heldBy(p('runId'), p('owner'))} for update) and ${suspensions.resolved} = false returning ${suspensions.interactionId}`,
+        );
+      return db
+        .with(resolved)
+        .update(runs)
+        .set({
+          status: 'completed',
+          transcript: sql`${p('transcript')}`,
+          dueAt: null,
+          finishedAt: sql`now()`,
+          updatedAt: sql`now()`,
+        })
+        .where(and(heldBy(p('runId'), p('owner')), sql`exists (select 1 from ${resolved})`))
+        .returning({ runId: runs.runId })
+        .prepare('x_runs_complete_resolving');
+    },
   });
 }
 
@@ -359,6 +383,36 @@ export class PostgresRunQueue {
         .returning({ runId: runs.runId });
     });
     if (rows.length === 0) throw leaseLost(runId, owner);
+  }
+
+  /**
+   * Records that a claimed run completed and resolves the continuation it resumed, in one
+   * statement (one round trip, no transaction to hold): both are written or neither, only
+   * while `owner` still holds the run. `messages` are those the resume added after the
+   * continuation's.
+   * @throws {ContinuationError} `lease_lost` when another worker took the run over,
+   *   `already_resolved` when its continuation was resolved by another route (or `not_found`
+   *   when it is gone): nothing was written.
+   */
+  async complete(runId: string, owner: string, messages: readonly Message[]): Promise<void> {
+    const rows = await this.#run(`complete run "${runId}"`, () =>
+      this.#statements.completeResolving.execute({
+        runId,
+        owner,
+        transcript: JSON.stringify(messages),
+      }),
+    );
+    if (rows.length === 1) return;
+    const run = await this.get(runId);
+    if (run?.status !== 'running' || run.leaseOwner !== owner) throw leaseLost(runId, owner);
+    const interactionId = run.interactionId ?? '';
+    const [left] = await this.#read(`read the continuation of run "${runId}"`, () =>
+      this.#db
+        .select({ resolved: suspensions.resolved })
+        .from(suspensions)
+        .where(eq(suspensions.interactionId, interactionId)),
+    );
+    throw left ? alreadyResolved(interactionId) : notFound(interactionId);
   }
 
   /**

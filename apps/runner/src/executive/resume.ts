@@ -106,9 +106,9 @@ let claims = 0;
 /**
  * Claims ONE ready run (one statement, committed before anything else), resumes its turn
  * with `resumeMessages` while renewing the lease, and records how it ended in one
- * transaction that commits only while this worker still holds the lease: completed, waiting
- * on a new question (saved first, then the old continuation marked resolved), or
- * cancelled. A failed model call backs off and retries up to the policy's limit, then
+ * transaction (one statement when it completed) that commits only while this worker still
+ * holds the lease: completed, waiting on a new question (saved first, then the old
+ * continuation marked resolved), or cancelled. A failed model call backs off and retries up to the policy's limit, then
  * fails the run. No transaction or pooled connection is held while the model runs.
  *
  * @returns undefined when no run is ready.
@@ -221,18 +221,15 @@ async function finishTurn(
 ): Promise<RunResult> {
   const { runId, conversationId } = run;
   const token = run.interactionId ?? '';
+  if (turn.status === 'completed') {
+    const added = turn.messages.slice(suspension.messages?.length ?? 0);
+    await storage.runs().complete(runId, owner, added);
+    return { status: 'completed', runId, conversationId, messages: turn.messages };
+  }
   return storage.transaction(async (tx): Promise<RunResult> => {
-    const runs = storage.runs(tx);
     // The run first, side by side with the rest: a worker that lost its lease fails there and
     // rolls back whatever was sent with it, and the run row stays locked until the commit.
-    if (turn.status === 'completed') {
-      const added = turn.messages.slice(suspension.messages?.length ?? 0);
-      await together(
-        runs.finish(runId, owner, { status: 'completed', messages: added }),
-        storage.continuations(tx).markResolved(token),
-      );
-      return { status: 'completed', runId, conversationId, messages: turn.messages };
-    }
+    const runs = storage.runs(tx);
     const next = randomUUID();
     const ids = { runId, conversationId };
     const [, waiting] = await together(
