@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { type SqlTarget, sqlTargets } from '@internal/pg-test';
 import { ContinuationError } from '@x/continuation';
 import { sampleSuspension } from '@x/continuation/testing';
+import { rowsOf } from '@x/postgres-kit';
 import type { Message } from '@x/wire';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -149,6 +150,10 @@ for (const t of await sqlTargets()) {
 
     it('complete records the run completed and resolves its continuation in one statement', async () => {
       const { runId, interactionId, suspension } = await waitingRun();
+      expect(await queue.get(runId)).toMatchObject({
+        finishedAt: null,
+        meta: { model: 'scripted:trip' },
+      });
       await queue.markReady(interactionId, { action: 'accept', content: 'x' });
       const me = owner();
       await queue.claim({ owner: me, leaseMs: LEASE });
@@ -359,6 +364,14 @@ for (const t of await sqlTargets()) {
         'done-at-once',
       ]);
       expect(await queue.transcript('done-at-once')).toEqual([reply]);
+      expect(await queue.get('done-at-once')).toMatchObject({ meta: null, interactionId: null });
+      expect((await queue.get('done-at-once'))?.finishedAt).toBeInstanceOf(Date);
+      const [stored] = rowsOf(
+        await db.execute(
+          sql`select meta is null as no_meta from x_continuation.runs where run_id = 'done-at-once'`,
+        ),
+      );
+      expect(stored?.no_meta).toBe(true);
       const many = await queue.getMany(['done-at-once', 'nope']);
       expect([...many.keys()]).toEqual(['done-at-once']);
     });

@@ -166,6 +166,20 @@ function prepareStatements(db: ContinuationDatabase) {
           >`(select s.record from x_continuation.suspensions s where s.interaction_id = "x_continuation"."runs"."interaction_id" and not s.resolved)`,
         })
         .prepare('x_runs_claim'),
+    // JSON text or null, passed as is: drizzle would encode a null `meta` as the JSON `null`.
+    create: () =>
+      db
+        .insert(runs)
+        .values({
+          runId: p('runId'),
+          conversationId: p('conversationId'),
+          status: p('status'),
+          interactionId: sql`${p('interactionId')}`,
+          meta: sql`${p('meta')}`,
+          transcript: sql`${p('transcript')}`,
+          finishedAt: sql`case when ${p('finished')} then now() end`,
+        })
+        .prepare('x_runs_create'),
     markReady: () =>
       db
         .update(runs)
@@ -256,14 +270,14 @@ export class PostgresRunQueue {
   async create(run: NewRun): Promise<void> {
     const completed = run.status === 'completed';
     await this.#run(`create run "${run.runId}"`, () =>
-      this.#db.insert(runs).values({
+      this.#statements.create.execute({
         runId: run.runId,
         conversationId: run.conversationId,
         status: run.status,
         interactionId: run.interactionId ?? null,
-        meta: run.meta ?? null,
+        meta: run.meta === undefined || run.meta === null ? null : JSON.stringify(run.meta),
         transcript: completed ? JSON.stringify(run.messages ?? []) : null,
-        finishedAt: completed ? sql`now()` : null,
+        finished: completed,
       }),
     );
   }
