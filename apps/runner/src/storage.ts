@@ -131,21 +131,6 @@ export async function lockFor(tx: Db, key: string): Promise<void> {
   await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${key}))`);
 }
 
-/**
- * Runs statements of one transaction side by side: postgres.js sends them in one write
- * instead of a round trip each. Waits until every one settled, so that none still runs when
- * the transaction ends, then throws the first failure in the order given (which rolls the
- * transaction back) or returns every result.
- */
-export async function together<T extends readonly unknown[]>(
-  ...statements: { [K in keyof T]: Promise<T[K]> }
-): Promise<T> {
-  const settled = await Promise.allSettled(statements);
-  const failed = settled.find((s) => s.status === 'rejected');
-  if (failed) throw failed.reason;
-  return settled.map((s) => (s as PromiseFulfilledResult<unknown>).value) as unknown as T;
-}
-
 /** Applies every package's migrations (idempotent). */
 export async function migrateAll(db: Db): Promise<void> {
   await migrateAskUser(db);

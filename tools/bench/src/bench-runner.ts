@@ -92,7 +92,7 @@ export async function benchRunner(ctx: Context, server: Server): Promise<void> {
       ratioMeaning: 'floor/subject',
       subject: stats.cycle,
       floor: stats.floor,
-      note: 'the cycle is 14 round trips in 4 transactions (3 of them durable) against the floor’s 2 statements, and drizzle builds the statements of stores made per transaction again on every call',
+      note: 'the cycle is 11 round trips with 3 durable commits (suspend and answer are transactions across two packages; claim and the completing write are one statement each) against the floor’s 2 statements and 2 commits, and drizzle builds the statements of stores made per transaction again on every call',
     });
 
     await versusLangGraph(ctx, server, pair.cycle, hundred.messages);

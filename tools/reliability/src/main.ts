@@ -3,7 +3,7 @@
 // on any loss, duplicate or failure. `--only NAME[,NAME]` runs the scenarios whose name
 // starts with one of the NAMEs; `--quick` runs the smaller version that `pnpm verify` uses.
 import { parseArgs } from 'node:util';
-import { quick } from './knobs.js';
+import { knob, quick } from './knobs.js';
 import { killAll } from './proc.js';
 import { render, Tally } from './report.js';
 import { scenarios } from './scenarios/index.js';
@@ -35,7 +35,11 @@ console.log(
     ? 'reliability: the quick run (pnpm verify); `pnpm test:reliability` runs it at full size'
     : 'reliability: the full run',
 );
+// A scenario that hangs (a promise that never settles) fails with what it reached instead
+// of holding the suite until CI's own limit; the longest ones take about a minute.
+const SCENARIO_DEADLINE_S = knob('RELIABILITY_SCENARIO_DEADLINE_S', 600, 300);
 const tallies: Tally[] = [];
+let hung = false;
 // An exception nobody catches (e.g. inside a database driver after a fault) fails the scenario
 // that was running instead of ending the suite without its table.
 process.on('uncaughtException', (error) => {
@@ -58,11 +62,21 @@ for (const scenario of chosen) {
       const seconds = ((performance.now() - started) / 1000).toFixed(0);
       console.log(`  … ${seconds} s: ${tally.cases} cases, ${tally.faults} faults so far`);
     }, 10_000);
+    let deadline: NodeJS.Timeout | undefined;
+    const overdue = new Promise<'overdue'>((resolve) => {
+      deadline = setTimeout(() => resolve('overdue'), SCENARIO_DEADLINE_S * 1000);
+    });
     try {
-      await scenario.run(tally);
+      if ((await Promise.race([scenario.run(tally), overdue])) === 'overdue') {
+        hung = true;
+        tally.fail(
+          `hung: not finished after ${SCENARIO_DEADLINE_S} s (${tally.cases} cases, ${tally.faults} faults done); a promise never settled`,
+        );
+      }
     } catch (error) {
       tally.fail(`scenario crashed: ${(error as Error)?.stack ?? String(error)}`);
     } finally {
+      clearTimeout(deadline);
       clearInterval(progress);
       killAll();
     }
@@ -76,3 +90,5 @@ for (const scenario of chosen) {
 }
 console.log(render(tallies));
 process.exitCode = tallies.every((t) => t.passed || t.skipped !== undefined) ? 0 : 1;
+// A hung scenario still holds its connections and timers: end here rather than wait on them.
+if (hung) process.exit();

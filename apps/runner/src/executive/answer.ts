@@ -1,5 +1,5 @@
 import type { ResumeAnswer } from '@x/askuser';
-import { type Db, lockFor, type Storage, together } from '../storage.js';
+import { type Db, lockFor, type Storage } from '../storage.js';
 import type { ResumeContext } from './suspend.js';
 
 /**
@@ -15,12 +15,8 @@ export async function answer(
   answeredBy: string | null = null,
 ): Promise<void> {
   await storage.transaction(async (tx) => {
-    // Side by side: a failed answer throws, and the rollback undoes the run made ready.
-    const [, ready] = await together(
-      storage.pauses(tx).markResumed(token, given, { answeredBy }),
-      storage.runs(tx).markReady(token, given),
-    );
-    if (ready) return;
+    await storage.pauses(tx).markResumed(token, given, { answeredBy });
+    if (await storage.runs(tx).markReady(token, given)) return;
     // No run waits on the question itself: a worker's question readies its parent's run.
     const parent = await parentOf(tx, storage, token);
     if (!parent) return;

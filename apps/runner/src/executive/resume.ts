@@ -13,7 +13,7 @@ import {
   unsettledWorkers,
 } from '../delegate.js';
 import { type Model, ModelError } from '../model/model.js';
-import { lockFor, type Storage, together } from '../storage.js';
+import { lockFor, type Storage } from '../storage.js';
 import { answerResult } from '../tools.js';
 import {
   answersOf,
@@ -227,18 +227,16 @@ async function finishTurn(
     return { status: 'completed', runId, conversationId, messages: turn.messages };
   }
   return storage.transaction(async (tx): Promise<RunResult> => {
-    // The run first, side by side with the rest: a worker that lost its lease fails there and
-    // rolls back whatever was sent with it, and the run row stays locked until the commit.
-    const runs = storage.runs(tx);
+    // The run first: a worker that lost its lease stops here, and the run row stays locked
+    // until the rest is written.
     const next = randomUUID();
     const ids = { runId, conversationId };
-    const [, waiting] = await together(
-      runs.finish(runId, owner, { status: 'waiting', interactionId: next }),
+    await storage.runs(tx).finish(runId, owner, { status: 'waiting', interactionId: next });
+    const waiting =
       turn.status === 'delegated'
-        ? suspendDelegation(tx, storage, ids, model, turn, next)
-        : suspend(tx, storage, ids, model, turn, next),
-      storage.continuations(tx).markResolved(token),
-    );
+        ? await suspendDelegation(tx, storage, ids, model, turn, next)
+        : await suspend(tx, storage, ids, model, turn, next);
+    await storage.continuations(tx).markResolved(token);
     return waiting;
   });
 }

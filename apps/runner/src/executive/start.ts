@@ -3,7 +3,7 @@ import { userMessage } from '@x/wire';
 import { runTurn, type TurnObserver } from '../agent.js';
 import { runDelegate } from '../delegate.js';
 import type { Model } from '../model/model.js';
-import { type Storage, together } from '../storage.js';
+import type { Storage } from '../storage.js';
 import { type RunResult, suspend, suspendDelegation } from './suspend.js';
 
 /** What stopping a conversation closed. */
@@ -66,12 +66,13 @@ export async function startRun(
   const waiting = await storage.transaction(async (tx) => {
     const run = { runId, conversationId };
     const interactionId = randomUUID();
-    const [result] = await together(
+    const result =
       outcome.status === 'delegated'
-        ? suspendDelegation(tx, storage, run, model, outcome, interactionId)
-        : suspend(tx, storage, run, model, outcome, interactionId),
-      storage.runs(tx).create({ runId, conversationId, status: 'waiting', interactionId, meta }),
-    );
+        ? await suspendDelegation(tx, storage, run, model, outcome, interactionId)
+        : await suspend(tx, storage, run, model, outcome, interactionId);
+    await storage
+      .runs(tx)
+      .create({ runId, conversationId, status: 'waiting', interactionId, meta });
     return result;
   });
   return { ...waiting, stopped };

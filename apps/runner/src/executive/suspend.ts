@@ -4,7 +4,7 @@ import type { Message } from '@x/wire';
 import type { TurnOutcome } from '../agent.js';
 import { waitingWorkers } from '../delegate.js';
 import type { Model } from '../model/model.js';
-import { type Db, type Storage, together } from '../storage.js';
+import type { Db, Storage } from '../storage.js';
 import { type StoredDelegation, saveDelegation } from './delegate.js';
 
 /** A worker's question that a delegated run waits on. */
@@ -135,18 +135,16 @@ export async function suspend(
   });
   const { kind, question, options, priority } = outcome.question;
   const resumeContext: ResumeContext = { model: model.id, run: run.runId };
-  await together(
-    storage.pauses(tx).insert({
-      token,
-      conversationId: run.conversationId,
-      kind,
-      question,
-      options,
-      priority,
-      toolCallId: outcome.toolUse.id,
-      resumeContext,
-    }),
-    storage.continuations(tx).save(suspension),
-  );
+  await storage.pauses(tx).insert({
+    token,
+    conversationId: run.conversationId,
+    kind,
+    question,
+    options,
+    priority,
+    toolCallId: outcome.toolUse.id,
+    resumeContext,
+  });
+  await storage.continuations(tx).save(suspension);
   return { status: 'waiting', ...run, token, question, options };
 }
