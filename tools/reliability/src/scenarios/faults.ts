@@ -19,6 +19,7 @@ import {
   type Storage,
   startWaker,
   stopConversation,
+  TRIP_ANSWERS,
   type Waker,
 } from '../runner.js';
 import { client, createDatabase, type RunDatabase } from '../server.js';
@@ -249,10 +250,12 @@ export async function suspendFault(tally: Tally): Promise<void> {
 }
 
 /**
- * `runner wake`'s terminal write (the run, the new question, the old continuation, in one
- * transaction) loses its connection while it waits on a lock the scenario holds on the run
- * row: nothing of it may commit; the wake recovers by itself, the run's lease (1.5 s here)
- * runs out, and a new attempt resumes it, exactly once.
+ * `runner wake`'s terminal write loses its connection while it waits on a lock the scenario
+ * holds on the run row: in even rounds the transaction of a turn that asked again (the run,
+ * the new question, the old continuation), in odd rounds the one statement that completes a
+ * run and resolves its continuation (after the trip's last answer). Nothing of it may commit;
+ * the wake recovers by itself, the run's lease (1.5 s here) runs out, and a new attempt
+ * resumes it, exactly once.
  */
 export async function terminalFault(tally: Tally): Promise<void> {
   await withDatabase(async (database, sql, storage) => {
@@ -267,12 +270,29 @@ export async function terminalFault(tally: Tally): Promise<void> {
       resumed,
     );
     const answered: string[] = [];
+    const rounds = Math.ceil(ROUNDS / 2);
+    let completing = 0;
     try {
-      for (let round = 0; round < Math.ceil(ROUNDS / 2); round++) {
+      for (let round = 0; round < rounds; round++) {
         const conversationId = `terminal-${round}`;
-        const token = await exec(storage, conversationId);
+        const completes = round % 2 === 1;
+        let token = await exec(storage, conversationId);
+        // The trip asks three questions: its first two answers go through untouched, so that
+        // the fault hits the write that completes the run.
+        for (const content of completes ? TRIP_ANSWERS.slice(0, 2) : []) {
+          const next = outcomes.next(conversationId, 120_000);
+          await answer(storage, token, { action: 'accept', content });
+          answered.push(token);
+          const event = await next;
+          if (event?.type !== 'run-waiting') {
+            tally.fail(`round ${round}: after "${content}" the wake reported ${event?.type}`);
+            break;
+          }
+          token = String(event.token);
+        }
         const outcome = outcomes.next(conversationId, 120_000);
-        await answer(storage, token, { action: 'accept', content: 'Lisbon' });
+        const content = completes ? (TRIP_ANSWERS[2] ?? 'ok') : 'Lisbon';
+        await answer(storage, token, { action: 'accept', content });
         answered.push(token);
         // Once the run is claimed (its model call takes 300 ms), hold its row so that the
         // terminal write waits on it.
@@ -299,10 +319,14 @@ export async function terminalFault(tally: Tally): Promise<void> {
         const pid = await backendOf(
           sql,
           waker.name,
-          sql`wait_event_type = 'Lock' and query ilike 'update "x_continuation"."runs"%'`,
+          completes
+            ? sql`wait_event_type = 'Lock' and query ilike 'with "resolved" as (update "x_continuation"."suspensions"%'`
+            : sql`wait_event_type = 'Lock' and query ilike 'update "x_continuation"."runs"%'`,
         );
-        if (pid !== undefined && (await terminate(sql, pid))) tally.faults++;
-        else tally.fail(`round ${round}: never saw the terminal write wait`);
+        if (pid !== undefined && (await terminate(sql, pid))) {
+          tally.faults++;
+          if (completes) completing++;
+        } else tally.fail(`round ${round}: never saw the terminal write wait`);
         unlock();
         await held.catch(() => {});
         const event = await Promise.race([outcome, waker.proc.done.then(() => undefined)]);
@@ -310,7 +334,10 @@ export async function terminalFault(tally: Tally): Promise<void> {
         if (!event) {
           tally.loss(`round ${round}: ${token} not resumed within 120 s of the fault`);
           if (waker.proc.child.exitCode !== null) break; // the wake died: report it once
-        } else tally.check(event.type === 'run-waiting', () => `round ${round}: ${event.type}`);
+        } else {
+          const want = completes ? 'run-completed' : 'run-waiting';
+          tally.check(event.type === want, () => `round ${round}: ${event.type}, want ${want}`);
+        }
       }
       await sleep(1_000);
       const crashed = waker.proc.child.exitCode;
@@ -321,12 +348,12 @@ export async function terminalFault(tally: Tally): Promise<void> {
       );
       await waker.stop();
       exactlyOnce(tally, answered, resumed, 'terminal');
-      await settled(sql, tally, 'terminal', { waiting: Math.ceil(ROUNDS / 2) });
+      await settled(sql, tally, 'terminal', { waiting: rounds - Math.floor(rounds / 2) });
       const logged =
         (waker.proc.stdout + waker.proc.stderr).match(/database unavailable/g)?.length ?? 0;
       tally.check(logged > 0, () => 'the wake logged no line while recovering');
       tally.note(
-        `${tally.faults} terminal writes terminated mid-transaction; the wake logged ${logged} recovery line(s), and each run was resumed once by a later attempt`,
+        `${tally.faults} terminal writes terminated mid-write (${completing} of them the statement that completes a run); the wake logged ${logged} recovery line(s), and each run was resumed once by a later attempt`,
       );
     } finally {
       await waker.stop();
