@@ -31,6 +31,8 @@ export interface FileContinuationStoreOptions {
 
 const RECORD = '.json';
 const MARK = '.resolved';
+/** Links tried while racing saves keep renaming new records over the one being linked. */
+const LINK_ATTEMPTS = 20;
 // How the compact JSON of an unresolved record of version 1 begins and ends (`encodeSuspension`).
 const UNRESOLVED_HEAD = '{"version":1,';
 const UNRESOLVED_TAIL = ',"resolved":false}';
@@ -160,12 +162,23 @@ export class FileContinuationStore implements ContinuationStore {
       }
     }
     try {
-      try {
-        await link(record, join(this.directory, id + MARK));
-      } catch (err) {
-        if (isErrno(err, 'EEXIST')) throw alreadyResolved(id);
-        if (isErrno(err, 'ENOENT')) throw await this.#goneError(id);
-        throw err;
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await link(record, join(this.directory, id + MARK));
+          break;
+        } catch (err) {
+          if (isErrno(err, 'EEXIST')) throw alreadyResolved(id);
+          // Linux also says ENOENT when a racing save renamed a new record over the one being
+          // linked (that file had no name left): link the new record.
+          if (
+            isErrno(err, 'ENOENT') &&
+            attempt < LINK_ATTEMPTS &&
+            (await this.#exists(id + RECORD))
+          )
+            continue;
+          if (isErrno(err, 'ENOENT')) throw await this.#goneError(id);
+          throw err;
+        }
       }
       // The marker decides from here on. Removing the record keeps a reader of records
       // alone from loading it.
