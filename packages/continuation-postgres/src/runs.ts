@@ -135,6 +135,13 @@ function heldBy(runId: string | Placeholder, owner: string | Placeholder): SQL {
 function prepareStatements(db: ContinuationDatabase) {
   const p = sql.placeholder;
   const lease = sql`now() + ${p('leaseMs')} * interval '1 millisecond'`;
+  const completed = {
+    status: 'completed' as const,
+    transcript: sql`${p('transcript')}`,
+    dueAt: null,
+    finishedAt: sql`now()`,
+    updatedAt: sql`now()`,
+  };
   return lazyStatements({
     // The claim commits asynchronously: losing it in a crash only makes the run claimable
     // again, and the fenced terminal write refuses the worker that held it.
@@ -197,13 +204,7 @@ function prepareStatements(db: ContinuationDatabase) {
     complete: () =>
       db
         .update(runs)
-        .set({
-          status: 'completed',
-          transcript: sql`${p('transcript')}`,
-          dueAt: null,
-          finishedAt: sql`now()`,
-          updatedAt: sql`now()`,
-        })
+        .set(completed)
         .where(heldBy(p('runId'), p('owner')))
         .returning({ runId: runs.runId })
         .prepare('x_runs_complete'),
@@ -218,13 +219,7 @@ function prepareStatements(db: ContinuationDatabase) {
       return db
         .with(resolved)
         .update(runs)
-        .set({
-          status: 'completed',
-          transcript: sql`${p('transcript')}`,
-          dueAt: null,
-          finishedAt: sql`now()`,
-          updatedAt: sql`now()`,
-        })
+        .set(completed)
         .where(and(heldBy(p('runId'), p('owner')), sql`exists (select 1 from ${resolved})`))
         .returning({ runId: runs.runId })
         .prepare('x_runs_complete_resolving');
