@@ -30,10 +30,10 @@ export const DEFAULT_RECENT_LIMIT = 50;
 
 const fifo = [desc(t.priority), asc(t.createdAt), asc(t.token)];
 
-// The hot writes are built once per store (on first use) and run as named prepared statements: building
-// a drizzle query costs more than running it, and postgres.js sends an unnamed
-// parameterised statement with a Describe round trip first, every time. Each name stands
-// for one SQL text; PGlite ignores names; a `prepare: false` client wins.
+// The hot writes are built once per store, on first use, and run as named prepared
+// statements: building a drizzle query costs more than running it, and postgres.js sends an
+// unnamed parameterised statement with a Describe round trip first, every time. Each name
+// stands for one SQL text; PGlite ignores names; a `prepare: false` client wins.
 function prepareStatements(db: AskUserDatabase) {
   const p = sql.placeholder;
   return lazyStatements({

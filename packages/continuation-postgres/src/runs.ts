@@ -130,8 +130,9 @@ function heldBy(runId: string | Placeholder, owner: string | Placeholder): SQL {
   return and(eq(runs.runId, runId), eq(runs.leaseOwner, owner), eq(runs.status, 'running')) as SQL;
 }
 
-// Hot statements are built once per queue (on first use) and run as named prepared statements: one round
-// trip each on postgres.js (PGlite ignores the names; a `prepare: false` client wins).
+// Hot statements are built once per queue, on first use, and run as named prepared
+// statements: one round trip each on postgres.js (PGlite ignores the names; a
+// `prepare: false` client wins).
 function prepareStatements(db: ContinuationDatabase) {
   const p = sql.placeholder;
   const lease = sql`now() + ${p('leaseMs')} * interval '1 millisecond'`;

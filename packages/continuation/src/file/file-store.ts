@@ -168,16 +168,12 @@ export class FileContinuationStore implements ContinuationStore {
           break;
         } catch (err) {
           if (isErrno(err, 'EEXIST')) throw alreadyResolved(id);
+          if (!isErrno(err, 'ENOENT')) throw err;
           // Linux also says ENOENT when a racing save renamed a new record over the one being
           // linked (that file had no name left): link the new record.
-          if (
-            isErrno(err, 'ENOENT') &&
-            attempt < LINK_ATTEMPTS &&
-            (await this.#exists(id + RECORD))
-          )
-            continue;
-          if (isErrno(err, 'ENOENT')) throw await this.#goneError(id);
-          throw err;
+          if (attempt >= LINK_ATTEMPTS || !(await this.#exists(id + RECORD))) {
+            throw await this.#goneError(id);
+          }
         }
       }
       // The marker decides from here on. Removing the record keeps a reader of records

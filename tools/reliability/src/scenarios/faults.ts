@@ -291,7 +291,7 @@ export async function terminalFault(tally: Tally): Promise<void> {
           token = String(event.token);
         }
         const outcome = outcomes.next(conversationId, 120_000);
-        const content = completes ? (TRIP_ANSWERS[2] ?? 'ok') : 'Lisbon';
+        const content = TRIP_ANSWERS[completes ? 2 : 0] ?? '';
         await answer(storage, token, { action: 'accept', content });
         answered.push(token);
         // Once the run is claimed (its model call takes 300 ms), hold its row so that the
