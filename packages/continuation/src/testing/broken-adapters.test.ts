@@ -202,8 +202,10 @@ describe('the conformance suite catches deliberately broken adapters', () => {
       expect(message).toMatch(/exactly-once across processes|stays resolved/);
     }, 120_000);
 
+    // About one kill in six tears the naive record (fewer on a loaded machine), and the case
+    // stops at the first torn record: a generous allowance costs nothing and a miss is negligible.
     it('SIGKILL during save names the torn record', async () => {
-      const message = await failure(naive({ kills: 16 }), 'a saving process SIGKILLed');
+      const message = await failure(naive({ kills: 128 }), 'a saving process SIGKILLed');
       expect(message).toMatch(/leaves the old record or the new one, whole|not a mix of two/);
     }, 120_000);
   });

@@ -196,8 +196,11 @@ describe('the conformance suite catches deliberately broken adapters', () => {
       );
     }, 120_000);
 
+    // Only some kills land inside the in-place write (fewer on a loaded machine), and the
+    // case stops at the first torn checkpoint: a generous allowance costs nothing, and a
+    // miss becomes negligible.
     it('SIGKILL during put names the torn checkpoint', async () => {
-      const message = await failure(naive({ kills: 16 }), 'a writing process SIGKILLed');
+      const message = await failure(naive({ kills: 128 }), 'a writing process SIGKILLed');
       expect(message).toContain('a put killed at any moment leaves the latest checkpoint whole');
     }, 120_000);
   });
