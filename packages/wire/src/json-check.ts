@@ -62,7 +62,9 @@ export function findNonJson(value: unknown, ancestors: object[] = []): NonJson |
             reason: `${typeof name === 'string' && name ? `a ${name}` : 'this object'} is not a plain JSON object`,
           };
         }
-        for (const key of Object.keys(value)) {
+        // `for...in` with an own-key check, not `Object.keys`: no array per object.
+        for (const key in value) {
+          if (!Object.hasOwn(value, key)) continue;
           const bad = findNonJson((value as Record<string, unknown>)[key], ancestors);
           if (bad) {
             bad.path.unshift(key);

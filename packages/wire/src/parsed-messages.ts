@@ -16,11 +16,19 @@ function isPlain(value: unknown): value is Plain {
   return proto === Object.prototype || proto === null;
 }
 
+// Index loops, `for...in` and shared constants, not `for...of`, `Object.keys` and literals: a
+// transcript has tens of thousands of objects, and an array or iterator for each doubled
+// what reading one back allocates.
+const NO_KEYS: readonly string[] = [];
+const TOOL_RESULT_KEYS: readonly string[] = ['content', 'is_error'];
+
 /** Exactly `required` own keys plus whichever of `optional` are present. */
-function hasKeys(o: Plain, required: number, optional: readonly string[] = []): boolean {
+function hasKeys(o: Plain, required: number, optional: readonly string[] = NO_KEYS): boolean {
   let n = required;
-  for (const key of optional) if (Object.hasOwn(o, key)) n++;
-  return Object.keys(o).length === n;
+  for (let i = 0; i < optional.length; i++) if (Object.hasOwn(o, optional[i] as string)) n++;
+  let own = 0;
+  for (const key in o) if (Object.hasOwn(o, key)) own++;
+  return own === n;
 }
 
 const nonEmpty = (v: unknown) => typeof v === 'string' && v.length > 0;
@@ -42,11 +50,12 @@ function isImage(b: Plain): boolean {
 }
 
 function isToolResult(b: Plain): boolean {
-  if (!nonEmpty(b.tool_use_id) || !hasKeys(b, 2, ['content', 'is_error'])) return false;
+  if (!nonEmpty(b.tool_use_id) || !hasKeys(b, 2, TOOL_RESULT_KEYS)) return false;
   if (Object.hasOwn(b, 'is_error') && typeof b.is_error !== 'boolean') return false;
   if (!Object.hasOwn(b, 'content') || typeof b.content === 'string') return true;
   if (!Array.isArray(b.content)) return false;
-  for (const part of b.content) {
+  for (let i = 0; i < b.content.length; i++) {
+    const part: unknown = b.content[i];
     if (!isPlain(part)) return false;
     if (part.type === 'text' ? !isText(part) : part.type !== 'image' || !isImage(part)) {
       return false;
