@@ -1,37 +1,97 @@
-// Child process of the memory row: opens the runner's storage, settles, then measures how
-// far one wake (claim, load, resume a 10,000-message transcript, model, mark resolved) lifts
-// the process above that baseline. Prints one JSON line.
-import { mkdtempSync, rmSync } from 'node:fs';
+// Child process of the memory rows; prints one JSON line.
+// `wake SOURCE TOKEN` opens the runner's storage (SOURCE is a server URL or the embedded
+// default's data folder), settles, then measures how far one wake (claim, load, resume a
+// 10,000-message transcript, model, mark resolved) lifts the process's peak RSS.
+// `read DATA_DIR TOKEN` is the embedded default's floor: bare PGlite reads the same record
+// and JSON.parse parses it.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
 import { openStorage } from 'runner/dist/storage.js';
 import { wakeOnce } from './runner-cycle.js';
 
-const [url, token] = process.argv.slice(2);
-if (!url || !token) throw new Error('usage: wake-memory.js DATABASE_URL TOKEN');
-const gc = (globalThis as { gc?: () => void }).gc;
-if (!gc) throw new Error('run with --expose-gc');
-const dataDir = mkdtempSync(path.join(tmpdir(), 'x-bench-wake-'));
-const storage = await openStorage({ dataDir, databaseUrl: url, command: 'bench', log: () => {} });
-try {
-  await storage.pauses().listPendingAll(1); // connection open, statements warm
-  gc();
-  gc();
-  const before = process.memoryUsage();
-  const maxRssBefore = process.resourceUsage().maxRSS * 1024;
-  await wakeOnce(storage, token);
-  const maxRssAfter = process.resourceUsage().maxRSS * 1024;
-  const after = process.memoryUsage();
-  console.log(
-    JSON.stringify({
-      baselineRss: before.rss,
-      baselineHeap: before.heapUsed,
-      maxRssBefore,
-      maxRssAfter,
-      heapAfter: after.heapUsed,
-    }),
-  );
-} finally {
-  await storage.close();
-  rmSync(dataDir, { recursive: true, force: true });
+/** What one child measured: its RSS before the step and its peak RSS during it. */
+export interface WakeMemory {
+  baselineRss: number;
+  peakRss: number;
+  /** False where the peak could not be reset (not Linux): the peak may then predate the step. */
+  peakReset: boolean;
 }
+
+const gc = (globalThis as { gc?: () => void }).gc;
+
+/** Peak RSS: Linux's high-water mark, which `clear_refs` can reset; elsewhere max RSS. */
+function peakRss(): number {
+  const status = (() => {
+    try {
+      return readFileSync('/proc/self/status', 'utf8');
+    } catch {
+      return '';
+    }
+  })();
+  const hwm = /VmHWM:\s+(\d+) kB/.exec(status)?.[1];
+  return hwm === undefined ? process.resourceUsage().maxRSS * 1024 : Number(hwm) * 1024;
+}
+
+/** Collects, then resets the peak to the current RSS (Linux 4.0+, writing 5 to clear_refs). */
+function settle(): boolean {
+  gc?.();
+  gc?.();
+  try {
+    writeFileSync('/proc/self/clear_refs', '5');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function measure(step: () => Promise<unknown>): Promise<WakeMemory> {
+  const peakReset = settle();
+  const baselineRss = process.memoryUsage().rss;
+  await step();
+  return { baselineRss, peakRss: peakRss(), peakReset };
+}
+
+async function wake(source: string, token: string): Promise<WakeMemory> {
+  const server = /^postgres(ql)?:/.test(source);
+  const dataDir = server ? mkdtempSync(path.join(tmpdir(), 'x-bench-wake-')) : source;
+  const storage = await openStorage({
+    dataDir,
+    ...(server ? { databaseUrl: source } : {}),
+    command: 'bench',
+    log: () => {},
+  });
+  try {
+    await storage.pauses().listPendingAll(1); // connection open, statements warm
+    return await measure(() => wakeOnce(storage, token));
+  } finally {
+    await storage.close();
+    if (server) rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+async function read(dataDir: string, token: string): Promise<WakeMemory> {
+  const db = await PGlite.create(path.join(dataDir, 'pglite'));
+  try {
+    await db.query('select 1');
+    return await measure(async () => {
+      const { rows } = await db.query<{ record: string }>(
+        'select record from x_continuation.suspensions where interaction_id = $1',
+        [token],
+      );
+      const [row] = rows;
+      if (!row) throw new Error(`no record ${token}`);
+      return JSON.parse(row.record);
+    });
+  } finally {
+    await db.close();
+  }
+}
+
+const [mode, source, token] = process.argv.slice(2);
+if ((mode !== 'wake' && mode !== 'read') || !source || !token) {
+  throw new Error('usage: wake-memory.js wake DATABASE_URL|DATA_DIR TOKEN | read DATA_DIR TOKEN');
+}
+if (!gc) throw new Error('run with --expose-gc');
+console.log(JSON.stringify(await (mode === 'wake' ? wake : read)(source, token)));
