@@ -213,6 +213,9 @@ function median(measured: Measured[]): Measured {
 
 const each = (measured: Measured[]) => measured.map((m) => kb(m.over)).join(', ');
 
+const bound = (m: Measured) =>
+  m.peakReset ? '' : 'the peak could not be reset (not Linux), so this is an upper bound; ';
+
 // Peak RSS depends on when the collector happens to run: identical wakes differ by MBs, so
 // a row is the median of several, each in its own process.
 async function wakeMemory(ctx: Context, storage: Storage, server: Server): Promise<void> {
@@ -233,7 +236,7 @@ async function wakeMemory(ctx: Context, storage: Storage, server: Server): Promi
     ratio: m.over / transcriptBytes,
     ratioMeaning: 'peak RSS over baseline / JSON',
     extra: { ...m, transcriptBytes, eachOver: wakes.map((w) => w.over) },
-    note: `${m.peakReset ? '' : 'the peak could not be reset before the wake (not Linux): an upper bound; '}the record arrives as one string and is parsed whole: the text and the parsed transcript are alive together (each wake: ${each(wakes)})`,
+    note: `${bound(m)}the record arrives as one string and is parsed whole: the text and the parsed transcript are alive together (each wake: ${each(wakes)})`,
   });
   await embeddedWakeMemory(ctx, input.messages, transcriptBytes);
 }
@@ -274,6 +277,6 @@ async function embeddedWakeMemory(
       eachOver: wakes.map((w) => w.over),
       bareReadOver: reads.map((r) => r.over),
     },
-    note: `bare PGlite reading and parsing the same record in a fresh process peaks at ${(floor.over / transcriptBytes).toFixed(2)}× (median; each: ${each(reads)}): PGlite's WebAssembly heap grows to hold the record as stored, as output and as its copy to JavaScript (each wake: ${each(wakes)})`,
+    note: `${bound(m)}bare PGlite reading and parsing the same record in a fresh process peaks at ${(floor.over / transcriptBytes).toFixed(2)}× (median; each: ${each(reads)}): a fresh process grows PGlite's WebAssembly heap to read the record, by how much depends on what start-up left free (each wake: ${each(wakes)})`,
   });
 }
