@@ -18,11 +18,12 @@ import { wrapDatabaseError } from './errors.js';
 import { suspensions } from './schema.js';
 
 // The fixed-shape statements are built once per store, on first use, and run as named
-// prepared statements (`.prepare(name)`): building a drizzle query costs more than executing it, and without a
-// name postgres.js sends a parameterised statement unnamed, which costs a Describe round trip
-// before every execution; a named one is parsed once per connection and then takes one round
-// trip. A name always stands for the same SQL text (node-postgres requires it); PGlite ignores
-// it. A client created with `prepare: false` (e.g. behind PgBouncer) still wins.
+// prepared statements (`.prepare(name)`): building a drizzle query costs more than executing
+// it, and without a name postgres.js sends a parameterised statement unnamed, which costs a
+// Describe round trip before every execution; a named one is parsed once per connection and
+// then takes one round trip. A name always stands for the same SQL text (node-postgres
+// requires it); PGlite ignores it. A client created with `prepare: false` (e.g. behind
+// PgBouncer) still wins.
 function prepareStatements(db: ContinuationDatabase) {
   const id = sql.placeholder('id');
   const unresolved = sql`${suspensions.resolved} = false`;

@@ -23,15 +23,13 @@ const gc = (globalThis as { gc?: () => void }).gc;
 
 /** Peak RSS: Linux's high-water mark, which `clear_refs` can reset; elsewhere max RSS. */
 function peakRss(): number {
-  const status = (() => {
-    try {
-      return readFileSync('/proc/self/status', 'utf8');
-    } catch {
-      return '';
-    }
-  })();
-  const hwm = /VmHWM:\s+(\d+) kB/.exec(status)?.[1];
-  return hwm === undefined ? process.resourceUsage().maxRSS * 1024 : Number(hwm) * 1024;
+  try {
+    const hwm = /VmHWM:\s+(\d+) kB/.exec(readFileSync('/proc/self/status', 'utf8'))?.[1];
+    if (hwm !== undefined) return Number(hwm) * 1024;
+  } catch {
+    // No /proc (not Linux): the process's max RSS below.
+  }
+  return process.resourceUsage().maxRSS * 1024;
 }
 
 /** Collects, then resets the peak to the current RSS (Linux 4.0+, writing 5 to clear_refs). */

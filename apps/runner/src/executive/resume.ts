@@ -109,7 +109,8 @@ let claims = 0;
  * transaction (one statement when it completed) that commits only while this worker still
  * holds the lease: completed, waiting on a new question (saved first, then the old
  * continuation marked resolved), or cancelled. A failed model call backs off and retries
- * up to the policy's limit, then fails the run. No transaction or pooled connection is held while the model runs.
+ * up to the policy's limit, then fails the run. No transaction or pooled connection is held
+ * while the model runs.
  *
  * @returns undefined when no run is ready.
  */
