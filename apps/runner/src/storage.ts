@@ -25,7 +25,9 @@ import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
+import { connectTimeoutOf, describeUrl, parseDatabaseUrl } from './database-url.js';
 import { RunnerError, usageError } from './errors.js';
+import { probeServer } from './postgres-probe.js';
 
 /** A drizzle database or transaction handle, on postgres.js or PGlite. */
 export type Db = PgDatabase<PgQueryResultHKT, Record<string, unknown>>;
@@ -302,12 +304,49 @@ async function openEmbedded(dataDir: string, command: string): Promise<Storage> 
   }
 }
 
-function describeUrl(url: string): string {
+/**
+ * Makes the first connection within `seconds`, or ends the client and says in one line why
+ * not: the server is not PostgreSQL (postgres.js would reconnect to it forever), offers no
+ * TLS the URL asks for, refuses, or does not finish the start-up in time.
+ */
+async function reachPostgres(client: postgres.Sql, seconds: number, where: string): Promise<void> {
+  const unusable = (cause: string, error?: unknown) =>
+    new RunnerError('unavailable', `cannot use PostgreSQL at ${where}: ${cause}`, { cause: error });
+  const { host, port, path: socketPath, ssl } = client.options;
+  let timer: NodeJS.Timeout | undefined;
   try {
-    const u = new URL(url);
-    return `${u.protocol}//${u.host}${u.pathname}`;
-  } catch {
-    return 'the DATABASE_URL server';
+    const started = Date.now();
+    const probe = await probeServer({
+      host: host[0],
+      port: port[0],
+      path: socketPath || undefined,
+      timeoutMs: seconds * 1000,
+    });
+    if (!probe.postgres) throw unusable(probe.problem ?? 'it does not answer as PostgreSQL does');
+    if (!probe.tls && ssl && ssl !== 'prefer') {
+      throw unusable(
+        `the server does not support TLS, which sslmode=${typeof ssl === 'string' ? ssl : 'require'} asks for (drop sslmode from the URL, or turn on ssl in the server)`,
+      );
+    }
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () =>
+          reject(
+            unusable(
+              `the server did not finish the start-up within ${seconds} s (connect_timeout)`,
+            ),
+          ),
+        Math.max(0, started + seconds * 1000 - Date.now()),
+      );
+    });
+    await Promise.race([client`select 1`, late]);
+  } catch (error) {
+    await client.end({ timeout: 0 }).catch(() => {});
+    if (RunnerError.is(error)) throw error;
+    const cause = postgresCause(error);
+    throw cause === undefined ? error : unusable(cause, error);
+  } finally {
+    clearTimeout(timer);
   }
 }
 
@@ -321,21 +360,15 @@ export interface PostgresTarget {
   listenUrl: string | undefined;
   /** Connections in the pool (RUNNER_DB_POOL, default 10). */
   poolSize: number;
+  /** Seconds a command waits to reach the server (connect_timeout, PGCONNECT_TIMEOUT, default 10). */
+  connectTimeoutS: number;
 }
 
 /** Reads DATABASE_URL's `pgbouncer=true`, RUNNER_LISTEN_URL and RUNNER_DB_POOL. */
 export function postgresTarget(databaseUrl: string, env = process.env): PostgresTarget {
-  let url: URL;
-  try {
-    url = new URL(databaseUrl);
-  } catch {
-    throw usageError('DATABASE_URL is not a URL: give postgres://USER@HOST:PORT/DATABASE');
-  }
-  if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') {
-    throw usageError(
-      `DATABASE_URL ${describeUrl(databaseUrl)} is not a postgres URL: give postgres://USER@HOST:PORT/DATABASE`,
-    );
-  }
+  const url = parseDatabaseUrl('DATABASE_URL', databaseUrl);
+  const listenUrl = env.RUNNER_LISTEN_URL || undefined;
+  if (listenUrl !== undefined) parseDatabaseUrl('RUNNER_LISTEN_URL', listenUrl);
   const pooled = url.searchParams.get('pgbouncer') === 'true';
   url.searchParams.delete('pgbouncer');
   const poolSize = Number(env.RUNNER_DB_POOL || 10);
@@ -344,7 +377,13 @@ export function postgresTarget(databaseUrl: string, env = process.env): Postgres
       `RUNNER_DB_POOL must be a whole number from 1 to 1000, not "${env.RUNNER_DB_POOL}"`,
     );
   }
-  return { url: url.toString(), pooled, listenUrl: env.RUNNER_LISTEN_URL || undefined, poolSize };
+  return {
+    url: url.toString(),
+    pooled,
+    listenUrl,
+    poolSize,
+    connectTimeoutS: connectTimeoutOf(url, env),
+  };
 }
 
 async function openPostgres(databaseUrl: string): Promise<Storage> {
@@ -354,15 +393,18 @@ async function openPostgres(databaseUrl: string): Promise<Storage> {
   const client = postgres(target.url, {
     onnotice: () => {},
     max: target.poolSize,
+    connect_timeout: target.connectTimeoutS,
     ...(target.pooled ? { prepare: false } : {}),
   });
+  const where = describeUrl(target.url) + (target.pooled ? ' (through a pooler)' : '');
+  await reachPostgres(client, target.connectTimeoutS, where);
   const db = drizzlePostgres({ client }) as unknown as Db;
   const stores = sqlStores(db);
   // LISTEN needs a session of its own, which a transaction-mode pooler does not keep.
   const listenUrl = target.pooled ? target.listenUrl : target.url;
   return {
     kind: 'postgres',
-    where: describeUrl(target.url) + (target.pooled ? ' (through a pooler)' : ''),
+    where,
     pooled: target.pooled,
     ...stores,
     chatContinuations: () => stores.continuations(),
@@ -374,7 +416,14 @@ async function openPostgres(databaseUrl: string): Promise<Storage> {
             const listener =
               listenUrl === target.url
                 ? client
-                : postgres(listenUrl, { onnotice: () => {}, max: 1 });
+                : postgres(listenUrl, {
+                    onnotice: () => {},
+                    max: 1,
+                    connect_timeout: target.connectTimeoutS,
+                  });
+            if (listener !== client) {
+              await reachPostgres(listener, target.connectTimeoutS, describeUrl(listenUrl));
+            }
             const subscriptions: Array<{ unlisten(): Promise<void> }> = [];
             for (const channel of channels) {
               subscriptions.push(await listener.listen(channel, () => onNotify()));
