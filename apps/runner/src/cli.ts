@@ -33,6 +33,10 @@ const commands: Record<string, Command> = {
   migrate,
 };
 
+// Commands that start something new may create the data folder; the others need it to
+// exist, so that a mistyped --data is an error, not a new empty store.
+const CREATES_DATA = new Set(['exec', 'chat', 'migrate', 'serve']);
+
 /** The value of `--name VALUE` or `--name=VALUE`, if given. */
 function flag(args: readonly string[], name: string): string | undefined {
   const at = args.indexOf(name);
@@ -83,7 +87,14 @@ export async function main(argv: string[]): Promise<number> {
     console.log(HELP[command] ?? HELP.main);
     return EXIT.ok;
   }
-  const dataDir = dataFlag ?? process.env.RUNNER_DATA ?? '.runner';
+  if (dataFlag === '') {
+    out.error('--data needs a folder; an empty value would be the current folder', {
+      failure: 'usage',
+      exitCode: EXIT.usage,
+    });
+    return EXIT.usage;
+  }
+  const dataDir = dataFlag ?? (process.env.RUNNER_DATA || '.runner');
   const modelId = flag(args, '--model') ?? process.env.RUNNER_MODEL ?? 'scripted:trip';
   const ctx: Context = {
     out,
@@ -95,7 +106,10 @@ export async function main(argv: string[]): Promise<number> {
         dataDir,
         databaseUrl: process.env.DATABASE_URL || undefined,
         command,
+        create: CREATES_DATA.has(command),
         log: (line) => out.note(line),
+        // On stderr: a person whose output goes elsewhere still learns a new store was made.
+        created: (line) => json || process.stderr.write(`${line}\n`),
       }),
   };
   try {

@@ -1,5 +1,6 @@
 import {
   closeSync,
+  existsSync,
   mkdirSync,
   openSync,
   readFileSync,
@@ -158,6 +159,13 @@ export interface OpenStorageOptions {
   command: string;
   /** Where to say that migrations were applied. */
   log: (line: string) => void;
+  /**
+   * Whether a data folder that does not exist yet is created (default true): only for a
+   * command that writes, so that a mistyped --data is an error, not a new empty store.
+   */
+  create?: boolean;
+  /** Where to say that the data folder was created (default `log`). */
+  created?: (line: string) => void;
 }
 
 /**
@@ -165,11 +173,14 @@ export interface OpenStorageOptions {
  * PostgreSQL. Applies migrations on first use, saying so.
  */
 export async function openStorage(options: OpenStorageOptions): Promise<Storage> {
+  const created = options.databaseUrl ? undefined : newDataFolder(options);
   const storage = options.databaseUrl
     ? await openPostgres(options.databaseUrl)
     : await openEmbedded(options.dataDir, options.command);
   try {
-    if (await needsMigration(storage.db)) {
+    if (created) {
+      (options.created ?? options.log)(`created the data folder ${created} (first use)`);
+    } else if (await needsMigration(storage.db)) {
       options.log(`setting up the database in ${storage.where} (first use: applying migrations)`);
     }
     await migrateAll(storage.db);
@@ -182,6 +193,20 @@ export async function openStorage(options: OpenStorageOptions): Promise<Storage>
     });
   }
   return storage;
+}
+
+/**
+ * The data folder when it does not exist yet and may be created, undefined when it exists;
+ * refuses one that does not exist for a command that only reads or changes what is stored.
+ */
+function newDataFolder(options: OpenStorageOptions): string | undefined {
+  const dir = path.resolve(options.dataDir);
+  if (existsSync(dir)) return undefined;
+  if (options.create ?? true) return dir;
+  throw new RunnerError(
+    'unavailable',
+    `the data folder ${dir} does not exist: check --data (or RUNNER_DATA); \`runner ${options.command}\` reads an existing store, exec, chat, serve and migrate create one`,
+  );
 }
 
 /**

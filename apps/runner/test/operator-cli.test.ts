@@ -45,7 +45,7 @@ describe('runner for operators (embedded default)', { timeout: 300_000 }, () => 
       [path.join(file, 'sub'), 'is a file, not a folder'],
     ];
     for (const [data, reason] of cases) {
-      const result = await runCli(['runs', '--data', data]);
+      const result = await runCli(['migrate', '--data', data]);
       expect(result.code, data).toBe(4);
       expect(errorLines(result), data).toHaveLength(1);
       expect(result.stderr.startsWith(`error: cannot use the data folder ${data}: `)).toBe(true);
