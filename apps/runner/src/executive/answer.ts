@@ -1,6 +1,27 @@
 import type { ResumeAnswer } from '@x/askuser';
+import { DEFAULT_MAX_RECORD_BYTES } from '@x/continuation';
+import { usageError } from '../errors.js';
 import { type Db, lockFor, type Storage } from '../storage.js';
 import type { ResumeContext } from './suspend.js';
+
+/**
+ * The largest answer taken, encoded as JSON: a sixteenth of what the continuation store keeps
+ * of a turn (1 MiB of 16 MiB), since the answer goes into the turn's continuation with the
+ * transcript, and the model may quote it back more than once.
+ */
+export const MAX_ANSWER_BYTES = DEFAULT_MAX_RECORD_BYTES / 16;
+
+/**
+ * Refuses an answer whose run could never be saved again, before anything is written.
+ * @throws a usage error that gives the limit.
+ */
+export function checkAnswerSize(token: string, given: ResumeAnswer): void {
+  const bytes = Buffer.byteLength(JSON.stringify(given.content ?? ''));
+  if (bytes <= MAX_ANSWER_BYTES) return;
+  throw usageError(
+    `the answer to ${token} is ${bytes} bytes encoded, over the limit of ${MAX_ANSWER_BYTES} bytes (${MAX_ANSWER_BYTES / 1024 / 1024} MiB) for an answer: a turn's saved continuation holds at most ${DEFAULT_MAX_RECORD_BYTES} bytes, transcript and answer together`,
+  );
+}
 
 /**
  * Answers one pause and makes its run ready, in one transaction: an answer is never
@@ -14,6 +35,7 @@ export async function answer(
   given: ResumeAnswer,
   answeredBy: string | null = null,
 ): Promise<void> {
+  checkAnswerSize(token, given);
   await storage.transaction(async (tx) => {
     await storage.pauses(tx).markResumed(token, given, { answeredBy });
     if (await storage.runs(tx).markReady(token, given)) return;
@@ -42,6 +64,7 @@ export async function answerBatch(
   answers: ReadonlyArray<{ token: string; answer: ResumeAnswer }>,
   answeredBy: string | null = null,
 ): Promise<number> {
+  for (const a of answers) checkAnswerSize(a.token, a.answer);
   return storage.transaction(async (tx) => {
     const answered = await storage.pauses(tx).markResumedBatch([...answers], { answeredBy });
     const runs = storage.runs(tx);

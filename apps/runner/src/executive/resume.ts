@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { type ResumeAnswer, resumeAnswerSchema } from '@x/askuser';
+import { AskUserError, type ResumeAnswer, resumeAnswerSchema } from '@x/askuser';
 import { ContinuationError, resumeMessages, type Suspension } from '@x/continuation';
 import type { ClaimedRun } from '@x/continuation-postgres';
+import { SessionError } from '@x/session';
 import { runTurn, type TurnObserver, type TurnOutcome } from '../agent.js';
 import {
   allFinished,
@@ -12,6 +13,7 @@ import {
   runWorkers,
   unsettledWorkers,
 } from '../delegate.js';
+import { failureOf } from '../errors.js';
 import { type Model, ModelError } from '../model/model.js';
 import { lockFor, type Storage } from '../storage.js';
 import { answerResult } from '../tools.js';
@@ -207,8 +209,20 @@ async function resumeClaimed(
   } catch (error) {
     if (ContinuationError.hasCode(error, 'lease_lost'))
       return report({ status: 'lease-lost', ...ids });
+    // This run's own record refused (over the store's limit, invalid): the run's failure,
+    // recorded as such, never taken for the database being away.
+    if (refusedByStore(error)) {
+      return report(await failAttempt(storage, claimed, owner, error, options.policy));
+    }
     throw error;
   }
+}
+
+/** A store refused what this run writes; it would refuse it again on every attempt. */
+function refusedByStore(error: unknown): boolean {
+  const failure = failureOf(error);
+  const typed = ContinuationError.is(error) || SessionError.is(error) || AskUserError.is(error);
+  return typed && (failure === 'usage' || failure === 'failed');
 }
 
 /** The fenced terminal write of a turn that reached a terminal state. */
@@ -337,7 +351,7 @@ async function failAttempt(
 ): Promise<Resumed['outcome']> {
   const message = error instanceof Error ? error.message : String(error);
   const ids = { runId: run.runId, conversationId: run.conversationId };
-  const final = error instanceof ModelError && !error.retryable;
+  const final = (error instanceof ModelError && !error.retryable) || refusedByStore(error);
   const retryInMs =
     final || run.attempts >= policy.maxAttempts ? undefined : policy.backoffMs(run.attempts);
   await storage.runs().fail(run.runId, owner, message, retryInMs);
