@@ -27,7 +27,9 @@ commands:
   migrate                       apply the database migrations
 
 options for every command:
-  --data DIR     the embedded default's data folder (default .runner, or RUNNER_DATA)
+  --data DIR     the embedded default's data folder (default .runner, or RUNNER_DATA; not
+                 empty). Only exec, chat, serve and migrate create a missing one (and say
+                 so); the other commands say it does not exist
   --model ID     scripted:trip | scripted:tools | scripted:siblings | scripted:team |
                  anthropic:MODEL | openai:MODEL (default scripted:trip, or RUNNER_MODEL);
                  scripted:team delegates sub-tasks to worker sub-agents w1..w3, two of
@@ -53,8 +55,10 @@ such as 4096, or adaptive), RUNNER_MODEL_RETRIES (default 3) and RUNNER_MODEL_BA
 honouring retry-after.
 
 storage: the embedded default keeps PGlite and files in the data folder (one process at a
-time). Set DATABASE_URL=postgres://... to keep everything in PostgreSQL instead, where
-many runner processes can work at once.
+time). Set DATABASE_URL=postgres://USER@HOST:PORT/DATABASE to keep everything in
+PostgreSQL instead, where many runner processes can work at once. The URL must name a
+database; a command gives up on a server it cannot reach after ?connect_timeout=SECONDS
+(or PGCONNECT_TIMEOUT; default 10), and names what answered when it is not PostgreSQL.
 
 exit codes: 0 done (completed, waiting, or answered) · 1 failed · 2 bad usage or input ·
 3 no such pending question, run, conversation or session · 4 storage unavailable (the
@@ -96,7 +100,8 @@ prints the token and exits 0 with status "waiting". Answer it with \`runner answ
 --cancel          end the run without resuming it
 --batch FILE      answers for several questions, all or nothing:
                   [{"token": "...", "action": "accept", "content": "Lisbon"}, ...]
-Exit 3 when a token is unknown or already answered (nothing is changed).`,
+Exit 3 when a token is unknown or already answered (nothing is changed). An answer over
+1 MiB encoded is refused (exit 2, nothing is changed): its turn could not be saved again.`,
   wake: `usage: runner wake [--once] [--concurrency N] [--data DIR] [--json]
 
 Resumes answered runs. Each ready run is claimed by exactly one worker of one wake process
