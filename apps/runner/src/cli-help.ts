@@ -28,8 +28,8 @@ commands:
 
 options for every command:
   --data DIR     the embedded default's data folder (default .runner, or RUNNER_DATA; not
-                 empty). Only exec, chat, serve and migrate create a missing one (and say
-                 so); the other commands say it does not exist
+                 empty). Only exec, chat (not --resume), serve and migrate create a missing
+                 one (and say so); the other commands say it does not exist
   --model ID     scripted:trip | scripted:tools | scripted:siblings | scripted:team |
                  anthropic:MODEL | openai:MODEL (default scripted:trip, or RUNNER_MODEL);
                  scripted:team delegates sub-tasks to worker sub-agents w1..w3, two of

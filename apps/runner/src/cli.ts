@@ -33,8 +33,8 @@ const commands: Record<string, Command> = {
   migrate,
 };
 
-// Commands that start something new may create the data folder; the others need it to
-// exist, so that a mistyped --data is an error, not a new empty store.
+// Commands that start something new may create the data folder; the others (and chat
+// --resume) need it to exist, so that a mistyped --data is an error, not a new empty store.
 const CREATES_DATA = new Set(['exec', 'chat', 'migrate', 'serve']);
 
 /** The value of `--name VALUE` or `--name=VALUE`, if given. */
@@ -106,7 +106,7 @@ export async function main(argv: string[]): Promise<number> {
         dataDir,
         databaseUrl: process.env.DATABASE_URL || undefined,
         command,
-        create: CREATES_DATA.has(command),
+        create: CREATES_DATA.has(command) && !(command === 'chat' && args.includes('--resume')),
         log: (line) => out.note(line),
         // On stderr: a person whose output goes elsewhere still learns a new store was made.
         created: (line) => json || process.stderr.write(`${line}\n`),

@@ -42,6 +42,7 @@ describe('the data folder', { timeout: 120_000 }, () => {
       ['answer', 'tok', '--accept', 'yes'],
       ['stop', 'trip-1'],
       ['retry', 'run-1'],
+      ['chat', '--resume'],
     ];
     const results = await Promise.all(commands.map((args) => runCli([...args, '--data', missing])));
     results.forEach((result, i) => {
