@@ -24,10 +24,6 @@ function unparsable(name: string, text: string): string {
   if (!parts) return `${name} is not a URL: ${FORM}`;
   const authority = parts[2] ?? '';
   const hostPort = authority.slice(authority.lastIndexOf('@') + 1);
-  // An '@' after where the host seemed to end: a password with '#', '?' or '/' cut it short.
-  if (text.indexOf('@', parts[0].length) >= 0) {
-    return `${name} does not parse: percent-encode the characters # ? / @ : in the user name or password (# as %23), then ${FORM}`;
-  }
   if (hostPort.includes(',')) {
     return `${name} names several hosts; the runner connects to one: ${FORM}`;
   }
@@ -45,6 +41,17 @@ function unparsable(name: string, text: string): string {
  * database name (the driver would pick one named after the OS user), a bad connect_timeout.
  */
 export function parseDatabaseUrl(name: string, text: string): URL {
+  // An '@' after where the host seemed to end, or a '#': a password with '#', '?' or '/'
+  // cut the URL short, and what looks like its host or port is part of the password.
+  const authority = /^[a-z][a-z\d+.-]*:\/\/[^/?#]*/i.exec(text)?.[0] ?? '';
+  if (
+    text.includes('#') ||
+    (!authority.includes('@') && text.indexOf('@', authority.length) >= 0)
+  ) {
+    throw usageError(
+      `${name} does not parse as meant: percent-encode the characters # ? / @ : in the user name or password (# as %23), then ${FORM}`,
+    );
+  }
   let url: URL;
   try {
     url = new URL(text);

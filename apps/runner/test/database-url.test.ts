@@ -121,6 +121,8 @@ describe('a DATABASE_URL that reaches no PostgreSQL', { timeout: 120_000 }, () =
       ['postgres://ada@127.0.0.1:0/runner', 'has port 0, out of range'],
       ['postgres://ada@127.0.0.1:54x/runner', "DATABASE_URL's port is not a number"],
       ['postgres://ada:secret-pw#1@127.0.0.1/runner', 'percent-encode the characters # ? / @ :'],
+      ['postgres://ada:12345#@127.0.0.1/runner', 'percent-encode the characters # ? / @ :'],
+      ['postgres://ada:12?345@127.0.0.1/runner', 'percent-encode the characters # ? / @ :'],
       ['postgres://a:1,b:2/runner', 'names several hosts'],
       [
         'postgres://ada@127.0.0.1/runner?connect_timeout=0',
@@ -141,6 +143,7 @@ describe('a DATABASE_URL that reaches no PostgreSQL', { timeout: 120_000 }, () =
       expect(result.stderr.trimEnd().split('\n'), databaseUrl).toHaveLength(1);
       expect(result.stderr, databaseUrl).toContain(message);
       expect(result.stderr).not.toContain('secret-pw');
+      expect(result.stderr).not.toContain('12345');
     });
     const listen = await runCli(['wake', '--once', '--data', dataDir({ empty: true })], {
       env: {
