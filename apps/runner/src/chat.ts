@@ -74,15 +74,46 @@ function choices(question: Question): string {
   return `choose 1 to ${options.length} (${listed}), type an answer, /decline [REASON] or /cancel`;
 }
 
+/** The interactive sessions (not their delegate calls' threads), each with its open question. */
+async function chatSessions(
+  storage: Storage,
+): Promise<Array<{ sessionId: string; waiting: Suspension | undefined }>> {
+  const ids = (await storage.checkpoints.list()).map((t) => t.threadId);
+  // A delegate call's checkpoint is the thread `SESSION.INTERACTION` of its session.
+  const sessions = ids.filter((id) => !ids.some((other) => id.startsWith(`${other}.`)));
+  return Promise.all(
+    sessions.map(async (sessionId) => {
+      const open = await storage.chatContinuations(sessionId).listUnresolved({ sessionId });
+      return { sessionId, waiting: open.at(-1) };
+    }),
+  );
+}
+
 /** The chat session whose question was saved last and still waits, if any. */
 async function latestWaitingSession(storage: Storage): Promise<string | undefined> {
   let latest: Suspension | undefined;
-  for (const { threadId } of await storage.checkpoints.list()) {
-    const open = await storage.chatContinuations(threadId).listUnresolved({ sessionId: threadId });
-    const newest = open.at(-1);
-    if (newest && (!latest || newest.createdAt > latest.createdAt)) latest = newest;
+  for (const { waiting } of await chatSessions(storage)) {
+    if (waiting && (!latest || waiting.createdAt > latest.createdAt)) latest = waiting;
   }
   return latest?.sessionId;
+}
+
+/** `runner chat --list`: the sessions of this data folder, and the command that resumes each. */
+async function listSessions(ctx: Context, storage: Storage): Promise<number> {
+  const sessions = await chatSessions(storage);
+  for (const { sessionId, waiting } of sessions) {
+    const question = waiting && questionOf(toolUseOf(waiting));
+    const asked = question && !('error' in question) ? question.question : undefined;
+    const state = waiting
+      ? `waits on a question${asked ? `: ${asked}` : " (its workers')"}`
+      : 'no open question';
+    ctx.out.record(
+      { type: 'session', sessionId, waiting: waiting !== undefined, question: asked ?? null },
+      `${sessionId}  ${state}\n  resume: ${ctx.out.command(`chat --resume --session ${sessionId}`)}`,
+    );
+  }
+  if (sessions.length === 0) ctx.out.record({ type: 'none' }, 'no chat sessions yet');
+  return 0;
 }
 
 /** The tool call a saved suspension waits on. */
@@ -110,8 +141,19 @@ export async function runChat(ctx: Context, args: string[]): Promise<number> {
       help: { type: 'boolean', short: 'h' },
       session: { type: 'string' },
       resume: { type: 'boolean' },
+      list: { type: 'boolean' },
     },
   });
+  if (values.list) {
+    if (values.session !== undefined || values.resume)
+      throw usageError('chat --list takes no --session or --resume');
+    const storage = await ctx.open();
+    try {
+      return await listSessions(ctx, storage);
+    } finally {
+      await storage.close();
+    }
+  }
   if (values.session !== undefined && !isSafeThreadId(values.session)) {
     throw usageError(
       `--session "${values.session}" cannot name a session: use 1 to 200 letters, digits, '.', '_' and '-', not starting with '.'`,
@@ -132,7 +174,7 @@ export async function runChat(ctx: Context, args: string[]): Promise<number> {
   if (sessionId === undefined) {
     await storage.close();
     throw notFoundError(
-      `no chat session waits on a question; to continue another one: ${out.command('chat --resume --session ID')}`,
+      `no chat session waits on a question; the sessions and how to resume each: ${out.command('chat --list')}`,
     );
   }
   const resumeCommand = out.command(
@@ -304,7 +346,9 @@ export async function runChat(ctx: Context, args: string[]): Promise<number> {
     }
     if (values.resume) {
       if (!stored) {
-        throw notFoundError(`no session ${sessionId} to resume`);
+        throw notFoundError(
+          `no session ${sessionId} to resume; the sessions there are: ${out.command('chat --list')}`,
+        );
       }
       transcript = checkpointer.apply(stored.checkpoint, session).window;
       revision = stored.revision;

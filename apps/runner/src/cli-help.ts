@@ -2,13 +2,13 @@
 export const HELP: Record<string, string> = {
   main: `runner — durable human-in-the-loop agent runs, interactive and unattended
 
-usage: runner <command> [options]
+usage: runner <command> [options]    (also: runner help <command>, runner --version)
 
 commands:
   demo                          the scripted trip planner, start to finish, unattended
-  chat [--session ID] [--resume]
+  chat [--session ID] [--resume] [--list]
                                 interactive chat; questions are asked at the prompt
-  exec "GOAL" [--conversation ID]
+  exec "GOAL" | --goal-file PATH [--conversation ID]
                                 unattended run until it completes or waits on a person
   answer TOKEN --accept TEXT | --option N | --decline [TEXT] | --cancel
   answer --batch FILE.json      answer pending questions (a batch is all or nothing)
@@ -26,7 +26,7 @@ commands:
   paused-states purge --older-than 7d
   migrate                       apply the database migrations
 
-options for every command:
+options for every command (--data, --model and --json may also come before it):
   --data DIR     the embedded default's data folder (default .runner, or RUNNER_DATA; not
                  empty). Only exec, chat (not --resume), serve and migrate create a missing
                  one (and say so); the other commands say it does not exist
@@ -36,6 +36,7 @@ options for every command:
                  which ask a question (the delegate tool)
   --json         one JSON object per line, for scripts
   -h, --help     help for the command
+  --version      the runner's version
 
 environment: DATABASE_URL, RUNNER_DATA, RUNNER_MODEL, RUNNER_TOKEN, RUNNER_OPERATOR, NO_COLOR,
 RUNNER_SCRIPTED_DELAY_MS (the scripted model's simulated latency), RUNNER_WAKE_POLL_MS
@@ -61,10 +62,12 @@ database; a command gives up on a server it cannot reach after ?connect_timeout=
 (or PGCONNECT_TIMEOUT; default 10), and names what answered when it is not PostgreSQL.
 
 exit codes: 0 done (completed, waiting, or answered) · 1 failed · 2 bad usage or input ·
-3 no such pending question, run, conversation or session · 4 storage unavailable (the
-server cannot be reached or refuses, the data folder cannot be used or is in use) · 5
-conflict (someone else changed it first). With --json an error is one JSON object on
-stderr: {"type":"error","message","failure","exitCode"}.
+3 no such pending question, run, conversation or session · 4 unavailable (the database
+server cannot be reached or refuses, the data folder cannot be used or is in use, serve's
+port is in use) · 5 conflict (someone else changed it first, e.g. retry of a run that is
+not failed). The approval center's API answers 400, 404, 503 and 409 for the same.
+With --json an error is one JSON object on stderr:
+{"type":"error","message","failure","exitCode"}.
 
 hints: commands the runner suggests (answer, chat --resume, retry) are printed the way this
 one was started (node path/to/cli.js, runner, npx pnpm@12.4.2 runner, ... exec runner),
@@ -75,6 +78,7 @@ Runs the scripted trip planner unattended on the embedded default (or DATABASE_U
 exec → answer → wake, three times, until the trip is booked. Uses a fresh data folder
 (default .runner/demo) each time.`,
   chat: `usage: runner chat [--session ID] [--resume] [--data DIR] [--model ID]
+       runner chat --list [--data DIR] [--json]
 
 Interactive chat. Type a message; when the model asks (ask_user) or wants an approval
 (approve), answer at the prompt:
@@ -84,9 +88,15 @@ Interactive chat. Type a message; when the model asks (ask_user) or wants an app
 The transcript is checkpointed after every turn and the pending question is saved before
 it is asked, so a crash loses nothing: \`runner chat --resume --session ID\` asks the same
 question again and completes the turn; \`runner chat --resume\` alone resumes the session
-whose question was saved last. Leaving while a question waits (/quit, Ctrl-C, Ctrl-D) keeps
-it saved and prints the exact command that resumes it.`,
+whose question was saved last; \`runner chat --list\` lists the sessions of the data folder,
+each with its open question and the command that resumes it. Leaving while a question
+waits (/quit, Ctrl-C, Ctrl-D) keeps it saved and prints the exact command that resumes it.`,
   exec: `usage: runner exec "GOAL" [--conversation ID] [--data DIR] [--model ID] [--json]
+       runner exec --goal-file PATH [--conversation ID] ...
+
+--goal-file PATH  read the goal from a file (- for standard input), for a goal too long
+                  for a command line
+--conversation ID the conversation to run in; without it a new id is made and printed
 
 Runs GOAL unattended until the turn completes or waits on a person. When it waits, the
 question is stored (token = interaction id) with the full transcript, and the command
@@ -127,7 +137,8 @@ completed; up to the open question while it waits).`,
   retry: `usage: runner retry RUN [--json]
 
 Makes a failed run ready again, its attempts counted from zero; a running wake (or
-\`runner wake --once\`) resumes it. Exit 3 for an unknown run, 2 for one that is not failed.`,
+\`runner wake --once\`) resumes it. Exit 3 for an unknown run, 5 (conflict) for one that is
+not failed.`,
   stop: `usage: runner stop CONVERSATION [--data DIR] [--json]
 
 Closes every open question of the conversation with the auto-terminated marker, marks its
@@ -153,13 +164,16 @@ API: GET /api/pauses?limit=N · GET /api/pauses/TOKEN · POST /api/pauses/TOKEN/
 {"action":"accept"|"decline"|"cancel","content":"..."} · POST /api/pauses/answer-batch
 {"answers":[{"token","action","content"}]} (all or nothing) · GET /api/recent?limit=N ·
 POST /api/conversations/ID/stop · GET /api/events. Writes take application/json from this
-server's own origin; bodies up to 64 KiB. Errors: {"error":{"code","message"}}.`,
+server's own origin; bodies up to 64 KiB. Errors: {"error":{"code","message"}}, with the
+statuses of the exit codes (an unknown conversation's stop is 404 not_found, as
+\`runner stop\` is exit 3). A browser that opens the page without the token gets a page
+that says how to sign in. A port in use is exit 4.`,
   'paused-states': `usage: runner paused-states list [--all | --conversation C] [--limit N] [--json]
        runner paused-states get TOKEN [--json]
        runner paused-states purge --older-than AGE
 
 list    pending questions of all conversations (or of conversation C), first to answer
-        first; --all shows the most recent questions, answered ones too, with the answer
+        first, with their priority as the page says it (urgent from 5, high from 1); --all shows the most recent questions, answered ones too, with the answer
         (accept, decline or cancel) and who gave it (default limit 100, or 50 with --all)
 get     one question by its token: pending, or answered (the answer, who, when); exit 3
         when no question has that token

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { readFileSync } from 'node:fs';
 import { HELP } from './cli-help.js';
 import { answer } from './commands/answer.js';
 import { chat } from './commands/chat.js';
@@ -13,7 +14,7 @@ import { serve } from './commands/serve.js';
 import { show } from './commands/show.js';
 import { stop } from './commands/stop.js';
 import { wake } from './commands/wake.js';
-import { EXIT, failureOf } from './errors.js';
+import { EXIT, failureOf, withoutOrigin } from './errors.js';
 import { invocation, shellQuote } from './invocation.js';
 import { createOutput } from './output.js';
 import { openStorage } from './storage.js';
@@ -59,9 +60,36 @@ function attachNegativeValues(args: readonly string[]): string[] {
   return joined;
 }
 
+/** Options every command takes that also come before the command; `true` when they take a value. */
+const LEADING: Record<string, boolean> = { '--json': false, '--data': true, '--model': true };
+
+/**
+ * The command and its arguments: options every command takes may come first
+ * (`runner --json runs`), and are handed to the command after its own arguments.
+ */
+function commandOf(argv: readonly string[]): { command: string | undefined; given: string[] } {
+  const leading: string[] = [];
+  let at = 0;
+  for (; at < argv.length; at++) {
+    const arg = argv[at] as string;
+    const name = arg.split('=')[0] as string;
+    if (!(name in LEADING)) break;
+    leading.push(arg);
+    if (LEADING[name] && !arg.includes('=') && at + 1 < argv.length)
+      leading.push(argv[++at] as string);
+  }
+  return { command: argv[at], given: [...argv.slice(at + 1), ...leading] };
+}
+
+/** This runner's version, from its package.json. */
+function version(): string {
+  const file = new URL('../package.json', import.meta.url);
+  return (JSON.parse(readFileSync(file, 'utf8')) as { version: string }).version;
+}
+
 /** Runs the CLI with `argv` (without node and the script); returns the exit code. */
 export async function main(argv: string[]): Promise<number> {
-  const [command, ...given] = argv;
+  const { command, given } = commandOf(argv);
   const args = attachNegativeValues(given);
   const json = args.includes('--json');
   const dataFlag = flag(args, '--data');
@@ -71,20 +99,27 @@ export async function main(argv: string[]): Promise<number> {
     prefix: invocation(),
     ...(dataFlag === undefined ? {} : { suffix: `--data ${shellQuote(dataFlag)}` }),
   });
-  if (!command || command === '--help' || command === '-h' || command === 'help') {
+  if (command === '--version' || command === '-V') {
+    out.record({ type: 'version', version: version() }, `runner ${version()}`);
+    return EXIT.ok;
+  }
+  // `runner help exec` is `runner exec --help`.
+  const topic = command === 'help' ? args.find((arg) => !arg.startsWith('-')) : undefined;
+  if (!command || command === '--help' || command === '-h' || (command === 'help' && !topic)) {
     console.log(HELP.main);
     return command ? EXIT.ok : EXIT.usage;
   }
-  const run = commands[command];
+  const named = topic ?? command;
+  const run = commands[named];
   if (!run) {
-    out.error(`unknown command "${command}"; see ${out.command('--help')}`, {
+    out.error(`unknown command "${named}"; see ${out.command('--help')}`, {
       failure: 'usage',
       exitCode: EXIT.usage,
     });
     return EXIT.usage;
   }
-  if (args.includes('--help') || args.includes('-h')) {
-    console.log(HELP[command] ?? HELP.main);
+  if (topic || args.includes('--help') || args.includes('-h')) {
+    console.log(HELP[named] ?? HELP.main);
     return EXIT.ok;
   }
   if (dataFlag === '') {
@@ -116,11 +151,7 @@ export async function main(argv: string[]): Promise<number> {
     return await run(ctx, args);
   } catch (error) {
     const failure = failureOf(error);
-    // A package's "[@x/...]" origin helps a library's caller; at the command line it is noise.
-    const message = (error instanceof Error ? error.message : String(error)).replace(
-      /^\[@x\/[\w-]+\] /,
-      '',
-    );
+    const message = withoutOrigin(error instanceof Error ? error.message : String(error));
     // Node's argument parser explains over several lines; its first line says it all.
     const parser = (error as { code?: unknown })?.code?.toString().startsWith('ERR_PARSE_ARGS');
     out.error(

@@ -8,6 +8,7 @@ import {
   resumeNext,
   startRun,
 } from './executive/index.js';
+import { shellQuote } from './invocation.js';
 import { modelFromId } from './model/index.js';
 import type { Output } from './output.js';
 import { openStorage } from './storage.js';
@@ -22,12 +23,23 @@ const OPERATOR: Array<{ say: string; answer: (options: unknown) => ResumeAnswer 
   { say: 'approves', answer: () => ({ action: 'accept', content: 'Approved.' }) },
 ];
 
+/** The `answer` options that give `given`: `--option N` for one of the offered options. */
+function answerFlags(given: ResumeAnswer, options: unknown): string {
+  const at = Array.isArray(options) ? options.indexOf(given.content) : -1;
+  return at >= 0 ? `--option ${at + 1}` : `--accept ${shellQuote(given.content)}`;
+}
+
 /**
  * `runner demo`: the scripted trip planner, unattended, start to finish: exec suspends on a
  * question, an operator answers, wake resumes — three times — on the embedded default (or
- * DATABASE_URL), in a fresh data folder.
+ * DATABASE_URL), in a fresh data folder. `command` prints a step as a whole command line
+ * that runs against that folder.
  */
-export async function runDemo(out: Output, dataDir: string): Promise<number> {
+export async function runDemo(
+  out: Output,
+  dataDir: string,
+  command: (line: string) => string,
+): Promise<number> {
   rmSync(dataDir, { recursive: true, force: true });
   const storage = await openStorage({
     dataDir,
@@ -40,7 +52,7 @@ export async function runDemo(out: Output, dataDir: string): Promise<number> {
     const observer = { event: out.event.bind(out) };
     const conversationId = `demo-${Date.now().toString(36)}`;
     out.note(`storage: ${storage.kind} (${storage.where})`);
-    out.note('$ runner exec "Plan me a short trip"');
+    out.note(`$ ${command(`exec "Plan me a short trip" --conversation ${conversationId}`)}`);
     let result: RunResult = await startRun(
       storage,
       model,
@@ -63,9 +75,9 @@ export async function runDemo(out: Output, dataDir: string): Promise<number> {
       const given = step.answer(pending.options);
       await answer(storage, result.token, given);
       out.note(
-        `$ runner answer ${result.token} …   (the operator ${step.say}: "${given.content}")`,
+        `$ ${command(`answer ${result.token} ${answerFlags(given, pending.options)}`)}   # the operator ${step.say}`,
       );
-      out.note('$ runner wake --once');
+      out.note(`$ ${command('wake --once')}`);
       const resumed = await resumeNext(storage, {
         modelFor: () => model,
         observerFor: () => observer,

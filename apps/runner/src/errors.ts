@@ -36,6 +36,14 @@ export function notFoundError(message: string): RunnerError {
   return new RunnerError('not_found', message);
 }
 
+/**
+ * A message without a package's `[@x/...]` origin: it helps a library's caller, but at the
+ * command line and in the approval center's API it is noise.
+ */
+export function withoutOrigin(message: string): string {
+  return message.replace(/^\[@x\/[\w-]+\] /, '');
+}
+
 const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'CONNECT_TIMEOUT', 'ECONNRESET']);
 
 /** Classifies any error the runner meets, by the packages' error codes. */

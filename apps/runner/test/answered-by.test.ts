@@ -41,7 +41,7 @@ describe('who answered, through runner serve', { timeout: 300_000 }, () => {
     }
     const all = await runCli(['paused-states', 'list', '--all', '--data', data]);
     expect(all.stdout).toContain(
-      `${one}  [by-one] p1 ask_user: Where would you like to go?  → decline by ada`,
+      `${one}  [by-one] high ask_user: Where would you like to go?  → decline by ada`,
     );
     expect(all.stdout).toContain('→ accept "Kyoto" by ada');
   });

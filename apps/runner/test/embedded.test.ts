@@ -214,8 +214,11 @@ describe('runner on the embedded default (PGlite + files)', { timeout: 300_000 }
     ]);
     expectPaired(told?.messages.slice(0, -1));
 
-    // A run that has not failed cannot be retried; unknown runs and conversations are exit 3.
-    expect((await runCli(['retry', runId, '--data', data])).code).toBe(2);
+    // A run that has not failed cannot be retried (a conflict, exit 5); unknown runs and
+    // conversations are exit 3.
+    const notFailed = await runCli(['retry', runId, '--data', data]);
+    expect(notFailed.code).toBe(5);
+    expect(notFailed.stderr).toContain('only a failed run can be retried');
     expect((await runCli(['show', 'nobody', '--data', data])).code).toBe(3);
   });
 

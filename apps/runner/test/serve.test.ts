@@ -61,6 +61,7 @@ describe('runner serve: the API on the embedded default (no wake)', () => {
       question: 'Where would you like to go?',
       options: ['Lisbon', 'Kyoto', 'Reykjavik'],
       priority: 1,
+      priorityLabel: 'high',
       proxiedFromChildId: '',
       source: null,
       createdAt: expect.any(String),
@@ -88,6 +89,15 @@ describe('runner serve: the API on the embedded default (no wake)', () => {
     const missing = await call(api('/api/pauses/no-such-token'));
     expect(missing.status).toBe(404);
     expect(missing.body.error.code).toBe('pause_not_found');
+    // The packages' "[@x/...]" origin is not the API's to show.
+    const answered = await call(
+      api('/api/pauses/no-such-token/answer'),
+      json({ action: 'accept', content: 'x' }),
+    );
+    for (const res of [missing, answered]) {
+      expect(res.body.error.message).toContain('no-such-token');
+      expect(res.body.error.message).not.toContain('[@x/');
+    }
   });
 
   it('an invalid action is 400 and changes nothing', async () => {
@@ -277,6 +287,19 @@ describe('runner serve: the API on the embedded default (no wake)', () => {
     expect(text.status).toBe(415);
   });
 
+  it('POST /api/conversations/:id/stop of an unknown conversation is 404, as `runner stop` is exit 3', async () => {
+    const res = await call(api('/api/conversations/no-such-conversation/stop'), json({}));
+    expect(res.status).toBe(404);
+    expect(res.body.error).toEqual({
+      code: 'not_found',
+      message: 'no conversation no-such-conversation: no run of it is recorded',
+    });
+    // The server holds its data folder: the CLI answers from another one.
+    const cli = await run(['stop', 'no-such-conversation', '--data', dataDir()]);
+    expect(cli.code).toBe(3);
+    expect(cli.stderr).toContain(res.body.error.message);
+  });
+
   it('unknown routes are 404 and wrong methods 405, in the error shape', async () => {
     const missing = await call(api('/api/nope'));
     expect(missing.status).toBe(404);
@@ -332,6 +355,19 @@ describe('runner serve: access token', () => {
       }
       expect((await fetch(url('/'))).status).toBe(401);
       expect((await fetch(url('/api/events'))).status).toBe(401);
+      // A browser gets a page that says how to sign in; the API stays JSON for it too.
+      const browser = { headers: { accept: 'text/html,application/xhtml+xml,*/*;q=0.8' } };
+      for (const page of ['/', '/?token=wrong', '/app.js']) {
+        const res = await fetch(url(page), browser);
+        expect(res.status, page).toBe(401);
+        expect(res.headers.get('content-type'), page).toContain('text/html');
+        const html = await res.text();
+        expect(html, page).toContain('?token=YOUR_TOKEN');
+        expect(html, page).toContain('RUNNER_TOKEN');
+      }
+      const api = await fetch(url('/api/pauses'), browser);
+      expect(api.headers.get('content-type')).toContain('application/json');
+      expect(((await api.json()) as { error: { code: string } }).error.code).toBe('unauthorized');
       const write = await call(
         url('/api/pauses/x/answer'),
         json({ action: 'accept', content: 'x' }),
@@ -355,6 +391,22 @@ describe('runner serve: access token', () => {
       expect(withCookie.status).toBe(200);
     } finally {
       expect(await server.stop()).toBe(0);
+    }
+  });
+});
+
+describe('runner serve: a port in use', () => {
+  it('is one line that says so, exit 4, and nothing after it', { timeout: 120_000 }, async () => {
+    const first = await serve(['--no-wake', '--data', dataDir()]);
+    try {
+      const { port } = new URL(first.url);
+      const second = await run(['serve', '--port', port, '--data', dataDir()]);
+      expect(second.code).toBe(4);
+      expect(second.stderr).toBe(
+        `error: port ${port} on 127.0.0.1 is in use: stop what listens there, or give another --port (0 picks a free one)\n`,
+      );
+    } finally {
+      expect(await first.stop()).toBe(0);
     }
   });
 });

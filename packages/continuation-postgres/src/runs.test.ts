@@ -292,6 +292,23 @@ for (const t of await sqlTargets()) {
       expect((await queue.claim({ owner: owner(), leaseMs: LEASE }))?.run.attempts).toBe(1);
     });
 
+    it('a run that completes after a failed attempt keeps no last error (finish and complete)', async () => {
+      for (const end of ['finish', 'complete'] as const) {
+        const { runId, interactionId } = await waitingRun();
+        await queue.markReady(interactionId, { action: 'accept', content: 'x' });
+        const first = owner();
+        await queue.claim({ owner: first, leaseMs: LEASE });
+        await queue.fail(runId, first, 'model: 500', undefined);
+        await queue.retry(runId);
+        const again = owner();
+        await queue.claim({ owner: again, leaseMs: LEASE });
+        if (end === 'finish')
+          await queue.finish(runId, again, { status: 'completed', messages: [reply] });
+        else await queue.complete(runId, again, [reply]);
+        expect(await queue.get(runId), end).toMatchObject({ status: 'completed', lastError: null });
+      }
+    });
+
     it('nextDueInMs says when the next run becomes claimable: a backoff, a lease, now, or never', async () => {
       expect(await queue.nextDueInMs()).toBeUndefined();
       const backingOff = await waitingRun();

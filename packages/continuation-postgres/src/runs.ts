@@ -136,8 +136,10 @@ function heldBy(runId: string | Placeholder, owner: string | Placeholder): SQL {
 function prepareStatements(db: ContinuationDatabase) {
   const p = sql.placeholder;
   const lease = sql`now() + ${p('leaseMs')} * interval '1 millisecond'`;
+  // A completed run has no last error: one of a retried attempt would read as its outcome.
   const completed = {
     status: 'completed' as const,
+    lastError: null,
     transcript: sql`${p('transcript')}`,
     dueAt: null,
     finishedAt: sql`now()`,

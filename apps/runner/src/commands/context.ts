@@ -74,12 +74,14 @@ function howToAnswer(
   out: Output,
   q: { token: string; options: string[] | null },
   indent: string,
-): { options: string; command: string } {
+): { options: string; command: string; others: string } {
   const listed = q.options?.length
     ? `\n${q.options.map((o, i) => `${indent}${i + 1}) ${o}`).join('\n')}`
     : '';
   const how = q.options?.length ? '--option N' : '--accept "..."';
-  return { options: listed, command: out.command(`answer ${q.token} ${how}`) };
+  // The other answers, without the one the command already shows.
+  const others = `${q.options?.length ? '--accept TEXT, ' : ''}--decline [TEXT], --cancel`;
+  return { options: listed, command: out.command(`answer ${q.token} ${how}`), others };
 }
 
 /** The `run-waiting` event of a run that waits on one question or on its workers' questions. */
@@ -128,10 +130,10 @@ export function report(out: Output, result: RunResult): void {
         reportDelegated(out, result);
         break;
       }
-      const { options, command } = howToAnswer(out, result, '  ');
+      const { options, command, others } = howToAnswer(out, result, '  ');
       out.record(
         waitingEvent(result),
-        `\n? ${result.question}${options}\nwaiting — token ${result.token}\n  answer: ${command}  (or --accept TEXT, --decline [TEXT], --cancel)`,
+        `\n? ${result.question}${options}\nwaiting — token ${result.token}\n  answer: ${command}  (or ${others})`,
       );
       break;
     }

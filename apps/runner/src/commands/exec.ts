@@ -1,3 +1,5 @@
+import { readFile } from 'node:fs/promises';
+import { text } from 'node:stream/consumers';
 import { parseArgs } from 'node:util';
 import { usageError } from '../errors.js';
 import { startRun } from '../executive/index.js';
@@ -9,16 +11,38 @@ function newId(prefix: string): string {
   return `${prefix}-${Math.random().toString(36).slice(2, 10)}`;
 }
 
+/** The goal of `--goal-file PATH` (`-`: standard input), for a goal too long for a command line. */
+async function goalFromFile(file: string): Promise<string> {
+  try {
+    return file === '-' ? await text(process.stdin) : await readFile(file, 'utf8');
+  } catch (error) {
+    throw usageError(
+      `--goal-file ${file} cannot be read: ${(error as NodeJS.ErrnoException).code ?? error}`,
+    );
+  }
+}
+
 /** `runner exec GOAL`: an unattended run until it completes or waits on a person. */
 export const exec: Command = async (ctx, args) => {
   const { values, positionals } = parseArgs({
     args,
-    options: { ...globalOptions, conversation: { type: 'string' } },
+    options: {
+      ...globalOptions,
+      conversation: { type: 'string' },
+      'goal-file': { type: 'string' },
+    },
     allowPositionals: true,
   });
-  const goal = positionals.join(' ').trim();
+  const file = values['goal-file'];
+  if (file !== undefined && positionals.length > 0)
+    throw usageError('exec takes a GOAL or --goal-file PATH, not both');
+  const goal = (file === undefined ? positionals.join(' ') : await goalFromFile(file)).trim();
+  if (!goal && file !== undefined)
+    throw usageError(`--goal-file ${file} holds no goal (it is empty)`);
   if (!goal) throw usageError('exec needs a GOAL, e.g. runner exec "Plan a trip"');
   const conversationId = values.conversation ?? newId('c');
+  // A made-up id is the one handle on the conversation (show, stop, exec again): say it.
+  if (values.conversation === undefined) ctx.out.note(`conversation ${conversationId}`);
   const model = modelFromId(ctx.modelId);
   return withStorage(ctx, async (storage) => {
     const result = await startRun(

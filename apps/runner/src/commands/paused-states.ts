@@ -3,6 +3,7 @@ import { AskUserError, type PauseRecord, type Pending } from '@x/askuser';
 import { notFoundError, usageError } from '../errors.js';
 import type { ResumeContext } from '../executive/index.js';
 import { plural } from '../output.js';
+import { priorityLabel } from '../serve/views.js';
 import { type Command, globalOptions, withStorage, workerLabel } from './context.js';
 
 /** Parses an age like `30m`, `12h`, `7d` into milliseconds. */
@@ -20,12 +21,18 @@ function sourceOf(pause: Pending): string {
   return `\n    ${workerLabel(pause.proxiedFromChildId, pause.conversationId, task)}`;
 }
 
+/** The priority as the page says it (` urgent`, ` high`), nothing for the default 0. */
+function priorityOf(p: Pending): string {
+  const label = priorityLabel(p.priority);
+  return label ? ` ${label}` : '';
+}
+
 /** One line about a pending question (and its source thread, for a worker's). */
 function describePending(p: Pending): string {
   const options = Array.isArray(p.options)
     ? `  options: ${(p.options as unknown[]).map((o, i) => `${i + 1}) ${String(o)}`).join(' ')}`
     : '';
-  return `${p.token}  [${p.conversationId}] p${p.priority} ${p.kind}: ${p.question}${options}${sourceOf(p)}`;
+  return `${p.token}  [${p.conversationId}]${priorityOf(p)} ${p.kind}: ${p.question}${options}${sourceOf(p)}`;
 }
 
 /** One line about any question: pending (…), or how and by whom it was answered (✓). */
@@ -34,7 +41,7 @@ function describeRecord(r: Pick<PauseRecord, 'answer' | 'answeredBy' | 'resumedA
   const content = r.answer.content ? ` "${r.answer.content}"` : '';
   const by = r.answeredBy ? ` by ${r.answeredBy}` : '';
   const at = r.resumedAt ? ` at ${r.resumedAt.toISOString()}` : '';
-  return `✓ ${r.token}  [${r.conversationId}] p${r.priority} ${r.kind}: ${r.question}  → ${r.answer.action}${content}${by}${at}${sourceOf(r)}`;
+  return `✓ ${r.token}  [${r.conversationId}]${priorityOf(r)} ${r.kind}: ${r.question}  → ${r.answer.action}${content}${by}${at}${sourceOf(r)}`;
 }
 
 /** `runner paused-states list|get|purge`: the questions, pending or all; purging old answers. */

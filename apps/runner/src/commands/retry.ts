@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { ContinuationError } from '@x/continuation';
-import { usageError } from '../errors.js';
+import { RunnerError, usageError } from '../errors.js';
 import { type Command, globalOptions, withStorage } from './context.js';
 
 /** `runner retry RUN`: makes a failed run ready again. */
@@ -14,8 +14,9 @@ export const retry: Command = async (ctx, args) => {
       .runs()
       .retry(runId)
       .catch((error: unknown) => {
-        // A run that is not failed: the command was given the wrong run.
-        if (ContinuationError.hasCode(error, 'invalid')) throw usageError(error.message);
+        // A run that is not failed stands as someone else left it: a conflict, not bad usage.
+        if (ContinuationError.hasCode(error, 'invalid'))
+          throw new RunnerError('conflict', error.message, { cause: error });
         throw error;
       });
     ctx.out.record(

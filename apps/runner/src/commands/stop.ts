@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
-import { notFoundError, usageError } from '../errors.js';
-import { stopConversation } from '../executive/index.js';
+import { usageError } from '../errors.js';
+import { stopKnownConversation } from '../executive/index.js';
 import { plural } from '../output.js';
 import { type Command, globalOptions, withStorage } from './context.js';
 
@@ -10,11 +10,8 @@ export const stop: Command = async (ctx, args) => {
   const [conversationId] = positionals;
   if (!conversationId || positionals.length > 1) throw usageError('stop needs one CONVERSATION id');
   return withStorage(ctx, async (storage) => {
-    const closed = await stopConversation(storage, conversationId);
+    const closed = await stopKnownConversation(storage, conversationId);
     const nothing = closed.pauses + closed.continuations + closed.runs === 0;
-    if (nothing && (await storage.runs().list({ conversationId, limit: 1 })).length === 0) {
-      throw notFoundError(`no conversation ${conversationId}: no run of it is recorded`);
-    }
     ctx.out.record(
       { type: 'stopped', conversationId, ...closed },
       nothing

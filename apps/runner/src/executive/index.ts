@@ -7,7 +7,7 @@ export {
   type ResumeOptions,
   resumeNext,
 } from './resume.js';
-export { type Stopped, startRun, stopConversation } from './start.js';
+export { type Stopped, startRun, stopConversation, stopKnownConversation } from './start.js';
 export { messageText, runMessages, runOf } from './story.js';
 export {
   type ModelFor,

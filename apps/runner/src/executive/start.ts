@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { userMessage } from '@x/wire';
 import { runTurn, type TurnObserver } from '../agent.js';
 import { runDelegate } from '../delegate.js';
+import { notFoundError } from '../errors.js';
 import type { Model } from '../model/model.js';
 import type { Storage } from '../storage.js';
 import { type RunResult, suspend, suspendDelegation } from './suspend.js';
@@ -30,6 +31,22 @@ export async function stopConversation(storage: Storage, conversationId: string)
     const runs = await storage.runs(tx).cancelConversation(conversationId);
     return { pauses, continuations, runs };
   });
+}
+
+/**
+ * `runner stop` and the API's stop: {@link stopConversation}, where a conversation that had
+ * nothing open and no recorded run is `not_found` (exit 3, HTTP 404).
+ */
+export async function stopKnownConversation(
+  storage: Storage,
+  conversationId: string,
+): Promise<Stopped> {
+  const closed = await stopConversation(storage, conversationId);
+  const nothing = closed.pauses + closed.continuations + closed.runs === 0;
+  if (nothing && (await storage.runs().list({ conversationId, limit: 1 })).length === 0) {
+    throw notFoundError(`no conversation ${conversationId}: no run of it is recorded`);
+  }
+  return closed;
 }
 
 /**

@@ -8,6 +8,7 @@ import type {
 import type { AssistantBlock, AssistantMessage, JsonValue } from '@x/wire';
 import { type Model, ModelError, type ModelRequest, type ToolSpec } from './model.js';
 import {
+  connectionLost,
   type Failure,
   isRetryableStatus,
   type RetryPolicy,
@@ -48,8 +49,8 @@ export function anthropicTools(tools: readonly ToolSpec[]): Tool[] {
   });
 }
 
-function classify(error: unknown, sdk: typeof Anthropic): Failure {
-  const transport = transportFailure(error, sdk.APIConnectionError);
+function classify(error: unknown, sdk: typeof Anthropic, url: string): Failure {
+  const transport = transportFailure(error, sdk.APIConnectionError, url);
   if (transport) return transport;
   if (error instanceof sdk.APIError) {
     const type =
@@ -71,12 +72,8 @@ function classify(error: unknown, sdk: typeof Anthropic): Failure {
       message: what,
     };
   }
-  // The body broke off mid-stream (socket reset): the SDK passes the fetch error through.
-  const code =
-    (error as { cause?: { code?: string } })?.cause?.code ?? (error as { code?: string })?.code;
-  if (error instanceof TypeError || (code && /^(ECONNRESET|EPIPE|ETIMEDOUT|UND_ERR)/.test(code))) {
-    return { retryable: true, message: `connection lost (${code ?? (error as Error).message})` };
-  }
+  const lost = connectionLost(error, url);
+  if (lost) return lost;
   return { retryable: false, message: error instanceof Error ? error.message : String(error) };
 }
 
@@ -221,7 +218,7 @@ export class AnthropicModel implements Model {
         });
         return collect(stream, request.onText);
       },
-      (error) => classify(error, sdk),
+      (error) => classify(error, sdk, client.baseURL),
       this.#settings.retry,
       {
         signal: request.signal,

@@ -9,6 +9,7 @@ import type {
 } from 'openai/resources/chat/completions';
 import { type Model, ModelError, type ModelRequest, type ToolSpec } from './model.js';
 import {
+  connectionLost,
   type Failure,
   isRetryableStatus,
   type RetryPolicy,
@@ -38,8 +39,8 @@ export function openAITools(tools: readonly ToolSpec[]): ChatCompletionFunctionT
   });
 }
 
-function classify(error: unknown, sdk: typeof OpenAI): Failure {
-  const transport = transportFailure(error, sdk.APIConnectionError);
+function classify(error: unknown, sdk: typeof OpenAI, url: string): Failure {
+  const transport = transportFailure(error, sdk.APIConnectionError, url);
   if (transport) return transport;
   if (error instanceof sdk.APIError) {
     const body = error.error as { message?: string; type?: string; code?: string } | undefined;
@@ -56,14 +57,8 @@ function classify(error: unknown, sdk: typeof OpenAI): Failure {
       message: what,
     };
   }
-  const code =
-    (error as { cause?: { code?: string } })?.cause?.code ?? (error as { code?: string })?.code;
-  if (error instanceof TypeError || (code && /^(ECONNRESET|EPIPE|ETIMEDOUT|UND_ERR)/.test(code))) {
-    return {
-      retryable: true,
-      message: `connection lost (${code ?? (error as Error).message})`,
-    };
-  }
+  const lost = connectionLost(error, url);
+  if (lost) return lost;
   return { retryable: false, message: error instanceof Error ? error.message : String(error) };
 }
 
@@ -157,7 +152,7 @@ export class OpenAIModel implements Model {
         });
         return collect(stream, request.onText);
       },
-      (error) => classify(error, sdk),
+      (error) => classify(error, sdk, client.baseURL),
       this.#settings.retry,
       {
         signal: request.signal,

@@ -30,22 +30,46 @@ export class StreamCutError extends Error {
   }
 }
 
+/** The deepest `code` (or message) of an error's causes: `fetch failed` hides `ECONNREFUSED`. */
+function rootCause(error: unknown): string | undefined {
+  let reason: string | undefined;
+  for (let at = error as { code?: unknown; message?: unknown; cause?: unknown } | undefined; at; ) {
+    if (typeof at.code === 'string') reason = at.code;
+    else if (reason === undefined && typeof at.message === 'string') reason = at.message;
+    at = at.cause as typeof at;
+  }
+  return reason;
+}
+
 /**
  * The failures both providers classify alike: a cut stream, and an SDK connection error
- * (a reset, a refused connection, a timeout: the network, not the request). Undefined
- * for anything else.
+ * (a reset, a refused connection, a timeout: the network, not the request), which names
+ * the `url` it tried. Undefined for anything else.
  */
 export function transportFailure(
   error: unknown,
   connectionError: abstract new (...args: never[]) => Error,
+  url: string,
 ): Failure | undefined {
   if (error instanceof StreamCutError) return { retryable: true, message: error.message };
   if (error instanceof connectionError) {
-    const cause = (error.cause as { code?: string; message?: string } | undefined) ?? {};
-    return {
-      retryable: true,
-      message: `connection failed (${cause.code ?? cause.message ?? error.message})`,
-    };
+    const reason = rootCause(error.cause) ?? error.message;
+    return { retryable: true, message: `cannot reach ${url} (${reason})` };
+  }
+  return undefined;
+}
+
+/**
+ * A connection that broke off mid-response (a reset socket: the SDK passes the fetch error
+ * through), naming the `url`; undefined for anything else.
+ */
+export function connectionLost(error: unknown, url: string): Failure | undefined {
+  const reason = rootCause(error);
+  if (
+    error instanceof TypeError ||
+    (reason && /^(ECONNRESET|EPIPE|ETIMEDOUT|UND_ERR)/.test(reason))
+  ) {
+    return { retryable: true, message: `connection to ${url} lost (${reason ?? String(error)})` };
   }
   return undefined;
 }

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AskUserError } from '@x/askuser';
 import { z } from 'zod';
-import { answer, answerBatch, stopConversation } from '../executive/index.js';
+import { answer, answerBatch, stopKnownConversation } from '../executive/index.js';
 import type { Storage } from '../storage.js';
 import { contextView } from './context.js';
 import { HttpError } from './errors.js';
@@ -181,7 +181,7 @@ const routes: Route[] = [
       checkWrite(req);
       parseBody(stopBodySchema, await readJson(req), 'invalid_request');
       const conversationId = segment(raw);
-      const closed = await stopConversation(ctx.storage, conversationId);
+      const closed = await stopKnownConversation(ctx.storage, conversationId);
       ctx.answered();
       sendJson(res, 200, { conversationId, ...closed });
     },

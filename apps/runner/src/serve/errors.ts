@@ -12,6 +12,7 @@ export type HttpErrorCode =
   | 'invalid_answer'
   | 'pause_not_found'
   | 'not_found'
+  | 'conflict'
   | 'method_not_allowed'
   | 'unavailable'
   | 'internal';

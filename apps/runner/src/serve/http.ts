@@ -1,5 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { withoutOrigin } from '../errors.js';
 import { HttpError } from './errors.js';
 
 /** Largest request body the API reads (larger ones get 413). */
@@ -165,8 +166,38 @@ export function sendError(res: ServerResponse, error: HttpError): void {
     return;
   }
   sendJson(res, error.status, {
-    error: { code: error.code, message: error.message, ...error.details },
+    error: { code: error.code, message: withoutOrigin(error.message), ...error.details },
   });
+}
+
+/** True when a browser asks for a page (`Accept: text/html`), not a script for JSON. */
+export function wantsPage(req: IncomingMessage): boolean {
+  return (req.headers.accept ?? '').includes('text/html');
+}
+
+/**
+ * The 401 a browser gets for the page: a few lines that say how to sign in, instead of the
+ * API's JSON. Nothing of the request is echoed into it.
+ */
+export function sendSignInPage(res: ServerResponse, error: HttpError): void {
+  const html = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Sign in: runner approval center</title></head>
+<body>
+<h1>This approval center needs its access token</h1>
+<p>Open this address once with <code>?token=YOUR_TOKEN</code> added, for example
+<code>/?token=YOUR_TOKEN</code>: the token is the one <code>runner serve</code> was started with
+(<code>--token</code> or <code>RUNNER_TOKEN</code>). The browser then keeps it in a cookie and
+the address bar forgets it.</p>
+<p>Scripts send <code>Authorization: Bearer YOUR_TOKEN</code> to the JSON API under <code>/api</code>.</p>
+</body></html>
+`;
+  res.writeHead(error.status, {
+    ...baseHeaders,
+    'content-type': 'text/html; charset=utf-8',
+    'content-security-policy': "default-src 'none'",
+    'content-length': Buffer.byteLength(html),
+  });
+  res.end(html);
 }
 
 export { baseHeaders };

@@ -1,13 +1,22 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ASKUSER_ANSWERED_CHANNEL, ASKUSER_CREATED_CHANNEL } from '@x/askuser';
-import { usageError } from '../errors.js';
+import { type Failure, failureOf, HTTP_STATUS, RunnerError, usageError } from '../errors.js';
 import { leasePolicyFromEnv, type ModelFor, type Resumed, wake } from '../executive/index.js';
 import type { Storage } from '../storage.js';
 import { type ApiContext, handleApi } from './api.js';
-import { HttpError } from './errors.js';
+import { HttpError, type HttpErrorCode } from './errors.js';
 import { EventHub } from './events.js';
-import { checkHost, checkToken, isLoopback, sameSecret, sendError, TOKEN_COOKIE } from './http.js';
+import {
+  checkHost,
+  checkToken,
+  isLoopback,
+  sameSecret,
+  sendError,
+  sendSignInPage,
+  TOKEN_COOKIE,
+  wantsPage,
+} from './http.js';
 import { isAsset, sendAsset } from './static.js';
 
 export type { ContextView, MessageView, ToolCallView } from './context.js';
@@ -17,6 +26,7 @@ export { MAX_BODY_BYTES } from './http.js';
 export type {
   PauseStatus,
   PauseView,
+  PriorityLabel,
   RecentView,
   RunOutcome,
   RunView,
@@ -63,12 +73,33 @@ export function assertServeAllowed(host: string, token: string | undefined): voi
   }
 }
 
+/** The API's code for each failure a caller can act on (errors.ts has the status). */
+const FAILURE_CODES = {
+  usage: 'invalid_request',
+  not_found: 'not_found',
+  conflict: 'conflict',
+} as const satisfies Partial<Record<Failure, HttpErrorCode>>;
+
 function toHttpError(error: unknown): { error: HttpError; unexpected: boolean } {
   if (HttpError.is(error)) return { error, unexpected: false };
+  // The runner's and the packages' typed errors answer as the CLI does (one table).
+  const failure = failureOf(error);
+  if (failure === 'usage' || failure === 'not_found' || failure === 'conflict') {
+    const message = error instanceof Error ? error.message : String(error);
+    return {
+      error: new HttpError(HTTP_STATUS[failure], FAILURE_CODES[failure], message, undefined, error),
+      unexpected: false,
+    };
+  }
   const code =
     (error as { code?: string; cause?: { code?: string } })?.code ??
     (error as { cause?: { code?: string } })?.cause?.code;
-  if (code === 'ECONNREFUSED' || code === 'CONNECT_TIMEOUT' || code === 'unavailable') {
+  if (
+    failure === 'unavailable' ||
+    code === 'ECONNREFUSED' ||
+    code === 'CONNECT_TIMEOUT' ||
+    code === 'unavailable'
+  ) {
     return {
       error: new HttpError(503, 'unavailable', 'the database is unavailable; try again shortly'),
       unexpected: true,
@@ -78,6 +109,30 @@ function toHttpError(error: unknown): { error: HttpError; unexpected: boolean } 
     error: new HttpError(500, 'internal', 'internal error; the server log has the details'),
     unexpected: true,
   };
+}
+
+/** Why the server cannot listen, in one line: a busy port, an address not of this machine. */
+function listenError(error: unknown, host: string, port: number): unknown {
+  const where = `${host}:${port}`;
+  switch ((error as { code?: string })?.code) {
+    case 'EADDRINUSE':
+      return new RunnerError(
+        'unavailable',
+        `port ${port} on ${host} is in use: stop what listens there, or give another --port (0 picks a free one)`,
+        { cause: error },
+      );
+    case 'EACCES':
+      return new RunnerError(
+        'unavailable',
+        `not allowed to listen on ${where} (ports below 1024 need privileges): give another --port`,
+        { cause: error },
+      );
+    case 'EADDRNOTAVAIL':
+    case 'ENOTFOUND':
+      return usageError(`--host ${host} is not an address of this machine`);
+    default:
+      return error;
+  }
 }
 
 /**
@@ -196,20 +251,32 @@ export async function startServe(storage: Storage, options: ServeOptions): Promi
     } catch (caught) {
       const { error, unexpected } = toHttpError(caught);
       if (unexpected) onError(`${req.method} ${req.url}: ${(caught as Error)?.message ?? caught}`);
-      sendError(res, error);
+      const page = error.status === 401 && !req.url?.startsWith('/api/') && wantsPage(req);
+      if (page) sendSignInPage(res, error);
+      else sendError(res, error);
     }
   };
 
   const server = createServer((req, res) => {
     void handle(req, res);
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 4319, host, () => {
-      server.off('error', reject);
-      resolve();
+  const port = options.port ?? 4319;
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, host, () => {
+        server.off('error', reject);
+        resolve();
+      });
     });
-  });
+  } catch (error) {
+    // The wake loop and the feed already run: stopped before the storage closes under them.
+    stopWake();
+    await hub.close();
+    await wakeLoop;
+    await unlisten?.();
+    throw listenError(error, host, port);
+  }
   const address = server.address() as AddressInfo;
   const shown = address.family === 'IPv6' ? `[${address.address}]` : address.address;
 

@@ -12,6 +12,17 @@ export interface SourceView {
   task: string | null;
 }
 
+/** A priority in the operator's word: the page's badge and the CLI's lists say the same. */
+export type PriorityLabel = 'urgent' | 'high';
+
+/**
+ * The word for a priority (0 to 10, higher first): `urgent` from 5, `high` from 1, and
+ * `null` for the default 0, so that a bare "p0" never reads as the most urgent.
+ */
+export function priorityLabel(priority: number): PriorityLabel | null {
+  return priority >= 5 ? 'urgent' : priority > 0 ? 'high' : null;
+}
+
 /** A pending question as the API shows it. */
 export interface PauseView {
   token: string;
@@ -21,6 +32,8 @@ export interface PauseView {
   /** The choices offered, or `null` for a free answer. */
   options: string[] | null;
   priority: number;
+  /** The priority in a word (`urgent`, `high`), `null` for the default 0. */
+  priorityLabel: PriorityLabel | null;
   /** The child thread the question was relayed from, or `''` for the conversation itself. */
   proxiedFromChildId: string;
   /** The worker that asked, for a question relayed from a sub-agent; `null` otherwise. */
@@ -58,6 +71,8 @@ export interface RecentView {
   kind: string;
   question: string;
   priority: number;
+  /** The priority in a word (`urgent`, `high`), `null` for the default 0. */
+  priorityLabel: PriorityLabel | null;
   proxiedFromChildId: string;
   source: SourceView | null;
   createdAt: string;
@@ -95,6 +110,7 @@ export function pauseView(pause: Pending, now = Date.now()): PauseView {
     question: pause.question,
     options: optionsOf(pause.options),
     priority: pause.priority,
+    priorityLabel: priorityLabel(pause.priority),
     proxiedFromChildId: pause.proxiedFromChildId,
     source: sourceOf(pause),
     createdAt: pause.createdAt.toISOString(),
@@ -132,6 +148,7 @@ export function recentView(record: PauseRecord, runs: ReadonlyMap<string, RunRec
     kind: record.kind,
     question: record.question,
     priority: record.priority,
+    priorityLabel: priorityLabel(record.priority),
     proxiedFromChildId: record.proxiedFromChildId,
     source: sourceOf(record),
     createdAt: record.createdAt.toISOString(),

@@ -6,6 +6,8 @@ export interface Pause {
   question: string;
   options: string[] | null;
   priority: number;
+  /** The priority in the server's word (`urgent`, `high`), `null` for the default 0. */
+  priorityLabel: 'urgent' | 'high' | null;
   proxiedFromChildId: string;
   source: Source | null;
   createdAt: string;
@@ -48,6 +50,8 @@ export interface Recent {
   kind: string;
   question: string;
   priority: number;
+  /** The priority in the server's word (`urgent`, `high`), `null` for the default 0. */
+  priorityLabel: 'urgent' | 'high' | null;
   proxiedFromChildId: string;
   source: Source | null;
   createdAt: string;

@@ -181,7 +181,7 @@ function renderRecent(): void {
     ui.recentDetail,
     backButton(),
     h('h2', { class: 'question', id: 'recent-question' }, record.question),
-    h('p', { class: 'meta' }, priorityBadge(record.priority), ...labels(record)),
+    h('p', { class: 'meta' }, priorityBadge(record), ...labels(record)),
     sourcePart(record),
     h('p', { class: `status ${record.status}` }, statusText(record)),
     h('p', { class: 'answered' }, ...(answerLine(record) ?? ['no answer yet'])),
@@ -282,7 +282,7 @@ function renderDetail(): void {
     h(
       'p',
       { class: 'meta' },
-      priorityBadge(pause.priority),
+      priorityBadge(pause),
       ...labels(pause),
       h('span', { class: 'age' }, askedWhen(ageOf(pause))),
     ),

@@ -2,17 +2,24 @@ import type { Action, Pause, Recent, Source } from './api.js';
 import { age, h } from './dom.js';
 
 /**
- * The priority in a word, or nothing for the default 0: a bare "P0" beside "P1" reads as
- * the more urgent one, the opposite of what it means (higher is more urgent).
+ * The priority in the server's word (the CLI's lists use the same), or nothing for the
+ * default 0: a bare "P0" beside "P1" reads as the more urgent one.
  */
-export function priorityBadge(priority: number) {
-  if (priority === 0) return null;
-  const [level, word] =
-    priority >= 5 ? ['high', 'urgent'] : priority > 0 ? ['mid', 'high'] : ['low', 'low'];
+export function priorityBadge({
+  priority,
+  priorityLabel,
+}: {
+  priority: number;
+  priorityLabel: 'urgent' | 'high' | null;
+}) {
+  if (priorityLabel === null) return null;
   return h(
     'span',
-    { class: `badge ${level}`, title: `priority ${priority} (0 is the default, 10 the most)` },
-    word,
+    {
+      class: `badge ${priorityLabel === 'urgent' ? 'high' : 'mid'}`,
+      title: `priority ${priority} (0 is the default, 10 the most)`,
+    },
+    priorityLabel,
   );
 }
 
@@ -83,7 +90,7 @@ export function pendingRow(
       h(
         'span',
         { class: 'meta' },
-        priorityBadge(pause.priority),
+        priorityBadge(pause),
         ...labels(pause),
         h('span', { class: 'age' }, age(ageMs)),
       ),
@@ -149,7 +156,7 @@ export function recentRow(record: Recent, selected: boolean, open: () => void) {
       h(
         'span',
         { class: 'meta' },
-        priorityBadge(record.priority),
+        priorityBadge(record),
         ...labels(record),
         h('span', { class: `status ${record.status}` }, statusText(record)),
       ),
