@@ -25,6 +25,8 @@ it(
     expect(start?.run.stdout).toMatch(/^the server asks: When, and for how many\? \{"date":/);
     expect(answer?.run.stdout).toBe('Booked for 4 on 2026-07-01.\n');
     expect(server?.run.stdout).toMatch(/^MCP server at http:\/\/127\.0\.0\.1:\d+\/mcp\n/);
+    // The server's tool ran once: the answer reached the request the first process left open.
+    expect(server?.run.stdout.match(/book_table called/g)).toHaveLength(1);
 
     // A second answer says the question was already answered, and sends nothing.
     const again = await readme.node([

@@ -14,7 +14,10 @@ export interface ReadmeCommand {
   args: string[];
   /** Ends with `&`: started and left running. */
   background: boolean;
-  /** The output its `# →` comment promises: all of it, or its start when it ends with `…`. */
+  /**
+   * The output its `# →` comment promises: all of it, or its start when it ends with `…`;
+   * none when the comment is in parentheses (a description, e.g. of a real model's answer).
+   */
   expected?: { text: string; prefix: boolean };
 }
 
@@ -84,7 +87,8 @@ export function readmeScript(markdown: string): ReadmeScript {
     if (parts.shift() !== 'node') throw new Error(`not a build, cd or node line: ${raw}`);
     const command: ReadmeCommand = { line, env, args: parts, background };
     const arrow = /^→\s*(.*)$/.exec(comment);
-    if (arrow) {
+    // `# → (the model's answer)` describes what a real model prints: nothing to compare.
+    if (arrow && !/^\(.*\)$/.test((arrow[1] as string).trim())) {
       const text = (arrow[1] as string).trim();
       command.expected = text.endsWith('…')
         ? { text: text.slice(0, -1).trimEnd(), prefix: true }
@@ -130,6 +134,16 @@ export async function runReadme(
   options: ReadmeRunOptions = {},
 ): Promise<ReadmeRun> {
   const script = readmeScript(readFileSync(path.join(exampleDir, 'README.md'), 'utf8'));
+  // The written cd and build must be this example's, or a person following them runs another.
+  const { name } = JSON.parse(readFileSync(path.join(exampleDir, 'package.json'), 'utf8')) as {
+    name: string;
+  };
+  if (!path.resolve(exampleDir).endsWith(`${path.sep}${path.normalize(script.cd)}`)) {
+    throw new Error(`the README's "cd ${script.cd}" is not the folder of ${exampleDir}`);
+  }
+  if (!script.build.includes(`--filter ${name}...`)) {
+    throw new Error(`the README's build line does not build ${name}: ${script.build}`);
+  }
   const root = mkdtempSync(path.join(tmpdir(), 'example-copy-'));
   const dir = path.join(root, script.cd);
   cpSync(exampleDir, dir, {
@@ -194,25 +208,25 @@ function startBackground(
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  let stdout = '';
-  let stderr = '';
+  // Filled for as long as it runs, so a test can read what it printed after the later steps.
+  const printed: ProgramRun = { code: null, stdout: '', stderr: '' };
   return new Promise((resolve, reject) => {
     child.stderr?.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString('utf8');
+      printed.stderr += chunk.toString('utf8');
     });
     child.once('exit', (code) =>
       reject(
         new Error(
-          `${args.join(' ')} exited (${code}) before printing "${expected}":\n${stdout}${stderr}`,
+          `${args.join(' ')} exited (${code}) before printing "${expected}":\n${printed.stdout}${printed.stderr}`,
         ),
       ),
     );
     child.stdout?.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString('utf8');
-      const match = promise.exec(stdout);
+      printed.stdout += chunk.toString('utf8');
+      const match = promise.exec(printed.stdout);
       if (!match) return;
       const placeholders = new Map(names.map((name, i) => [name, match[i + 1] as string]));
-      resolve({ child, printed: { code: null, stdout, stderr }, placeholders });
+      resolve({ child, printed, placeholders });
     });
   });
 }
