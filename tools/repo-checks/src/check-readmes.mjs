@@ -9,7 +9,16 @@
 // is a fragment that needs something outside (a model, a key): compiled only. A ```js file
 // PATH block is a file the tests need, written at PATH beside them.
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { createRequire } from 'node:module';
 import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
@@ -178,6 +187,7 @@ function nodeModulesAbove(dir) {
 /**
  * Reads every published package's README into the examples to write, or problems.
  * @param {string} root
+ * @param {Map<string, string>} catalog
  */
 function readReadmes(root, catalog) {
   const problems = [];
@@ -232,8 +242,9 @@ async function main(argv) {
 Checks every published package's README as a user installs it: it starts with an
 \`npm install\` line, and every \`\`\`ts block compiles (tsc, strict, NodeNext) and runs in
 one plain npm project under the system temp folder holding the packed tarballs (pnpm
-pack) and the install lines' packages at the catalog's versions (npm's cache is reused;
-the registry must be reachable). \`ts server\` blocks run twice against one throwaway
+pack) and the install lines' packages at the catalog's versions (npm's cache is reused,
+and the project's third-party packages are kept for the next run; the registry must be
+reachable). \`ts server\` blocks run twice against one throwaway
 database. Build first. Exit code 1 on any failure.`);
     return 0;
   }
@@ -243,14 +254,28 @@ database. Build first. Exit code 1 on any failure.`);
   const { problems, readmes, published } = readReadmes(root, catalog);
   const examples = readmes.flatMap((r) => r.blocks);
   if (problems.length === 0) {
-    // Outside the repository: a project inside it would also see the workspace's node_modules.
-    const project = mkdtempSync(path.join(tmpdir(), 'readme-examples-'));
+    // Outside the repository (inside, it would also see the workspace's node_modules), one per
+    // checkout. Its third-party packages are kept between runs: npm then only checks them.
+    const key = createHash('sha256').update(root).digest('hex').slice(0, 12);
+    const project = path.join(tmpdir(), `x-readme-examples-${key}`);
+    const clean = () => {
+      mkdirSync(project, { recursive: true });
+      for (const entry of readdirSync(project)) {
+        if (entry !== 'node_modules')
+          rmSync(path.join(project, entry), { recursive: true, force: true });
+      }
+      // Ours are packed afresh each run: npm must not keep a copy of an older build.
+      for (const ours of ['node_modules/@x', 'node_modules/.package-lock.json']) {
+        rmSync(path.join(project, ours), { recursive: true, force: true });
+      }
+    };
+    clean();
     try {
       problems.push(
         ...(await checkInProject(root, project, rootManifest, catalog, readmes, published)),
       );
     } finally {
-      rmSync(project, { recursive: true, force: true });
+      clean();
     }
   }
   for (const problem of problems) console.error(problem);
