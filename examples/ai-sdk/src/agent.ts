@@ -2,6 +2,7 @@
 //   node dist/agent.js start "Plan me a trip"   runs until a tool waits for the person, saves, exits
 //   node dist/agent.js answer "Lisbon"           (any process, any time later) resumes with the answer
 //   node dist/agent.js answer yes                approves (anything else denies) a tool that needs approval
+import { existsSync } from 'node:fs';
 import { anthropic } from '@ai-sdk/anthropic';
 import { pendingToolCall, resumeModelMessages, suspendModelMessages } from '@x/continuation/ai-sdk';
 import { FileContinuationStore } from '@x/continuation/file';
@@ -48,7 +49,16 @@ async function run(messages: ModelMessage[]): Promise<void> {
 const [command, text = ''] = process.argv.slice(2);
 if (command === 'start') await run([{ role: 'user', content: text }]);
 else if (command === 'answer') {
-  for (const suspension of await store.listUnresolved()) {
+  const open = await store.listUnresolved();
+  if (open.length === 0) {
+    process.exitCode = 1;
+    console.error(
+      existsSync(store.directory)
+        ? `nothing waits for an answer: the question in ${store.directory} was already answered (run start for a new request)`
+        : `nothing was asked yet in ${store.directory}: run start first`,
+    );
+  }
+  for (const suspension of open) {
     const answer =
       suspension.toolName === 'book_trip' ? { approved: text === 'yes' } : { output: text };
     await run(resumeModelMessages(suspension, answer));

@@ -1,47 +1,50 @@
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { execFileSync } from 'node:child_process';
+import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
   type FakeLlm,
   PROGRAMS_TEST_TIMEOUT_MS,
-  runProgram,
+  promisedOutput,
+  type ReadmeRun,
+  runReadme,
   startFakeLlm,
   tripPlanner,
 } from '@internal/fake-llm';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 
-const agent = fileURLToPath(new URL('../dist/agent.js', import.meta.url));
+const example = fileURLToPath(new URL('..', import.meta.url));
 let fake: FakeLlm;
-let state: string;
+let readme: ReadmeRun | undefined;
 beforeAll(async () => {
   fake = await startFakeLlm(tripPlanner);
-  state = mkdtempSync(path.join(tmpdir(), 'example-ai-sdk-'));
 });
 afterAll(async () => {
   await fake.close();
-  rmSync(state, { recursive: true, force: true });
+  await readme?.close();
 });
 
 it(
   'a client-side tool and a tool approval each suspend the turn; later processes resume it',
   async () => {
-    const env = { ANTHROPIC_BASE_URL: fake.url, ANTHROPIC_API_KEY: 'fake', STATE_DIR: state };
+    readme = await runReadme(example, {
+      env: { ANTHROPIC_BASE_URL: fake.url, ANTHROPIC_API_KEY: 'fake' },
+    });
+    // Every command printed what its README comment promises.
+    for (const { command, run } of readme.steps) {
+      expect(run, command.line).toMatchObject({ code: 0, stderr: '' });
+      expect(run.stdout, command.line).toMatch(promisedOutput(command));
+    }
+    const state = path.join(readme.dir, '.state');
+    const [first, second, third] = readme.steps.map((step) => step.run);
 
-    const first = await runProgram(agent, ['start', 'Plan me a trip'], env);
-    expect(first).toMatchObject({ code: 0, stderr: '' });
-    expect(first.stdout).toBe(
+    expect(first?.stdout).toBe(
       'waiting for an answer to ask_user {"question":"Where would you like to go?"}\n',
     );
 
-    const second = await runProgram(agent, ['answer', 'Lisbon'], env);
-    expect(second).toMatchObject({ code: 0, stderr: '' });
-    expect(second.stdout).toBe('waiting for approval of book_trip {"city":"Lisbon"}\n');
-    expect(readdirSync(state).sort()).toEqual(['toolu_fake_1.resolved', 'toolu_fake_2.json']);
+    expect(second?.stdout).toBe('waiting for approval of book_trip {"city":"Lisbon"}\n');
 
-    const third = await runProgram(agent, ['answer', 'yes'], env);
-    expect(third).toMatchObject({ code: 0, stderr: '' });
-    expect(third.stdout).toBe('Your trip to Lisbon: booked Lisbon, reference X-42.\n');
+    expect(third?.stdout).toBe('Your trip to Lisbon: booked Lisbon, reference X-42.\n');
     expect(readdirSync(state).sort()).toEqual(['toolu_fake_1.resolved', 'toolu_fake_2.resolved']);
 
     // The approved tool ran in the third process, and the model got its result paired.
@@ -64,6 +67,19 @@ it(
         },
       ]),
     );
+
+    // A second answer says the question was already answered, and runs nothing.
+    const requests = fake.requests.length;
+    const again = await readme.node(['dist/agent.js', 'answer', 'yes']);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toMatch(
+      /^nothing waits for an answer: the question in \.state was already answered/,
+    );
+    expect(fake.requests).toHaveLength(requests);
+
+    // The state is in .state/, which git ignores.
+    const kept = path.join(example, '.state', readdirSync(state)[0] ?? '');
+    execFileSync('git', ['check-ignore', '-q', kept], { cwd: example });
   },
   PROGRAMS_TEST_TIMEOUT_MS,
 );

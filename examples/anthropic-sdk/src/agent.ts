@@ -1,6 +1,7 @@
 // An Anthropic SDK agent loop with durable human-in-the-loop:
 //   node dist/agent.js start "Plan me a trip"   runs until the model asks the person, saves, exits
 //   node dist/agent.js answer "Lisbon"           (any process, any time later) resumes with the answer
+import { existsSync } from 'node:fs';
 import Anthropic from '@anthropic-ai/sdk';
 import { createSuspension, resumeMessages } from '@x/continuation';
 import { FileContinuationStore } from '@x/continuation/file';
@@ -70,7 +71,16 @@ async function run(messages: Message[]): Promise<void> {
 const [command, text = ''] = process.argv.slice(2);
 if (command === 'start') await run([userMessage(text)]);
 else if (command === 'answer') {
-  for (const suspension of await store.listUnresolved()) {
+  const open = await store.listUnresolved();
+  if (open.length === 0) {
+    process.exitCode = 1;
+    console.error(
+      existsSync(store.directory)
+        ? `nothing waits for an answer: the question in ${store.directory} was already answered (run start for a new request)`
+        : `nothing was asked yet in ${store.directory}: run start first`,
+    );
+  }
+  for (const suspension of open) {
     await run(resumeMessages(suspension, toolResult(suspension.toolUseId, text)));
     await store.markResolved(suspension.interactionId); // after the resumed run ended (or asked again)
   }

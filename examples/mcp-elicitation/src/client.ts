@@ -1,7 +1,7 @@
 // An MCP client whose server asks the user; the question survives the client process:
 //   node dist/client.js start <url>                       calls the tool; the server asks; saves; exits
 //   node dist/client.js answer '{"date":"…","guests":4}'  (later) answers, comes back, gets the result
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -12,6 +12,8 @@ import { answerElicitation, durableElicitations, pendingElicitations } from '@x/
 import { drizzle } from 'drizzle-orm/pglite';
 
 const dir = process.env.STATE_DIR ?? '.state';
+// PGlite creates its data folder but not the folders above it.
+mkdirSync(dir, { recursive: true });
 const pglite = new PGlite(join(dir, 'pglite'));
 const db = drizzle({ client: pglite });
 await migrate(db);
@@ -49,7 +51,18 @@ if (command === 'start') {
 } else if (command === 'answer') {
   const { url, sessionId, resumptionToken } = JSON.parse(readFileSync(saved, 'utf8')) as Saved;
   // The operator's part: it could run anywhere that opens the store.
-  for (const question of await pendingElicitations(store, conversationId)) {
+  const questions = await pendingElicitations(store, conversationId);
+  if (questions.length === 0) {
+    const [last] = (await store.listAnswered({ conversationId })).slice(-1);
+    console.error(
+      last
+        ? `the question was already answered (${last.answer.action} ${last.answer.content} at ${last.resumedAt.toISOString()}): start a new booking with \`start\``
+        : 'no question is waiting: run `start` first',
+    );
+    await pglite.close();
+    process.exit(1);
+  }
+  for (const question of questions) {
     await answerElicitation(store, question.token, { action: 'accept', content: JSON.parse(arg) });
   }
   // Come back to the same MCP session: the server still waits for the answer.

@@ -1,54 +1,49 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { PROGRAMS_TEST_TIMEOUT_MS, runProgram } from '@internal/fake-llm';
-import { createPgliteDataDir } from '@internal/pg-test';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import {
+  PROGRAMS_TEST_TIMEOUT_MS,
+  promisedOutput,
+  type ReadmeRun,
+  runReadme,
+} from '@internal/fake-llm';
+import { afterAll, expect, it } from 'vitest';
 
-const dist = (file: string) => fileURLToPath(new URL(`../dist/${file}`, import.meta.url));
-let server: ChildProcess;
-let serverOutput = '';
-let url = '';
-let state: string;
-
-beforeAll(async () => {
-  state = mkdtempSync(path.join(tmpdir(), 'example-mcp-'));
-  // The data folder as a fresh install would have it, made from the run's template, not initdb.
-  await createPgliteDataDir(path.join(state, 'pglite'));
-  server = spawn(process.execPath, [dist('server.js')], { stdio: ['ignore', 'pipe', 'inherit'] });
-  url = await new Promise<string>((resolve, reject) => {
-    server.once('exit', (code) => reject(new Error(`the MCP server exited (${code})`)));
-    server.stdout?.on('data', (chunk: Buffer) => {
-      serverOutput += chunk.toString('utf8');
-      const match = /MCP server at (\S+)/.exec(serverOutput);
-      if (match?.[1]) resolve(match[1]);
-    });
-  });
-});
-afterAll(() => {
-  server.kill();
-  rmSync(state, { recursive: true, force: true });
-});
+const example = fileURLToPath(new URL('..', import.meta.url));
+let readme: ReadmeRun | undefined;
+afterAll(() => readme?.close());
 
 it(
-  'the client process exits while the server waits; a second one answers and gets the tool result',
+  "the README's commands, as written in a fresh copy: the client exits while the server waits; a second one answers and gets the tool result",
   async () => {
-    const env = { STATE_DIR: state };
-    const first = await runProgram(dist('client.js'), ['start', url], env);
-    expect(first).toMatchObject({ code: 0, stderr: '' });
-    expect(first.stdout).toMatch(/^the server asks: When, and for how many\? \{"date":/);
-
-    const second = await runProgram(
-      dist('client.js'),
-      ['answer', '{"date":"2026-07-01","guests":4}'],
-      env,
-    );
-    expect(second).toMatchObject({ code: 0, stderr: '' });
-    expect(second.stdout).toBe('Booked for 4 on 2026-07-01.\n');
+    readme = await runReadme(example);
+    for (const { command, run } of readme.steps.slice(1)) {
+      expect(run, command.line).toMatchObject({ code: 0, stderr: '' });
+      expect(run.stdout, command.line).toMatch(promisedOutput(command));
+    }
+    const [server, start, answer] = readme.steps;
+    expect(start?.run.stdout).toMatch(/^the server asks: When, and for how many\? \{"date":/);
+    expect(answer?.run.stdout).toBe('Booked for 4 on 2026-07-01.\n');
+    expect(server?.run.stdout).toMatch(/^MCP server at http:\/\/127\.0\.0\.1:\d+\/mcp\n/);
     // The server's tool ran once: the answer reached the request the first process left open.
-    expect(serverOutput.match(/book_table called/g)).toHaveLength(1);
+    expect(server?.run.stdout.match(/book_table called/g)).toHaveLength(1);
+
+    // A second answer says the question was already answered, and sends nothing.
+    const again = await readme.node([
+      'dist/client.js',
+      'answer',
+      '{"date":"2026-07-02","guests":2}',
+    ]);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toMatch(
+      /^the question was already answered \(accept .*2026-07-01.* at \d{4}-/,
+    );
+    expect(again.stdout).toBe('');
+
+    // The state is in .state/, which git ignores.
+    execFileSync('git', ['check-ignore', '-q', path.join(example, '.state', 'mcp-session.json')], {
+      cwd: example,
+    });
   },
   PROGRAMS_TEST_TIMEOUT_MS,
 );

@@ -1,41 +1,46 @@
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { execFileSync } from 'node:child_process';
+import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
   type FakeLlm,
   PROGRAMS_TEST_TIMEOUT_MS,
-  runProgram,
+  promisedOutput,
+  type ReadmeRun,
+  runReadme,
   startFakeLlm,
   tripPlanner,
 } from '@internal/fake-llm';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 
-const agent = fileURLToPath(new URL('../dist/agent.js', import.meta.url));
+const example = fileURLToPath(new URL('..', import.meta.url));
 let fake: FakeLlm;
-let state: string;
+let readme: ReadmeRun | undefined;
 beforeAll(async () => {
   fake = await startFakeLlm(tripPlanner);
-  state = mkdtempSync(path.join(tmpdir(), 'example-openai-'));
 });
 afterAll(async () => {
   await fake.close();
-  rmSync(state, { recursive: true, force: true });
+  await readme?.close();
 });
 
 it(
   'stops on a question in one process and resumes with the answer in another',
   async () => {
-    const env = { OPENAI_BASE_URL: `${fake.url}/v1`, OPENAI_API_KEY: 'fake', STATE_DIR: state };
+    readme = await runReadme(example, {
+      env: { OPENAI_BASE_URL: `${fake.url}/v1`, OPENAI_API_KEY: 'fake' },
+    });
+    // Every command printed what its README comment promises.
+    for (const { command, run } of readme.steps) {
+      expect(run, command.line).toMatchObject({ code: 0, stderr: '' });
+      expect(run.stdout, command.line).toMatch(promisedOutput(command));
+    }
+    const state = path.join(readme.dir, '.state');
+    const [first, second] = readme.steps.map((step) => step.run);
 
-    const first = await runProgram(agent, ['start', 'Plan me a trip'], env);
-    expect(first).toMatchObject({ code: 0, stderr: '' });
-    expect(first.stdout).toContain('waiting for an answer to call_fake_1');
-    expect(readdirSync(state)).toEqual(['call_fake_1.json']);
+    expect(first?.stdout).toContain('waiting for an answer to call_fake_1');
 
-    const second = await runProgram(agent, ['answer', 'Lisbon'], env);
-    expect(second).toMatchObject({ code: 0, stderr: '' });
-    expect(second.stdout).toBe('Your trip to Lisbon: sunny in Lisbon.\n');
+    expect(second?.stdout).toBe('Your trip to Lisbon: sunny in Lisbon.\n');
     expect(readdirSync(state)).toEqual(['call_fake_1.resolved']);
 
     // The second process sent the first one's turn exactly, with the answer paired to it.
@@ -63,6 +68,19 @@ it(
     ]);
     expect(fake.requests[1]?.body.parallel_tool_calls).toBe(false);
     expect(fake.requests).toHaveLength(3);
+
+    // A second answer says the question was already answered, and runs nothing.
+    const requests = fake.requests.length;
+    const again = await readme.node(['dist/agent.js', 'answer', 'Lisbon']);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toMatch(
+      /^nothing waits for an answer: the question in \.state was already answered/,
+    );
+    expect(fake.requests).toHaveLength(requests);
+
+    // The state is in .state/, which git ignores.
+    const kept = path.join(example, '.state', readdirSync(state)[0] ?? '');
+    execFileSync('git', ['check-ignore', '-q', kept], { cwd: example });
   },
   PROGRAMS_TEST_TIMEOUT_MS,
 );

@@ -142,7 +142,7 @@ describe('toAnthropicMessages', () => {
     expect(first?.type === 'image' && first.source).not.toBe(png);
   });
 
-  it('refuses a base64 image the API does not take, naming where it is', () => {
+  it('refuses a base64 image of another media type as invalid input, naming where it is', () => {
     const svg = { type: 'base64', media_type: 'image/svg+xml', data: 'PHN2Zz4=' } as const;
     const inTool = wireError(() =>
       toAnthropicMessages([
@@ -161,10 +161,10 @@ describe('toAnthropicMessages', () => {
         } as unknown as Message,
       ]),
     );
-    expect(inTool.code).toBe('unsupported');
+    expect(inTool.code).toBe('invalid');
     expect(inTool.path).toEqual([2, 'content', 0, 'content', 0, 'source', 'media_type']);
     expect(inTool.message).toContain('messages[2].content[0].content[0].source.media_type');
-    expect(inTool.message).toContain('image/svg+xml');
+    expect(inTool.message).toContain('image/webp');
   });
 });
 

@@ -1,7 +1,6 @@
 import {
   ANTHROPIC_IMAGE_MEDIA_TYPES,
   type AnthropicImageBlockParam,
-  type AnthropicImageMediaType,
   type AnthropicMessageParam,
   type AnthropicMessageParamLike,
   type AnthropicResponseLike,
@@ -10,26 +9,18 @@ import {
 } from './anthropic-types.js';
 import type { ImageBlock, TextBlock, UserBlock } from './blocks.js';
 import { checkConverted, describe, type Path } from './convert-util.js';
+import { converterMessages } from './converter-input.js';
 import { formatPath, WireError } from './errors.js';
-import { type AssistantMessage, type Message, parseMessage } from './message.js';
+import {
+  type AssistantMessage,
+  type Message,
+  parseMessage,
+  type parseMessages,
+} from './message.js';
 
-const mediaTypes: ReadonlySet<string> = new Set(ANTHROPIC_IMAGE_MEDIA_TYPES);
-
-function isAnthropicMediaType(mediaType: string): mediaType is AnthropicImageMediaType {
-  return mediaTypes.has(mediaType);
-}
-
-function imageParam(block: ImageBlock, path: Path): AnthropicImageBlockParam {
+function imageParam(block: ImageBlock): AnthropicImageBlockParam {
   const { source } = block;
   if (source.type === 'url') return { type: 'image', source: { type: 'url', url: source.url } };
-  if (!isAnthropicMediaType(source.media_type)) {
-    const at = [...path, 'source', 'media_type'];
-    throw new WireError(
-      'unsupported',
-      `${formatPath('messages', at)}: the Anthropic API takes base64 images as ${ANTHROPIC_IMAGE_MEDIA_TYPES.join(', ')}, not ${source.media_type}; convert the image first`,
-      { path: at },
-    );
-  }
   return {
     type: 'image',
     source: { type: 'base64', media_type: source.media_type, data: source.data },
@@ -38,29 +29,28 @@ function imageParam(block: ImageBlock, path: Path): AnthropicImageBlockParam {
 
 function userParam(
   block: UserBlock,
-  path: Path,
 ): TextBlock | AnthropicImageBlockParam | AnthropicToolResultBlockParam {
-  if (block.type === 'image') return imageParam(block, path);
+  if (block.type === 'image') return imageParam(block);
   if (block.type === 'text') return block;
   const { content, ...result } = block;
   if (content === undefined) return result;
   if (typeof content === 'string') return { ...result, content };
   return {
     ...result,
-    content: content.map((inner, i) =>
-      inner.type === 'image' ? imageParam(inner, [...path, 'content', i]) : inner,
-    ),
+    content: content.map((inner) => (inner.type === 'image' ? imageParam(inner) : inner)),
   };
 }
 
 /**
  * Writes a transcript as the `@anthropic-ai/sdk`'s `MessageParam[]`, for
- * `client.messages.create({ messages })`. Our blocks are the Messages API's own shape, so
- * this only narrows the types: a base64 image must be one of the four media types the API
- * accepts ({@link ANTHROPIC_IMAGE_MEDIA_TYPES}). The system prompt is `create`'s own
- * `system` parameter, so there is no option for it here.
+ * `client.messages.create({ messages })`. Our blocks are the Messages API's own shape (a
+ * base64 image holds one of the four media types the API accepts,
+ * {@link ANTHROPIC_IMAGE_MEDIA_TYPES}), so this only narrows the types, once the input is
+ * checked as {@link parseMessages} checks it. The system prompt is `create`'s own `system`
+ * parameter, so there is no option for it here.
  *
- * @throws {WireError} `unsupported` for a base64 image of another media type.
+ * @throws {WireError} `invalid` / `invalid_transcript` for input `parseMessages` refuses (a
+ * base64 image of another media type is `invalid`, with its path).
  * @example
  * const response = await client.messages.create({
  *   model, max_tokens: 1024, system, tools, messages: toAnthropicMessages(transcript),
@@ -68,12 +58,9 @@ function userParam(
  * transcript.push(fromAnthropicMessage(response));
  */
 export function toAnthropicMessages(messages: readonly Message[]): AnthropicMessageParam[] {
-  return messages.map((message, m): AnthropicMessageParam => {
+  return converterMessages(messages).map((message): AnthropicMessageParam => {
     if (message.role === 'assistant') return { role: 'assistant', content: [...message.content] };
-    return {
-      role: 'user',
-      content: message.content.map((block, b) => userParam(block, [m, 'content', b])),
-    };
+    return { role: 'user', content: message.content.map(userParam) };
   });
 }
 

@@ -1,8 +1,17 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { type Message, parseMessages, toModelMessages, toOpenAIChat, WireError } from './index.js';
+import {
+  type Message,
+  parseMessages,
+  toAnthropicMessages,
+  toModelMessages,
+  toOpenAIChat,
+  WireError,
+} from './index.js';
 
-const converters = { toOpenAIChat, toModelMessages } as const;
+const converters = { toOpenAIChat, toModelMessages, toAnthropicMessages } as const;
+// The converters with a `system` option (the Anthropic SDK takes it in `create`).
+const withOptions = { toOpenAIChat, toModelMessages } as const;
 
 /** What a call threw: `undefined` when it returned, else the error (never rethrown). */
 function outcome(fn: () => unknown): unknown {
@@ -69,18 +78,24 @@ describe.each(Object.entries(converters))('%s checks its input as parseMessages 
       ],
     ],
     ['a revoked proxy', 'invalid', [], () => [revoked]],
+    [
+      'a base64 image of a media type the model does not hold',
+      'invalid',
+      [0, 'content', 0, 'source', 'media_type'],
+      () => [
+        {
+          role: 'user',
+          content: [
+            { type: 'image', source: { type: 'base64', media_type: 'image/svg+xml', data: '' } },
+          ],
+        },
+      ],
+    ],
   ])('refuses %s with a WireError (%s)', (_name, code, path, input) => {
     const error = outcome(() => write(input()));
     expect(WireError.is(error)).toBe(true);
     expect((error as WireError).code).toBe(code);
     if (path.length > 0) expect((error as WireError).path).toEqual(path);
-  });
-
-  it('refuses options that are not an object, and a system prompt that is not a string', () => {
-    for (const options of [null, 'x', [], { system: 5 }]) {
-      const error = outcome(() => write([], options));
-      expect(WireError.is(error) && error.code).toBe('invalid');
-    }
   });
 
   it("accepts the `content: 'hi'` shorthand and drops unknown fields, as parseMessages does", () => {
@@ -134,6 +149,16 @@ describe.each(Object.entries(converters))('%s checks its input as parseMessages 
   });
 });
 
+describe.each(Object.entries(withOptions))('%s checks its options', (_, to) => {
+  it('refuses options that are not an object, and a system prompt that is not a string', () => {
+    const write = to as (messages: unknown, options?: unknown) => unknown;
+    for (const options of [null, 'x', [], { system: 5 }]) {
+      const error = outcome(() => write([], options));
+      expect(WireError.is(error) && error.code).toBe('invalid');
+    }
+  });
+});
+
 describe('a transcript already in parsed form is converted as it is', () => {
   it('gives the same output as after parseMessages', () => {
     const messages: Message[] = [
@@ -143,5 +168,6 @@ describe('a transcript already in parsed form is converted as it is', () => {
     ];
     expect(toOpenAIChat(messages)).toEqual(toOpenAIChat(parseMessages(messages)));
     expect(toModelMessages(messages)).toEqual(toModelMessages(parseMessages(messages)));
+    expect(toAnthropicMessages(messages)).toEqual(toAnthropicMessages(parseMessages(messages)));
   });
 });

@@ -4,6 +4,16 @@
  * Chat Completions, answered by a script. No network, no key.
  */
 
+export {
+  promisedOutput,
+  type ReadmeCommand,
+  type ReadmeRun,
+  type ReadmeRunOptions,
+  type ReadmeScript,
+  type ReadmeStep,
+  readmeScript,
+  runReadme,
+} from './readme.js';
 export { PROGRAMS_TEST_TIMEOUT_MS, type ProgramRun, runProgram } from './run.js';
 export { type FakeLlm, type RecordedRequest, startFakeLlm } from './server.js';
 export { tripPlanner } from './trip.js';

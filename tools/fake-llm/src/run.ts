@@ -15,19 +15,21 @@ export interface ProgramRun {
 
 /**
  * Runs a built example (`node file ...args`) in its own process with extra environment
- * variables, and resolves when it exits, whatever its exit code.
+ * variables (in `cwd`, else this process's folder), and resolves when it exits, whatever its
+ * exit code.
  */
 export function runProgram(
   file: string,
   args: readonly string[],
   env: Record<string, string>,
   timeoutMs = 60_000,
+  cwd?: string,
 ): Promise<ProgramRun> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
       [file, ...args],
-      { env: { ...process.env, ...env }, timeout: timeoutMs, encoding: 'utf8' },
+      { env: { ...process.env, ...env }, timeout: timeoutMs, encoding: 'utf8', cwd },
       (error, stdout, stderr) => {
         const code = error ? (typeof error.code === 'number' ? error.code : null) : 0;
         resolve({ code, stdout, stderr });

@@ -160,7 +160,8 @@ export function packageOf(specifier) {
   return specifier.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0];
 }
 
-function isBuiltin(specifier) {
+/** A Node built-in module (`node:fs`, `fs`). */
+export function isBuiltin(specifier) {
   return specifier.startsWith('node:') || builtins.has(packageOf(specifier));
 }
 

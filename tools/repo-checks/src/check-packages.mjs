@@ -2,9 +2,10 @@
 // Checks that every published workspace (not "private") is fit for npm: publint finds no
 // error or warning, and the house rules of STYLE.md hold (ESM only, side-effect free,
 // exports with types, only dist and migrations shipped, a README and a LICENSE of its own,
-// source maps that carry their sources).
+// source maps that carry their sources, dependencies given as ranges, never one version).
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { publint } from 'publint';
 import { formatMessage } from 'publint/utils';
 import { rootOf, workspacesOf } from './check-imports.mjs';
@@ -44,6 +45,31 @@ export function houseRules(manifest, dir) {
     );
   }
   problems.push(...sourceMapProblems(dir));
+  problems.push(...pinnedDependencies(manifest));
+  return problems;
+}
+
+/**
+ * Dependencies a published manifest pins to one version: `catalog:` and `workspace:*`
+ * become exact versions in the tarball, so a user with another compatible copy gets two.
+ * @param {Record<string, any>} manifest
+ * @returns {string[]}
+ */
+export function pinnedDependencies(manifest) {
+  const problems = [];
+  for (const field of ['dependencies', 'peerDependencies']) {
+    for (const [name, spec] of Object.entries(manifest[field] ?? {})) {
+      const exact =
+        spec.startsWith('catalog:') ||
+        spec === 'workspace:*' ||
+        /^=?v?\d+\.\d+\.\d+(-\S*)?$/.test(spec);
+      if (exact) {
+        problems.push(
+          `${field} pins "${name}" to one version ("${spec}"): a user with another compatible copy gets two; give a range (e.g. "^4.1.8", "workspace:^")`,
+        );
+      }
+    }
+  }
   return problems;
 }
 
@@ -109,4 +135,6 @@ any problem.`);
   return 0;
 }
 
-process.exitCode = await main(process.argv.slice(2));
+if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {
+  process.exitCode = await main(process.argv.slice(2));
+}

@@ -1,0 +1,55 @@
+import { describe, expect, it } from 'vitest';
+import { promisedOutput, readmeScript } from './readme.js';
+
+const readme = [
+  '# Example',
+  '```sh',
+  'npx pnpm@12.4.2 build --filter example-x...',
+  'cd examples/x',
+  'node dist/server.js &                       # → at http://127.0.0.1:PORT/mcp',
+  `KEY=sk-... node dist/a.js answer '{"a":1}'   # → waiting for toolu_…`,
+  'node dist/a.js answer "Lisbon"              # → (the model\'s answer)',
+  '```',
+].join('\n');
+
+describe('readmeScript', () => {
+  it('reads the build, the cd and each node line with its environment, quotes and promise', () => {
+    const script = readmeScript(readme);
+    expect(script.build).toBe('npx pnpm@12.4.2 build --filter example-x...');
+    expect(script.cd).toBe('examples/x');
+    const [server, answer, last] = script.commands;
+    expect(server).toMatchObject({ args: ['dist/server.js'], background: true });
+    expect(answer).toMatchObject({
+      env: { KEY: 'sk-...' },
+      args: ['dist/a.js', 'answer', '{"a":1}'],
+      background: false,
+      expected: { text: 'waiting for toolu_', prefix: true },
+    });
+    expect(last?.args).toEqual(['dist/a.js', 'answer', 'Lisbon']);
+    expect(last?.expected).toBeUndefined();
+  });
+
+  it('refuses a line a person could not follow as written', () => {
+    expect(() => readmeScript(readme.replace('cd examples/x', 'pushd x'))).toThrow(
+      /not a build, cd or node line: pushd x/,
+    );
+    expect(() => readmeScript('# none')).toThrow(/no ```sh block/);
+  });
+});
+
+describe('promisedOutput', () => {
+  it('is the whole output, or its start when the promise ends with …', () => {
+    const [, answer] = readmeScript(readme).commands;
+    expect('waiting for toolu_1: {}\n').toMatch(promisedOutput(answer as never));
+    expect('still waiting for toolu_1\n').not.toMatch(promisedOutput(answer as never));
+    const whole = promisedOutput({
+      line: '',
+      env: {},
+      args: [],
+      background: false,
+      expected: { text: 'Booked.', prefix: false },
+    });
+    expect('Booked.\n').toMatch(whole);
+    expect('Booked. Twice.\n').not.toMatch(whole);
+  });
+});
