@@ -11,12 +11,15 @@ export {
   type ClaimedRun,
   type ClaimOptions,
   FINISHED_RUN_STATUSES,
+  type LeaseRecord,
   type ListRunsOptions,
   type NewRun,
   PostgresRunQueue,
   type RunEnd,
   type RunRecord,
   type RunStatus,
+  randomHolderKey,
+  takeHolderLock,
 } from './runs.js';
 export {
   continuationSchema,
