@@ -16,6 +16,7 @@ import {
   migrate as migrateContinuations,
   PostgresContinuationStore,
   PostgresRunQueue,
+  randomHolderKey,
 } from '@x/continuation-postgres';
 import type { CheckpointStore } from '@x/session';
 import { FileCheckpointStore } from '@x/session/file';
@@ -26,6 +27,7 @@ import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
 import { RunnerError, usageError } from './errors.js';
+import { holdLeaseLock, type LeaseHolderLock } from './lease-holder.js';
 
 /** A drizzle database or transaction handle, on postgres.js or PGlite. */
 export type Db = PgDatabase<PgQueryResultHKT, Record<string, unknown>>;
@@ -63,6 +65,13 @@ export interface Storage {
    * default) or notifications cannot arrive (a pooler without RUNNER_LISTEN_URL): poll.
    */
   listen?(channels: readonly string[], onNotify: () => void): Promise<() => Promise<void>>;
+  /**
+   * The holder key this process's claims name (`ClaimOptions.holder`), so that the runs it
+   * leased are claimable at once when it is gone: on PostgreSQL a lock held on a connection
+   * of its own (taken on first use); on the embedded default a key of this tenure of the
+   * data folder's lock. Undefined behind a pooler without RUNNER_LISTEN_URL: leases expire.
+   */
+  leaseHolder(): Promise<number | undefined>;
   close(): Promise<void>;
 }
 
@@ -281,10 +290,13 @@ async function openEmbedded(dataDir: string, command: string): Promise<Storage> 
     const client = new PGlite(path.join(dir, 'pglite'));
     await client.waitReady;
     const db = drizzlePglite({ client }) as unknown as Db;
+    // Whoever held the folder's lock before has ended: every lease but this key's is gone.
+    const holder = randomHolderKey();
     return {
       kind: 'embedded',
       where: dir,
       ...sqlStores(db),
+      leaseHolder: async () => holder,
       chatContinuations: (sessionId) =>
         new FileContinuationStore(sessionDir(path.join(dir, 'chats'), sessionId)),
       checkpoints: new FileCheckpointStore(path.join(dir, 'sessions')),
@@ -360,11 +372,18 @@ async function openPostgres(databaseUrl: string): Promise<Storage> {
   const stores = sqlStores(db);
   // LISTEN needs a session of its own, which a transaction-mode pooler does not keep.
   const listenUrl = target.pooled ? target.listenUrl : target.url;
+  // So does the lease-holder lock: the same direct connection's URL.
+  let holderLock: LeaseHolderLock | undefined;
   return {
     kind: 'postgres',
     where: describeUrl(target.url) + (target.pooled ? ' (through a pooler)' : ''),
     pooled: target.pooled,
     ...stores,
+    async leaseHolder() {
+      if (listenUrl === undefined) return undefined;
+      holderLock ??= holdLeaseLock(listenUrl);
+      return holderLock.key();
+    },
     chatContinuations: () => stores.continuations(),
     checkpoints: new PostgresCheckpointStore(db),
     ...(listenUrl === undefined
@@ -386,7 +405,7 @@ async function openPostgres(databaseUrl: string): Promise<Storage> {
           },
         }),
     async close() {
-      await client.end({ timeout: 5 });
+      await Promise.all([client.end({ timeout: 5 }), holderLock?.close()]);
     },
   };
 }
