@@ -16,6 +16,7 @@ import {
   migrate as migrateContinuations,
   PostgresContinuationStore,
   PostgresRunQueue,
+  type PostgresRunQueueOptions,
   randomHolderKey,
 } from '@x/continuation-postgres';
 import type { CheckpointStore } from '@x/session';
@@ -225,9 +226,9 @@ export function postgresCause(error: unknown): string | undefined {
   return undefined;
 }
 
-function sqlStores(db: Db) {
+function sqlStores(db: Db, queueOptions: PostgresRunQueueOptions = {}) {
   // One queue outside transactions: it keeps its prepared statements across calls.
-  const queue = new PostgresRunQueue(db);
+  const queue = new PostgresRunQueue(db, queueOptions);
   return {
     db,
     transaction: <T>(fn: (tx: Db) => Promise<T>) => db.transaction((tx) => fn(tx as unknown as Db)),
@@ -295,7 +296,8 @@ async function openEmbedded(dataDir: string, command: string): Promise<Storage> 
     return {
       kind: 'embedded',
       where: dir,
-      ...sqlStores(db),
+      // PGlite has no WAL writer: an asynchronous claim would die with its process.
+      ...sqlStores(db, { synchronousClaim: true }),
       leaseHolder: async () => holder,
       chatContinuations: (sessionId) =>
         new FileContinuationStore(sessionDir(path.join(dir, 'chats'), sessionId)),

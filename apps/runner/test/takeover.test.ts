@@ -4,6 +4,28 @@ import { dataDirs, finished, runCli, startCli, waitForOutput } from './run-cli.j
 const dataDir = dataDirs();
 
 describe('takeover after a crash, on the embedded default', { timeout: 300_000 }, () => {
+  it('a wake killed mid-call leaves its claim recorded and counted; the next process takes it over at once', async () => {
+    const data = dataDir();
+    const cli = (args: string[]) => runCli([...args, '--data', data, '--json']);
+    const exec = await cli(['exec', 'Plan', '--conversation', 'killed']);
+    const token = exec.events.find((e) => e.type === 'run-waiting')?.token as string;
+    expect((await cli(['answer', token, '--option', '1'])).code).toBe(0);
+    const wake = startCli(['wake', '--json', '--data', data], {
+      env: { RUNNER_SCRIPTED_DELAY_MS: '600000' },
+    });
+    await waitForOutput(wake, '"type":"model-call"');
+    wake.kill('SIGKILL');
+    await finished(wake);
+    // The claim was durable (PGlite has no WAL writer to flush an asynchronous one).
+    expect((await cli(['runs'])).events).toEqual([
+      expect.objectContaining({ status: 'running', attempts: 1, leaseHolder: 'gone' }),
+    ]);
+    const next = await cli(['wake', '--once']);
+    expect(next.events.filter((e) => e.type === 'resumed')).toEqual([
+      expect.objectContaining({ token, status: 'waiting', attempt: 2 }),
+    ]);
+  });
+
   it('the next process on the data folder takes over a killed wake’s run at once, the lease notwithstanding', async () => {
     const data = dataDir();
     const cli = (args: string[]) =>

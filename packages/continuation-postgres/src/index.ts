@@ -15,6 +15,7 @@ export {
   type ListRunsOptions,
   type NewRun,
   PostgresRunQueue,
+  type PostgresRunQueueOptions,
   type RunEnd,
   type RunRecord,
   type RunStatus,

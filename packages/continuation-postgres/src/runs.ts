@@ -118,6 +118,17 @@ export interface LeaseRecord {
   holder: 'self' | 'alive' | 'gone' | 'unknown';
 }
 
+/** Options of the {@link PostgresRunQueue} constructor. */
+export interface PostgresRunQueueOptions {
+  /**
+   * Commit each claim durably. Default false: a claim commits asynchronously, and one lost
+   * in a crash only leaves its run ready again, unless the database has no WAL writer to
+   * flush it soon after (PGlite): there every claim would be lost with its process, and an
+   * attempt that kills its worker would never be counted.
+   */
+  synchronousClaim?: boolean;
+}
+
 /** Options of {@link PostgresRunQueue.list}. */
 export interface ListRunsOptions {
   conversationId?: string;
@@ -226,8 +237,9 @@ function prepareStatements(db: ContinuationDatabase) {
     updatedAt: sql`now()`,
   };
   return lazyStatements({
-    // The claim commits asynchronously: losing it in a crash only makes the run claimable
-    // again, and the fenced terminal write refuses the worker that held it.
+    // The claim commits asynchronously (unless told otherwise): losing it in a crash only
+    // makes the run claimable again, and the fenced terminal write refuses the worker that
+    // held it.
     claim: () =>
       db
         .update(runs)
@@ -249,7 +261,7 @@ function prepareStatements(db: ContinuationDatabase) {
               // is due are the live leases' holders tried, in due order.
               sql`(select ${runs.runId} from ${runs} where ${runs.status} in ('ready', 'running') and (${runs.dueAt} <= now() or (${runs.status} = 'running' and ${holderGone(p('holder'))})) and not ${runs.runId} = any(${p('skip')}::text[]) order by ${runs.dueAt}, ${runs.runId} limit 1 for update skip locked)`,
             ),
-            sql`set_config('synchronous_commit', 'off', true) = 'off'`,
+            sql`set_config('synchronous_commit', ${p('commit')}, true) is not null`,
           ),
         )
         .returning({
@@ -344,9 +356,12 @@ export class PostgresRunQueue {
   readonly #db: ContinuationDatabase;
   readonly #statements: ReturnType<typeof prepareStatements>;
 
-  constructor(db: ContinuationDatabase) {
+  readonly #claimCommit: 'on' | 'off';
+
+  constructor(db: ContinuationDatabase, options: PostgresRunQueueOptions = {}) {
     this.#db = db;
     this.#statements = prepareStatements(db);
+    this.#claimCommit = options.synchronousClaim ? 'on' : 'off';
   }
 
   /** Records a new run, waiting on its first question or already completed. */
@@ -411,6 +426,7 @@ export class PostgresRunQueue {
         leaseMs: options.leaseMs,
         skip: [...(options.skip ?? [])],
         holder: options.holder ?? null,
+        commit: this.#claimCommit,
       }),
     );
     if (!row) return undefined;
