@@ -102,6 +102,8 @@ function lockDataFolder(dir: string, command: string): () => void {
       writeSync(fd, JSON.stringify(holder));
       closeSync(fd);
       const release = () => {
+        // A process that opens and closes the folder many times (a bench) adds no listeners.
+        process.off('exit', release);
         try {
           const current = JSON.parse(readFileSync(file, 'utf8')) as LockHolder;
           if (current.pid === process.pid) unlinkSync(file);
