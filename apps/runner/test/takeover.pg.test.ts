@@ -76,7 +76,9 @@ describe.skipIf(!server)('takeover after a crash, on PostgreSQL', { timeout: 300
     const first = await midTurn();
     const second = startCli(['wake', '--json'], { env });
     try {
-      await waitForOutput(second, '"type":"ready"');
+      // Idle, it says what the other wake holds.
+      await waitForOutput(second, '"type":"leased"');
+      expect(second.output.stdout).toContain('"holder":"alive"');
       await killed(first);
       await waitForOutput(second, '"type":"resumed"', 60_000);
       const events = (await killed(second)).events;
