@@ -191,12 +191,12 @@ async function resumeClaimed(
       });
       return report({ status: 'cancelled', ...ids });
     }
-    // The attempts before this claim used up the limit, the last of them with its worker gone
-    // (an error would have failed the run then): this claim is no attempt.
+    // The attempts before this claim used up the limit (usually the last of them with its
+    // worker gone: an error would have failed the run then); this claim is no attempt.
     const before = run.attempts - 1;
     if (before >= options.policy.maxAttempts) {
       const attempts = { workerGone: run.lostAttempts, errors: before - run.lostAttempts };
-      const error = `gave up after ${plural(before, 'attempt')} (${describeAttempts(attempts)}): the last one's worker was killed or stalled past its lease (RUNNER_MAX_ATTEMPTS=${options.policy.maxAttempts})`;
+      const error = `gave up after ${plural(before, 'attempt')} (${describeAttempts(attempts)}), the limit (RUNNER_MAX_ATTEMPTS=${options.policy.maxAttempts})`;
       await runs.giveUp(runId, owner, error);
       return {
         ...report({ status: 'failed', ...ids, error, attempts, gaveUp: true }),
