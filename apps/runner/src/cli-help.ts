@@ -118,17 +118,23 @@ Resumes answered runs. Each ready run is claimed by exactly one worker of one wa
 (one short statement that sets a lease), resumed with no database transaction open while
 the model runs, and its end recorded only while the worker still holds the lease: the run
 completes, waits on a new question, or is cancelled. The lease is renewed while the model
-streams; a worker that stalls past it loses the run to another and writes nothing. A failed
-model call is retried with backoff (RUNNER_MAX_ATTEMPTS, default 5), then the run fails:
-see \`runner runs --status failed\` and \`runner retry RUN\`. Waits for answers
-(LISTEN/NOTIFY on PostgreSQL, polling on the embedded default) until Ctrl-C; --once resumes
-what is ready now and exits (1 if an attempt failed). --concurrency N runs N workers (up to
-64), also on the embedded default.`,
+streams; a worker that stalls past it loses the run to another and writes nothing. A run
+whose worker process is gone (killed, crashed) is taken over at once, not when its lease
+expires: on PostgreSQL as soon as that process's session ends, on the embedded default by the
+next process to open the data folder. A failed model call is retried with backoff, and
+every attempt counts (RUNNER_MAX_ATTEMPTS, default 5), those that ended with the worker gone
+too; then the run fails, saying how many ended which way: see \`runner runs --status failed\`
+and \`runner retry RUN\`. Waits for answers (LISTEN/NOTIFY on PostgreSQL, polling on the
+embedded default) until Ctrl-C; --once resumes what is ready now and exits (1 if an attempt
+failed). When nothing is left to claim but other workers hold runs, both say how many, by
+which worker, and when each becomes claimable (--json: a "leased" event). --concurrency N
+runs N workers (up to 64), also on the embedded default.`,
   runs: `usage: runner runs [--conversation C] [--status S] [--limit N] [--json]
 
 The recorded unattended runs, newest first: status (running, waiting, ready, completed,
-cancelled, failed), attempts, the lease holder of a running one, the last error. A run is
-one \`exec\` of a conversation, through all of its questions until it ends.`,
+cancelled, failed), attempts, the lease holder of a running one (or that its process is
+gone: the run is claimable now), the last error. A run is one \`exec\` of a conversation,
+through all of its questions until it ends.`,
   show: `usage: runner show CONVERSATION [--json]
 
 Each run of the conversation, oldest first: how it stands or ended, its attempts and last

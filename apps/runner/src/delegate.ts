@@ -121,7 +121,8 @@ function lastText(messages: readonly Message[]): string {
 /**
  * Runs one worker's turn from its window: it finishes with a report, or asks. A question is
  * raised as an interrupt through the worker's turn Runtime, and the parent's delegate call
- * adopts it (routing recorded in `interruptToRequester`).
+ * adopts it (routing recorded in `interruptToRequester`). Returns the progress line to
+ * print once the step is stored.
  */
 async function stepWorker(
   delegation: Delegation,
@@ -129,7 +130,7 @@ async function stepWorker(
   model: Model,
   observer: TurnObserver,
   signal: AbortSignal | undefined,
-): Promise<void> {
+): Promise<string> {
   const quiet: TurnObserver = { event: () => {}, modelCall: () => observer.modelCall?.() };
   const turn = await runTurn(model, worker.window, quiet, {
     worker: true,
@@ -138,8 +139,7 @@ async function stepWorker(
   if (turn.status === 'completed') {
     worker.window = turn.messages;
     worker.report = lastText(turn.messages) || '(no report)';
-    progress(observer, delegation, `${worker.id} finished: ${worker.report}`);
-    return;
+    return `${worker.id} finished: ${worker.report}`;
   }
   if (turn.status !== 'suspended') throw new Error('a worker cannot delegate');
   const { kind, question, options, priority } = turn.question;
@@ -158,7 +158,7 @@ async function stepWorker(
   );
   parentRuntime(delegation, observer, worker.id).adoptInterrupt(raised);
   delegation.interruptToRequester[relayId(delegation, worker.id)] = worker.id;
-  progress(observer, delegation, `${worker.id} asks: ${question}`);
+  return `${worker.id} asks: ${question}`;
 }
 
 function progress(observer: TurnObserver, delegation: Delegation, message: string): void {
@@ -168,6 +168,8 @@ function progress(observer: TurnObserver, delegation: Delegation, message: strin
 /**
  * Runs the given workers, at most {@link workerConcurrency} at once; `settled` is called
  * after each (one at a time), e.g. to make its step durable before the next one is recorded.
+ * A worker's "finished" or "asks" line is printed after its `settled` resolved: what the
+ * operator is told has been stored.
  */
 export async function runWorkers(
   delegation: Delegation,
@@ -184,10 +186,11 @@ export async function runWorkers(
   const lane = async () => {
     for (let worker = queue.shift(); worker && !failure; worker = queue.shift()) {
       try {
-        await stepWorker(delegation, worker, model, observer, options.signal);
+        const line = await stepWorker(delegation, worker, model, observer, options.signal);
         const done = worker;
         recording = recording.then(() => options.settled?.(done));
         await recording;
+        progress(observer, delegation, line);
       } catch (error) {
         failure ??= { error };
       }

@@ -17,6 +17,8 @@ import {
   migrate as migrateContinuations,
   PostgresContinuationStore,
   PostgresRunQueue,
+  type PostgresRunQueueOptions,
+  randomHolderKey,
 } from '@x/continuation-postgres';
 import type { CheckpointStore } from '@x/session';
 import { FileCheckpointStore } from '@x/session/file';
@@ -28,6 +30,7 @@ import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
 import { connectTimeoutOf, describeUrl, parseDatabaseUrl } from './database-url.js';
 import { RunnerError, usageError } from './errors.js';
+import { holdLeaseLock, type LeaseHolderLock } from './lease-holder.js';
 import { probeServer } from './postgres-probe.js';
 
 /** A drizzle database or transaction handle, on postgres.js or PGlite. */
@@ -66,6 +69,13 @@ export interface Storage {
    * default) or notifications cannot arrive (a pooler without RUNNER_LISTEN_URL): poll.
    */
   listen?(channels: readonly string[], onNotify: () => void): Promise<() => Promise<void>>;
+  /**
+   * The holder key this process's claims name (`ClaimOptions.holder`), so that the runs it
+   * leased are claimable at once when it is gone: on PostgreSQL a lock held on a connection
+   * of its own (taken on first use); on the embedded default a key of this tenure of the
+   * data folder's lock. Undefined behind a pooler without RUNNER_LISTEN_URL: leases expire.
+   */
+  leaseHolder(): Promise<number | undefined>;
   close(): Promise<void>;
 }
 
@@ -95,6 +105,8 @@ function lockDataFolder(dir: string, command: string): () => void {
       writeSync(fd, JSON.stringify(holder));
       closeSync(fd);
       const release = () => {
+        // A process that opens and closes the folder many times (a bench) adds no listeners.
+        process.off('exit', release);
         try {
           const current = JSON.parse(readFileSync(file, 'utf8')) as LockHolder;
           if (current.pid === process.pid) unlinkSync(file);
@@ -243,9 +255,9 @@ export function postgresCause(error: unknown): string | undefined {
   return undefined;
 }
 
-function sqlStores(db: Db) {
+function sqlStores(db: Db, queueOptions: PostgresRunQueueOptions = {}) {
   // One queue outside transactions: it keeps its prepared statements across calls.
-  const queue = new PostgresRunQueue(db);
+  const queue = new PostgresRunQueue(db, queueOptions);
   return {
     db,
     transaction: <T>(fn: (tx: Db) => Promise<T>) => db.transaction((tx) => fn(tx as unknown as Db)),
@@ -308,10 +320,14 @@ async function openEmbedded(dataDir: string, command: string): Promise<Storage> 
     const client = new PGlite(path.join(dir, 'pglite'));
     await client.waitReady;
     const db = drizzlePglite({ client }) as unknown as Db;
+    // Whoever held the folder's lock before has ended: every lease but this key's is gone.
+    const holder = randomHolderKey();
     return {
       kind: 'embedded',
       where: dir,
-      ...sqlStores(db),
+      // PGlite has no WAL writer: an asynchronous claim would die with its process.
+      ...sqlStores(db, { synchronousClaim: true }),
+      leaseHolder: async () => holder,
       chatContinuations: (sessionId) =>
         new FileContinuationStore(sessionDir(path.join(dir, 'chats'), sessionId)),
       checkpoints: new FileCheckpointStore(path.join(dir, 'sessions')),
@@ -427,11 +443,18 @@ async function openPostgres(databaseUrl: string): Promise<Storage> {
   const stores = sqlStores(db);
   // LISTEN needs a session of its own, which a transaction-mode pooler does not keep.
   const listenUrl = target.pooled ? target.listenUrl : target.url;
+  // So does the lease-holder lock: the same direct connection's URL.
+  let holderLock: LeaseHolderLock | undefined;
   return {
     kind: 'postgres',
     where,
     pooled: target.pooled,
     ...stores,
+    async leaseHolder() {
+      if (listenUrl === undefined) return undefined;
+      holderLock ??= holdLeaseLock(listenUrl);
+      return holderLock.key();
+    },
     chatContinuations: () => stores.continuations(),
     checkpoints: new PostgresCheckpointStore(db),
     ...(listenUrl === undefined
@@ -460,7 +483,7 @@ async function openPostgres(databaseUrl: string): Promise<Storage> {
           },
         }),
     async close() {
-      await client.end({ timeout: 5 });
+      await Promise.all([client.end({ timeout: 5 }), holderLock?.close()]);
     },
   };
 }

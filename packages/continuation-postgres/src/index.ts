@@ -11,12 +11,16 @@ export {
   type ClaimedRun,
   type ClaimOptions,
   FINISHED_RUN_STATUSES,
+  type LeaseRecord,
   type ListRunsOptions,
   type NewRun,
   PostgresRunQueue,
+  type PostgresRunQueueOptions,
   type RunEnd,
   type RunRecord,
   type RunStatus,
+  randomHolderKey,
+  takeHolderLock,
 } from './runs.js';
 export {
   continuationSchema,

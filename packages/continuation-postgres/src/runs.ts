@@ -34,6 +34,12 @@ export interface RunRecord {
   input: unknown;
   /** Claims of the current wait so far (a retry or a lost lease adds one). */
   attempts: number;
+  /**
+   * Of the attempts before the current one, those that ended with their worker gone (it
+   * died, or stalled past its lease, and the run was taken over); the others ended with an
+   * error.
+   */
+  lostAttempts: number;
   /** Why the last attempt failed, if it did. */
   lastError: string | null;
   /** The worker holding the run (`running`), or the last one that did. */
@@ -86,6 +92,41 @@ export interface ClaimOptions {
   leaseMs: number;
   /** Runs not to take (e.g. those this worker already tried in one pass). */
   skip?: readonly string[];
+  /**
+   * The claiming process's holder key, the same in each of its claims: from
+   * {@link takeHolderLock} on PostgreSQL, any number on a database of one session (PGlite).
+   * A lease stays live while its holder's lock is held by another session (or is the
+   * claimer's own); a lease whose holder's lock is free is claimable at once. Without it
+   * the lease counts until it expires.
+   */
+  holder?: number;
+}
+
+/** A running run's lease, as {@link PostgresRunQueue.leases} reports it. */
+export interface LeaseRecord {
+  runId: string;
+  conversationId: string;
+  /** The claim's owner (the fencing token). */
+  owner: string;
+  /** When it becomes claimable unless renewed, or at once when its holder is `gone`. */
+  expiresAt: Date;
+  /**
+   * `self`: the asking process holds it; `alive`: its holder's lock is held (its process
+   * lives); `gone`: nobody holds that lock (the process ended: claimable now); `unknown`:
+   * claimed without a holder (e.g. through a transaction-mode pooler), the expiry decides.
+   */
+  holder: 'self' | 'alive' | 'gone' | 'unknown';
+}
+
+/** Options of the {@link PostgresRunQueue} constructor. */
+export interface PostgresRunQueueOptions {
+  /**
+   * Commit each claim durably. Default false: a claim commits asynchronously, and one lost
+   * in a crash only leaves its run ready again, unless the database has no WAL writer to
+   * flush it soon after (PGlite): there every claim would be lost with its process, and an
+   * attempt that kills its worker would never be counted.
+   */
+  synchronousClaim?: boolean;
 }
 
 /** Options of {@link PostgresRunQueue.list}. */
@@ -105,6 +146,7 @@ const columns = {
   interactionId: runs.interactionId,
   input: runs.input,
   attempts: runs.attempts,
+  lostAttempts: runs.lostAttempts,
   lastError: runs.lastError,
   leaseOwner: runs.leaseOwner,
   dueAt: runs.dueAt,
@@ -114,7 +156,20 @@ const columns = {
   finishedAt: runs.finishedAt,
 };
 
-type Selected = Omit<RunRow, 'transcript'>;
+type Selected = Omit<RunRow, 'transcript' | 'leaseHolder'>;
+
+/** The first key of every holder lock (two-key advisory locks): "runs" in ASCII. */
+const HOLDER_LOCK_SPACE = 0x72756e73;
+
+/**
+ * True when nobody holds the lock of a run's lease holder and it is not `own` (the asker's):
+ * its process is gone. A shared try-lock, held to the end of the statement's transaction:
+ * it fails only against the holder's exclusive session lock, never against another asker's.
+ */
+function holderGone(own: SQL | Placeholder): SQL {
+  const holder = runs.leaseHolder;
+  return sql`(${holder} is not null and ${holder} is distinct from ${own}::integer and pg_try_advisory_xact_lock_shared(${HOLDER_LOCK_SPACE}, ${holder}))`;
+}
 
 function toRecord(row: Selected): RunRecord {
   const { dueAt, ...rest } = row;
@@ -123,6 +178,44 @@ function toRecord(row: Selected): RunRecord {
     leaseExpiresAt: row.status === 'running' ? dueAt : null,
     readyAt: row.status === 'ready' ? dueAt : null,
   };
+}
+
+/**
+ * Takes a lease-holder lock for the calling process on `session`: a connection of its own
+ * that stays open while the process lives (not a pool's, not through a transaction-mode
+ * pooler). Pass the key it returns as {@link ClaimOptions.holder} in every claim. When the
+ * process dies the server ends its session and frees the lock, and the runs it leased are
+ * claimable at once instead of when their leases expire.
+ *
+ * @param key the key to take again (after the session was replaced); another one is chosen
+ *   when someone else holds it.
+ * @returns the holder key, a positive 31-bit integer.
+ * @throws {ContinuationError} `unavailable` when the database fails.
+ * @example
+ * const session = drizzle({ client: postgres(url, { max: 1 }) });
+ * const holder = await takeHolderLock(session);
+ * await queue.claim({ owner, leaseMs: 60_000, holder });
+ */
+export async function takeHolderLock(session: ContinuationDatabase, key?: number): Promise<number> {
+  for (let tries = 0, wanted = key; tries < 20; tries++, wanted = undefined) {
+    const candidate = wanted ?? randomHolderKey();
+    const [row] = rowsOf(
+      await session
+        .execute(
+          sql`select pg_try_advisory_lock(${HOLDER_LOCK_SPACE}, ${candidate}::integer) as granted`,
+        )
+        .catch((error: unknown) => {
+          throw wrapDatabaseError(error, 'take the lease-holder lock');
+        }),
+    );
+    if (row?.granted === true) return candidate;
+  }
+  throw new ContinuationError('unavailable', 'no free lease-holder lock after 20 tries');
+}
+
+/** A random positive 31-bit integer, a holder key. */
+export function randomHolderKey(): number {
+  return 1 + Math.floor(Math.random() * 0x7ffffffe);
 }
 
 /** The fence of every write a worker makes to its run: still leased to it, still running. */
@@ -146,8 +239,9 @@ function prepareStatements(db: ContinuationDatabase) {
     updatedAt: sql`now()`,
   };
   return lazyStatements({
-    // The claim commits asynchronously: losing it in a crash only makes the run claimable
-    // again, and the fenced terminal write refuses the worker that held it.
+    // The claim commits asynchronously (unless told otherwise): losing it in a crash only
+    // makes the run claimable again, and the fenced terminal write refuses the worker that
+    // held it.
     claim: () =>
       db
         .update(runs)
@@ -156,15 +250,20 @@ function prepareStatements(db: ContinuationDatabase) {
           leaseOwner: sql`${p('owner')}`,
           dueAt: lease,
           attempts: sql`${runs.attempts} + 1`,
+          // SET reads the row as it was: a run taken while running lost its worker.
+          lostAttempts: sql`${runs.lostAttempts} + (${runs.status} = 'running')::int`,
+          leaseHolder: sql`${p('holder')}::integer`,
           updatedAt: sql`now()`,
         })
         .where(
           and(
             eq(
               runs.runId,
-              sql`(select ${runs.runId} from ${runs} where ${runs.status} in ('ready', 'running') and ${runs.dueAt} <= now() and not ${runs.runId} = any(${p('skip')}::text[]) order by ${runs.dueAt}, ${runs.runId} limit 1 for update skip locked)`,
+              // A due run ends the index scan before any holder is looked at; only when none
+              // is due are the live leases' holders tried, in due order.
+              sql`(select ${runs.runId} from ${runs} where ${runs.status} in ('ready', 'running') and (${runs.dueAt} <= now() or (${runs.status} = 'running' and ${holderGone(p('holder'))})) and not ${runs.runId} = any(${p('skip')}::text[]) order by ${runs.dueAt}, ${runs.runId} limit 1 for update skip locked)`,
             ),
-            sql`set_config('synchronous_commit', 'off', true) = 'off'`,
+            sql`set_config('synchronous_commit', ${p('commit')}, true) is not null`,
           ),
         )
         .returning({
@@ -259,9 +358,12 @@ export class PostgresRunQueue {
   readonly #db: ContinuationDatabase;
   readonly #statements: ReturnType<typeof prepareStatements>;
 
-  constructor(db: ContinuationDatabase) {
+  readonly #claimCommit: 'on' | 'off';
+
+  constructor(db: ContinuationDatabase, options: PostgresRunQueueOptions = {}) {
     this.#db = db;
     this.#statements = prepareStatements(db);
+    this.#claimCommit = options.synchronousClaim ? 'on' : 'off';
   }
 
   /** Records a new run, waiting on its first question or already completed. */
@@ -314,9 +416,10 @@ export class PostgresRunQueue {
   }
 
   /**
-   * Takes one claimable run (ready and due, or running with an expired lease), oldest due
-   * first, in one statement: it is leased to `owner` for `leaseMs` and its attempts go up
-   * by one. Concurrent claims never take the same run.
+   * Takes one claimable run (ready and due, or running with an expired lease or a holder
+   * that is gone, see {@link ClaimOptions.holder}), oldest due first, in one statement: it
+   * is leased to `owner` for `leaseMs` and its attempts go up by one (and its lost attempts,
+   * when it was taken from a worker). Concurrent claims never take the same run.
    */
   async claim(options: ClaimOptions): Promise<ClaimedRun | undefined> {
     const [row] = await this.#run('claim a run', () =>
@@ -324,6 +427,8 @@ export class PostgresRunQueue {
         owner: options.owner,
         leaseMs: options.leaseMs,
         skip: [...(options.skip ?? [])],
+        holder: options.holder ?? null,
+        commit: this.#claimCommit,
       }),
     );
     if (!row) return undefined;
@@ -336,18 +441,50 @@ export class PostgresRunQueue {
 
   /**
    * How long until the next run becomes claimable (a retry's backoff or a lease running
-   * out), in milliseconds by the server's clock: 0 when one is claimable now, undefined when
-   * none is ready or running. A wake loop sleeps this long instead of polling blindly.
+   * out), in milliseconds by the server's clock: 0 when one is claimable now (a lease whose
+   * holder is gone included; `holder` is the asking process's, as in {@link claim}),
+   * undefined when none is ready or running. A wake loop sleeps this long instead of
+   * polling blindly.
    */
-  async nextDueInMs(): Promise<number | undefined> {
+  async nextDueInMs(holder?: number): Promise<number | undefined> {
+    const own = sql`${holder ?? null}`;
     const [row] = rowsOf(
       await this.#read('find the next due run', () =>
         this.#db.execute(
-          sql`select ceil(extract(epoch from (min(${runs.dueAt}) - now())) * 1000)::float8 as ms from ${runs} where ${runs.status} in ('ready', 'running')`,
+          sql`select ceil(extract(epoch from (min(case when ${runs.status} = 'running' and ${runs.dueAt} > now() and ${holderGone(own)} then now() else ${runs.dueAt} end) - now())) * 1000)::float8 as ms from ${runs} where ${runs.status} in ('ready', 'running')`,
         ),
       ),
     );
     return row?.ms == null ? undefined : Math.max(0, Number(row.ms));
+  }
+
+  /**
+   * The running runs' leases, soonest claimable first (at most `limit`, default 100), each
+   * with whether its holder lives, as seen by the process whose holder key is `holder`: what
+   * a worker that found nothing to claim can tell about the work others hold.
+   */
+  async leases(options: { holder?: number; limit?: number } = {}): Promise<LeaseRecord[]> {
+    const own = sql`${options.holder ?? null}`;
+    const limit = options.limit !== undefined && options.limit > 0 ? options.limit : 100;
+    const rows = rowsOf(
+      await this.#read('list the leases', () =>
+        this.#db.execute(sql`
+          select ${runs.runId} as run_id, ${runs.conversationId} as conversation_id,
+            ${runs.leaseOwner} as owner, ${runs.dueAt} as expires_at,
+            case when ${runs.leaseHolder} is null then 'unknown'
+              when ${runs.leaseHolder} = ${own}::integer then 'self'
+              when ${holderGone(own)} then 'gone' else 'alive' end as holder
+          from ${runs} where ${runs.status} = 'running'
+          order by ${runs.dueAt}, ${runs.runId} limit ${limit}`),
+      ),
+    );
+    return rows.map((row) => ({
+      runId: String(row.run_id),
+      conversationId: String(row.conversation_id),
+      owner: String(row.owner),
+      expiresAt: new Date(row.expires_at as string | Date),
+      holder: row.holder as LeaseRecord['holder'],
+    }));
   }
 
   /** Extends the lease of a run `owner` holds; false once the lease was taken over. */
@@ -379,6 +516,7 @@ export class PostgresRunQueue {
               interactionId: end.interactionId,
               input: null,
               attempts: 0,
+              lostAttempts: 0,
               lastError: null,
               dueAt: null,
             }
@@ -458,6 +596,30 @@ export class PostgresRunQueue {
   }
 
   /**
+   * Fails a claimed run without counting this claim as an attempt: the attempts before it
+   * used up the limit (each ended with its worker gone, or with an error). Only while
+   * `owner` holds it.
+   * @throws {ContinuationError} `lease_lost` when another worker took the run over.
+   */
+  async giveUp(runId: string, owner: string, error: string): Promise<void> {
+    const rows = await this.#run(`give up run "${runId}"`, () =>
+      this.#db
+        .update(runs)
+        .set({
+          status: 'failed',
+          attempts: sql`${runs.attempts} - 1`,
+          lastError: error,
+          dueAt: null,
+          finishedAt: sql`now()`,
+          updatedAt: sql`now()`,
+        })
+        .where(heldBy(runId, owner))
+        .returning({ runId: runs.runId }),
+    );
+    if (rows.length === 0) throw leaseLost(runId, owner);
+  }
+
+  /**
    * Makes a failed run ready again, with its attempts counted from zero.
    * @throws {ContinuationError} `not_found` for an unknown run, `invalid` for one not failed.
    */
@@ -468,6 +630,7 @@ export class PostgresRunQueue {
         .set({
           status: 'ready',
           attempts: 0,
+          lostAttempts: 0,
           dueAt: sql`now()`,
           finishedAt: null,
           updatedAt: sql`now()`,

@@ -53,7 +53,9 @@ export type SuspensionRow = typeof suspensions.$inferSelect;
  * retry's backoff; running: when its lease expires), so one partial index finds all
  * claimable work and never reads finished or waiting runs. Every index is written on every
  * update of a run (its status changes, so no update is HOT): they are kept few, and
- * partial where a lookup needs only some runs.
+ * partial where a lookup needs only some runs. `lease_holder` names the process that holds
+ * a running run's lease (its advisory lock, see `takeHolderLock`); `lost_attempts` counts
+ * the attempts that ended with their worker gone.
  */
 export const runs = continuationSchema.table(
   'runs',
@@ -66,8 +68,10 @@ export const runs = continuationSchema.table(
     interactionId: text('interaction_id'),
     input: jsonb('input'),
     attempts: integer('attempts').notNull().default(0),
+    lostAttempts: integer('lost_attempts').notNull().default(0),
     lastError: text('last_error'),
     leaseOwner: text('lease_owner'),
+    leaseHolder: integer('lease_holder'),
     dueAt: timestamp('due_at', { withTimezone: true, mode: 'date' }),
     meta: jsonb('meta'),
     transcript: text('transcript'),

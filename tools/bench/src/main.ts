@@ -24,14 +24,23 @@ ratios with each target met or missed; also writes it as JSON (default
 bench-results/latest.json).
 
   --quick   a smoke run: short budgets and smaller tables (numbers are rough)
-  --only    run only these sections: file, pg, askuser, session, wire, runner, queue
+  --only    run only these sections: file, pg, askuser, session, wire, runner, queue, takeover
   --out     where to write the JSON
 
 PostgreSQL: BENCH_DATABASE_URL, else TEST_DATABASE_URL, else
 postgres://postgres@127.0.0.1:5432/postgres. The user must be allowed to CREATE DATABASE:
 the run creates x_bench_<random> and drops it at the end.`;
 
-const SECTIONS = ['file', 'pg', 'askuser', 'session', 'wire', 'runner', 'queue'] as const;
+const SECTIONS = [
+  'file',
+  'pg',
+  'askuser',
+  'session',
+  'wire',
+  'runner',
+  'queue',
+  'takeover',
+] as const;
 type Section = (typeof SECTIONS)[number];
 
 interface Args {
@@ -143,7 +152,7 @@ async function main(): Promise<number> {
     if (on('file')) await benchFileContinuation(ctx);
     if (on('session')) await benchSession(ctx);
     if (on('wire')) await benchWire(ctx);
-    const needsServer = on('pg') || on('askuser') || on('runner') || on('queue');
+    const needsServer = on('pg') || on('askuser') || on('runner') || on('queue') || on('takeover');
     if (needsServer) serverProblem = await probe(url);
     if (needsServer && serverProblem !== undefined) {
       console.error(`
@@ -151,7 +160,7 @@ pnpm bench needs a PostgreSQL server for the Postgres, askuser and runner rows, 
 answers at ${withoutPassword(url)} (${serverProblem}).
 Start one (e.g. \`docker run -d -p 5432:5432 -e POSTGRES_HOST_AUTH_METHOD=trust postgres:16\`)
 or point BENCH_DATABASE_URL at one whose user may CREATE DATABASE; those rows are skipped.`);
-      for (const s of ['pg', 'askuser', 'runner', 'queue'] as const) {
+      for (const s of ['pg', 'askuser', 'runner', 'queue', 'takeover'] as const) {
         if (on(s)) skip(s, 'all rows', `no PostgreSQL server at ${withoutPassword(url)}`);
       }
     } else if (needsServer) {
@@ -191,6 +200,11 @@ or point BENCH_DATABASE_URL at one whose user may CREATE DATABASE; those rows ar
           await queue.benchClaim(ctx, server);
           await queue.benchWakeThroughput(ctx, server);
           await queue.benchApiDuringResume(ctx);
+        }
+        if (on('takeover')) {
+          const takeover = await import('./bench-takeover.js');
+          await takeover.benchTakeoverPostgres(ctx, server);
+          await takeover.benchTakeoverEmbedded(ctx);
         }
       } finally {
         process.off('SIGINT', onSignal);

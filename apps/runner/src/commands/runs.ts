@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import type { RunRecord, RunStatus } from '@x/continuation-postgres';
+import type { LeaseRecord, RunRecord, RunStatus } from '@x/continuation-postgres';
 import { usageError } from '../errors.js';
 import { type Command, globalOptions, withStorage } from './context.js';
 
@@ -17,10 +17,13 @@ export function describeRun(
   run: RunRecord,
   command: (line: string) => string,
   now = Date.now(),
+  holder?: LeaseRecord['holder'],
 ): string {
   const parts = [`${run.runId}  ${run.status.padEnd(9)} [${run.conversationId}]`];
   if (run.attempts) parts.push(`attempt ${run.attempts}`);
-  if (run.status === 'running' && run.leaseExpiresAt) {
+  if (run.status === 'running' && holder === 'gone') {
+    parts.push(`held by ${run.leaseOwner}, whose process is gone: claimable now`);
+  } else if (run.status === 'running' && run.leaseExpiresAt) {
     parts.push(
       `held by ${run.leaseOwner} for ${Math.max(0, Math.round((run.leaseExpiresAt.getTime() - now) / 1000))} s more`,
     );
@@ -60,8 +63,20 @@ export const runs: Command = async (ctx, args) => {
       ...(status === undefined ? {} : { status }),
       ...(limit === undefined ? {} : { limit }),
     });
-    for (const run of list)
-      ctx.out.record({ type: 'run', ...run }, describeRun(run, ctx.out.command));
+    // Whether each lease's holder lives: only the queue can tell (it asks the server).
+    const holders = new Map<string, LeaseRecord['holder']>();
+    if (list.some((run) => run.status === 'running')) {
+      for (const lease of await storage.runs().leases({ limit: 10_000 })) {
+        holders.set(lease.runId, lease.holder);
+      }
+    }
+    for (const run of list) {
+      const holder = holders.get(run.runId);
+      ctx.out.record(
+        { type: 'run', ...run, ...(holder ? { leaseHolder: holder } : {}) },
+        describeRun(run, ctx.out.command, Date.now(), holder),
+      );
+    }
     if (list.length === 0) {
       ctx.out.record({ type: 'none' }, 'no runs match');
     }

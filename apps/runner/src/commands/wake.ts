@@ -1,6 +1,12 @@
 import { parseArgs } from 'node:util';
+import type { LeaseRecord } from '@x/continuation-postgres';
 import { usageError } from '../errors.js';
-import { leasePolicyFromEnv, type Resumed, wake as wakeLoop } from '../executive/index.js';
+import {
+  describeAttempts,
+  leasePolicyFromEnv,
+  type Resumed,
+  wake as wakeLoop,
+} from '../executive/index.js';
 import { modelFromId } from '../model/index.js';
 import { createOutput, labelledLines, type Output, plural } from '../output.js';
 import { postgresCause } from '../storage.js';
@@ -31,12 +37,18 @@ export function reportResumed(out: Output, resumed: Resumed, announced = false):
         `run ${runId} (${conversationId}) attempt ${attempt} failed: ${outcome.error}; it stays answered and is retried in ${Math.ceil(outcome.retryInMs / 1000)} s`,
       );
       return;
-    case 'failed':
-      out.record({ type: 'run-failed', ...base, error: outcome.error });
+    case 'failed': {
+      const { workerGone, errors } = outcome.attempts;
+      out.record({ type: 'run-failed', ...base, error: outcome.error, workerGone, errors });
+      // A give-up's error already counts the attempts.
+      const why = outcome.gaveUp
+        ? outcome.error
+        : `failed after ${plural(attempt, 'attempt')} (${describeAttempts(outcome.attempts)}): ${outcome.error}`;
       out.error(
-        `run ${runId} (${conversationId}) failed after ${plural(attempt, 'attempt')}: ${outcome.error}\n  it stays answered; retry it with: ${out.command(`retry ${runId}`)}`,
+        `run ${runId} (${conversationId}) ${outcome.gaveUp ? 'failed: ' : ''}${why}\n  it stays answered; retry it with: ${out.command(`retry ${runId}`)}`,
       );
       return;
+    }
     case 'lease-lost':
       out.record({ type: 'run-lease-lost', ...base });
       out.error(
@@ -65,6 +77,48 @@ export function reportClaimed(out: Output, claimed: Omit<Resumed, 'outcome'>): v
   out.record(
     { type: 'run-claimed', runId, token, conversationId, attempt, action: answer.action },
     `\nresumed ${what}${attempt > 1 ? `, attempt ${attempt}` : ''}`,
+  );
+}
+
+/**
+ * Says what other workers hold when nothing is left to claim: how many runs, by which
+ * worker (its owner without the claim's suffix: host/pid/worker), and when each becomes
+ * claimable. Nothing when no run is leased.
+ */
+export function reportLeased(out: Output, leases: readonly LeaseRecord[], now = Date.now()): void {
+  if (leases.length === 0) return;
+  const byWorker = new Map<string, { runs: number; holder: LeaseRecord['holder']; at: number }>();
+  for (const lease of leases) {
+    const worker = lease.owner.split('#')[0] ?? lease.owner;
+    const key = `${worker} ${lease.holder}`;
+    const at = lease.holder === 'gone' ? now : lease.expiresAt.getTime();
+    const seen = byWorker.get(key);
+    byWorker.set(key, {
+      runs: (seen?.runs ?? 0) + 1,
+      holder: lease.holder,
+      at: Math.min(seen?.at ?? at, at),
+    });
+  }
+  const workers = [...byWorker].map(([key, v]) => ({
+    worker: key.slice(0, key.lastIndexOf(' ')),
+    runs: v.runs,
+    holder: v.holder,
+    claimableAt: new Date(v.at).toISOString(),
+    claimableInMs: Math.max(0, v.at - now),
+  }));
+  const described = workers.map((w) => {
+    const at = `${w.claimableAt} (in ${Math.ceil(w.claimableInMs / 1000)} s)`;
+    const when =
+      w.holder === 'gone'
+        ? 'its process is gone: claimable now'
+        : w.holder === 'alive'
+          ? `its process lives: claimable when the lease expires unrenewed, at ${at}, or at once if it dies`
+          : `claimed through a pooler, its process cannot be seen: claimable when the lease expires unrenewed, at ${at}`;
+    return `${w.runs} by ${w.worker} (${when})`;
+  });
+  out.record(
+    { type: 'leased', runs: leases.length, workers },
+    `nothing to resume now: ${plural(leases.length, 'run is', 'runs are')} leased: ${described.join('; ')}`,
   );
 }
 
@@ -118,6 +172,7 @@ export const wake: Command = async (ctx, args) => {
         return observer(createOutput({ json: false, stdout: lines }), tags);
       },
       onClaimed: (claimed) => reportClaimed(ctx.out, claimed),
+      onLeased: (leases) => reportLeased(ctx.out, leases),
       onResumed: (done) => {
         resumed++;
         runLines.get(done.runId)?.flush();
@@ -143,8 +198,15 @@ export const wake: Command = async (ctx, args) => {
     storage = outcome.storage;
     process.off('SIGINT', stop);
     process.off('SIGTERM', stop);
-    if (values.once && resumed === 0) {
-      ctx.out.record({ type: 'idle' }, 'nothing to resume: no answered run is ready');
+    if (values.once) {
+      const holder = await storage.leaseHolder();
+      const leases = (await storage.runs().leases(holder === undefined ? {} : { holder })).filter(
+        (lease) => lease.holder !== 'self',
+      );
+      reportLeased(ctx.out, leases);
+      if (resumed === 0 && leases.length === 0) {
+        ctx.out.record({ type: 'idle' }, 'nothing to resume: no answered run is ready');
+      }
     }
     return outcome.failed > 0 && values.once ? 1 : 0;
   } finally {

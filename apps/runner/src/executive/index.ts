@@ -1,6 +1,8 @@
 export { answer, answerBatch } from './answer.js';
 export {
+  type AttemptCounts,
   backoffMs,
+  describeAttempts,
   type LeasePolicy,
   leasePolicyFromEnv,
   type Resumed,

@@ -15,6 +15,7 @@ import {
 } from '../delegate.js';
 import { failureOf } from '../errors.js';
 import { type Model, ModelError } from '../model/model.js';
+import { plural } from '../output.js';
 import { lockFor, type Storage } from '../storage.js';
 import { answerResult } from '../tools.js';
 import {
@@ -83,10 +84,32 @@ export interface Resumed {
         error: string;
         retryInMs: number;
       }
-    /** The attempt failed and no retry is left: `runner retry` makes it ready again. */
-    | { status: 'failed'; runId: string; conversationId: string; error: string }
+    /**
+     * The attempt failed and no retry is left, or (`gaveUp`) the attempts before this claim
+     * used up the limit: `runner retry` makes it ready again. `attempts` says how the
+     * attempts ended.
+     */
+    | {
+        status: 'failed';
+        runId: string;
+        conversationId: string;
+        error: string;
+        attempts: AttemptCounts;
+        gaveUp?: boolean;
+      }
     /** Another worker took the run over (this one stalled past its lease): nothing was written. */
     | { status: 'lease-lost'; runId: string; conversationId: string };
+}
+
+/** How a run's attempts ended: with the worker gone (killed, or stalled past its lease), or with an error. */
+export interface AttemptCounts {
+  workerGone: number;
+  errors: number;
+}
+
+/** `2 ended with the worker gone, 1 with an error`. */
+export function describeAttempts({ workerGone, errors }: AttemptCounts): string {
+  return `${workerGone} ended with the worker gone, ${errors} with an error`;
 }
 
 /** Options of {@link resumeNext}. */
@@ -122,9 +145,13 @@ export async function resumeNext(
 ): Promise<Resumed | undefined> {
   // Unique per claim: it is the fencing token that the run's later writes must present.
   const owner = `${hostname()}/${process.pid}/${options.worker ?? 'w1'}#${++claims}.${randomUUID().slice(0, 8)}`;
-  const claimed = await storage
-    .runs()
-    .claim({ owner, leaseMs: options.policy.leaseMs, skip: options.skip ?? [] });
+  const holder = await storage.leaseHolder();
+  const claimed = await storage.runs().claim({
+    owner,
+    leaseMs: options.policy.leaseMs,
+    skip: options.skip ?? [],
+    ...(holder === undefined ? {} : { holder }),
+  });
   if (!claimed) return undefined;
   return resumeClaimed(storage, claimed, owner, options);
 }
@@ -166,10 +193,17 @@ async function resumeClaimed(
       });
       return report({ status: 'cancelled', ...ids });
     }
-    if (run.attempts > options.policy.maxAttempts) {
-      const error = `gave up after ${options.policy.maxAttempts} attempts: each one ended with its worker gone (the lease expired)`;
-      await runs.fail(runId, owner, error, undefined);
-      return report({ status: 'failed', ...ids, error });
+    // The attempts before this claim used up the limit (usually the last of them with its
+    // worker gone: an error would have failed the run then); this claim is no attempt.
+    const before = run.attempts - 1;
+    if (before >= options.policy.maxAttempts) {
+      const attempts = { workerGone: run.lostAttempts, errors: before - run.lostAttempts };
+      const error = `gave up after ${plural(before, 'attempt')} (${describeAttempts(attempts)}), the limit (RUNNER_MAX_ATTEMPTS=${options.policy.maxAttempts})`;
+      await runs.giveUp(runId, owner, error);
+      return {
+        ...report({ status: 'failed', ...ids, error, attempts, gaveUp: true }),
+        attempt: before,
+      };
     }
     if (delegated) {
       const outcome = await resumeDelegation(storage, claimed, suspension, owner, options);
@@ -355,8 +389,9 @@ async function failAttempt(
   const retryInMs =
     final || run.attempts >= policy.maxAttempts ? undefined : policy.backoffMs(run.attempts);
   await storage.runs().fail(run.runId, owner, message, retryInMs);
+  const attempts = { workerGone: run.lostAttempts, errors: run.attempts - run.lostAttempts };
   return retryInMs === undefined
-    ? { status: 'failed', ...ids, error: message }
+    ? { status: 'failed', ...ids, error: message, attempts }
     : { status: 'retrying', ...ids, error: message, retryInMs };
 }
 

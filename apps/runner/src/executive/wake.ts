@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ASKUSER_ANSWERED_CHANNEL } from '@x/askuser';
+import type { LeaseRecord } from '@x/continuation-postgres';
 import type { Storage } from '../storage.js';
 import { backoffMs, type Resumed, type ResumeOptions, resumeNext } from './resume.js';
 
@@ -11,6 +12,11 @@ export interface WakeOptions extends ResumeOptions {
   concurrency: number;
   /** A claimed run ended this attempt (however it ended). */
   onResumed: (resumed: Resumed) => void;
+  /**
+   * Every worker is idle and the leases of other workers changed: how many runs they hold,
+   * and when each becomes claimable (not in `once` mode).
+   */
+  onLeased?: (leases: LeaseRecord[]) => void;
   /** The database could not be reached; the loop waits `retryInMs` and tries again. */
   onUnavailable: (error: unknown, retryInMs: number) => void;
   /** Resolves to stop the loop after the resumes in flight. */
@@ -80,6 +86,7 @@ export async function wake(
     return reopening;
   };
 
+  let idle = 0;
   const worker = async (index: number) => {
     while (!stopping) {
       // Taken before looking, so that an answer announced while this worker is busy wakes it.
@@ -109,15 +116,27 @@ export async function wake(
         continue;
       }
       if (options.once) return;
+      idle++;
       await Promise.race([woken, sleep(await untilNextDue(using, pollMs))]);
+      idle--;
     }
   };
 
+  const watching = options.once
+    ? undefined
+    : watchLeases(() => storage, {
+        pollMs,
+        stop: options.stop,
+        onGone: poke,
+        allIdle: () => idle === Math.max(1, options.concurrency),
+        onLeased: (leases) => options.onLeased?.(leases),
+      });
   try {
     await Promise.all(
       Array.from({ length: Math.max(1, options.concurrency) }, (_, i) => worker(i + 1)),
     );
   } finally {
+    await watching;
     await unlisten?.();
   }
   return { failed, storage };
@@ -126,8 +145,51 @@ export async function wake(
 // A retry's backoff or an expired lease sends no notification: sleep until the next one is due.
 async function untilNextDue(storage: Storage, pollMs: number): Promise<number> {
   const due = await storage
-    .runs()
-    .nextDueInMs()
+    .leaseHolder()
+    .then((holder) => storage.runs().nextDueInMs(holder))
     .catch(() => undefined);
   return due === undefined ? pollMs : Math.min(pollMs, due + 10);
+}
+
+/** How often the leases of live workers elsewhere are looked at: a dead one's run is taken within this. */
+const TAKEOVER_CHECK_MS = 300;
+
+/**
+ * A worker process that dies sends no notification: while other processes hold leases
+ * whose holders can be seen, look every {@link TAKEOVER_CHECK_MS} whether one of them is
+ * gone (`onGone` wakes the workers to claim its runs); else at the poll interval. Also
+ * tells `onLeased` of the other workers' leases when they changed and this process's
+ * workers are all idle.
+ */
+async function watchLeases(
+  storage: () => Storage,
+  options: {
+    pollMs: number;
+    stop: Promise<void>;
+    onGone: () => void;
+    allIdle: () => boolean;
+    onLeased: (leases: LeaseRecord[]) => void;
+  },
+): Promise<void> {
+  let stopped = false;
+  void options.stop.then(() => {
+    stopped = true;
+  });
+  let said = '';
+  while (!stopped) {
+    const using = storage();
+    const leases = await using
+      .leaseHolder()
+      .then((holder) => using.runs().leases(holder === undefined ? {} : { holder }))
+      .catch(() => undefined);
+    const others = (leases ?? []).filter((lease) => lease.holder !== 'self');
+    if (others.some((lease) => lease.holder === 'gone')) options.onGone();
+    const seen = JSON.stringify(others.map((l) => [l.runId, l.owner, l.holder]));
+    if (leases && seen !== said && options.allIdle()) {
+      said = seen;
+      options.onLeased(others);
+    }
+    const soon = others.some((lease) => lease.holder === 'alive');
+    await Promise.race([sleep(soon ? TAKEOVER_CHECK_MS : options.pollMs), options.stop]);
+  }
 }

@@ -7,8 +7,8 @@ import { withDatabase } from './faults.js';
 import { exactlyOnce, settled } from './load.js';
 
 /**
- * A worker stalls past its lease in the middle of a model call (SIGSTOP): another worker
- * takes the run over and ends it; when the stalled one wakes up (SIGCONT), its write is
+ * A worker stalls past its lease in the middle of a model call (SIGSTOP): its session lives,
+ * so its lease holds until it expires; then another worker takes the run over and ends it; when the stalled one wakes up (SIGCONT), its write is
  * refused and it says so. Exactly one terminal commit per run.
  */
 export async function stalledWorker(tally: Tally): Promise<void> {
@@ -42,6 +42,16 @@ export async function stalledWorker(tally: Tally): Promise<void> {
         }
         slow.proc.child.kill('SIGSTOP');
         tally.faults++;
+        // Stopped, not dead: its session still holds its lease-holder lock, so the lease
+        // counts until it expires.
+        const [held] = (await storage.runs().leases()).filter(
+          (l) => l.conversationId === conversationId,
+        );
+        tally.check(
+          held?.holder === 'alive',
+          () =>
+            `round ${round}: the stopped worker's lease reads ${held?.holder ?? 'absent'}, not alive`,
+        );
         const outcomes = new Outcomes();
         const outcome = outcomes.next(conversationId, 120_000);
         fast = await startWaker(
