@@ -14,6 +14,7 @@ export {
   type ListRunsOptions,
   type NewRun,
   PostgresRunQueue,
+  RUN_RELEASED_CHANNEL,
   type RunEnd,
   type RunRecord,
   type RunStatus,

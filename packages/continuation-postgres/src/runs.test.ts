@@ -11,6 +11,7 @@ import {
   migrate,
   PostgresContinuationStore,
   PostgresRunQueue,
+  RUN_RELEASED_CHANNEL,
 } from './index.js';
 
 const LEASE = 60_000;
@@ -277,6 +278,29 @@ for (const t of await sqlTargets()) {
       await expect(store.markResolved(interactionId)).rejects.toSatisfy((e) =>
         ContinuationError.hasCode(e, 'already_resolved'),
       );
+    });
+
+    it('release notifies RUN_RELEASED_CHANNEL with the run id: a listening worker hears of it at once', async () => {
+      const heard: string[] = [];
+      // postgres.js resolves to { unlisten }, PGlite to the unsubscribe function itself.
+      const client = target.client as unknown as {
+        listen(channel: string, onPayload: (payload: string) => void): Promise<unknown>;
+      };
+      const subscription = await client.listen(RUN_RELEASED_CHANNEL, (p) => heard.push(p));
+      try {
+        const { runId, interactionId } = await waitingRun();
+        await queue.markReady(interactionId, { action: 'accept', content: 'x' });
+        const me = owner();
+        await queue.claim({ owner: me, leaseMs: LEASE });
+        expect(heard).toEqual([]);
+        await queue.release(runId, me);
+        await expect.poll(() => heard, { timeout: 10_000 }).toEqual([runId]);
+        expect(await queue.release(runId, me)).toBe(false);
+      } finally {
+        await (typeof subscription === 'function'
+          ? subscription()
+          : (subscription as { unlisten(): Promise<void> }).unlisten());
+      }
     });
 
     it('release by anyone but the lease owner changes nothing: a worker whose run was taken over, a finished run', async () => {

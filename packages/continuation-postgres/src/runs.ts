@@ -20,6 +20,12 @@ import { type RunRow, runs, suspensions } from './schema.js';
  */
 export type RunStatus = 'running' | 'waiting' | 'ready' | 'completed' | 'cancelled' | 'failed';
 
+/**
+ * The channel {@link PostgresRunQueue.release} notifies (with the run id) when it gives a run
+ * back: a waiting worker that LISTENs to it claims the run at once instead of at its next poll.
+ */
+export const RUN_RELEASED_CHANNEL = 'x_continuation_run_released';
+
 /** The statuses a run never leaves by itself. */
 export const FINISHED_RUN_STATUSES: readonly RunStatus[] = ['completed', 'cancelled', 'failed'];
 
@@ -213,7 +219,10 @@ function prepareStatements(db: ContinuationDatabase) {
           updatedAt: sql`now()`,
         })
         .where(heldBy(p('runId'), p('owner')))
-        .returning({ runId: runs.runId })
+        .returning({
+          runId: runs.runId,
+          notified: sql`pg_notify(${RUN_RELEASED_CHANNEL}, ${runs.runId})`,
+        })
         .prepare('x_runs_release'),
     complete: () =>
       db
@@ -375,7 +384,8 @@ export class PostgresRunQueue {
    * Gives a claimed run back unfinished (its worker is stopping): it is ready and claimable
    * by any worker at once, and the claim that took it no longer counts as an attempt. Only
    * while `owner` holds the lease, which ends with it: every later write of `owner` is
-   * refused, so nothing of the released attempt commits after this.
+   * refused, so nothing of the released attempt commits after this. Notifies
+   * {@link RUN_RELEASED_CHANNEL} when it commits.
    * @returns false when `owner` no longer held the run (taken over, stopped, finished): nothing changed.
    */
   async release(runId: string, owner: string): Promise<boolean> {

@@ -1,7 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ASKUSER_ANSWERED_CHANNEL } from '@x/askuser';
+import { RUN_RELEASED_CHANNEL } from '@x/continuation-postgres';
 import type { Storage } from '../storage.js';
 import { backoffMs, type Resumed, type ResumeOptions, resumeNext } from './resume.js';
+
+/** How long a stopping wake lets the turns in flight finish unless told otherwise. */
+export const DEFAULT_GRACE_MS = 30_000;
 
 /** Options of {@link wake}. */
 export interface WakeOptions extends ResumeOptions {
@@ -13,8 +17,13 @@ export interface WakeOptions extends ResumeOptions {
   onResumed: (resumed: Resumed) => void;
   /** The database could not be reached; the loop waits `retryInMs` and tries again. */
   onUnavailable: (error: unknown, retryInMs: number) => void;
-  /** Resolves to stop the loop after the resumes in flight. */
+  /**
+   * Resolves to stop the loop: nothing more is claimed, and the turns in flight get
+   * `graceMs` to finish before they are cut and their leases released.
+   */
   stop: Promise<void>;
+  /** How long turns in flight may take to finish once `stop` resolved; default 30 s. */
+  graceMs?: number;
   /** How often to look for ready runs when no notification arrives. */
   pollMs?: number;
   /**
@@ -52,12 +61,18 @@ export async function wake(
       wakeUp = resolve;
     });
   };
+  const graceOver = new AbortController();
+  let grace: NodeJS.Timeout | undefined;
+  let ended = false;
   void options.stop.then(() => {
     stopping = true;
     poke();
+    if (!ended) grace = setTimeout(() => graceOver.abort(), options.graceMs ?? DEFAULT_GRACE_MS);
   });
   const listen = () =>
-    storage.listen?.([ASKUSER_ANSWERED_CHANNEL], () => poke()).catch(() => undefined);
+    storage
+      .listen?.([ASKUSER_ANSWERED_CHANNEL, RUN_RELEASED_CHANNEL], () => poke())
+      .catch(() => undefined);
   let unlisten = await listen();
   const pollMs = options.pollMs ?? (storage.listen ? 5_000 : 1_000);
   let outages = 0;
@@ -90,6 +105,7 @@ export async function wake(
         resumed = await resumeNext(using, {
           ...options,
           worker: `w${index}`,
+          graceOver: graceOver.signal,
           ...(options.once ? { skip: [...tried] } : {}),
         });
         outages = 0;
@@ -118,6 +134,8 @@ export async function wake(
       Array.from({ length: Math.max(1, options.concurrency) }, (_, i) => worker(i + 1)),
     );
   } finally {
+    ended = true;
+    clearTimeout(grace);
     await unlisten?.();
   }
   return { failed, storage };
