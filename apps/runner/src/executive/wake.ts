@@ -64,8 +64,12 @@ export async function wake(
   const graceOver = new AbortController();
   let grace: NodeJS.Timeout | undefined;
   let ended = false;
+  // Ends the idle waits at a stop, so that no timer keeps the process up.
+  const halt = new AbortController();
+  const pause = (ms: number) => sleep(ms, undefined, { signal: halt.signal }).catch(() => {});
   void options.stop.then(() => {
     stopping = true;
+    halt.abort();
     poke();
     if (!ended) grace = setTimeout(() => graceOver.abort(), options.graceMs ?? DEFAULT_GRACE_MS);
   });
@@ -113,7 +117,7 @@ export async function wake(
         const wait = backoffMs(outages++);
         options.onUnavailable(error, wait);
         if (options.once) throw error;
-        await Promise.race([sleep(wait), options.stop]);
+        await pause(wait);
         await reopen(using);
         continue;
       }
@@ -125,7 +129,7 @@ export async function wake(
         continue;
       }
       if (options.once) return;
-      await Promise.race([woken, sleep(await untilNextDue(using, pollMs))]);
+      await Promise.race([woken, pause(await untilNextDue(using, pollMs))]);
     }
   };
 
