@@ -6,6 +6,7 @@ import { hostileFiles, hostilePostgres } from './hostile.js';
 import { poolScale, stalledWorker } from './leases.js';
 import { loadScenario } from './load.js';
 import { fileRaces, pgRaces } from './races.js';
+import { stopEmbedded, stopPostgres } from './stop.js';
 
 /** One row of the summary table. */
 export interface Scenario {
@@ -38,6 +39,8 @@ export const scenarios: Scenario[] = [
   { name: 'db fault: server stopped under wake', server: false, run: restartFault },
   { name: 'lease: worker stalled past its lease', server: true, run: stalledWorker },
   { name: 'lease: 3 wakes × 16 workers, pools of 4', server: true, run: poolScale },
+  { name: 'stop: postgres, SIGTERM mid-call', server: true, run: stopPostgres },
+  { name: 'stop: embedded, SIGTERM mid-call', server: false, run: stopEmbedded },
   { name: 'load: suspend → answer → resume', server: true, run: loadScenario },
   { name: 'kill: delegate workers, embedded', server: false, run: delegateEmbedded },
   { name: 'kill: delegate workers, postgres', server: true, run: delegatePostgres },
