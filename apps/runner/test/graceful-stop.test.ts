@@ -71,6 +71,38 @@ describe('graceful stop of wake and serve (embedded default)', { timeout: 300_00
     expect(types).not.toContain('run-released');
   });
 
+  it('serve cut at its grace: the resume in flight is released, serve exits 0, and the next process resumes it at once', async () => {
+    const data = dataDir();
+    const token = await readyRun(data, 'cut-1');
+    const serve = startCli(['serve', '--port', '0', '--data', data, '--json', '--grace', '0s'], {
+      env: { RUNNER_SCRIPTED_DELAY_MS: '5000' },
+    });
+    await waitForOutput(serve, '"type":"listening"');
+    const { url } = JSON.parse(
+      serve.output.stdout.split('\n').find((l) => l.includes('"listening"')) ?? '{}',
+    ) as { url: string };
+    // The hosted wake claims the run and sits in its 5 s model call.
+    for (let i = 0; i < 600; i++) {
+      const recent = (await (await fetch(`${url}api/recent?limit=5`)).json()) as {
+        recent?: Array<{ token: string; run: { status: string } | null }>;
+      };
+      if (recent.recent?.find((q) => q.token === token)?.run?.status === 'running') break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    serve.kill('SIGTERM');
+    const ended = await finished(serve);
+    expect(ended.code, ended.stderr).toBe(0);
+    expect(ended.events.filter((e) => e.type === 'run-released')).toEqual([
+      expect.objectContaining({ token, attempt: 1 }),
+    ]);
+    expect(ended.events.map((e) => e.type)).not.toContain('resumed');
+    // The default lease (60 s) has not expired: only the release lets the next process in.
+    const next = await runCli(['wake', '--once', '--data', data, '--json']);
+    expect(next.events.filter((e) => e.type === 'resumed')).toEqual([
+      expect.objectContaining({ token, attempt: 1, status: 'waiting' }),
+    ]);
+  });
+
   it('--grace takes a duration: anything else is exit 2, and --help explains it', async () => {
     const data = dataDir();
     for (const command of ['wake', 'serve']) {
