@@ -12,7 +12,7 @@ commands:
                                 unattended run until it completes or waits on a person
   answer TOKEN --accept TEXT | --option N | --decline [TEXT] | --cancel
   answer --batch FILE.json      answer pending questions (a batch is all or nothing)
-  wake [--once] [--concurrency N]
+  wake [--once] [--concurrency N] [--grace DURATION]
                                 resume answered runs (the executive's wake loop)
   runs [--conversation C] [--status S]
                                 the recorded runs and how each stands or ended
@@ -112,7 +112,7 @@ prints the token and exits 0 with status "waiting". Answer it with \`runner answ
                   [{"token": "...", "action": "accept", "content": "Lisbon"}, ...]
 Exit 3 when a token is unknown or already answered (nothing is changed). An answer over
 1 MiB encoded is refused (exit 2, nothing is changed): its turn could not be saved again.`,
-  wake: `usage: runner wake [--once] [--concurrency N] [--data DIR] [--json]
+  wake: `usage: runner wake [--once] [--concurrency N] [--grace DURATION] [--data DIR] [--json]
 
 Resumes answered runs. Each ready run is claimed by exactly one worker of one wake process
 (one short statement that sets a lease), resumed with no database transaction open while
@@ -128,7 +128,15 @@ and \`runner retry RUN\`. Waits for answers (LISTEN/NOTIFY on PostgreSQL, pollin
 embedded default) until Ctrl-C; --once resumes what is ready now and exits (1 if an attempt
 failed). When nothing is left to claim but other workers hold runs, both say how many, by
 which worker, and when each becomes claimable (--json: a "leased" event). --concurrency N
-runs N workers (up to 64), also on the embedded default.`,
+runs N workers (up to 64), also on the embedded default.
+
+--grace DURATION  how long a stopping wake lets turns in flight finish (default 30s; e.g.
+                  500ms, 2m, 0s). SIGTERM or Ctrl-C (SIGINT) stops gracefully: nothing more
+                  is claimed, turns in flight may finish within the grace, and a turn still
+                  running then is cut (its model call aborted, nothing of it written) and its
+                  run released, ready at once for another worker without counting an
+                  attempt; then exit 0. A second signal stops at once (exit 128 + the
+                  signal's number); the runs it held are taken over as when it is killed.`,
   runs: `usage: runner runs [--conversation C] [--status S] [--limit N] [--json]
 
 The recorded unattended runs, newest first: status (running, waiting, ready, completed,
@@ -150,7 +158,8 @@ not failed.`,
 Closes every open question of the conversation with the auto-terminated marker, marks its
 saved turns resolved and cancels its runs, atomically. Nothing of it will be resumed (a
 worker running one of its runs has its result refused). Exit 3 for an unknown conversation.`,
-  serve: `usage: runner serve [--port N] [--host ADDR] [--token TOKEN] [--no-wake] [--data DIR] [--json]
+  serve: `usage: runner serve [--port N] [--host ADDR] [--token TOKEN] [--no-wake] [--grace DURATION]
+                    [--data DIR] [--json]
 
 The approval center: a web page at / and a JSON API under /api for answering the pending
 questions of every conversation, live (Server-Sent Events at /api/events). Prints the URL
@@ -165,6 +174,12 @@ embedded default it must, since one process at a time owns the data folder.
 --operator NAME (or RUNNER_OPERATOR) who answers through this server (the person behind
                 the token), recorded with every answer as answeredBy; default: the OS user
                 running serve. \`runner answer\` records the OS user running it.
+--grace DURATION
+                on SIGTERM or Ctrl-C: how long requests and resumes in flight may take to
+                finish (default 30s). New connections are refused and nothing more is
+                claimed at once; then resumes still running are cut and released, as in
+                \`runner wake\`, connections are closed, and serve exits 0. A second
+                signal stops at once.
 
 API: GET /api/pauses?limit=N · GET /api/pauses/TOKEN · POST /api/pauses/TOKEN/answer
 {"action":"accept"|"decline"|"cancel","content":"..."} · POST /api/pauses/answer-batch

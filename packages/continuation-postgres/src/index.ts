@@ -16,6 +16,7 @@ export {
   type NewRun,
   PostgresRunQueue,
   type PostgresRunQueueOptions,
+  RUN_RELEASED_CHANNEL,
   type RunEnd,
   type RunRecord,
   type RunStatus,

@@ -11,6 +11,7 @@ import {
   migrate,
   PostgresContinuationStore,
   PostgresRunQueue,
+  RUN_RELEASED_CHANNEL,
 } from './index.js';
 
 const LEASE = 60_000;
@@ -249,6 +250,76 @@ for (const t of await sqlTargets()) {
       );
       await queue.finish(runId, second, { status: 'completed', messages: [reply] });
       expect((await queue.get(runId))?.status).toBe('completed');
+    });
+
+    it('release by its lease owner makes the run claimable at once, uncounted; the releaser can write nothing after it', async () => {
+      const { runId, interactionId } = await waitingRun();
+      await queue.markReady(interactionId, { action: 'accept', content: 'x' });
+      const first = owner();
+      await queue.claim({ owner: first, leaseMs: LEASE });
+      expect(await queue.release(runId, first)).toBe(true);
+      const released = await queue.get(runId);
+      expect(released).toMatchObject({ status: 'ready', attempts: 0, lastError: null });
+      expect(released?.readyAt?.getTime()).toBeLessThanOrEqual(Date.now() + 1_000);
+      expect(await queue.nextDueInMs()).toBe(0);
+      expect(await queue.renew(runId, first, LEASE)).toBe(false);
+      expect(await queue.release(runId, first), 'released once').toBe(false);
+      const second = owner();
+      const taken = await queue.claim({ owner: second, leaseMs: LEASE });
+      expect(taken?.run).toMatchObject({ runId, attempts: 1, leaseOwner: second });
+      await expect(queue.complete(runId, first, [reply])).rejects.toSatisfy((e) =>
+        ContinuationError.hasCode(e, 'lease_lost'),
+      );
+      await expect(queue.fail(runId, first, 'boom', 10)).rejects.toSatisfy((e) =>
+        ContinuationError.hasCode(e, 'lease_lost'),
+      );
+      await queue.complete(runId, second, [reply]);
+      expect((await queue.get(runId))?.status).toBe('completed');
+      await expect(store.markResolved(interactionId)).rejects.toSatisfy((e) =>
+        ContinuationError.hasCode(e, 'already_resolved'),
+      );
+    });
+
+    it('release notifies RUN_RELEASED_CHANNEL with the run id: a listening worker hears of it at once', async () => {
+      const heard: string[] = [];
+      // postgres.js resolves to { unlisten }, PGlite to the unsubscribe function itself.
+      const client = target.client as unknown as {
+        listen(channel: string, onPayload: (payload: string) => void): Promise<unknown>;
+      };
+      const subscription = await client.listen(RUN_RELEASED_CHANNEL, (p) => heard.push(p));
+      try {
+        const { runId, interactionId } = await waitingRun();
+        await queue.markReady(interactionId, { action: 'accept', content: 'x' });
+        const me = owner();
+        await queue.claim({ owner: me, leaseMs: LEASE });
+        expect(heard).toEqual([]);
+        await queue.release(runId, me);
+        await expect.poll(() => heard, { timeout: 10_000 }).toEqual([runId]);
+        expect(await queue.release(runId, me)).toBe(false);
+      } finally {
+        await (typeof subscription === 'function'
+          ? subscription()
+          : (subscription as { unlisten(): Promise<void> }).unlisten());
+      }
+    });
+
+    it('release by anyone but the lease owner changes nothing: a worker whose run was taken over, a finished run', async () => {
+      const { runId, interactionId } = await waitingRun();
+      await queue.markReady(interactionId, { action: 'accept', content: 'x' });
+      const first = owner();
+      await queue.claim({ owner: first, leaseMs: LEASE });
+      await makeDue(runId);
+      const second = owner();
+      await queue.claim({ owner: second, leaseMs: LEASE });
+      expect(await queue.release(runId, first)).toBe(false);
+      expect(await queue.get(runId)).toMatchObject({
+        status: 'running',
+        leaseOwner: second,
+        attempts: 2,
+      });
+      await queue.finish(runId, second, { status: 'failed', error: 'boom' });
+      expect(await queue.release(runId, second)).toBe(false);
+      expect((await queue.get(runId))?.status).toBe('failed');
     });
 
     it('a claim lost with its commit leaves the run ready: the next worker takes it and the first is refused', async () => {

@@ -20,6 +20,12 @@ import { type RunRow, runs, suspensions } from './schema.js';
  */
 export type RunStatus = 'running' | 'waiting' | 'ready' | 'completed' | 'cancelled' | 'failed';
 
+/**
+ * The channel {@link PostgresRunQueue.release} notifies (with the run id) when it gives a run
+ * back: a waiting worker that LISTENs to it claims the run at once instead of at its next poll.
+ */
+export const RUN_RELEASED_CHANNEL = 'x_continuation_run_released';
+
 /** The statuses a run never leaves by itself. */
 export const FINISHED_RUN_STATUSES: readonly RunStatus[] = ['completed', 'cancelled', 'failed'];
 
@@ -303,6 +309,22 @@ function prepareStatements(db: ContinuationDatabase) {
         .where(heldBy(p('runId'), p('owner')))
         .returning({ runId: runs.runId })
         .prepare('x_runs_renew'),
+    // The attempt the claim counted is taken back: giving a run up is not a failure of it.
+    release: () =>
+      db
+        .update(runs)
+        .set({
+          status: 'ready',
+          dueAt: sql`now()`,
+          attempts: sql`greatest(${runs.attempts} - 1, 0)`,
+          updatedAt: sql`now()`,
+        })
+        .where(heldBy(p('runId'), p('owner')))
+        .returning({
+          runId: runs.runId,
+          notified: sql`pg_notify(${RUN_RELEASED_CHANNEL}, ${runs.runId})`,
+        })
+        .prepare('x_runs_release'),
     complete: () =>
       db
         .update(runs)
@@ -340,6 +362,8 @@ function prepareStatements(db: ContinuationDatabase) {
  *   the worker runs the model.
  * - Every write of a claimed run names its lease owner, and is refused (`lease_lost`) once
  *   another worker took the run over: the worker that lost its lease commits nothing.
+ * - A worker that stops before its turn ends gives the run back with {@link release}: any
+ *   worker may claim it at once, without waiting for the lease to expire.
  * - Pass a transaction handle to write a run with rows of other packages, e.g. making a run
  *   ready in the same transaction as the answer that readies it.
  *
@@ -491,6 +515,21 @@ export class PostgresRunQueue {
   async renew(runId: string, owner: string, leaseMs: number): Promise<boolean> {
     const rows = await this.#run(`renew the lease of run "${runId}"`, () =>
       this.#statements.renew.execute({ runId, owner, leaseMs }),
+    );
+    return rows.length === 1;
+  }
+
+  /**
+   * Gives a claimed run back unfinished (its worker is stopping): it is ready and claimable
+   * by any worker at once, and the claim that took it no longer counts as an attempt. Only
+   * while `owner` holds the lease, which ends with it: every later write of `owner` is
+   * refused, so nothing of the released attempt commits after this. Notifies
+   * {@link RUN_RELEASED_CHANNEL} when it commits.
+   * @returns false when `owner` no longer held the run (taken over, stopped, finished): nothing changed.
+   */
+  async release(runId: string, owner: string): Promise<boolean> {
+    const rows = await this.#run(`release the lease of run "${runId}"`, () =>
+      this.#statements.release.execute({ runId, owner }),
     );
     return rows.length === 1;
   }

@@ -6,11 +6,18 @@ import { plural } from '../output.js';
 import { priorityLabel } from '../serve/views.js';
 import { type Command, globalOptions, withStorage, workerLabel } from './context.js';
 
-/** Parses an age like `30m`, `12h`, `7d` into milliseconds. */
-export function parseAge(text: string): number {
-  const match = /^(\d+)\s*(s|m|h|d|w)$/.exec(text.trim());
-  if (!match) throw usageError(`--older-than takes an age like 30m, 12h or 7d, not "${text}"`);
-  const unit = { s: 1e3, m: 60e3, h: 3600e3, d: 86400e3, w: 604800e3 }[match[2] as 's'];
+/**
+ * Parses an age like `30m`, `12h`, `7d` (or `500ms`) into milliseconds; `flag` and `like`
+ * name the option and its examples in the usage error.
+ */
+export function parseAge(
+  text: string,
+  flag = '--older-than',
+  like = 'an age like 30m, 12h or 7d',
+): number {
+  const match = /^(\d+)\s*(ms|s|m|h|d|w)$/.exec(text.trim());
+  if (!match) throw usageError(`${flag} takes ${like}, not "${text}"`);
+  const unit = { ms: 1, s: 1e3, m: 60e3, h: 3600e3, d: 86400e3, w: 604800e3 }[match[2] as 's'];
   return Number(match[1]) * unit;
 }
 

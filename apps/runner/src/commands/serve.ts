@@ -3,9 +3,9 @@ import { usageError } from '../errors.js';
 import { modelFromId } from '../model/index.js';
 import { osUserName } from '../operator.js';
 import { type Command, globalOptions, withStorage } from './context.js';
-import { reportResumed } from './wake.js';
+import { parseGrace, reportResumed, stopOnSignals } from './wake.js';
 
-/** `runner serve`: the approval center, and (unless --no-wake) the wake loop. */
+/** `runner serve`: the approval center, and (unless --no-wake) the wake loop; stops gracefully. */
 export const serve: Command = async (ctx, args) => {
   const { values } = parseArgs({
     args,
@@ -16,6 +16,7 @@ export const serve: Command = async (ctx, args) => {
       token: { type: 'string' },
       'no-wake': { type: 'boolean' },
       operator: { type: 'string' },
+      grace: { type: 'string' },
     },
   });
   const port = Number(values.port ?? 4319);
@@ -25,6 +26,9 @@ export const serve: Command = async (ctx, args) => {
   const token = values.token ?? (process.env.RUNNER_TOKEN || undefined);
   const { assertServeAllowed, startServe } = await import('../serve/index.js');
   assertServeAllowed(host, token);
+  const graceMs = parseGrace(values.grace);
+  // Before the storage opens: a signal while it opens closes the server as soon as it is up.
+  const stop = stopOnSignals(ctx.out, graceMs);
   return withStorage(ctx, async (storage) => {
     const server = await startServe(storage, {
       host,
@@ -32,21 +36,18 @@ export const serve: Command = async (ctx, args) => {
       token,
       operator: values.operator || process.env.RUNNER_OPERATOR || osUserName(),
       wake: !values['no-wake'],
+      graceMs,
       modelFor: (id) => modelFromId(id || ctx.modelId),
       onResumed: (resumed) => reportResumed(ctx.out, resumed),
       onError: (line) => ctx.out.error(line),
-    });
-    const stopped = new Promise<void>((resolve) => {
-      process.once('SIGINT', resolve);
-      process.once('SIGTERM', resolve);
     });
     ctx.out.record(
       { type: 'listening', url: server.url, where: storage.where, wake: !values['no-wake'] },
       `approval center on ${server.url} (${storage.where}${values['no-wake'] ? '' : ', resuming answered runs'}); Ctrl-C to stop` +
         (token ? '\nopen it once as URL?token=YOUR_TOKEN to sign the browser in' : ''),
     );
-    await stopped;
+    await stop.requested;
     await server.close();
     return 0;
-  });
+  }).finally(() => stop.dispose());
 };

@@ -1,8 +1,10 @@
+import { constants } from 'node:os';
 import { parseArgs } from 'node:util';
 import type { LeaseRecord } from '@x/continuation-postgres';
 import { usageError } from '../errors.js';
 import {
   describeAttempts,
+  DEFAULT_GRACE_MS,
   leasePolicyFromEnv,
   type Resumed,
   wake as wakeLoop,
@@ -11,6 +13,7 @@ import { modelFromId } from '../model/index.js';
 import { createOutput, labelledLines, type Output, plural } from '../output.js';
 import { postgresCause } from '../storage.js';
 import { type Command, globalOptions, observer, report } from './context.js';
+import { parseAge } from './paused-states.js';
 
 /** `accept "Lisbon"`, `decline`: an answer in a few words. */
 function describeAnswer(answer: Resumed['answer']): string {
@@ -53,6 +56,12 @@ export function reportResumed(out: Output, resumed: Resumed, announced = false):
       out.record({ type: 'run-lease-lost', ...base });
       out.error(
         `run ${runId} (${conversationId}): this worker stalled past its lease and another took the run over; nothing of this attempt was written`,
+      );
+      return;
+    case 'released':
+      out.record(
+        { type: 'run-released', ...base },
+        `run ${runId} (${conversationId}) did not finish within the grace: its turn was cut, nothing of it was written, and the run is ready for the next worker`,
       );
       return;
     default:
@@ -123,26 +132,80 @@ export function reportLeased(out: Output, leases: readonly LeaseRecord[], now = 
 }
 
 /** `runner wake [--once] [--concurrency N]`: the executive's wake loop. */
+
+/** `--grace DURATION`: how long a stopping wake lets turns in flight finish (default 30 s). */
+export function parseGrace(text: string | undefined): number {
+  if (text === undefined) return DEFAULT_GRACE_MS;
+  return parseAge(text, '--grace', 'a duration like 30s, 500ms or 2m (0 cuts at once)');
+}
+
+/**
+ * A long-running command's stop on SIGINT or SIGTERM: the first resolves `requested` (claim
+ * nothing more; turns in flight get `graceMs`, then are cut and their leases released); a
+ * second ends the process at once (exit 128 + the signal's number), which the leases keep
+ * safe: its runs are claimable again when they expire, and it can commit nothing.
+ */
+export function stopOnSignals(
+  out: Output,
+  graceMs: number,
+): { requested: Promise<void>; dispose(): void } {
+  let request = () => {};
+  const requested = new Promise<void>((resolve) => {
+    request = resolve;
+  });
+  let signalled = false;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (signalled) {
+      out.record(
+        { type: 'stop-forced', signal },
+        `${signal} again: stopping at once; a run still in flight is taken over as when this process is killed`,
+      );
+      process.exit(128 + (constants.signals[signal] ?? 0));
+    }
+    signalled = true;
+    out.record(
+      { type: 'stop-requested', signal, graceMs },
+      `${signal}: stopping; nothing more is claimed, runs in flight get ${graceMs / 1000} s to finish, then their leases are released (${signal} again stops at once)`,
+    );
+    request();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  return {
+    requested,
+    dispose() {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+    },
+  };
+}
+
+/** `runner wake [--once] [--concurrency N] [--grace DURATION]`: the executive's wake loop. */
 export const wake: Command = async (ctx, args) => {
   const { values } = parseArgs({
     args,
-    options: { ...globalOptions, once: { type: 'boolean' }, concurrency: { type: 'string' } },
+    options: {
+      ...globalOptions,
+      once: { type: 'boolean' },
+      concurrency: { type: 'string' },
+      grace: { type: 'string' },
+    },
   });
   const concurrency = Number(values.concurrency ?? 1);
   if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 64) {
     throw usageError('--concurrency takes a whole number from 1 to 64');
   }
+  const graceMs = parseGrace(values.grace);
   const policy = leasePolicyFromEnv();
+  // Before the storage opens: a signal while it opens stops the wake before it claims.
+  const stop = stopOnSignals(ctx.out, graceMs);
   // Not withStorage: after a database outage the wake loop may swap in a fresh storage,
   // and the one in use at the end is the one to close.
-  let storage = await ctx.open();
+  let storage = await ctx.open().catch((error: unknown) => {
+    stop.dispose();
+    throw error;
+  });
   try {
-    let stop = () => {};
-    const stopped = new Promise<void>((resolve) => {
-      stop = resolve;
-    });
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
     const pollMs = Number(process.env.RUNNER_WAKE_POLL_MS) || undefined;
     if (!values.once) {
       ctx.out.record(
@@ -183,7 +246,8 @@ export const wake: Command = async (ctx, args) => {
         ctx.out.error(
           `database unavailable (${postgresCause(error) ?? (error as Error)?.message ?? error}); retrying in ${Math.round(wait / 1000)}s`,
         ),
-      stop: stopped,
+      stop: stop.requested,
+      graceMs,
       reopen:
         storage.kind === 'postgres'
           ? async () => {
@@ -207,9 +271,13 @@ export const wake: Command = async (ctx, args) => {
       if (resumed === 0 && leases.length === 0) {
         ctx.out.record({ type: 'idle' }, 'nothing to resume: no answered run is ready');
       }
+
+    if (values.once && resumed === 0) {
+      ctx.out.record({ type: 'idle' }, 'nothing to resume: no answered run is ready');
     }
     return outcome.failed > 0 && values.once ? 1 : 0;
   } finally {
     await storage.close();
+    stop.dispose();
   }
 };

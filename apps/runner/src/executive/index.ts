@@ -18,4 +18,4 @@ export {
   type SuspendedTurn,
   suspend,
 } from './suspend.js';
-export { type WakeOptions, wake } from './wake.js';
+export { DEFAULT_GRACE_MS, type WakeOptions, wake } from './wake.js';

@@ -98,7 +98,12 @@ export interface Resumed {
         gaveUp?: boolean;
       }
     /** Another worker took the run over (this one stalled past its lease): nothing was written. */
-    | { status: 'lease-lost'; runId: string; conversationId: string };
+    | { status: 'lease-lost'; runId: string; conversationId: string }
+    /**
+     * The worker stopped and its grace ran out mid-turn: the turn was cut, nothing of it was
+     * written, and the lease was released, so any worker may claim the run at once.
+     */
+    | { status: 'released'; runId: string; conversationId: string };
 }
 
 /** How a run's attempts ended: with the worker gone (killed, or stalled past its lease), or with an error. */
@@ -124,6 +129,11 @@ export interface ResumeOptions {
   worker?: string;
   /** Runs not to claim (those a `--once` pass already tried). */
   skip?: readonly string[];
+  /**
+   * Aborted when a stopping worker's grace is over: the turn in flight is cut (its model
+   * call aborted) and the run's lease released.
+   */
+  graceOver?: AbortSignal;
 }
 
 let claims = 0;
@@ -220,7 +230,7 @@ async function resumeClaimed(
       return report({ status: 'cancelled', ...ids });
     }
     const modelId = (run.meta as { model?: unknown } | null)?.model;
-    const lease = keepLease(storage, runId, owner, options.policy.leaseMs);
+    const lease = keepLease(storage, runId, owner, options.policy.leaseMs, options.graceOver);
     let model: Model;
     let turn: TurnOutcome;
     try {
@@ -235,6 +245,7 @@ async function resumeClaimed(
     } catch (error) {
       await lease.stop();
       if (lease.lost) return report({ status: 'lease-lost', ...ids });
+      if (lease.cut) return report(await releaseCut(storage, claimed, owner));
       return report(await failAttempt(storage, claimed, owner, error, options.policy));
     } finally {
       await lease.stop();
@@ -310,7 +321,7 @@ async function resumeDelegation(
   const token = claimed.run.interactionId ?? '';
   const ids = { runId, conversationId };
   const modelId = (claimed.run.meta as { model?: unknown } | null)?.model;
-  const lease = keepLease(storage, runId, owner, options.policy.leaseMs);
+  const lease = keepLease(storage, runId, owner, options.policy.leaseMs, options.graceOver);
   let model: Model;
   let stored: StoredDelegation;
   let turn: TurnOutcome | undefined;
@@ -358,6 +369,7 @@ async function resumeDelegation(
     if (lease.lost || ContinuationError.hasCode(error, 'lease_lost')) {
       return { status: 'lease-lost', ...ids };
     }
+    if (lease.cut) return releaseCut(storage, claimed, owner);
     return failAttempt(storage, claimed, owner, error, options.policy);
   } finally {
     await lease.stop();
@@ -396,11 +408,38 @@ async function failAttempt(
 }
 
 /**
- * Renews the lease every third of its length while the turn runs; aborts the turn the
- * moment a renewal finds the lease taken over.
+ * Gives back a run whose turn was cut at a stop's grace deadline: claimable by any worker at
+ * once, the attempt uncounted. The cut turn wrote nothing, and the release fences it off.
  */
-function keepLease(storage: Storage, runId: string, owner: string, leaseMs: number) {
+async function releaseCut(
+  storage: Storage,
+  { run }: ClaimedRun,
+  owner: string,
+): Promise<Resumed['outcome']> {
+  const ids = { runId: run.runId, conversationId: run.conversationId };
+  const released = await storage.runs().release(run.runId, owner);
+  return released ? { status: 'released', ...ids } : { status: 'lease-lost', ...ids };
+}
+
+/**
+ * Renews the lease every third of its length while the turn runs; aborts the turn the
+ * moment a renewal finds the lease taken over, or when `graceOver` is aborted (`cut`).
+ */
+function keepLease(
+  storage: Storage,
+  runId: string,
+  owner: string,
+  leaseMs: number,
+  graceOver?: AbortSignal,
+) {
   const controller = new AbortController();
+  let cut = false;
+  const onGraceOver = () => {
+    cut = true;
+    controller.abort(new Error(`run ${runId} was cut: the stopping worker's grace ran out`));
+  };
+  if (graceOver?.aborted) onGraceOver();
+  else graceOver?.addEventListener('abort', onGraceOver, { once: true });
   let lost = false;
   let renewing: Promise<unknown> = Promise.resolve();
   const timer = setInterval(() => {
@@ -420,8 +459,12 @@ function keepLease(storage: Storage, runId: string, owner: string, leaseMs: numb
     get lost() {
       return lost;
     },
+    get cut() {
+      return cut;
+    },
     async stop() {
       clearInterval(timer);
+      graceOver?.removeEventListener('abort', onGraceOver);
       await renewing;
     },
   };

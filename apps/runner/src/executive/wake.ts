@@ -1,8 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ASKUSER_ANSWERED_CHANNEL } from '@x/askuser';
-import type { LeaseRecord } from '@x/continuation-postgres';
+import { type LeaseRecord, RUN_RELEASED_CHANNEL } from '@x/continuation-postgres';
 import type { Storage } from '../storage.js';
 import { backoffMs, type Resumed, type ResumeOptions, resumeNext } from './resume.js';
+
+/** How long a stopping wake lets the turns in flight finish unless told otherwise. */
+export const DEFAULT_GRACE_MS = 30_000;
 
 /** Options of {@link wake}. */
 export interface WakeOptions extends ResumeOptions {
@@ -19,8 +22,13 @@ export interface WakeOptions extends ResumeOptions {
   onLeased?: (leases: LeaseRecord[]) => void;
   /** The database could not be reached; the loop waits `retryInMs` and tries again. */
   onUnavailable: (error: unknown, retryInMs: number) => void;
-  /** Resolves to stop the loop after the resumes in flight. */
+  /**
+   * Resolves to stop the loop: nothing more is claimed, and the turns in flight get
+   * `graceMs` to finish before they are cut and their leases released.
+   */
   stop: Promise<void>;
+  /** How long turns in flight may take to finish once `stop` resolved; default 30 s. */
+  graceMs?: number;
   /** How often to look for ready runs when no notification arrives. */
   pollMs?: number;
   /**
@@ -58,12 +66,22 @@ export async function wake(
       wakeUp = resolve;
     });
   };
+  const graceOver = new AbortController();
+  let grace: NodeJS.Timeout | undefined;
+  let ended = false;
+  // Ends the idle waits at a stop, so that no timer keeps the process up.
+  const halt = new AbortController();
+  const pause = (ms: number) => sleep(ms, undefined, { signal: halt.signal }).catch(() => {});
   void options.stop.then(() => {
     stopping = true;
+    halt.abort();
     poke();
+    if (!ended) grace = setTimeout(() => graceOver.abort(), options.graceMs ?? DEFAULT_GRACE_MS);
   });
   const listen = () =>
-    storage.listen?.([ASKUSER_ANSWERED_CHANNEL], () => poke()).catch(() => undefined);
+    storage
+      .listen?.([ASKUSER_ANSWERED_CHANNEL, RUN_RELEASED_CHANNEL], () => poke())
+      .catch(() => undefined);
   let unlisten = await listen();
   const pollMs = options.pollMs ?? (storage.listen ? 5_000 : 1_000);
   let outages = 0;
@@ -97,6 +115,7 @@ export async function wake(
         resumed = await resumeNext(using, {
           ...options,
           worker: `w${index}`,
+          graceOver: graceOver.signal,
           ...(options.once ? { skip: [...tried] } : {}),
         });
         outages = 0;
@@ -104,7 +123,7 @@ export async function wake(
         const wait = backoffMs(outages++);
         options.onUnavailable(error, wait);
         if (options.once) throw error;
-        await Promise.race([sleep(wait), options.stop]);
+        await pause(wait);
         await reopen(using);
         continue;
       }
@@ -117,7 +136,7 @@ export async function wake(
       }
       if (options.once) return;
       idle++;
-      await Promise.race([woken, sleep(await untilNextDue(using, pollMs))]);
+      await Promise.race([woken, pause(await untilNextDue(using, pollMs))]);
       idle--;
     }
   };
@@ -127,6 +146,7 @@ export async function wake(
     : watchLeases(() => storage, {
         pollMs,
         stop: options.stop,
+        pause,
         onGone: poke,
         allIdle: () => idle === Math.max(1, options.concurrency),
         onLeased: (leases) => options.onLeased?.(leases),
@@ -136,6 +156,8 @@ export async function wake(
       Array.from({ length: Math.max(1, options.concurrency) }, (_, i) => worker(i + 1)),
     );
   } finally {
+    ended = true;
+    clearTimeout(grace);
     await watching;
     await unlisten?.();
   }
@@ -166,6 +188,8 @@ async function watchLeases(
   options: {
     pollMs: number;
     stop: Promise<void>;
+    /** Sleeps, or less when the loop stops (so that no timer keeps the process up). */
+    pause: (ms: number) => Promise<void>;
     onGone: () => void;
     allIdle: () => boolean;
     onLeased: (leases: LeaseRecord[]) => void;
@@ -190,6 +214,6 @@ async function watchLeases(
       options.onLeased(others);
     }
     const soon = others.some((lease) => lease.holder === 'alive');
-    await Promise.race([sleep(soon ? TAKEOVER_CHECK_MS : options.pollMs), options.stop]);
+    await options.pause(soon ? TAKEOVER_CHECK_MS : options.pollMs);
   }
 }

@@ -2,7 +2,13 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { ASKUSER_ANSWERED_CHANNEL, ASKUSER_CREATED_CHANNEL } from '@x/askuser';
 import { type Failure, failureOf, HTTP_STATUS, RunnerError, usageError } from '../errors.js';
-import { leasePolicyFromEnv, type ModelFor, type Resumed, wake } from '../executive/index.js';
+import {
+  DEFAULT_GRACE_MS,
+  leasePolicyFromEnv,
+  type ModelFor,
+  type Resumed,
+  wake,
+} from '../executive/index.js';
 import type { Storage } from '../storage.js';
 import { type ApiContext, handleApi } from './api.js';
 import { HttpError, type HttpErrorCode } from './errors.js';
@@ -45,6 +51,12 @@ export interface ServeOptions {
   operator?: string | null | undefined;
   /** Host the wake loop in this process (default true): one process owns PGlite. */
   wake?: boolean;
+  /**
+   * How long {@link ServeHandle.close} lets the hosted wake's turns and the requests in
+   * flight finish; then turns are cut (their leases released) and connections closed.
+   * Default 30 s.
+   */
+  graceMs?: number;
   /** The model for a resumed run (from its saved model id). */
   modelFor: ModelFor;
   /** A run was resumed by the hosted wake loop. */
@@ -57,7 +69,10 @@ export interface ServeOptions {
 export interface ServeHandle {
   /** Where it listens, e.g. `http://127.0.0.1:4319/`. */
   readonly url: string;
-  /** Stops the server, the event feed and the hosted wake loop (resumes in flight finish). */
+  /**
+   * Stops gracefully: no new connection or claim; requests and resumes in flight get the
+   * grace to finish, then resumes are cut (their leases released) and connections closed.
+   */
   close(): Promise<void>;
 }
 
@@ -153,6 +168,7 @@ export async function startServe(storage: Storage, options: ServeOptions): Promi
   const token = options.token || undefined;
   assertServeAllowed(host, token);
   const onError = options.onError ?? (() => {});
+  const graceMs = options.graceMs ?? DEFAULT_GRACE_MS;
   const hub = new EventHub({
     storage,
     // On PostgreSQL, NOTIFY covers new and answered questions; the poll finds runs
@@ -211,6 +227,7 @@ export async function startServe(storage: Storage, options: ServeOptions): Promi
           `database unavailable (${(error as Error)?.message ?? error}); retrying in ${Math.round(wait / 1000)}s`,
         ),
       stop: stopped,
+      graceMs,
     }).catch((error) => onError(`wake loop stopped: ${(error as Error)?.message ?? error}`));
   }
 
@@ -257,7 +274,12 @@ export async function startServe(storage: Storage, options: ServeOptions): Promi
     }
   };
 
+  let closing = false;
   const server = createServer((req, res) => {
+    // While closing, a keep-alive connection is closed as soon as its response is sent.
+    res.once('finish', () => {
+      if (closing) server.closeIdleConnections();
+    });
     void handle(req, res);
   });
   const port = options.port ?? 4319;
@@ -284,11 +306,13 @@ export async function startServe(storage: Storage, options: ServeOptions): Promi
     url: `http://${shown}:${address.port}/`,
     async close() {
       stopWake();
+      closing = true;
       await hub.close();
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      const cut = setTimeout(() => server.closeAllConnections(), graceMs);
+      await closed;
+      clearTimeout(cut);
       await wakeLoop;
       await unlisten?.();
     },

@@ -7,6 +7,7 @@ import { poolScale, stalledWorker } from './leases.js';
 import { loadScenario } from './load.js';
 import { fileRaces, pgRaces } from './races.js';
 import { takeoverEmbedded, takeoverPostgres } from './takeover.js';
+import { stopEmbedded, stopPostgres } from './stop.js';
 
 /** One row of the summary table. */
 export interface Scenario {
@@ -41,6 +42,8 @@ export const scenarios: Scenario[] = [
   { name: 'lease: 3 wakes × 16 workers, pools of 4', server: true, run: poolScale },
   { name: 'takeover: wake SIGKILLed mid-call, postgres', server: true, run: takeoverPostgres },
   { name: 'takeover: wake SIGKILLed mid-call, embedded', server: false, run: takeoverEmbedded },
+  { name: 'stop: postgres, SIGTERM mid-call', server: true, run: stopPostgres },
+  { name: 'stop: embedded, SIGTERM mid-call', server: false, run: stopEmbedded },
   { name: 'load: suspend → answer → resume', server: true, run: loadScenario },
   { name: 'kill: delegate workers, embedded', server: false, run: delegateEmbedded },
   { name: 'kill: delegate workers, postgres', server: true, run: delegatePostgres },
