@@ -3,8 +3,8 @@ import { parseArgs } from 'node:util';
 import type { LeaseRecord } from '@x/continuation-postgres';
 import { usageError } from '../errors.js';
 import {
-  describeAttempts,
   DEFAULT_GRACE_MS,
+  describeAttempts,
   leasePolicyFromEnv,
   type Resumed,
   wake as wakeLoop,
@@ -260,8 +260,6 @@ export const wake: Command = async (ctx, args) => {
           : undefined,
     });
     storage = outcome.storage;
-    process.off('SIGINT', stop);
-    process.off('SIGTERM', stop);
     if (values.once) {
       const holder = await storage.leaseHolder();
       const leases = (await storage.runs().leases(holder === undefined ? {} : { holder })).filter(
@@ -271,9 +269,6 @@ export const wake: Command = async (ctx, args) => {
       if (resumed === 0 && leases.length === 0) {
         ctx.out.record({ type: 'idle' }, 'nothing to resume: no answered run is ready');
       }
-
-    if (values.once && resumed === 0) {
-      ctx.out.record({ type: 'idle' }, 'nothing to resume: no answered run is ready');
     }
     return outcome.failed > 0 && values.once ? 1 : 0;
   } finally {

@@ -6,8 +6,8 @@ import { hostileFiles, hostilePostgres } from './hostile.js';
 import { poolScale, stalledWorker } from './leases.js';
 import { loadScenario } from './load.js';
 import { fileRaces, pgRaces } from './races.js';
-import { takeoverEmbedded, takeoverPostgres } from './takeover.js';
 import { stopEmbedded, stopPostgres } from './stop.js';
+import { takeoverEmbedded, takeoverPostgres } from './takeover.js';
 
 /** One row of the summary table. */
 export interface Scenario {
