@@ -3,6 +3,8 @@ import { hostname } from 'node:os';
 import { type ResumeAnswer, resumeAnswerSchema } from '@x/askuser';
 import { ContinuationError, resumeMessages, type Suspension } from '@x/continuation';
 import type { ClaimedRun } from '@x/continuation-postgres';
+import { SessionError } from '@x/session';
+import type { ToolUseBlock } from '@x/wire';
 import { runTurn, type TurnObserver, type TurnOutcome } from '../agent.js';
 import {
   allFinished,
@@ -14,7 +16,7 @@ import {
 } from '../delegate.js';
 import { type Model, ModelError } from '../model/model.js';
 import { lockFor, type Storage } from '../storage.js';
-import { answerResult } from '../tools.js';
+import { answerResult, DELEGATE_TOOL, isHumanTool } from '../tools.js';
 import {
   answersOf,
   isDelegation,
@@ -157,6 +159,12 @@ async function resumeClaimed(
   });
   const runs = storage.runs();
   try {
+    const refusal = unresumable(claimed);
+    if (refusal !== undefined) {
+      // Resuming it would pair the answer with a turn this runner does not know: fail, never retry.
+      await runs.fail(runId, owner, refusal, undefined);
+      return report({ status: 'failed', ...ids, error: refusal });
+    }
     if (!suspension) {
       await runs.finish(runId, owner, {
         status: 'cancelled',
@@ -209,6 +217,37 @@ async function resumeClaimed(
       return report({ status: 'lease-lost', ...ids });
     throw error;
   }
+}
+
+/**
+ * Why this runner cannot resume a claimed run's saved turn: the record was written by a newer
+ * version (or cannot be read), or the turn waits on a tool this runner does not offer (one
+ * removed since, or added by a newer version); undefined when it can.
+ */
+function unresumable({ suspension, unreadable }: ClaimedRun): string | undefined {
+  if (unreadable) {
+    return unreadable.code === 'unsupported_version'
+      ? writtenByNewer(unreadable)
+      : `its saved turn cannot be read (${withoutOrigin(unreadable)}); it is not resumed`;
+  }
+  if (!suspension) return undefined;
+  const tool =
+    suspension.toolName ??
+    suspension.assistant.content.find(
+      (b): b is ToolUseBlock => b.type === 'tool_use' && b.id === suspension.toolUseId,
+    )?.name;
+  if (tool === undefined || isHumanTool(tool) || tool === DELEGATE_TOOL) return undefined;
+  return `tool "${tool}" is not offered by this runner: the saved turn waits on it, so it is not resumed`;
+}
+
+/** An error's message without the package's "[@x/...]" origin, to quote in a run's reason. */
+function withoutOrigin(error: Error): string {
+  return error.message.replace(/^\[@x\/[\w-]+\] /, '');
+}
+
+/** The reason of a run whose saved turn or state has a version newer than this code reads. */
+function writtenByNewer(error: Error): string {
+  return `its saved turn was written by a newer version of the runner (${withoutOrigin(error)}); it is not resumed`;
 }
 
 /** The fenced terminal write of a turn that reached a terminal state. */
@@ -335,9 +374,17 @@ async function failAttempt(
   error: unknown,
   policy: LeasePolicy,
 ): Promise<Resumed['outcome']> {
-  const message = error instanceof Error ? error.message : String(error);
+  // A record written by a newer version stays unreadable however often it is tried.
+  const newer =
+    ContinuationError.hasCode(error, 'unsupported_version') ||
+    SessionError.hasCode(error, 'unsupported_version');
+  const message = newer
+    ? writtenByNewer(error)
+    : error instanceof Error
+      ? error.message
+      : String(error);
   const ids = { runId: run.runId, conversationId: run.conversationId };
-  const final = error instanceof ModelError && !error.retryable;
+  const final = newer || (error instanceof ModelError && !error.retryable);
   const retryInMs =
     final || run.attempts >= policy.maxAttempts ? undefined : policy.backoffMs(run.attempts);
   await storage.runs().fail(run.runId, owner, message, retryInMs);
