@@ -160,7 +160,8 @@ async function resumeClaimed(
   const runs = storage.runs();
   try {
     const refusal = unresumable(claimed);
-    if (refusal !== undefined) {
+    // A cancel resumes nothing: it only needs a readable continuation to mark resolved.
+    if (refusal !== undefined && (claimed.unreadable || answer.action !== 'cancel')) {
       // Resuming it would pair the answer with a turn this runner does not know: fail, never retry.
       await runs.fail(runId, owner, refusal, undefined);
       return report({ status: 'failed', ...ids, error: refusal });
