@@ -14,22 +14,31 @@ const ROUNDS = knob('RELIABILITY_FIRST_USE_ROUNDS', 20, 1);
 const BARRIER = fileURLToPath(new URL('../children/barrier.js', import.meta.url));
 const require = createRequire(import.meta.url);
 
-/** One process of a round: its command line, the exit code it must give, and what it gave. */
-interface Outcome {
+/** One command of a round: its command line and the exit code it must give. */
+interface Command {
   args: string[];
   expected: number;
+}
+
+/** One process of a round and what it gave. */
+interface Outcome extends Command {
   pid: number | undefined;
   code: number | null;
+  stdout: string;
   stderr: string;
 }
 
+// `serve` runs until stopped: it is stopped (SIGINT) once it prints the URL it listens on.
+const serves = (args: string[]) => args[0] === 'serve';
+const LISTENING = 'http://127.0.0.1:';
+
 /**
  * Sixteen commands of every kind that opens storage: six `exec`, three `migrate`, three
- * `wake --once`, two `answer` of a token that does not exist (exit 3, after migrating) and
- * two `paused-states list`.
+ * `wake --once`, two `answer` of a token that does not exist (exit 3, after migrating), a
+ * `paused-states list` and a `serve`.
  */
-function commands(round: number, extra: string[]): Array<{ args: string[]; expected: number }> {
-  const list: Array<{ args: string[]; expected: number }> = [];
+function commands(round: number, extra: string[]): Command[] {
+  const list: Command[] = [];
   for (let i = 0; i < 6; i++) {
     const conversation = `first-use-${round}-${i}`;
     list.push({
@@ -41,7 +50,8 @@ function commands(round: number, extra: string[]): Array<{ args: string[]; expec
   for (let i = 0; i < 3; i++) list.push({ args: ['wake', '--once'], expected: 0 });
   for (let i = 0; i < 2; i++)
     list.push({ args: ['answer', 'no-such-token', '--accept', 'x'], expected: 3 });
-  for (let i = 0; i < 2; i++) list.push({ args: ['paused-states', 'list'], expected: 0 });
+  list.push({ args: ['paused-states', 'list'], expected: 0 });
+  list.push({ args: ['serve', '--port', '0'], expected: 0 });
   return list.map(({ args, expected }) => ({ args: [...args, ...extra], expected }));
 }
 
@@ -49,10 +59,7 @@ function commands(round: number, extra: string[]): Array<{ args: string[]; expec
  * Starts every command as a runner process held at one barrier (children/barrier.ts) once
  * its modules are loaded, releases them together, and waits for them all.
  */
-async function atOneBarrier(
-  list: Array<{ args: string[]; expected: number }>,
-  env: NodeJS.ProcessEnv,
-): Promise<Outcome[]> {
+async function atOneBarrier(list: Command[], env: NodeJS.ProcessEnv): Promise<Outcome[]> {
   const dir = mkdtempSync(join(tmpdir(), 'x-rel-barrier-'));
   try {
     const procs: RunnerProcess[] = list.map(({ args }) =>
@@ -64,12 +71,21 @@ async function atOneBarrier(
       await sleep(10);
     }
     writeFileSync(join(dir, 'go'), '');
-    const codes = await Promise.all(procs.map((p) => p.done));
+    const codes = await Promise.all(
+      procs.map(async (p, i) => {
+        if (serves(list[i]!.args)) {
+          while (!p.stdout.includes(LISTENING) && p.child.exitCode === null) await sleep(50);
+          p.child.kill('SIGINT');
+        }
+        return p.done;
+      }),
+    );
     return list.map(({ args, expected }, i) => ({
       args,
       expected,
       pid: procs[i]!.child.pid,
       code: codes[i] ?? null,
+      stdout: procs[i]!.stdout,
       stderr: procs[i]!.stderr,
     }));
   } finally {
@@ -79,6 +95,12 @@ async function atOneBarrier(
 
 const shown = (o: Outcome) =>
   `runner ${o.args.join(' ')} exited ${o.code}: ${o.stderr.trim().split('\n').slice(0, 3).join(' | ')}`;
+
+/** The process did what its command does: the exit code, no stack, `serve` listened. */
+const worked = (o: Outcome) =>
+  o.code === o.expected &&
+  !/SQLSTATE|\n\s+at /.test(o.stderr) &&
+  (!serves(o.args) || o.stdout.includes(LISTENING));
 
 /** The number of migrations in a package's drizzle journal. */
 function migrationsOf(pkg: string): number {
@@ -107,7 +129,7 @@ export async function firstUsePostgres(tally: Tally): Promise<void> {
       tally.faults++;
       for (const o of outcomes) {
         tally.cases++;
-        tally.check(o.code === o.expected && !/SQLSTATE|\n\s+at /.test(o.stderr), () => shown(o));
+        tally.check(worked(o), () => shown(o));
       }
       for (const [pkg, schema] of packages) {
         const [row] = await sql.unsafe(
@@ -148,12 +170,12 @@ export async function firstUseEmbedded(tally: Tally): Promise<void> {
       const outcomes = await atOneBarrier(commands(round, ['--data', data]), {});
       tally.faults++;
       const pids = new Map(outcomes.map((o) => [String(o.pid), o.args[0]]));
-      let worked = 0;
+      let succeeded = 0;
       let execs = 0;
       for (const o of outcomes) {
         tally.cases++;
-        if (o.code === o.expected && !/SQLSTATE|\n\s+at /.test(o.stderr)) {
-          worked++;
+        if (worked(o)) {
+          succeeded++;
           if (o.args[0] === 'exec') execs++;
           continue;
         }
@@ -164,7 +186,7 @@ export async function firstUseEmbedded(tally: Tally): Promise<void> {
           () => `round ${round}: ${shown(o)}`,
         );
       }
-      tally.check(worked > 0, () => `round ${round}: no process got the data folder`);
+      tally.check(succeeded > 0, () => `round ${round}: no process got the data folder`);
       tally.check(
         !existsSync(join(data, 'runner.lock')),
         () => `round ${round}: the lock file was left behind`,
