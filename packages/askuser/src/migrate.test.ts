@@ -1,4 +1,10 @@
-import { openServerTarget, type SqlTarget, serverForTests, sqlTargets } from '@internal/pg-test';
+import {
+  openServerTarget,
+  refusedMigration,
+  type SqlTarget,
+  serverForTests,
+  sqlTargets,
+} from '@internal/pg-test';
 import { sql } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
@@ -28,6 +34,17 @@ for (const spec of await sqlTargets()) {
       expect(error.sqlState).toBe('42P01');
       expect(error.message).toContain('run migrate(db)');
       expect(error.cause).toBeDefined();
+    });
+
+    it("a migration the server refuses is unavailable, naming the package, the migration and the server's message", async () => {
+      await migrate(target.db);
+      const error = await refusedMigration(target.db, migrate, 'x_askuser.__migrations');
+      expect(AskUserError.hasCode(error, 'unavailable')).toBe(true);
+      expect(error).toMatchObject({
+        sqlState: '42P06',
+        message:
+          '[@x/askuser] migrating @x/askuser failed: migration 0000_paused_states (drizzle/0000_paused_states.sql): schema "aura" already exists (SQLSTATE 42P06)',
+      });
     });
 
     it('is idempotent and records its migrations in its own table', async () => {

@@ -14,7 +14,8 @@ export const MIGRATIONS_TABLE = '__migrations';
  * safe from several processes at once (an advisory lock serialises them); works over
  * postgres.js, PGlite and a transaction handle.
  *
- * @throws {AskUserError} `unavailable` when the database fails.
+ * @throws {AskUserError} `unavailable` when the database fails; a migration the server refuses
+ *   is named in the message with the server's words, its SQLSTATE in `sqlState`.
  * @example
  * const db = drizzle({ client: postgres(process.env.DATABASE_URL!) });
  * await migrate(db);
@@ -24,6 +25,6 @@ export async function migrate(db: AskUserDatabase): Promise<void> {
   // The lock key "asku" serialises concurrent migrate() calls of this package.
   const lockKey = 0x61736b75;
   await applyMigrations(db, { folder, schema: MIGRATIONS_SCHEMA, lockKey }).catch((error) => {
-    throw wrapDatabaseError(error, 'migrate');
+    throw wrapDatabaseError(error, 'migrating @x/askuser');
   });
 }

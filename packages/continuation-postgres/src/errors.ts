@@ -1,9 +1,10 @@
 import { ContinuationError } from '@x/continuation';
-import { failureReason } from '@x/postgres-kit';
+import { failureReason, sqlStateOf } from '@x/postgres-kit';
 
 /**
  * Normalises a database failure to the interface's `unavailable` code (the reason in the
- * message, the driver error kept as `cause`); our own errors pass through.
+ * message, the SQLSTATE in `sqlState`, the driver error kept as `cause`); our own errors pass
+ * through.
  */
 export function wrapDatabaseError(
   error: unknown,
@@ -12,8 +13,10 @@ export function wrapDatabaseError(
 ): ContinuationError {
   if (ContinuationError.is(error)) return error;
   const reason = failureReason(error, 'the x_continuation.suspensions table is missing');
+  const sqlState = sqlStateOf(error);
   return new ContinuationError('unavailable', `${doing} failed: ${reason}`, {
     ...(interactionId === undefined ? {} : { interactionId }),
+    ...(sqlState === undefined ? {} : { sqlState }),
     cause: error,
   });
 }

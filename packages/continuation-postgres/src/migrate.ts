@@ -14,7 +14,8 @@ export const MIGRATIONS_TABLE = '__migrations';
  * once (an advisory lock serialises them); works over postgres.js, PGlite and a
  * transaction handle. No other call of this package creates tables.
  *
- * @throws {ContinuationError} `unavailable` when the database fails.
+ * @throws {ContinuationError} `unavailable` when the database fails; a migration the server
+ *   refuses is named in the message with the server's words, its SQLSTATE in `sqlState`.
  * @example
  * const db = drizzle({ client: postgres(process.env.DATABASE_URL!) });
  * await migrate(db);
@@ -24,6 +25,6 @@ export async function migrate(db: ContinuationDatabase): Promise<void> {
   // The lock key "cont" serialises concurrent migrate() calls of this package.
   const lockKey = 0x636f6e74;
   await applyMigrations(db, { folder, schema: MIGRATIONS_SCHEMA, lockKey }).catch((error) => {
-    throw wrapDatabaseError(error, 'migrate');
+    throw wrapDatabaseError(error, 'migrating @x/continuation-postgres');
   });
 }

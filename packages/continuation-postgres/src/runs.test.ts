@@ -82,6 +82,22 @@ for (const t of await sqlTargets()) {
       expect(await queue.claim({ owner: owner(), leaseMs: LEASE })).toBeUndefined();
     });
 
+    it('a continuation written by a newer version is claimed as unreadable (never thrown, never misread), so the run can be failed', async () => {
+      const { runId, interactionId } = await waitingRun();
+      await db.execute(
+        sql`update x_continuation.suspensions set record = jsonb_set(record::jsonb, '{version}', '99')::text where interaction_id = ${interactionId}`,
+      );
+      await queue.markReady(interactionId, { action: 'accept', content: 'Lisbon' });
+      const me = owner();
+      const claimed = await queue.claim({ owner: me, leaseMs: LEASE });
+      expect(claimed?.run).toMatchObject({ runId, status: 'running', leaseOwner: me });
+      expect(claimed?.suspension).toBeUndefined();
+      expect(claimed?.unreadable).toMatchObject({ code: 'unsupported_version', interactionId });
+      expect(claimed?.unreadable?.message).toContain('version 99');
+      await queue.fail(runId, me, claimed?.unreadable?.message ?? '', undefined);
+      expect(await queue.claim({ owner: owner(), leaseMs: LEASE })).toBeUndefined();
+    });
+
     it('a claim skips the runs it is told to', async () => {
       const a = await waitingRun('a');
       const b = await waitingRun('b');

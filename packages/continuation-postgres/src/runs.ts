@@ -77,8 +77,16 @@ export interface NewRun {
 export interface ClaimedRun {
   /** Now `running`, leased to the claiming worker, `attempts` counted. */
   run: RunRecord;
-  /** The continuation to resume, or undefined when it is gone or was resolved by another route. */
+  /**
+   * The continuation to resume, or undefined when it is gone, was resolved by another route,
+   * or cannot be read (then {@link ClaimedRun.unreadable} says why).
+   */
   suspension: Suspension | undefined;
+  /**
+   * Why the stored continuation cannot be read: `unsupported_version` (written by newer code)
+   * or `invalid`. The run is claimed all the same, so that the caller fails it with this reason.
+   */
+  unreadable?: ContinuationError;
 }
 
 /** How a claimed run ends, as {@link PostgresRunQueue.finish} records it. */
@@ -443,7 +451,9 @@ export class PostgresRunQueue {
    * Takes one claimable run (ready and due, or running with an expired lease or a holder
    * that is gone, see {@link ClaimOptions.holder}), oldest due first, in one statement: it
    * is leased to `owner` for `leaseMs` and its attempts go up by one (and its lost attempts,
-   * when it was taken from a worker). Concurrent claims never take the same run.
+   * when it was taken from a worker). Concurrent claims never take the same run. A
+   * continuation that cannot be read (a newer version's record) does not throw: it comes
+   * back as `unreadable`.
    */
   async claim(options: ClaimOptions): Promise<ClaimedRun | undefined> {
     const [row] = await this.#run('claim a run', () =>
@@ -457,10 +467,16 @@ export class PostgresRunQueue {
     );
     if (!row) return undefined;
     const { record, ...run } = row as Selected & { record: string | null };
-    return {
-      run: toRecord(run),
-      suspension: record === null ? undefined : decodeRecord(run.interactionId ?? '', record),
-    };
+    if (record === null) return { run: toRecord(run), suspension: undefined };
+    try {
+      return { run: toRecord(run), suspension: decodeRecord(run.interactionId ?? '', record) };
+    } catch (error) {
+      // Thrown, it would leave the run leased to come back at every lease expiry.
+      if (ContinuationError.is(error)) {
+        return { run: toRecord(run), suspension: undefined, unreadable: error };
+      }
+      throw error;
+    }
   }
 
   /**

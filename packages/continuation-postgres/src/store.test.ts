@@ -1,4 +1,4 @@
-import { type SqlTarget, sqlTargets } from '@internal/pg-test';
+import { refusedMigration, type SqlTarget, sqlTargets } from '@internal/pg-test';
 import { ContinuationError } from '@x/continuation';
 import { describeContinuationStore, sampleSuspension } from '@x/continuation/testing';
 import { sql } from 'drizzle-orm';
@@ -87,6 +87,16 @@ for (const t of await sqlTargets()) {
           await db.execute(sql`select to_regclass('drizzle.__drizzle_migrations')::text as t`),
         );
         expect(drizzleDefault[0]?.t ?? null).toBeNull();
+      });
+
+      it("a migration the server refuses is unavailable, naming the package, the migration and the server's message", async () => {
+        const error = await refusedMigration(db, migrate, 'x_continuation.__migrations');
+        expect(ContinuationError.hasCode(error, 'unavailable')).toBe(true);
+        expect(error).toMatchObject({
+          sqlState: '42P07',
+          message:
+            '[@x/continuation] migrating @x/continuation-postgres failed: migration 0000_suspensions (drizzle/0000_suspensions.sql): relation "suspensions" already exists (SQLSTATE 42P07)',
+        });
       });
     });
 

@@ -30,6 +30,8 @@ export interface ContinuationErrorOptions {
   interactionId?: string;
   /** For `invalid`: the (snake_case or camelCase) path of the first bad field, e.g. `messages[2].content`. */
   field?: string;
+  /** For `unavailable`: the SQLSTATE a database reported, e.g. `42P07` or `57P01`. */
+  sqlState?: string;
   /** The original failure. */
   cause?: unknown;
 }
@@ -52,6 +54,8 @@ export class ContinuationError extends Error {
   readonly code: ContinuationErrorCode;
   readonly interactionId: string | undefined;
   readonly field: string | undefined;
+  /** The SQLSTATE of a database failure, when the database gave one. */
+  readonly sqlState: string | undefined;
 
   constructor(
     code: ContinuationErrorCode,
@@ -65,6 +69,7 @@ export class ContinuationError extends Error {
     this.code = code;
     this.interactionId = options.interactionId;
     this.field = options.field;
+    this.sqlState = options.sqlState;
   }
 
   /** True for a `ContinuationError`, also one thrown by another installed copy of this package. */

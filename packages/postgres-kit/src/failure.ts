@@ -1,3 +1,5 @@
+import { MigrationError } from './migration-error.js';
+
 /**
  * The SQLSTATE of a driver error, also when drizzle wrapped it (`DrizzleQueryError.cause`).
  * Only a five-character SQLSTATE counts: never the message text, never a Node errno.
@@ -17,6 +19,7 @@ export function sqlStateOf(error: unknown): string | undefined {
 
 /**
  * Why a database call failed, as the end of a sentence for a store's `unavailable` error:
+ * a failed migration says which and the server's message (a {@link MigrationError}'s `reason`),
  * a missing schema or table says to run `migrate(db)`, a failure without a SQLSTATE is the
  * connection (with the driver's own words, e.g. a PGlite folder that does not exist), any
  * other names its SQLSTATE.
@@ -27,6 +30,7 @@ export function sqlStateOf(error: unknown): string | undefined {
  * throw new SessionError('unavailable', `reading failed: ${reason}`, { cause: error });
  */
 export function failureReason(error: unknown, missing: string): string {
+  if (MigrationError.is(error)) return error.reason;
   const state = sqlStateOf(error);
   if (state === '42P01' || state === '3F000') return `${missing}; run migrate(db) first`;
   if (state === undefined) {
@@ -36,7 +40,7 @@ export function failureReason(error: unknown, missing: string): string {
 }
 
 /** The message of the deepest `cause` (drizzle wraps the driver's error), for a human. */
-function innermostMessage(error: unknown): string {
+export function innermostMessage(error: unknown): string {
   let message = String(error);
   let current: unknown = error;
   for (let depth = 0; depth < 4 && typeof current === 'object' && current !== null; depth++) {

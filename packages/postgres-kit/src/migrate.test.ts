@@ -3,7 +3,13 @@ import { sql } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { applyMigrations, rowsOf, type StoreDatabase } from './index.js';
+import {
+  applyMigrations,
+  failureReason,
+  MigrationError,
+  rowsOf,
+  type StoreDatabase,
+} from './index.js';
 
 const folder = new URL('../test/fixtures/migrations', import.meta.url);
 const options = { folder, schema: 'x_kit_test', lockKey: 0x6b697474 };
@@ -37,6 +43,28 @@ for (const spec of await sqlTargets()) {
         ),
       );
       expect(columns.map((r) => r.c)).toEqual(['id', 'note']);
+    });
+
+    it("a migration the server refuses is named with its file and the server's message, and nothing of the run is applied", async () => {
+      const broken = {
+        folder: new URL('../test/fixtures/migrations-broken', import.meta.url),
+        schema: 'x_kit_broken',
+        lockKey: 0x6b697462,
+      };
+      const error = await applyMigrations(db, broken).catch((e: unknown) => e);
+      expect(MigrationError.is(error)).toBe(true);
+      expect(error).toMatchObject({
+        code: 'migration_failed',
+        migration: '0001_duplicate',
+        sqlState: '42P07',
+        reason:
+          'migration 0001_duplicate (migrations-broken/0001_duplicate.sql): relation "base" already exists (SQLSTATE 42P07)',
+      });
+      expect(failureReason(error, 'the tables are missing')).toBe((error as MigrationError).reason);
+      const [left] = rowsOf(
+        await db.execute(sql`select to_regnamespace('x_kit_broken') is null as gone`),
+      );
+      expect(left).toEqual({ gone: true });
     });
 
     it("leaves a caller's transaction at its own client_min_messages", async () => {
@@ -89,6 +117,42 @@ describe.skipIf(server === undefined)('applyMigrations with stock postgres.js se
     } finally {
       await Promise.all(clients.map((client) => client.end({ timeout: 5 })));
       await database.drop();
+    }
+  });
+
+  // Each session has made catalog changes of its own before it waits on the second lock: then
+  // PostgreSQL's `create schema if not exists` after the wait missed the schema just committed
+  // (SQLSTATE 23505 on pg_namespace), as it did for the runner's three packages.
+  it('sixteen connections migrating two folders in turn at once apply each migration once (3 fresh databases)', async () => {
+    const other = {
+      folder: new URL('../test/fixtures/migrations-other', import.meta.url),
+      schema: 'x_kit_other',
+      lockKey: 0x6b69746f,
+    };
+    for (let round = 0; round < 3; round++) {
+      const database = await createTestDatabase(server);
+      const clients = Array.from({ length: 16 }, () =>
+        postgres(database.url, { max: 1, onnotice: () => {} }),
+      );
+      try {
+        const outcomes = await Promise.allSettled(
+          clients.map(async (client) => {
+            const db = drizzle({ client }) as unknown as StoreDatabase;
+            await applyMigrations(db, options);
+            await applyMigrations(db, other);
+          }),
+        );
+        expect(
+          outcomes.flatMap((o) => (o.status === 'rejected' ? [String(o.reason)] : [])),
+        ).toEqual([]);
+        const [row] = await clients[0]!`select
+          (select count(*)::int from x_kit_test.__migrations) as test,
+          (select count(*)::int from x_kit_other.__migrations) as other`;
+        expect(row).toEqual({ test: 2, other: 1 });
+      } finally {
+        await Promise.all(clients.map((client) => client.end({ timeout: 5 })));
+        await database.drop();
+      }
     }
   });
 });

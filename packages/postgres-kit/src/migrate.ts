@@ -1,7 +1,11 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { sql } from 'drizzle-orm';
+import { type SQL, sql } from 'drizzle-orm';
 import { readMigrationFiles } from 'drizzle-orm/migrator';
 import { rowsOf, type StoreDatabase } from './database.js';
+import { innermostMessage, sqlStateOf } from './failure.js';
+import { MigrationError } from './migration-error.js';
 
 /** Where a package's migrations are and how they are recorded. */
 export interface MigrationsOptions {
@@ -19,11 +23,16 @@ export interface MigrationsOptions {
  * Applies the migrations of `options.folder` this database has not seen yet, in one
  * transaction under an advisory lock, and records them in `<schema>.<table>` (the layout
  * of drizzle's own migrations table, never drizzle's shared default). Idempotent and safe
- * from several processes at once; works over postgres.js, PGlite and a transaction handle.
+ * from any number of sessions at once: the lock is taken before anything is created (the
+ * schema and the migrations table included), and what is there is read again after it, so
+ * each migration is applied once. Works over postgres.js, PGlite and a transaction handle.
  * It prints nothing: `client_min_messages` is raised to `warning` for its own statements,
  * so `IF NOT EXISTS` notices never reach a client's default `onnotice` (console.log).
  *
- * @throws the driver error, unwrapped: the calling package wraps it in its own error.
+ * @throws {MigrationError} when the server refuses a statement: it names the migration (or
+ *   the migrations table's set-up), the server's message and the SQLSTATE; the calling
+ *   package wraps it in its own error. A failure without a SQLSTATE (the connection) is the
+ *   driver error, unwrapped.
  * @example
  * await applyMigrations(db, {
  *   folder: new URL('../drizzle', import.meta.url),
@@ -38,36 +47,73 @@ export async function applyMigrations(
   const migrationsFolder =
     options.folder instanceof URL ? fileURLToPath(options.folder) : options.folder;
   const migrations = readMigrationFiles({ migrationsFolder });
+  const tags = migrationTags(migrationsFolder);
   const schema = sql.identifier(options.schema);
-  const table = sql`${schema}.${sql.identifier(options.table ?? '__migrations')}`;
+  const tableName = options.table ?? '__migrations';
+  const table = sql`${schema}.${sql.identifier(tableName)}`;
   // Up to date is the usual case (every start of a process): two reads, no transaction.
   const latest = migrations.at(-1)?.folderMillis ?? -1;
-  if ((await appliedUpTo(db, options.schema, options.table ?? '__migrations', table)) >= latest) {
-    return;
-  }
+  if ((await appliedUpTo(db, options.schema, tableName, table)) >= latest) return;
+  const folderName = path.basename(migrationsFolder);
   await db.transaction(async (tx) => {
-    const [before] = rowsOf(
-      await tx.execute(sql`select current_setting('client_min_messages') as level`),
+    // A statement of migration `tag`, or of the set-up when there is none.
+    const run = (statement: SQL, tag?: string) =>
+      tx.execute(statement).catch((error: unknown) => {
+        const doing =
+          tag === undefined
+            ? `setting up ${options.schema}.${tableName}`
+            : `migration ${tag} (${folderName}/${tag}.sql)`;
+        throw migrationError(error, doing, tag);
+      });
+    const [before] = rowsOf(await run(sql`select current_setting('client_min_messages') as level`));
+    await run(sql`select set_config('client_min_messages', 'warning', true)`);
+    await run(sql`select pg_advisory_xact_lock(${options.lockKey})`);
+    // After waiting on an advisory lock, PostgreSQL's own catalog lookups (as in `create
+    // schema if not exists`) can miss what the lock's previous holder committed, when this
+    // session changed catalogs before; a query of pg_namespace reads the committed state.
+    const [existing] = rowsOf(
+      await run(
+        sql`select count(*)::int as n from pg_catalog.pg_namespace where nspname = ${options.schema}`,
+      ),
     );
-    await tx.execute(sql`select set_config('client_min_messages', 'warning', true)`);
-    await tx.execute(sql`select pg_advisory_xact_lock(${options.lockKey})`);
-    await tx.execute(sql`create schema if not exists ${schema}`);
-    await tx.execute(
+    if (!existing?.n) await run(sql`create schema ${schema}`);
+    await run(
       sql`create table if not exists ${table} (id serial primary key, hash text not null, created_at bigint)`,
     );
-    const [last] = rowsOf(await tx.execute(sql`select max(created_at)::text as at from ${table}`));
+    const [last] = rowsOf(await run(sql`select max(created_at)::text as at from ${table}`));
     const recorded = last?.at == null ? -1 : Number(last.at);
-    for (const migration of migrations) {
+    for (const [index, migration] of migrations.entries()) {
       if (migration.folderMillis <= recorded) continue;
+      const tag = tags[index] ?? String(index);
       for (const statement of migration.sql) {
-        if (statement.trim() !== '') await tx.execute(sql.raw(statement));
+        if (statement.trim() !== '') await run(sql.raw(statement), tag);
       }
-      await tx.execute(
+      await run(
         sql`insert into ${table} (hash, created_at) values (${migration.hash}, ${migration.folderMillis})`,
+        tag,
       );
     }
     // A caller's transaction keeps its own level for what it runs after us.
-    await tx.execute(sql`select set_config('client_min_messages', ${String(before?.level)}, true)`);
+    await run(sql`select set_config('client_min_messages', ${String(before?.level)}, true)`);
+  });
+}
+
+/** The tags of the folder's migrations (`0001_runs`), in the journal's order. */
+function migrationTags(folder: string): string[] {
+  const journal = JSON.parse(readFileSync(path.join(folder, 'meta', '_journal.json'), 'utf8')) as {
+    entries: Array<{ tag: string }>;
+  };
+  return journal.entries.map((entry) => entry.tag);
+}
+
+/** A statement's failure as a {@link MigrationError} when the server gave a SQLSTATE. */
+function migrationError(error: unknown, doing: string, migration?: string): unknown {
+  const sqlState = sqlStateOf(error);
+  if (sqlState === undefined) return error;
+  return new MigrationError(`${doing}: ${innermostMessage(error)} (SQLSTATE ${sqlState})`, {
+    ...(migration === undefined ? {} : { migration }),
+    sqlState,
+    cause: error,
   });
 }
 

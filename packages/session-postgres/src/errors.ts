@@ -10,7 +10,10 @@ import { SessionError } from '@x/session';
 export function wrapDatabaseError(error: unknown, what: string, threadId?: string): SessionError {
   if (SessionError.is(error)) return error;
   const state = sqlStateOf(error);
-  const details = threadId === undefined ? {} : { threadId };
+  const details = {
+    ...(threadId === undefined ? {} : { threadId }),
+    ...(state === undefined ? {} : { sqlState: state }),
+  };
   if (state === '40001' || state === '40P01') {
     return new SessionError(
       'conflict',

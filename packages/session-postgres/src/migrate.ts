@@ -14,7 +14,8 @@ export const MIGRATIONS_TABLE = '__migrations';
  * (an advisory lock serialises them); works over postgres.js, PGlite and a transaction
  * handle. Ordinary store calls never create tables.
  *
- * @throws {SessionError} `unavailable` when the database fails.
+ * @throws {SessionError} `unavailable` when the database fails; a migration the server refuses
+ *   is named in the message with the server's words, its SQLSTATE in `details.sqlState`.
  * @example
  * const db = drizzle({ client: postgres(process.env.DATABASE_URL!) });
  * await migrate(db);
@@ -24,6 +25,6 @@ export async function migrate(db: SessionDatabase): Promise<void> {
   // The lock key "xses" serialises concurrent migrate() calls of this package.
   const lockKey = 0x78736573;
   await applyMigrations(db, { folder, schema: MIGRATIONS_SCHEMA, lockKey }).catch((error) => {
-    throw wrapDatabaseError(error, 'migrate');
+    throw wrapDatabaseError(error, 'migrating @x/session-postgres');
   });
 }

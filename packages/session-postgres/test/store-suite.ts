@@ -1,4 +1,9 @@
-import { createTestDatabase, type SqlTarget, sqlTargets } from '@internal/pg-test';
+import {
+  createTestDatabase,
+  refusedMigration,
+  type SqlTarget,
+  sqlTargets,
+} from '@internal/pg-test';
 import { SessionError } from '@x/session';
 import { describeCheckpointStore, sampleCheckpoint } from '@x/session/testing';
 import { sql } from 'drizzle-orm';
@@ -78,6 +83,16 @@ export async function describeStoreOn(kind: SqlTarget['kind']): Promise<void> {
             ? applied
             : (applied as unknown as { rows: unknown[] }).rows;
           expect(rows).toEqual([{ n: 1 }]);
+        });
+
+        it("a migration the server refuses is unavailable, naming the package, the migration and the server's message", async () => {
+          const error = await refusedMigration(target.db, migrate, 'x_session.__migrations');
+          expect(SessionError.hasCode(error, 'unavailable')).toBe(true);
+          expect(error).toMatchObject({
+            details: { sqlState: '42P07' },
+            message:
+              '[@x/session] migrating @x/session-postgres failed: migration 0000_checkpoints (drizzle/0000_checkpoints.sql): relation "checkpoints" already exists (SQLSTATE 42P07)',
+          });
         });
 
         // PGlite has one connection: concurrent hosts exist only on the server.

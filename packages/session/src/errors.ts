@@ -36,6 +36,8 @@ export interface SessionErrorDetails {
   /** For an `invalid` checkpoint over the size limit: its size and the limit, in bytes. */
   bytes?: number;
   limit?: number;
+  /** For `unavailable` and `conflict` from a database: the SQLSTATE it reported, e.g. `42P07`. */
+  sqlState?: string;
 }
 
 /**

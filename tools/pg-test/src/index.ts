@@ -15,6 +15,7 @@ export {
   type ThrowawayCluster,
   throwawayClusterProblem,
 } from './cluster.js';
+export { refusedMigration } from './migrations.js';
 export { type PgBouncer, pgBouncerProblem, startPgBouncer } from './pgbouncer.js';
 export { serverProblem, serverReachable, serverSuitesSkipped, testServerUrl } from './probe.js';
 export { dropConnection, loadStockPostgres } from './stock-postgres.js';

@@ -71,9 +71,13 @@ export interface RunnerProcess {
   done: Promise<number | null>;
 }
 
-/** Starts `node runner/dist/cli.js ARGS` with `env` added to this process's. */
-export function startRunner(args: string[], env: NodeJS.ProcessEnv): RunnerProcess {
-  const child = spawn(process.execPath, [RUNNER_CLI, ...args], {
+/** Starts `node NODE_ARGS runner/dist/cli.js ARGS` with `env` added to this process's. */
+export function startRunner(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  nodeArgs: string[] = [],
+): RunnerProcess {
+  const child = spawn(process.execPath, [...nodeArgs, RUNNER_CLI, ...args], {
     env: { ...process.env, NO_COLOR: '1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

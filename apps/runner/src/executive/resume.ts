@@ -4,6 +4,7 @@ import { AskUserError, type ResumeAnswer, resumeAnswerSchema } from '@x/askuser'
 import { ContinuationError, resumeMessages, type Suspension } from '@x/continuation';
 import type { ClaimedRun } from '@x/continuation-postgres';
 import { SessionError } from '@x/session';
+import type { ToolUseBlock } from '@x/wire';
 import { runTurn, type TurnObserver, type TurnOutcome } from '../agent.js';
 import {
   allFinished,
@@ -13,11 +14,11 @@ import {
   runWorkers,
   unsettledWorkers,
 } from '../delegate.js';
-import { failureOf } from '../errors.js';
+import { failureOf, withoutOrigin } from '../errors.js';
 import { type Model, ModelError } from '../model/model.js';
 import { plural } from '../output.js';
 import { lockFor, type Storage } from '../storage.js';
-import { answerResult } from '../tools.js';
+import { answerResult, DELEGATE_TOOL, isHumanTool } from '../tools.js';
 import {
   answersOf,
   isDelegation,
@@ -196,6 +197,14 @@ async function resumeClaimed(
   });
   const runs = storage.runs();
   try {
+    const refusal = unresumable(claimed);
+    // A cancel resumes nothing: it only needs a readable continuation to mark resolved.
+    if (refusal !== undefined && (claimed.unreadable || answer.action !== 'cancel')) {
+      // Resuming it would pair the answer with a turn this runner does not know: fail, never retry.
+      await runs.fail(runId, owner, refusal, undefined);
+      const attempts = { workerGone: run.lostAttempts, errors: run.attempts - run.lostAttempts };
+      return report({ status: 'failed', ...ids, error: refusal, attempts });
+    }
     if (!suspension) {
       await runs.finish(runId, owner, {
         status: 'cancelled',
@@ -268,6 +277,32 @@ function refusedByStore(error: unknown): boolean {
   const failure = failureOf(error);
   const typed = ContinuationError.is(error) || SessionError.is(error) || AskUserError.is(error);
   return typed && (failure === 'usage' || failure === 'failed');
+}
+
+/**
+ * Why this runner cannot resume a claimed run's saved turn: the record was written by a newer
+ * version (or cannot be read), or the turn waits on a tool this runner does not offer (one
+ * removed since, or added by a newer version); undefined when it can.
+ */
+function unresumable({ suspension, unreadable }: ClaimedRun): string | undefined {
+  if (unreadable) {
+    return unreadable.code === 'unsupported_version'
+      ? writtenByNewer(unreadable)
+      : `its saved turn cannot be read (${withoutOrigin(unreadable.message)}); it is not resumed`;
+  }
+  if (!suspension) return undefined;
+  const tool =
+    suspension.toolName ??
+    suspension.assistant.content.find(
+      (b): b is ToolUseBlock => b.type === 'tool_use' && b.id === suspension.toolUseId,
+    )?.name;
+  if (tool === undefined || isHumanTool(tool) || tool === DELEGATE_TOOL) return undefined;
+  return `tool "${tool}" is not offered by this runner: the saved turn waits on it, so it is not resumed`;
+}
+
+/** The reason of a run whose saved turn or state has a version newer than this code reads. */
+function writtenByNewer(error: Error): string {
+  return `its saved turn was written by a newer version of the runner (${withoutOrigin(error.message)}); it is not resumed`;
 }
 
 /** The fenced terminal write of a turn that reached a terminal state. */
@@ -395,9 +430,17 @@ async function failAttempt(
   error: unknown,
   policy: LeasePolicy,
 ): Promise<Resumed['outcome']> {
-  const message = error instanceof Error ? error.message : String(error);
+  // A record written by a newer version stays unreadable however often it is tried.
+  const newer =
+    ContinuationError.hasCode(error, 'unsupported_version') ||
+    SessionError.hasCode(error, 'unsupported_version');
+  const message = newer
+    ? writtenByNewer(error)
+    : error instanceof Error
+      ? error.message
+      : String(error);
   const ids = { runId: run.runId, conversationId: run.conversationId };
-  const final = (error instanceof ModelError && !error.retryable) || refusedByStore(error);
+  const final = newer || (error instanceof ModelError && !error.retryable) || refusedByStore(error);
   const retryInMs =
     final || run.attempts >= policy.maxAttempts ? undefined : policy.backoffMs(run.attempts);
   await storage.runs().fail(run.runId, owner, message, retryInMs);

@@ -2,6 +2,7 @@ import type { Tally } from '../report.js';
 import { crashScenario } from './crash.js';
 import { delegateEmbedded, delegatePostgres } from './delegate.js';
 import { batchFault, restartFault, suspendFault, terminalFault } from './faults.js';
+import { firstUseEmbedded, firstUsePostgres } from './first-use.js';
 import { hostileFiles, hostilePostgres } from './hostile.js';
 import { poolScale, stalledWorker } from './leases.js';
 import { loadScenario } from './load.js';
@@ -28,6 +29,16 @@ export const scenarios: Scenario[] = [
     name: 'crash: continuation postgres store',
     server: true,
     run: (t) => crashScenario(t, 'continuation-postgres'),
+  },
+  {
+    name: 'first use: 16 processes at one barrier on a fresh database',
+    server: true,
+    run: firstUsePostgres,
+  },
+  {
+    name: 'first use: 16 processes at one barrier on a fresh data folder',
+    server: false,
+    run: firstUseEmbedded,
   },
   { name: 'races: file stores', server: false, run: fileRaces },
   { name: 'races: postgres stores', server: true, run: pgRaces },
