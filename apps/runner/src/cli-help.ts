@@ -8,7 +8,7 @@ commands:
   demo                          the scripted trip planner, start to finish, unattended
   chat [--session ID] [--resume]
                                 interactive chat; questions are asked at the prompt
-  exec "GOAL" [--conversation ID]
+  exec "GOAL" [--conversation ID] [--replace]
                                 unattended run until it completes or waits on a person
   answer TOKEN --accept TEXT | --option N | --decline [TEXT] | --cancel
   answer --batch FILE.json      answer pending questions (a batch is all or nothing)
@@ -82,12 +82,18 @@ it is asked, so a crash loses nothing: \`runner chat --resume --session ID\` ask
 question again and completes the turn; \`runner chat --resume\` alone resumes the session
 whose question was saved last. Leaving while a question waits (/quit, Ctrl-C, Ctrl-D) keeps
 it saved and prints the exact command that resumes it.`,
-  exec: `usage: runner exec "GOAL" [--conversation ID] [--data DIR] [--model ID] [--json]
+  exec: `usage: runner exec "GOAL" [--conversation ID] [--replace] [--data DIR] [--model ID] [--json]
 
 Runs GOAL unattended until the turn completes or waits on a person. When it waits, the
 question is stored (token = interaction id) with the full transcript, and the command
 prints the token and exits 0 with status "waiting". Answer it with \`runner answer\`, then
-\`runner wake\` resumes it. A conversation that still has open questions is stopped first.`,
+\`runner wake\` resumes it.
+
+--conversation ID  1 to 200 letters, digits, '.', '_' and '-' (default: a new one)
+--replace          start over on a conversation that still has an open question or an
+                   unfinished run (waiting, answered, running, or failed): they are stopped
+                   first, as \`runner stop\` does. Without it such a conversation is refused
+                   (exit 5, nothing changed), so a question is never cancelled by accident.`,
   answer: `usage: runner answer TOKEN --accept TEXT | --option N | --decline [TEXT] | --cancel
        runner answer --batch FILE.json
 

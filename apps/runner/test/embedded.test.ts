@@ -134,11 +134,19 @@ describe('runner on the embedded default (PGlite + files)', { timeout: 300_000 }
     expect(JSON.stringify(messages.at(-1))).toContain('Kyoto in April');
   });
 
-  it('stop closes every open question; exec on a conversation with an open question stops it first', async () => {
+  it('stop closes every open question; exec --replace on a conversation with an open question stops it first', async () => {
     const data = dataDir();
     const first = await runCli(['exec', 'Plan', '--conversation', 'k', '--data', data, '--json']);
     const token = last(first.events).token as string;
-    const second = await runCli(['exec', 'Plan again', '--conversation', 'k', '--data', data]);
+    const second = await runCli([
+      'exec',
+      'Plan again',
+      '--conversation',
+      'k',
+      '--replace',
+      '--data',
+      data,
+    ]);
     expect(second.code).toBe(0);
     expect(second.stdout).toContain('stopped 1 open question of k first');
     expect((await runCli(['answer', token, '--accept', 'x', '--data', data])).code).toBe(3);

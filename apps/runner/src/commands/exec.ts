@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { usageError } from '../errors.js';
 import { startRun } from '../executive/index.js';
+import { shellQuote } from '../invocation.js';
 import { modelFromId } from '../model/index.js';
 import { plural } from '../output.js';
 import { type Command, globalOptions, observer, report, withStorage } from './context.js';
@@ -13,7 +14,7 @@ function newId(prefix: string): string {
 export const exec: Command = async (ctx, args) => {
   const { values, positionals } = parseArgs({
     args,
-    options: { ...globalOptions, conversation: { type: 'string' } },
+    options: { ...globalOptions, conversation: { type: 'string' }, replace: { type: 'boolean' } },
     allowPositionals: true,
   });
   const goal = positionals.join(' ').trim();
@@ -27,12 +28,21 @@ export const exec: Command = async (ctx, args) => {
       goal,
       conversationId,
       observer(ctx.out, { conversationId }),
-      (stopped) => {
-        if (stopped.pauses > 0) {
-          ctx.out.note(
-            `stopped ${plural(stopped.pauses, 'open question')} of ${conversationId} first`,
-          );
-        }
+      {
+        replace: values.replace === true,
+        onStopped: (stopped) => {
+          const what =
+            stopped.pauses > 0
+              ? plural(stopped.pauses, 'open question')
+              : stopped.runs > 0 && plural(stopped.runs, 'unfinished run');
+          if (what) ctx.out.note(`stopped ${what} of ${conversationId} first`);
+        },
+        hints: {
+          command: ctx.out.command,
+          replace: ctx.out.command(
+            `exec ${shellQuote(goal)} --conversation ${conversationId}${values.model === undefined ? '' : ` --model ${shellQuote(values.model)}`} --replace`,
+          ),
+        },
       },
     );
     report(ctx.out, result);

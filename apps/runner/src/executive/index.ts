@@ -7,7 +7,13 @@ export {
   type ResumeOptions,
   resumeNext,
 } from './resume.js';
-export { type Stopped, startRun, stopConversation } from './start.js';
+export {
+  OPEN_RUN_STATUSES,
+  type StartOptions,
+  type Stopped,
+  startRun,
+  stopConversation,
+} from './start.js';
 export { messageText, runMessages, runOf } from './story.js';
 export {
   type ModelFor,
