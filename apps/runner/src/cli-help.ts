@@ -23,7 +23,7 @@ commands:
                                 the approval center: a web page and JSON API for answering
   paused-states list [--all | --conversation C] [--limit N]
   paused-states get TOKEN       one question: pending, or its answer and who gave it
-  paused-states purge --older-than 7d
+  paused-states purge --older-than 7d [--dry-run]
   migrate                       apply the database migrations
 
 options for every command:
@@ -157,14 +157,17 @@ POST /api/conversations/ID/stop · GET /api/events. Writes take application/json
 server's own origin; bodies up to 64 KiB. Errors: {"error":{"code","message"}}.`,
   'paused-states': `usage: runner paused-states list [--all | --conversation C] [--limit N] [--json]
        runner paused-states get TOKEN [--json]
-       runner paused-states purge --older-than AGE
+       runner paused-states purge --older-than AGE [--dry-run] [--json]
 
 list    pending questions of all conversations (or of conversation C), first to answer
         first; --all shows the most recent questions, answered ones too, with the answer
         (accept, decline or cancel) and who gave it (default limit 100, or 50 with --all)
 get     one question by its token: pending, or answered (the answer, who, when); exit 3
         when no question has that token
-purge   deletes answered questions older than AGE (e.g. 30m, 12h, 7d); never a pending one`,
+purge   deletes answered questions and finished runs older than AGE (e.g. 30m, 12h, 7d);
+        never a pending question, nor one of a conversation whose run may yet resume
+        (waiting, ready, running, or failed: retry resumes it), which show still prints;
+        --dry-run says what it would delete and deletes nothing`,
   migrate: `usage: runner migrate [--data DIR]
 
 Applies the database migrations of every package (idempotent). Other commands also apply

@@ -53,4 +53,50 @@ describe('runner keeps questions and answers (embedded default)', { timeout: 300
     expect(replaced.stdout).toContain('stopped 1 unfinished run of q first');
     expect(replaced.stdout).toContain('? Where would you like to go?');
   });
+
+  it('purge never touches what an unfinished run needs: its question and answer stay, show prints them; --dry-run says what it would delete and deletes nothing', async () => {
+    const data = dataDir();
+    const tokens: Record<string, string> = {};
+    for (const conversation of ['live', 'gone']) {
+      const exec = await runCli([
+        'exec',
+        'Plan',
+        '--conversation',
+        conversation,
+        '--data',
+        data,
+        '--json',
+      ]);
+      tokens[conversation] = last(exec.events).token as string;
+    }
+    // live: answered, its run ready (in flight); gone: stopped, its run cancelled (finished).
+    expect(
+      (await runCli(['answer', tokens.live as string, '--option', '2', '--data', data])).code,
+    ).toBe(0);
+    expect((await runCli(['stop', 'gone', '--data', data])).code).toBe(0);
+
+    const purge = ['paused-states', 'purge', '--older-than', '0d', '--data', data];
+    const dry = await runCli([...purge, '--dry-run']);
+    expect(dry.code, dry.stderr).toBe(0);
+    expect(dry.stdout).toMatch(
+      /^would delete 1 answered question and 1 finished run older than \S+; kept 1 answered question of runs not finished \(waiting, ready, running or failed\); nothing was deleted \(--dry-run\)\n$/,
+    );
+    const all = await runCli(['paused-states', 'list', '--all', '--data', data, '--json']);
+    expect(all.events).toHaveLength(2);
+
+    const purged = await runCli([...purge, '--json']);
+    expect(last(purged.events)).toMatchObject({
+      type: 'purged',
+      dryRun: false,
+      deleted: 1,
+      runs: 1,
+      kept: 1,
+    });
+    const show = await runCli(['show', 'live', '--data', data]);
+    expect(show.stdout).toContain(
+      `? Where would you like to go?  → accept "Kyoto"  (${tokens.live})`,
+    );
+    const woke = await runCli(['wake', '--once', '--data', data]);
+    expect(woke.stdout).toContain(`resumed ${tokens.live} (accept "Kyoto") of live`);
+  });
 });

@@ -258,6 +258,8 @@ describe('runner for operators (embedded default)', { timeout: 300_000 }, () => 
     expect(unknown.code).toBe(3);
     expect(errorLines(unknown)).toEqual(['error: no question has the token no-such-token']);
 
+    // Its run resumed and finished: purge keeps nothing of a run that may yet resume.
+    expect((await runCli(['wake', '--once', '--data', data])).code).toBe(0);
     const purged = await runCli(['paused-states', 'purge', '--older-than', '0s', '--data', data]);
     expect(purged.stdout).toContain('deleted 2 answered questions');
     const empty = await runCli(['paused-states', 'list', '--all', '--data', data]);

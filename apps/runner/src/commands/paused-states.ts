@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { AskUserError, type PauseRecord, type Pending } from '@x/askuser';
 import { notFoundError, usageError } from '../errors.js';
-import type { ResumeContext } from '../executive/index.js';
+import { OPEN_RUN_STATUSES, type ResumeContext } from '../executive/index.js';
 import { plural } from '../output.js';
 import { type Command, globalOptions, withStorage, workerLabel } from './context.js';
 
@@ -48,6 +48,7 @@ export const pausedStates: Command = async (ctx, args) => {
       limit: { type: 'string' },
       conversation: { type: 'string' },
       'older-than': { type: 'string' },
+      'dry-run': { type: 'boolean' },
     },
     allowPositionals: sub === 'get',
   });
@@ -114,12 +115,27 @@ export const pausedStates: Command = async (ctx, args) => {
     if (values['older-than'] === undefined)
       throw usageError('purge needs --older-than AGE, e.g. 7d');
     const cutoff = new Date(Date.now() - parseAge(values['older-than']));
+    const dryRun = values['dry-run'] === true;
     return withStorage(ctx, async (storage) => {
-      const deleted = await storage.pauses().cleanupResumedOlderThan(cutoff);
-      const runs = await storage.runs().purgeFinishedBefore(cutoff);
+      const { deleted, kept, runs } = await storage.transaction(async (tx) => {
+        // A run that may yet resume reads its questions and answers (show, a delegate call's
+        // workers): its conversation's are kept, whatever their age.
+        const keepConversations = await storage.runs(tx).conversationsWith(OPEN_RUN_STATUSES);
+        const pauses = storage.pauses(tx);
+        const old = await pauses.cleanupResumedOlderThan(cutoff, { dryRun: true });
+        const deleted = await pauses.cleanupResumedOlderThan(cutoff, { keepConversations, dryRun });
+        const runs = await storage.runs(tx).purgeFinishedBefore(cutoff, { dryRun });
+        return { deleted, kept: old - deleted, runs };
+      });
+      const what = `${plural(deleted, 'answered question')} and ${plural(runs, 'finished run')} older than ${cutoff.toISOString()}`;
+      const keptLine = kept
+        ? `; kept ${plural(kept, 'answered question')} of runs not finished (waiting, ready, running or failed)`
+        : '';
       ctx.out.record(
-        { type: 'purged', deleted, runs, cutoff: cutoff.toISOString() },
-        `deleted ${plural(deleted, 'answered question')} and ${plural(runs, 'finished run')} older than ${cutoff.toISOString()}`,
+        { type: 'purged', dryRun, deleted, runs, kept, cutoff: cutoff.toISOString() },
+        dryRun
+          ? `would delete ${what}${keptLine}; nothing was deleted (--dry-run)`
+          : `deleted ${what}${keptLine}`,
       );
       return 0;
     });
