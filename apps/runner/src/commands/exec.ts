@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { assertSafeId } from '@x/continuation';
 import { usageError } from '../errors.js';
 import { startRun } from '../executive/index.js';
 import { shellQuote } from '../invocation.js';
@@ -19,6 +20,7 @@ export const exec: Command = async (ctx, args) => {
   });
   const goal = positionals.join(' ').trim();
   if (!goal) throw usageError('exec needs a GOAL, e.g. runner exec "Plan a trip"');
+  if (values.conversation !== undefined) assertSafeId('--conversation', values.conversation);
   const conversationId = values.conversation ?? newId('c');
   const model = modelFromId(ctx.modelId);
   return withStorage(ctx, async (storage) => {

@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { AskUserError, type PauseRecord, type Pending } from '@x/askuser';
+import { assertSafeId } from '@x/continuation';
 import { notFoundError, usageError } from '../errors.js';
 import { OPEN_RUN_STATUSES, type ResumeContext } from '../executive/index.js';
 import { plural } from '../output.js';
@@ -56,6 +57,7 @@ export const pausedStates: Command = async (ctx, args) => {
     const limit = values.limit === undefined ? undefined : Number(values.limit);
     if (limit !== undefined && (!Number.isInteger(limit) || limit < 1))
       throw usageError(`--limit takes a whole number from 1, not "${values.limit}"`);
+    if (values.conversation !== undefined) assertSafeId('--conversation', values.conversation);
     if (values.conversation !== undefined && values.all)
       throw usageError('list takes --all or --conversation C, not both');
     return withStorage(ctx, async (storage) => {

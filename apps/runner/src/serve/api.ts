@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AskUserError } from '@x/askuser';
+import { assertSafeId } from '@x/continuation';
 import { z } from 'zod';
 import { answer, answerBatch, stopConversation } from '../executive/index.js';
 import type { Storage } from '../storage.js';
@@ -181,6 +182,12 @@ const routes: Route[] = [
       checkWrite(req);
       parseBody(stopBodySchema, await readJson(req), 'invalid_request');
       const conversationId = segment(raw);
+      // The id a person or script typed: refused like at the command line, never looked up.
+      try {
+        assertSafeId('conversation id', conversationId);
+      } catch (error) {
+        throw new HttpError(400, 'invalid_request', (error as Error).message, undefined, error);
+      }
       const closed = await stopConversation(ctx.storage, conversationId);
       ctx.answered();
       sendJson(res, 200, { conversationId, ...closed });
