@@ -102,7 +102,8 @@ prints the token and exits 0 with status "waiting". Answer it with \`runner answ
 --cancel          end the run without resuming it
 --batch FILE      answers for several questions, all or nothing:
                   [{"token": "...", "action": "accept", "content": "Lisbon"}, ...]
-Exit 3 when a token is unknown or already answered (nothing is changed).`,
+Nothing is changed when an answer is refused: exit 3 for an unknown token; exit 5 for a
+question answered already, saying how, by whom and when.`,
   wake: `usage: runner wake [--once] [--concurrency N] [--data DIR] [--json]
 
 Resumes answered runs. Each ready run is claimed by exactly one worker of one wake process

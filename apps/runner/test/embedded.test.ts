@@ -149,7 +149,11 @@ describe('runner on the embedded default (PGlite + files)', { timeout: 300_000 }
     ]);
     expect(second.code).toBe(0);
     expect(second.stdout).toContain('stopped 1 open question of k first');
-    expect((await runCli(['answer', token, '--accept', 'x', '--data', data])).code).toBe(3);
+    const late = await runCli(['answer', token, '--accept', 'x', '--data', data]);
+    expect(late.code).toBe(5);
+    expect(late.stderr).toContain(
+      `question ${token} was already answered: closed when its conversation k was stopped, at `,
+    );
 
     const stop = await runCli(['stop', 'k', '--data', data, '--json']);
     expect(last(stop.events)).toMatchObject({ type: 'stopped', pauses: 1, continuations: 1 });

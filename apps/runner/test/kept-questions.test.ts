@@ -1,3 +1,6 @@
+import { writeFileSync } from 'node:fs';
+import { userInfo } from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { type CliResult, dataDirs, runCli, runShell } from './run-cli.js';
 
@@ -98,5 +101,45 @@ describe('runner keeps questions and answers (embedded default)', { timeout: 300
     );
     const woke = await runCli(['wake', '--once', '--data', data]);
     expect(woke.stdout).toContain(`resumed ${tokens.live} (accept "Kyoto") of live`);
+  });
+
+  it('a second answer, alone or in a batch, changes nothing and says how the question was answered, by whom and when (exit 5)', async () => {
+    const data = dataDir();
+    const exec = await runCli([
+      'exec',
+      'Plan',
+      '--conversation',
+      'twice',
+      '--data',
+      data,
+      '--json',
+    ]);
+    const token = last(exec.events).token as string;
+    expect((await runCli(['answer', token, '--option', '2', '--data', data])).code).toBe(0);
+    const me = userInfo().username;
+    const first = `question ${token} was already answered: accept "Kyoto" by ${me} at `;
+
+    const again = await runCli(['answer', token, '--decline', '--data', data]);
+    expect(again.code).toBe(5);
+    expect(errorLines(again)).toHaveLength(1);
+    expect(again.stderr.startsWith(`error: ${first}`), again.stderr).toBe(true);
+    expect(again.stderr.slice(`error: ${first}`.length)).toMatch(/^\d{4}-\d\d-\d\dT\S+Z\n$/);
+
+    const file = path.join(data, 'batch.json');
+    writeFileSync(
+      file,
+      JSON.stringify([
+        { token, action: 'decline', content: '' },
+        { token: 'no-such-token', action: 'accept', content: 'x' },
+      ]),
+    );
+    const batch = await runCli(['answer', '--batch', file, '--data', data, '--json']);
+    expect(batch.code).toBe(5);
+    const error = JSON.parse(batch.stderr);
+    expect(error).toMatchObject({ failure: 'conflict', exitCode: 5 });
+    expect(error.message).toContain(`batch not applied, nothing was answered: ${first}`);
+    expect(error.message).toContain('no question has the token no-such-token');
+    const got = await runCli(['paused-states', 'get', token, '--data', data, '--json']);
+    expect(got.events[0]).toMatchObject({ answer: { action: 'accept', content: 'Kyoto' } });
   });
 });

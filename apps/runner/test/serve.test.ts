@@ -173,7 +173,7 @@ describe('runner serve: the API on the embedded default (no wake)', () => {
     expect(local.status).toBe(200);
   });
 
-  it('POST answer resolves once: the same-origin write succeeds, the second is 404', async () => {
+  it('POST answer resolves once: the same-origin write succeeds, the second is 409 with how it was answered', async () => {
     const origin = new URL(server.url).origin;
     const ok = await call(
       api(`/api/pauses/${tokens.ans}/answer`),
@@ -182,8 +182,14 @@ describe('runner serve: the API on the embedded default (no wake)', () => {
     expect(ok.status).toBe(200);
     expect(ok.body).toEqual({ token: tokens.ans, answer: { action: 'accept', content: 'Lisbon' } });
     const again = await call(api(`/api/pauses/${tokens.ans}/answer`), json({ action: 'decline' }));
-    expect(again.status).toBe(404);
-    expect(again.body.error.code).toBe('pause_not_found');
+    expect(again.status).toBe(409);
+    expect(again.body.error).toMatchObject({
+      code: 'already_answered',
+      message: expect.stringContaining(
+        `question ${tokens.ans} was already answered: accept "Lisbon"`,
+      ),
+      answered: [{ token: tokens.ans, answer: { action: 'accept', content: 'Lisbon' } }],
+    });
     expect((await call(api(`/api/pauses/${tokens.ans}`))).status).toBe(404);
   });
 
@@ -275,6 +281,12 @@ describe('runner serve: the API on the embedded default (no wake)', () => {
     expect(again.body).toMatchObject({ pauses: 0, continuations: 0 });
     const text = await call(api('/api/conversations/c-stop/stop'), { method: 'POST' });
     expect(text.status).toBe(415);
+    const unsafe = await call(api('/api/conversations/x%1B%5B2J/stop'), json({}));
+    expect(unsafe.status).toBe(400);
+    expect(unsafe.body.error).toMatchObject({
+      code: 'invalid_request',
+      message: expect.stringContaining('conversation id "x\\u001b[2J" is not a safe id'),
+    });
   });
 
   it('unknown routes are 404 and wrong methods 405, in the error shape', async () => {

@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { AskUserError, type PauseRecord, type Pending } from '@x/askuser';
 import { assertSafeId } from '@x/continuation';
 import { notFoundError, usageError } from '../errors.js';
-import { OPEN_RUN_STATUSES, type ResumeContext } from '../executive/index.js';
+import { howAnswered, OPEN_RUN_STATUSES, type ResumeContext } from '../executive/index.js';
 import { plural } from '../output.js';
 import { type Command, globalOptions, withStorage, workerLabel } from './context.js';
 
@@ -31,11 +31,9 @@ function describePending(p: Pending): string {
 
 /** One line about any question: pending (…), or how and by whom it was answered (✓). */
 function describeRecord(r: Pick<PauseRecord, 'answer' | 'answeredBy' | 'resumedAt'> & Pending) {
-  if (!r.answer) return `… ${describePending(r)}`;
-  const content = r.answer.content ? ` "${r.answer.content}"` : '';
-  const by = r.answeredBy ? ` by ${r.answeredBy}` : '';
-  const at = r.resumedAt ? ` at ${r.resumedAt.toISOString()}` : '';
-  return `✓ ${r.token}  [${r.conversationId}] p${r.priority} ${r.kind}: ${r.question}  → ${r.answer.action}${content}${by}${at}${sourceOf(r)}`;
+  const { answer } = r;
+  if (!answer) return `… ${describePending(r)}`;
+  return `✓ ${r.token}  [${r.conversationId}] p${r.priority} ${r.kind}: ${r.question}  → ${howAnswered({ ...r, answer })}${sourceOf(r)}`;
 }
 
 /** `runner paused-states list|get|purge`: the questions, pending or all; purging old answers. */

@@ -1,4 +1,4 @@
-export { answer, answerBatch } from './answer.js';
+export { AlreadyAnsweredError, answer, answerBatch, howAnswered } from './answer.js';
 export {
   backoffMs,
   type LeasePolicy,

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AskUserError } from '@x/askuser';
 import { assertSafeId } from '@x/continuation';
 import { z } from 'zod';
-import { answer, answerBatch, stopConversation } from '../executive/index.js';
+import { AlreadyAnsweredError, answer, answerBatch, stopConversation } from '../executive/index.js';
 import type { Storage } from '../storage.js';
 import { contextView } from './context.js';
 import { HttpError } from './errors.js';
@@ -78,6 +78,16 @@ function segment(text: string): string {
 
 /** Turns the store's typed errors into HTTP errors; anything else is passed on. */
 function storeError(error: unknown): unknown {
+  if (error instanceof AlreadyAnsweredError) {
+    // Who answered, how and when: the second answerer learns what the first decided.
+    const answered = error.answered.map((p) => ({
+      token: p.token,
+      answer: p.answer,
+      answeredBy: p.answeredBy,
+      answeredAt: p.resumedAt.toISOString(),
+    }));
+    return new HttpError(409, 'already_answered', error.message, { answered }, error);
+  }
   if (AskUserError.hasCode(error, 'not_found')) {
     return new HttpError(404, 'pause_not_found', error.message, { tokens: error.tokens }, error);
   }
