@@ -69,8 +69,8 @@ describe('runner on the embedded default (PGlite + files)', { timeout: 300_000 }
       '--data',
       data,
     ]);
-    expect(again.code).toBe(3);
-    expect(again.stderr).toContain(waiting.token as string);
+    expect(again.code).toBe(5);
+    expect(again.stderr).toContain(`question ${waiting.token} was already answered: accept`);
     const nothing = await runCli(['wake', '--once', '--data', data, '--json']);
     expect(nothing.events.filter((e) => e.type === 'resumed')).toHaveLength(0);
   });

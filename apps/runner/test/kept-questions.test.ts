@@ -124,6 +124,9 @@ describe('runner keeps questions and answers (embedded default)', { timeout: 300
     expect(errorLines(again)).toHaveLength(1);
     expect(again.stderr.startsWith(`error: ${first}`), again.stderr).toBe(true);
     expect(again.stderr.slice(`error: ${first}`.length)).toMatch(/^\d{4}-\d\d-\d\dT\S+Z\n$/);
+    const option = await runCli(['answer', token, '--option', '1', '--data', data]);
+    expect(option.code).toBe(5);
+    expect(option.stderr).toContain(first);
 
     const file = path.join(data, 'batch.json');
     writeFileSync(

@@ -213,7 +213,11 @@ describe('runner serve: the API on the embedded default (no wake)', () => {
       api('/api/pauses/answer-batch'),
       json({ answers: [answers[0], { token: tokens.ans, action: 'decline', content: '' }] }),
     );
-    expect(alreadyAnswered.status).toBe(404);
+    expect(alreadyAnswered.status).toBe(409);
+    expect(alreadyAnswered.body.error).toMatchObject({
+      code: 'already_answered',
+      answered: [{ token: tokens.ans, answer: { action: 'accept', content: 'Lisbon' } }],
+    });
     expect(await isPending(tokens.bat1 as string)).toBe(true);
 
     // The live feed reports both answers of the batch, once each.

@@ -43,7 +43,7 @@ function howClosed(pause: AnsweredPause): string {
  * Turns the store's `not_found` for tokens that were answered already into an
  * {@link AlreadyAnsweredError} saying how, by whom and when; other failures pass on.
  */
-async function refusal(storage: Storage, error: unknown, batch: boolean): Promise<never> {
+export async function refusal(storage: Storage, error: unknown, batch = false): Promise<never> {
   if (!AskUserError.hasCode(error, 'not_found') || error.tokens.length === 0) throw error;
   const answered: AnsweredPause[] = [];
   const unknown: string[] = [];

@@ -1,4 +1,10 @@
-export { AlreadyAnsweredError, answer, answerBatch, howAnswered } from './answer.js';
+export {
+  AlreadyAnsweredError,
+  answer,
+  answerBatch,
+  howAnswered,
+  refusal,
+} from './answer.js';
 export {
   backoffMs,
   type LeasePolicy,
