@@ -59,7 +59,8 @@ many runner processes can work at once.
 exit codes: 0 done (completed, waiting, or answered) · 1 failed · 2 bad usage or input ·
 3 no such pending question, run, conversation or session · 4 storage unavailable (the
 server cannot be reached or refuses, the data folder cannot be used or is in use) · 5
-conflict (someone else changed it first). With --json an error is one JSON object on
+conflict (someone else changed it first: the question was answered already, or exec meets
+a conversation with open work and no --replace). With --json an error is one JSON object on
 stderr: {"type":"error","message","failure","exitCode"}.
 
 hints: commands the runner suggests (answer, chat --resume, retry) are printed the way this
@@ -155,7 +156,9 @@ API: GET /api/pauses?limit=N · GET /api/pauses/TOKEN · POST /api/pauses/TOKEN/
 {"action":"accept"|"decline"|"cancel","content":"..."} · POST /api/pauses/answer-batch
 {"answers":[{"token","action","content"}]} (all or nothing) · GET /api/recent?limit=N ·
 POST /api/conversations/ID/stop · GET /api/events. Writes take application/json from this
-server's own origin; bodies up to 64 KiB. Errors: {"error":{"code","message"}}.`,
+server's own origin; bodies up to 64 KiB. Errors: {"error":{"code","message"}}; an answer
+to a question answered already is 409 already_answered, with "answered": each question's
+token, answer, answeredBy and answeredAt.`,
   'paused-states': `usage: runner paused-states list [--all | --conversation C] [--limit N] [--json]
        runner paused-states get TOKEN [--json]
        runner paused-states purge --older-than AGE [--dry-run] [--json]
