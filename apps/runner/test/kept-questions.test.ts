@@ -2,6 +2,9 @@ import { writeFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { answer, startRun } from '../src/executive/index.js';
+import { modelFromId } from '../src/model/index.js';
+import { openStorage } from '../src/storage.js';
 import { type CliResult, dataDirs, runCli, runShell } from './run-cli.js';
 
 // What a person typed or decided is never lost as a side effect: exec refuses to cancel an
@@ -55,6 +58,32 @@ describe('runner keeps questions and answers (embedded default)', { timeout: 300
     expect(replaced.code, replaced.stderr).toBe(0);
     expect(replaced.stdout).toContain('stopped 1 unfinished run of q first');
     expect(replaced.stdout).toContain('? Where would you like to go?');
+  });
+
+  it('a failed run that retry could resume is open work too: exec names it and how to retry it', async () => {
+    const data = dataDir();
+    // Made in process: what is under test is the exec that meets it.
+    const storage = await openStorage({ dataDir: data, command: 'test', log: () => {} });
+    let runId: string;
+    try {
+      const run = await startRun(storage, modelFromId('scripted:trip'), 'Plan', 'failed', {
+        event: () => {},
+      });
+      if (run.status !== 'waiting') throw new Error(`exec: ${run.status}`);
+      await answer(storage, run.token, { action: 'accept', content: 'Kyoto' });
+      const owner = 'test-worker';
+      const claimed = await storage.runs().claim({ owner, leaseMs: 60_000 });
+      runId = claimed?.run.runId ?? '';
+      await storage.runs().fail(runId, owner, 'the model is gone', undefined);
+    } finally {
+      await storage.close();
+    }
+    const refused = await runCli(['exec', 'Plan', '--conversation', 'failed', '--data', data]);
+    expect(refused.code).toBe(5);
+    expect(refused.stderr).toContain(
+      `conversation failed has a failed run ${runId} that retry can resume`,
+    );
+    expect(refused.stderr).toContain(`retry ${runId}`);
   });
 
   it('purge never touches what an unfinished run needs: its question and answer stay, show prints them; --dry-run says what it would delete and deletes nothing', async () => {
