@@ -8,7 +8,7 @@ commands:
   demo                          the scripted trip planner, start to finish, unattended
   chat [--session ID] [--resume] [--list]
                                 interactive chat; questions are asked at the prompt
-  exec "GOAL" | --goal-file PATH [--conversation ID]
+  exec "GOAL" | --goal-file PATH [--conversation ID] [--replace]
                                 unattended run until it completes or waits on a person
   answer TOKEN --accept TEXT | --option N | --decline [TEXT] | --cancel
   answer --batch FILE.json      answer pending questions (a batch is all or nothing)
@@ -23,7 +23,7 @@ commands:
                                 the approval center: a web page and JSON API for answering
   paused-states list [--all | --conversation C] [--limit N]
   paused-states get TOKEN       one question: pending, or its answer and who gave it
-  paused-states purge --older-than 7d
+  paused-states purge --older-than 7d [--dry-run]
   migrate                       apply the database migrations
 
 options for every command (--data, --model and --json may also come before it):
@@ -64,8 +64,9 @@ database; a command gives up on a server it cannot reach after ?connect_timeout=
 exit codes: 0 done (completed, waiting, or answered) · 1 failed · 2 bad usage or input ·
 3 no such pending question, run, conversation or session · 4 unavailable (the database
 server cannot be reached or refuses, the data folder cannot be used or is in use, serve's
-port is in use) · 5 conflict (someone else changed it first, e.g. retry of a run that is
-not failed). The approval center's API answers 400, 404, 503 and 409 for the same.
+port is in use) · 5 conflict (someone else changed it first: the question was answered
+already, retry of a run that is not failed, or exec meets a conversation with open work
+and no --replace). The approval center's API answers 400, 404, 503 and 409 for the same.
 With --json an error is one JSON object on stderr:
 {"type":"error","message","failure","exitCode"}.
 
@@ -91,7 +92,7 @@ question again and completes the turn; \`runner chat --resume\` alone resumes th
 whose question was saved last; \`runner chat --list\` lists the sessions of the data folder,
 each with its open question and the command that resumes it. Leaving while a question
 waits (/quit, Ctrl-C, Ctrl-D) keeps it saved and prints the exact command that resumes it.`,
-  exec: `usage: runner exec "GOAL" [--conversation ID] [--data DIR] [--model ID] [--json]
+  exec: `usage: runner exec "GOAL" [--conversation ID] [--replace] [--data DIR] [--model ID] [--json]
        runner exec --goal-file PATH [--conversation ID] ...
 
 --goal-file PATH  read the goal from a file (- for standard input), for a goal too long
@@ -101,7 +102,13 @@ waits (/quit, Ctrl-C, Ctrl-D) keeps it saved and prints the exact command that r
 Runs GOAL unattended until the turn completes or waits on a person. When it waits, the
 question is stored (token = interaction id) with the full transcript, and the command
 prints the token and exits 0 with status "waiting". Answer it with \`runner answer\`, then
-\`runner wake\` resumes it. A conversation that still has open questions is stopped first.`,
+\`runner wake\` resumes it.
+
+--conversation ID  1 to 200 letters, digits, '.', '_' and '-' (default: a new one)
+--replace          start over on a conversation that still has an open question or an
+                   unfinished run (waiting, answered, running, or failed): they are stopped
+                   first, as \`runner stop\` does. Without it such a conversation is refused
+                   (exit 5, nothing changed), so a question is never cancelled by accident.`,
   answer: `usage: runner answer TOKEN --accept TEXT | --option N | --decline [TEXT] | --cancel
        runner answer --batch FILE.json
 
@@ -110,8 +117,9 @@ prints the token and exits 0 with status "waiting". Answer it with \`runner answ
 --cancel          end the run without resuming it
 --batch FILE      answers for several questions, all or nothing:
                   [{"token": "...", "action": "accept", "content": "Lisbon"}, ...]
-Exit 3 when a token is unknown or already answered (nothing is changed). An answer over
-1 MiB encoded is refused (exit 2, nothing is changed): its turn could not be saved again.`,
+Nothing is changed when an answer is refused: exit 3 for an unknown token; exit 5 for a
+question answered already, saying how, by whom and when. An answer over 1 MiB encoded is
+refused (exit 2): its turn could not be saved again.`,
   wake: `usage: runner wake [--once] [--concurrency N] [--grace DURATION] [--data DIR] [--json]
 
 Resumes answered runs. Each ready run is claimed by exactly one worker of one wake process
@@ -187,18 +195,23 @@ API: GET /api/pauses?limit=N · GET /api/pauses/TOKEN · POST /api/pauses/TOKEN/
 POST /api/conversations/ID/stop · GET /api/events. Writes take application/json from this
 server's own origin; bodies up to 64 KiB. Errors: {"error":{"code","message"}}, with the
 statuses of the exit codes (an unknown conversation's stop is 404 not_found, as
-\`runner stop\` is exit 3). A browser that opens the page without the token gets a page
-that says how to sign in. A port in use is exit 4.`,
+\`runner stop\` is exit 3); an answer to a question answered already is 409
+already_answered, with "answered": each question's token, answer, answeredBy and
+answeredAt. A browser that opens the page without the token gets a page that says how to
+sign in. A port in use is exit 4.`,
   'paused-states': `usage: runner paused-states list [--all | --conversation C] [--limit N] [--json]
        runner paused-states get TOKEN [--json]
-       runner paused-states purge --older-than AGE
+       runner paused-states purge --older-than AGE [--dry-run] [--json]
 
 list    pending questions of all conversations (or of conversation C), first to answer
         first, with their priority as the page says it (urgent from 5, high from 1); --all shows the most recent questions, answered ones too, with the answer
         (accept, decline or cancel) and who gave it (default limit 100, or 50 with --all)
 get     one question by its token: pending, or answered (the answer, who, when); exit 3
         when no question has that token
-purge   deletes answered questions older than AGE (e.g. 30m, 12h, 7d); never a pending one`,
+purge   deletes answered questions and finished runs older than AGE (e.g. 30m, 12h, 7d);
+        never a pending question, nor one of a conversation whose run may yet resume
+        (waiting, ready, running, or failed: retry resumes it), which show still prints;
+        --dry-run says what it would delete and deletes nothing`,
   migrate: `usage: runner migrate [--data DIR]
 
 Applies the database migrations of every package (idempotent). Other commands also apply

@@ -20,6 +20,27 @@ export function plural(count: number, noun: string, nouns = `${noun}s`): string 
   return `${count} ${count === 1 ? noun : nouns}`;
 }
 
+// C0 controls but tab and newline, DEL, C1 controls, and the invisible characters that
+// reorder or break a line (bidi controls, U+2028/9): printed raw, data could move the cursor,
+// clear the screen, retitle the terminal or disguise what a line says.
+const UNPRINTABLE =
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: matching them is the point.
+  /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+
+/**
+ * `text` safe to print on a terminal: every control character escaped as `\x1b` or
+ * `\u202e` (newlines and tabs kept). Every text-mode printer of the runner goes through it;
+ * JSON output needs none (JSON escapes them itself).
+ */
+export function printable(text: string): string {
+  return text.replace(UNPRINTABLE, (c) => {
+    const code = c.charCodeAt(0);
+    return code < 0x100
+      ? `\\x${code.toString(16).padStart(2, '0')}`
+      : `\\u${code.toString(16).padStart(4, '0')}`;
+  });
+}
+
 const codes = { bold: 1, dim: 2, red: 31, green: 32, yellow: 33, cyan: 36 } as const;
 
 /** Where output goes: a stream, or anything with its `write`. */
@@ -31,16 +52,17 @@ export type Sink = { write(text: string): unknown; isTTY?: boolean };
  */
 export function labelledLines(label: string, target: Sink): Sink & { flush(): void } {
   let partial = '';
+  const shown = printable(label);
   return {
     isTTY: Boolean(target.isTTY),
     write(text: string) {
       const lines = (partial + text).split('\n');
       partial = lines.pop() ?? '';
-      for (const line of lines) target.write(`${label} ${line}\n`);
+      for (const line of lines) target.write(`${shown} ${line}\n`);
       return true;
     },
     flush() {
-      if (partial) target.write(`${label} ${partial}\n`);
+      if (partial) target.write(`${shown} ${partial}\n`);
       partial = '';
     },
   };
@@ -73,7 +95,7 @@ export function createOutput(options: {
     todos
       .map((t) => {
         const box = t.status === 'completed' ? '[x]' : t.status === 'in_progress' ? '[~]' : '[ ]';
-        return `  ${paint(t.status === 'completed' ? 'green' : 'dim', box)} ${t.content}`;
+        return `  ${paint(t.status === 'completed' ? 'green' : 'dim', box)} ${printable(t.content)}`;
       })
       .join('\n');
 
@@ -95,11 +117,11 @@ export function createOutput(options: {
       switch (event.type) {
         case 'text-delta':
           if (!midLine) stdout.write(paint('bold', 'assistant: '));
-          stdout.write(event.text);
+          stdout.write(printable(event.text));
           midLine = true;
           break;
         case 'tool-progress':
-          line(paint('dim', `  · ${event.message}`));
+          line(paint('dim', `  · ${printable(event.message)}`));
           break;
         case 'plan-updated':
           line(`${paint('cyan', 'plan')}\n${checklist(event.todos)}`);
@@ -109,20 +131,22 @@ export function createOutput(options: {
         case 'interrupt-resolved':
           break;
         case 'turn-ended':
-          if (event.reason === 'failed') line(paint('red', `turn failed: ${event.error ?? ''}`));
+          if (event.reason === 'failed') {
+            line(paint('red', `turn failed: ${printable(event.error ?? '')}`));
+          }
           break;
       }
     },
     record(_record, human) {
-      if (human !== undefined) line(human);
+      if (human !== undefined) line(printable(human));
     },
     note(text) {
-      line(paint('dim', text));
+      line(paint('dim', printable(text)));
     },
     error(text) {
       if (midLine) stdout.write('\n');
       midLine = false;
-      stderr.write(`${paint('red', 'error:')} ${text}\n`);
+      stderr.write(`${paint('red', 'error:')} ${printable(text)}\n`);
     },
     command,
   };

@@ -31,6 +31,31 @@ describe('who answered, through runner serve', { timeout: 300_000 }, () => {
         answers: [{ token: two, action: 'accept', content: 'Kyoto' }],
       });
       expect(batch.status).toBe(200);
+      // A second answer, alone or in a batch, says who answered first, how and when.
+      const again = await post(api(`/api/pauses/${one}/answer`), { action: 'accept' });
+      expect(again.status).toBe(409);
+      const refused = (await again.json()) as { error: Record<string, unknown> };
+      expect(refused.error.message).toMatch(
+        new RegExp(`^question ${one} was already answered: decline by ada at \\d{4}-`),
+      );
+      expect(refused.error.answered).toEqual([
+        {
+          token: one,
+          answer: { action: 'decline', content: '' },
+          answeredBy: 'ada',
+          answeredAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+        },
+      ]);
+      const batchAgain = await post(api('/api/pauses/answer-batch'), {
+        answers: [
+          { token: two, action: 'decline', content: '' },
+          { token: three, action: 'decline', content: '' },
+        ],
+      });
+      expect(batchAgain.status).toBe(409);
+      expect(((await batchAgain.json()) as { error: { message: string } }).error.message).toContain(
+        `batch not applied, nothing was answered: question ${two} was already answered: accept "Kyoto" by ada at `,
+      );
       const recent = (await (await fetch(api('/api/recent'))).json()) as {
         recent: Array<{ token: string; answeredBy: string | null }>;
       };

@@ -69,8 +69,8 @@ describe('runner on the embedded default (PGlite + files)', { timeout: 300_000 }
       '--data',
       data,
     ]);
-    expect(again.code).toBe(3);
-    expect(again.stderr).toContain(waiting.token as string);
+    expect(again.code).toBe(5);
+    expect(again.stderr).toContain(`question ${waiting.token} was already answered: accept`);
     const nothing = await runCli(['wake', '--once', '--data', data, '--json']);
     expect(nothing.events.filter((e) => e.type === 'resumed')).toHaveLength(0);
   });
@@ -134,14 +134,26 @@ describe('runner on the embedded default (PGlite + files)', { timeout: 300_000 }
     expect(JSON.stringify(messages.at(-1))).toContain('Kyoto in April');
   });
 
-  it('stop closes every open question; exec on a conversation with an open question stops it first', async () => {
+  it('stop closes every open question; exec --replace on a conversation with an open question stops it first', async () => {
     const data = dataDir();
     const first = await runCli(['exec', 'Plan', '--conversation', 'k', '--data', data, '--json']);
     const token = last(first.events).token as string;
-    const second = await runCli(['exec', 'Plan again', '--conversation', 'k', '--data', data]);
+    const second = await runCli([
+      'exec',
+      'Plan again',
+      '--conversation',
+      'k',
+      '--replace',
+      '--data',
+      data,
+    ]);
     expect(second.code).toBe(0);
     expect(second.stdout).toContain('stopped 1 open question of k first');
-    expect((await runCli(['answer', token, '--accept', 'x', '--data', data])).code).toBe(3);
+    const late = await runCli(['answer', token, '--accept', 'x', '--data', data]);
+    expect(late.code).toBe(5);
+    expect(late.stderr).toContain(
+      `question ${token} was already answered: closed when its conversation k was stopped, at `,
+    );
 
     const stop = await runCli(['stop', 'k', '--data', data, '--json']);
     expect(last(stop.events)).toMatchObject({ type: 'stopped', pauses: 1, continuations: 1 });

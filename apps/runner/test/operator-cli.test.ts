@@ -131,14 +131,31 @@ describe('runner for operators (embedded default)', { timeout: 300_000 }, () => 
     expect(first.stdout).toContain(
       '? Where would you like to go?\n  1) Lisbon\n  2) Kyoto\n  3) Reykjavik',
     );
-    // Again: the open question is stopped first, and said before the turn prints.
-    const exec = await runCli(['exec', 'Plan', '--conversation', 'o', '--data', data, '--json']);
+    // Again, replacing it: the open question is stopped first, and said before the turn prints.
+    const exec = await runCli([
+      'exec',
+      'Plan',
+      '--conversation',
+      'o',
+      '--replace',
+      '--data',
+      data,
+      '--json',
+    ]);
     const waiting = last(exec.events);
     expect(waiting).toMatchObject({
       type: 'run-waiting',
       options: ['Lisbon', 'Kyoto', 'Reykjavik'],
     });
-    const again = await runCli(['exec', 'Plan', '--conversation', 'o', '--data', data]);
+    const again = await runCli([
+      'exec',
+      'Plan',
+      '--conversation',
+      'o',
+      '--replace',
+      '--data',
+      data,
+    ]);
     expect(again.stdout.indexOf('stopped 1 open question of o first')).toBeGreaterThanOrEqual(0);
     expect(again.stdout.indexOf('stopped 1 open question')).toBeLessThan(
       again.stdout.indexOf('assistant:'),
@@ -241,6 +258,8 @@ describe('runner for operators (embedded default)', { timeout: 300_000 }, () => 
     expect(unknown.code).toBe(3);
     expect(errorLines(unknown)).toEqual(['error: no question has the token no-such-token']);
 
+    // Its run resumed and finished: purge keeps nothing of a run that may yet resume.
+    expect((await runCli(['wake', '--once', '--data', data])).code).toBe(0);
     const purged = await runCli(['paused-states', 'purge', '--older-than', '0s', '--data', data]);
     expect(purged.stdout).toContain('deleted 2 answered questions');
     const empty = await runCli(['paused-states', 'list', '--all', '--data', data]);

@@ -183,7 +183,7 @@ describe('runner serve: the API on the embedded default (no wake)', () => {
     expect(local.status).toBe(200);
   });
 
-  it('POST answer resolves once: the same-origin write succeeds, the second is 404', async () => {
+  it('POST answer resolves once: the same-origin write succeeds, the second is 409 with how it was answered', async () => {
     const origin = new URL(server.url).origin;
     const ok = await call(
       api(`/api/pauses/${tokens.ans}/answer`),
@@ -192,8 +192,14 @@ describe('runner serve: the API on the embedded default (no wake)', () => {
     expect(ok.status).toBe(200);
     expect(ok.body).toEqual({ token: tokens.ans, answer: { action: 'accept', content: 'Lisbon' } });
     const again = await call(api(`/api/pauses/${tokens.ans}/answer`), json({ action: 'decline' }));
-    expect(again.status).toBe(404);
-    expect(again.body.error.code).toBe('pause_not_found');
+    expect(again.status).toBe(409);
+    expect(again.body.error).toMatchObject({
+      code: 'already_answered',
+      message: expect.stringContaining(
+        `question ${tokens.ans} was already answered: accept "Lisbon"`,
+      ),
+      answered: [{ token: tokens.ans, answer: { action: 'accept', content: 'Lisbon' } }],
+    });
     expect((await call(api(`/api/pauses/${tokens.ans}`))).status).toBe(404);
   });
 
@@ -217,7 +223,11 @@ describe('runner serve: the API on the embedded default (no wake)', () => {
       api('/api/pauses/answer-batch'),
       json({ answers: [answers[0], { token: tokens.ans, action: 'decline', content: '' }] }),
     );
-    expect(alreadyAnswered.status).toBe(404);
+    expect(alreadyAnswered.status).toBe(409);
+    expect(alreadyAnswered.body.error).toMatchObject({
+      code: 'already_answered',
+      answered: [{ token: tokens.ans, answer: { action: 'accept', content: 'Lisbon' } }],
+    });
     expect(await isPending(tokens.bat1 as string)).toBe(true);
 
     // The live feed reports both answers of the batch, once each.
@@ -285,6 +295,12 @@ describe('runner serve: the API on the embedded default (no wake)', () => {
     expect(again.body).toMatchObject({ pauses: 0, continuations: 0 });
     const text = await call(api('/api/conversations/c-stop/stop'), { method: 'POST' });
     expect(text.status).toBe(415);
+    const unsafe = await call(api('/api/conversations/x%1B%5B2J/stop'), json({}));
+    expect(unsafe.status).toBe(400);
+    expect(unsafe.body.error).toMatchObject({
+      code: 'invalid_request',
+      message: expect.stringContaining('conversation id "x\\u001b[2J" is not a safe id'),
+    });
   });
 
   it('POST /api/conversations/:id/stop of an unknown conversation is 404, as `runner stop` is exit 3', async () => {

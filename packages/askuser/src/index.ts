@@ -22,6 +22,7 @@ export { auraSchema, pausedStates } from './schema.js';
 export { AskUserStore, DEFAULT_PENDING_LIMIT, DEFAULT_RECENT_LIMIT } from './store.js';
 export type {
   AnsweredPause,
+  CleanupOptions,
   InsertParams,
   InsertPauseParams,
   ListAnsweredOptions,

@@ -248,6 +248,29 @@ for (const spec of await sqlTargets()) {
         expect((await store.listRecent()).map((r) => r.token)).toEqual(['kept']);
       });
 
+      it('keeps the resolved rows of the conversations it is told to keep; a dry run only counts', async () => {
+        await store.insert(pause('done-a', { conversationId: 'a' }));
+        await store.insert(pause('done-b', { conversationId: 'b' }));
+        await store.insert(pause('done-c', { conversationId: 'c' }));
+        await store.markResumedBatch({ 'done-a': yes, 'done-b': yes, 'done-c': yes });
+        const future = new Date(Date.now() + 24 * 3600 * 1000);
+        const keep = { keepConversations: ['a', 'c', 'no-such'] };
+        expect(await store.cleanupResumedOlderThan(future, { ...keep, dryRun: true })).toBe(1);
+        expect(await store.cleanupResumedOlderThan(future, { dryRun: true })).toBe(3);
+        expect((await store.listRecent()).map((r) => r.token).sort()).toEqual([
+          'done-a',
+          'done-b',
+          'done-c',
+        ]);
+        expect(await store.cleanupResumedOlderThan(future, keep)).toBe(1);
+        expect((await store.listRecent()).map((r) => r.token).sort()).toEqual(['done-a', 'done-c']);
+        const bad = await store
+          .cleanupResumedOlderThan(future, { keepConversations: 'a' as unknown as string[] })
+          .catch((e) => e);
+        expect(AskUserError.hasCode(bad, 'invalid_argument')).toBe(true);
+        expect(await store.cleanupResumedOlderThan(future)).toBe(2);
+      });
+
       it('never deletes a pending row, however old', async () => {
         await store.insert(pause('pending-old'));
         await store.insert(pause('done'));

@@ -13,6 +13,7 @@ import { columns, type Row, toAnswered, toPending, toRecord } from './projection
 import { pausedStates as t } from './schema.js';
 import {
   type AnsweredPause,
+  type CleanupOptions,
   type InsertPauseParams,
   insertPauseParamsSchema,
   type ListAnsweredOptions,
@@ -341,21 +342,43 @@ export class AskUserStore {
   }
 
   /**
-   * Deletes resolved pauses whose answer is older than `cutoff` (resumed_at < cutoff).
-   * Never deletes a pending pause, however old. Returns how many it deleted.
+   * Deletes resolved pauses whose answer is older than `cutoff` (resumed_at < cutoff),
+   * except those of `options.keepConversations`. Never deletes a pending pause, however
+   * old. With `options.dryRun` it only counts them. Returns how many it deleted (or would).
+   * @throws {AskUserError} `invalid_argument` for an invalid cutoff or keep list.
    */
-  async cleanupResumedOlderThan(cutoff: Date): Promise<number> {
+  async cleanupResumedOlderThan(cutoff: Date, options: CleanupOptions = {}): Promise<number> {
     if (!(cutoff instanceof Date) || Number.isNaN(cutoff.getTime())) {
       throw new AskUserError(
         'invalid_argument',
         'cleanupResumedOlderThan needs a valid Date cutoff',
       );
     }
+    const keep = options.keepConversations ?? [];
+    if (!Array.isArray(keep) || keep.some((id) => typeof id !== 'string')) {
+      throw new AskUserError(
+        'invalid_argument',
+        'cleanupResumedOlderThan keepConversations must be an array of conversation ids',
+      );
+    }
+    // One JSON parameter, whatever the number of kept conversations (a list of bind
+    // parameters would hit the protocol's 65535 limit).
+    const old = and(
+      isNotNull(t.resumedAt),
+      lt(t.resumedAt, cutoff),
+      keep.length === 0
+        ? undefined
+        : sql`${t.conversationId} not in (select jsonb_array_elements_text(${JSON.stringify(keep)}::jsonb))`,
+    );
     try {
-      const rows = await this.#db
-        .delete(t)
-        .where(and(isNotNull(t.resumedAt), lt(t.resumedAt, cutoff)))
-        .returning({ token: t.token });
+      if (options.dryRun) {
+        const [row] = await this.#db
+          .select({ count: sql<number>`count(*)::int` })
+          .from(t)
+          .where(old);
+        return Number(row?.count ?? 0);
+      }
+      const rows = await this.#db.delete(t).where(old).returning({ token: t.token });
       return rows.length;
     } catch (error) {
       throw wrapDatabaseError(error, 'cleanupResumedOlderThan');

@@ -108,6 +108,17 @@ export interface ListAnsweredOptions {
   conversationId?: string;
 }
 
+/** Options of `cleanupResumedOlderThan`. */
+export interface CleanupOptions {
+  /**
+   * Conversations whose resolved pauses are kept whatever their age: those the caller still
+   * needs (e.g. the conversations of runs that have not finished reading their answers).
+   */
+  keepConversations?: readonly string[];
+  /** Count what would be deleted, and delete nothing. */
+  dryRun?: boolean;
+}
+
 /**
  * The answers of a batch: a `Map` or a plain record from token to answer, or an array of
  * `{ token, answer }` (an array naming a token twice is `invalid_answer`).

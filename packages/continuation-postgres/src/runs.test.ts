@@ -427,6 +427,28 @@ for (const t of await sqlTargets()) {
       );
     });
 
+    it('purgeFinishedBefore deletes finished runs only, a dry run counts them; conversationsWith names the conversations of runs by status', async () => {
+      await waitingRun('open');
+      const ready = await waitingRun('answered');
+      await queue.markReady(ready.interactionId, { action: 'accept', content: 'x' });
+      await waitingRun('done');
+      await queue.cancelConversation('done');
+      expect((await queue.conversationsWith(['waiting', 'ready', 'failed'])).sort()).toEqual([
+        'answered',
+        'open',
+      ]);
+      expect(await queue.conversationsWith([])).toEqual([]);
+      const future = new Date(Date.now() + 3_600_000);
+      expect(await queue.purgeFinishedBefore(future, { dryRun: true })).toBe(1);
+      expect((await queue.list()).length).toBe(3);
+      expect(await queue.purgeFinishedBefore(new Date(Date.now() - 3_600_000))).toBe(0);
+      expect(await queue.purgeFinishedBefore(future)).toBe(1);
+      expect((await queue.list()).map((r) => r.conversationId).sort()).toEqual([
+        'answered',
+        'open',
+      ]);
+    });
+
     it('stopping a conversation cancels its open runs; a worker running one is refused', async () => {
       const a = await waitingRun('stop-me');
       const b = await waitingRun('stop-me');

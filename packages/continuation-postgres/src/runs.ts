@@ -793,15 +793,34 @@ export class PostgresRunQueue {
     return [...(decodeRecord(row.interactionId ?? '', row.record).messages ?? []), ...added];
   }
 
-  /** Deletes finished runs that finished before `cutoff`. Returns how many. */
-  async purgeFinishedBefore(cutoff: Date): Promise<number> {
+  /**
+   * Deletes finished runs that finished before `cutoff`. Returns how many; with
+   * `options.dryRun` only counts them.
+   */
+  async purgeFinishedBefore(cutoff: Date, options: { dryRun?: boolean } = {}): Promise<number> {
+    const old = and(inArray(runs.status, [...FINISHED_RUN_STATUSES]), lt(runs.finishedAt, cutoff));
+    if (options.dryRun) {
+      const [row] = await this.#read('count finished runs', () =>
+        this.#db.select({ count: sql<number>`count(*)::int` }).from(runs).where(old),
+      );
+      return Number(row?.count ?? 0);
+    }
     const rows = await this.#run('purge finished runs', () =>
-      this.#db
-        .delete(runs)
-        .where(and(inArray(runs.status, [...FINISHED_RUN_STATUSES]), lt(runs.finishedAt, cutoff)))
-        .returning({ runId: runs.runId }),
+      this.#db.delete(runs).where(old).returning({ runId: runs.runId }),
     );
     return rows.length;
+  }
+
+  /** The conversations that have a run in one of `statuses`, each once, in no set order. */
+  async conversationsWith(statuses: readonly RunStatus[]): Promise<string[]> {
+    if (statuses.length === 0) return [];
+    const rows = await this.#read('list the conversations of runs', () =>
+      this.#db
+        .selectDistinct({ conversationId: runs.conversationId })
+        .from(runs)
+        .where(inArray(runs.status, [...statuses])),
+    );
+    return rows.map((row) => row.conversationId);
   }
 
   async #run<T>(doing: string, query: () => PromiseLike<T>): Promise<T> {

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { ResumeAnswer } from '@x/askuser';
 import { usageError } from '../errors.js';
-import { answerBatch, answer as answerOne } from '../executive/index.js';
+import { answerBatch, answer as answerOne, refusal } from '../executive/index.js';
 import { osUserName } from '../operator.js';
 import { plural } from '../output.js';
 import { type Command, globalOptions, withStorage } from './context.js';
@@ -86,7 +86,10 @@ export const answer: Command = async (ctx, args) => {
   return withStorage(ctx, async (storage) => {
     let given = parsed.answer;
     if (!given) {
-      const pending = await storage.pauses().getByToken(token);
+      const pending = await storage
+        .pauses()
+        .getByToken(token)
+        .catch((error: unknown) => refusal(storage, error));
       const options = Array.isArray(pending.options) ? (pending.options as unknown[]) : [];
       const chosen = options[(parsed.option ?? 0) - 1];
       if (typeof chosen !== 'string') {

@@ -1,8 +1,10 @@
 import { readFile } from 'node:fs/promises';
 import { text } from 'node:stream/consumers';
 import { parseArgs } from 'node:util';
+import { assertSafeId } from '@x/continuation';
 import { usageError } from '../errors.js';
 import { startRun } from '../executive/index.js';
+import { shellQuote } from '../invocation.js';
 import { modelFromId } from '../model/index.js';
 import { plural } from '../output.js';
 import { type Command, globalOptions, observer, report, withStorage } from './context.js';
@@ -30,6 +32,7 @@ export const exec: Command = async (ctx, args) => {
       ...globalOptions,
       conversation: { type: 'string' },
       'goal-file': { type: 'string' },
+      replace: { type: 'boolean' },
     },
     allowPositionals: true,
   });
@@ -40,6 +43,7 @@ export const exec: Command = async (ctx, args) => {
   if (!goal && file !== undefined)
     throw usageError(`--goal-file ${file} holds no goal (it is empty)`);
   if (!goal) throw usageError('exec needs a GOAL, e.g. runner exec "Plan a trip"');
+  if (values.conversation !== undefined) assertSafeId('--conversation', values.conversation);
   const conversationId = values.conversation ?? newId('c');
   // A made-up id is the one handle on the conversation (show, stop, exec again): say it.
   if (values.conversation === undefined) ctx.out.note(`conversation ${conversationId}`);
@@ -51,12 +55,21 @@ export const exec: Command = async (ctx, args) => {
       goal,
       conversationId,
       observer(ctx.out, { conversationId }),
-      (stopped) => {
-        if (stopped.pauses > 0) {
-          ctx.out.note(
-            `stopped ${plural(stopped.pauses, 'open question')} of ${conversationId} first`,
-          );
-        }
+      {
+        replace: values.replace === true,
+        onStopped: (stopped) => {
+          const what =
+            stopped.pauses > 0
+              ? plural(stopped.pauses, 'open question')
+              : stopped.runs > 0 && plural(stopped.runs, 'unfinished run');
+          if (what) ctx.out.note(`stopped ${what} of ${conversationId} first`);
+        },
+        hints: {
+          command: ctx.out.command,
+          replace: ctx.out.command(
+            `exec ${shellQuote(goal)} --conversation ${conversationId}${values.model === undefined ? '' : ` --model ${shellQuote(values.model)}`} --replace`,
+          ),
+        },
       },
     );
     report(ctx.out, result);

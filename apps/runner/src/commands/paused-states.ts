@@ -1,7 +1,8 @@
 import { parseArgs } from 'node:util';
 import { AskUserError, type PauseRecord, type Pending } from '@x/askuser';
+import { assertSafeId } from '@x/continuation';
 import { notFoundError, usageError } from '../errors.js';
-import type { ResumeContext } from '../executive/index.js';
+import { howAnswered, OPEN_RUN_STATUSES, type ResumeContext } from '../executive/index.js';
 import { plural } from '../output.js';
 import { priorityLabel } from '../serve/views.js';
 import { type Command, globalOptions, withStorage, workerLabel } from './context.js';
@@ -44,11 +45,9 @@ function describePending(p: Pending): string {
 
 /** One line about any question: pending (…), or how and by whom it was answered (✓). */
 function describeRecord(r: Pick<PauseRecord, 'answer' | 'answeredBy' | 'resumedAt'> & Pending) {
-  if (!r.answer) return `… ${describePending(r)}`;
-  const content = r.answer.content ? ` "${r.answer.content}"` : '';
-  const by = r.answeredBy ? ` by ${r.answeredBy}` : '';
-  const at = r.resumedAt ? ` at ${r.resumedAt.toISOString()}` : '';
-  return `✓ ${r.token}  [${r.conversationId}]${priorityOf(r)} ${r.kind}: ${r.question}  → ${r.answer.action}${content}${by}${at}${sourceOf(r)}`;
+  const { answer } = r;
+  if (!answer) return `… ${describePending(r)}`;
+  return `✓ ${r.token}  [${r.conversationId}]${priorityOf(r)} ${r.kind}: ${r.question}  → ${howAnswered({ ...r, answer })}${sourceOf(r)}`;
 }
 
 /** `runner paused-states list|get|purge`: the questions, pending or all; purging old answers. */
@@ -62,6 +61,7 @@ export const pausedStates: Command = async (ctx, args) => {
       limit: { type: 'string' },
       conversation: { type: 'string' },
       'older-than': { type: 'string' },
+      'dry-run': { type: 'boolean' },
     },
     allowPositionals: sub === 'get',
   });
@@ -69,6 +69,7 @@ export const pausedStates: Command = async (ctx, args) => {
     const limit = values.limit === undefined ? undefined : Number(values.limit);
     if (limit !== undefined && (!Number.isInteger(limit) || limit < 1))
       throw usageError(`--limit takes a whole number from 1, not "${values.limit}"`);
+    if (values.conversation !== undefined) assertSafeId('--conversation', values.conversation);
     if (values.conversation !== undefined && values.all)
       throw usageError('list takes --all or --conversation C, not both');
     return withStorage(ctx, async (storage) => {
@@ -128,12 +129,27 @@ export const pausedStates: Command = async (ctx, args) => {
     if (values['older-than'] === undefined)
       throw usageError('purge needs --older-than AGE, e.g. 7d');
     const cutoff = new Date(Date.now() - parseAge(values['older-than']));
+    const dryRun = values['dry-run'] === true;
     return withStorage(ctx, async (storage) => {
-      const deleted = await storage.pauses().cleanupResumedOlderThan(cutoff);
-      const runs = await storage.runs().purgeFinishedBefore(cutoff);
+      const { deleted, kept, runs } = await storage.transaction(async (tx) => {
+        // A run that may yet resume reads its questions and answers (show, a delegate call's
+        // workers): its conversation's are kept, whatever their age.
+        const keepConversations = await storage.runs(tx).conversationsWith(OPEN_RUN_STATUSES);
+        const pauses = storage.pauses(tx);
+        const old = await pauses.cleanupResumedOlderThan(cutoff, { dryRun: true });
+        const deleted = await pauses.cleanupResumedOlderThan(cutoff, { keepConversations, dryRun });
+        const runs = await storage.runs(tx).purgeFinishedBefore(cutoff, { dryRun });
+        return { deleted, kept: old - deleted, runs };
+      });
+      const what = `${plural(deleted, 'answered question')} and ${plural(runs, 'finished run')} older than ${cutoff.toISOString()}`;
+      const keptLine = kept
+        ? `; kept ${plural(kept, 'answered question')} of runs not finished (waiting, ready, running or failed)`
+        : '';
       ctx.out.record(
-        { type: 'purged', deleted, runs, cutoff: cutoff.toISOString() },
-        `deleted ${plural(deleted, 'answered question')} and ${plural(runs, 'finished run')} older than ${cutoff.toISOString()}`,
+        { type: 'purged', dryRun, deleted, runs, kept, cutoff: cutoff.toISOString() },
+        dryRun
+          ? `would delete ${what}${keptLine}; nothing was deleted (--dry-run)`
+          : `deleted ${what}${keptLine}`,
       );
       return 0;
     });

@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { ContinuationError } from '@x/continuation';
+import { assertSafeId, ContinuationError } from '@x/continuation';
 import { RunnerError, usageError } from '../errors.js';
 import { type Command, globalOptions, withStorage } from './context.js';
 
@@ -9,6 +9,7 @@ export const retry: Command = async (ctx, args) => {
   const [runId] = positionals;
   if (!runId || positionals.length > 1)
     throw usageError(`retry needs one RUN id (see ${ctx.out.command('runs')})`);
+  assertSafeId('run id', runId);
   return withStorage(ctx, async (storage) => {
     const run = await storage
       .runs()

@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { assertSafeId } from '@x/continuation';
 import type { LeaseRecord, RunRecord, RunStatus } from '@x/continuation-postgres';
 import { usageError } from '../errors.js';
 import { type Command, globalOptions, withStorage } from './context.js';
@@ -53,6 +54,7 @@ export const runs: Command = async (ctx, args) => {
   if (status !== undefined && !STATUSES.includes(status)) {
     throw usageError(`--status takes one of ${STATUSES.join(', ')}, not "${status}"`);
   }
+  if (values.conversation !== undefined) assertSafeId('--conversation', values.conversation);
   const limit = values.limit === undefined ? undefined : Number(values.limit);
   if (limit !== undefined && (!Number.isInteger(limit) || limit < 1 || limit > 10_000)) {
     throw usageError('--limit takes a whole number from 1 to 10000');

@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import type { PauseRecord } from '@x/askuser';
+import { assertSafeId } from '@x/continuation';
 import type { RunRecord } from '@x/continuation-postgres';
 import type { Message } from '@x/wire';
 import type { Delegation } from '../delegate.js';
@@ -69,6 +70,7 @@ export const show: Command = async (ctx, args) => {
   const { positionals } = parseArgs({ args, options: globalOptions, allowPositionals: true });
   const [conversationId] = positionals;
   if (!conversationId || positionals.length > 1) throw usageError('show needs one CONVERSATION id');
+  assertSafeId('conversation id', conversationId);
   return withStorage(ctx, async (storage) => {
     const runs = (await storage.runs().list({ conversationId, limit: 1_000 })).reverse();
     if (runs.length === 0)

@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { assertSafeId } from '@x/continuation';
 import { usageError } from '../errors.js';
 import { stopKnownConversation } from '../executive/index.js';
 import { plural } from '../output.js';
@@ -9,6 +10,7 @@ export const stop: Command = async (ctx, args) => {
   const { positionals } = parseArgs({ args, options: globalOptions, allowPositionals: true });
   const [conversationId] = positionals;
   if (!conversationId || positionals.length > 1) throw usageError('stop needs one CONVERSATION id');
+  assertSafeId('conversation id', conversationId);
   return withStorage(ctx, async (storage) => {
     const closed = await stopKnownConversation(storage, conversationId);
     const nothing = closed.pauses + closed.continuations + closed.runs === 0;

@@ -1,8 +1,74 @@
-import type { ResumeAnswer } from '@x/askuser';
+import {
+  type AnsweredPause,
+  AskUserError,
+  AUTO_TERMINATED_MARKER,
+  type ResumeAnswer,
+} from '@x/askuser';
 import { DEFAULT_MAX_RECORD_BYTES } from '@x/continuation';
-import { usageError } from '../errors.js';
+import { RunnerError, usageError } from '../errors.js';
 import { type Db, lockFor, type Storage } from '../storage.js';
 import type { ResumeContext } from './suspend.js';
+
+/** An answer refused because its question was answered already: how, by whom and when. */
+export class AlreadyAnsweredError extends RunnerError {
+  constructor(
+    message: string,
+    /** The questions that were answered already, with their answers. */
+    readonly answered: readonly AnsweredPause[],
+  ) {
+    super('conflict', message);
+  }
+}
+
+/** How a question was answered, for a person: `accept "Kyoto" by ada at 2026-…`. */
+export function howAnswered(pause: {
+  answer: ResumeAnswer;
+  answeredBy: string | null;
+  resumedAt: Date | null;
+}): string {
+  const content = pause.answer.content ? ` "${pause.answer.content}"` : '';
+  const by = pause.answeredBy ? ` by ${pause.answeredBy}` : '';
+  const at = pause.resumedAt ? ` at ${pause.resumedAt.toISOString()}` : '';
+  return `${pause.answer.action}${content}${by}${at}`;
+}
+
+/** Why a question is closed, for a person: how it was answered, or that its conversation stopped. */
+function howClosed(pause: AnsweredPause): string {
+  const { action, content } = pause.answer;
+  return action === 'cancel' && content === AUTO_TERMINATED_MARKER
+    ? `closed when its conversation ${pause.conversationId} was stopped, at ${pause.resumedAt.toISOString()}`
+    : howAnswered(pause);
+}
+
+/**
+ * Turns the store's `not_found` for tokens that were answered already into an
+ * {@link AlreadyAnsweredError} saying how, by whom and when; other failures pass on.
+ */
+export async function refusal(storage: Storage, error: unknown, batch = false): Promise<never> {
+  if (!AskUserError.hasCode(error, 'not_found') || error.tokens.length === 0) throw error;
+  const answered: AnsweredPause[] = [];
+  const unknown: string[] = [];
+  for (const token of error.tokens) {
+    const found = await storage
+      .pauses()
+      .getAnswer(token)
+      .catch((missing: unknown) => {
+        if (AskUserError.hasCode(missing, 'not_found')) return undefined;
+        throw missing;
+      });
+    if (found) answered.push(found);
+    else unknown.push(token);
+  }
+  if (answered.length === 0) throw error;
+  const said = [
+    ...answered.map((p) => `question ${p.token} was already answered: ${howClosed(p)}`),
+    ...unknown.map((token) => `no question has the token ${token}`),
+  ].join('; ');
+  throw new AlreadyAnsweredError(
+    batch ? `batch not applied, nothing was answered: ${said}` : said,
+    answered,
+  );
+}
 
 /**
  * The largest answer taken, encoded as JSON: a sixteenth of what the continuation store keeps
@@ -27,7 +93,8 @@ export function checkAnswerSize(token: string, given: ResumeAnswer): void {
  * Answers one pause and makes its run ready, in one transaction: an answer is never
  * recorded without its run becoming claimable, or the other way round.
  * `answeredBy` names who answered, for the audit trail.
- * @throws the askuser store's errors (unknown or already answered token, bad answer).
+ * @throws {AlreadyAnsweredError} for a question answered already (how, by whom, when);
+ *   the askuser store's errors (unknown token, bad answer).
  */
 export async function answer(
   storage: Storage,
@@ -36,16 +103,18 @@ export async function answer(
   answeredBy: string | null = null,
 ): Promise<void> {
   checkAnswerSize(token, given);
-  await storage.transaction(async (tx) => {
-    await storage.pauses(tx).markResumed(token, given, { answeredBy });
-    if (await storage.runs(tx).markReady(token, given)) return;
-    // No run waits on the question itself: a worker's question readies its parent's run.
-    const parent = await parentOf(tx, storage, token);
-    if (!parent) return;
-    // Serialised with the delegated run's terminal write (see resumeDelegation).
-    await lockFor(tx, parent);
-    await storage.runs(tx).markReady(parent, given);
-  });
+  await storage
+    .transaction(async (tx) => {
+      await storage.pauses(tx).markResumed(token, given, { answeredBy });
+      if (await storage.runs(tx).markReady(token, given)) return;
+      // No run waits on the question itself: a worker's question readies its parent's run.
+      const parent = await parentOf(tx, storage, token);
+      if (!parent) return;
+      // Serialised with the delegated run's terminal write (see resumeDelegation).
+      await lockFor(tx, parent);
+      await storage.runs(tx).markReady(parent, given);
+    })
+    .catch((error: unknown) => refusal(storage, error, false));
 }
 
 /** For a worker's question, the parent continuation its delegated run waits on. */
@@ -58,6 +127,7 @@ async function parentOf(tx: Db, storage: Storage, token: string): Promise<string
 /**
  * Answers many pauses all or nothing, and makes their runs ready, in one transaction.
  * Returns how many were answered.
+ * @throws {AlreadyAnsweredError} when some were answered already; nothing is answered.
  */
 export async function answerBatch(
   storage: Storage,
@@ -65,25 +135,27 @@ export async function answerBatch(
   answeredBy: string | null = null,
 ): Promise<number> {
   for (const a of answers) checkAnswerSize(a.token, a.answer);
-  return storage.transaction(async (tx) => {
-    const answered = await storage.pauses(tx).markResumedBatch([...answers], { answeredBy });
-    const runs = storage.runs(tx);
-    const readied = await runs.markReadyMany(
-      answers.map((a) => ({ interactionId: a.token, input: a.answer })),
-    );
-    if (readied < answers.length) {
-      // Some questions have no run of their own: workers' questions ready their parent's.
-      const parents = new Map<string, ResumeAnswer>();
-      for (const a of answers) {
-        const parent = await parentOf(tx, storage, a.token);
-        if (parent) parents.set(parent, a.answer);
-      }
-      // In one order, so that two batches never wait on each other's locks.
-      for (const parent of [...parents.keys()].sort()) await lockFor(tx, parent);
-      await runs.markReadyMany(
-        [...parents].map(([interactionId, input]) => ({ interactionId, input })),
+  return storage
+    .transaction(async (tx) => {
+      const answered = await storage.pauses(tx).markResumedBatch([...answers], { answeredBy });
+      const runs = storage.runs(tx);
+      const readied = await runs.markReadyMany(
+        answers.map((a) => ({ interactionId: a.token, input: a.answer })),
       );
-    }
-    return answered;
-  });
+      if (readied < answers.length) {
+        // Some questions have no run of their own: workers' questions ready their parent's.
+        const parents = new Map<string, ResumeAnswer>();
+        for (const a of answers) {
+          const parent = await parentOf(tx, storage, a.token);
+          if (parent) parents.set(parent, a.answer);
+        }
+        // In one order, so that two batches never wait on each other's locks.
+        for (const parent of [...parents.keys()].sort()) await lockFor(tx, parent);
+        await runs.markReadyMany(
+          [...parents].map(([interactionId, input]) => ({ interactionId, input })),
+        );
+      }
+      return answered;
+    })
+    .catch((error: unknown) => refusal(storage, error, true));
 }

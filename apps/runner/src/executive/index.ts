@@ -1,4 +1,10 @@
-export { answer, answerBatch } from './answer.js';
+export {
+  AlreadyAnsweredError,
+  answer,
+  answerBatch,
+  howAnswered,
+  refusal,
+} from './answer.js';
 export {
   type AttemptCounts,
   backoffMs,
@@ -9,7 +15,14 @@ export {
   type ResumeOptions,
   resumeNext,
 } from './resume.js';
-export { type Stopped, startRun, stopConversation, stopKnownConversation } from './start.js';
+export {
+  OPEN_RUN_STATUSES,
+  type StartOptions,
+  type Stopped,
+  startRun,
+  stopConversation,
+  stopKnownConversation,
+} from './start.js';
 export { messageText, runMessages, runOf } from './story.js';
 export {
   type ModelFor,

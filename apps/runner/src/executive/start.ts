@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
+import type { Pending } from '@x/askuser';
+import type { RunRecord, RunStatus } from '@x/continuation-postgres';
 import { userMessage } from '@x/wire';
 import { runTurn, type TurnObserver } from '../agent.js';
 import { runDelegate } from '../delegate.js';
-import { notFoundError } from '../errors.js';
+import { notFoundError, RunnerError } from '../errors.js';
 import type { Model } from '../model/model.js';
 import type { Storage } from '../storage.js';
 import { type RunResult, suspend, suspendDelegation } from './suspend.js';
@@ -50,10 +52,83 @@ export async function stopKnownConversation(
 }
 
 /**
+ * Runs that may yet resume and so still need their questions and answers: a failed one too,
+ * which `retry` makes ready again.
+ */
+export const OPEN_RUN_STATUSES: readonly RunStatus[] = ['waiting', 'ready', 'running', 'failed'];
+
+/** What a conversation still has open: pending questions, and runs that may yet resume. */
+export interface OpenWork {
+  conversationId: string;
+  questions: Pending[];
+  /** Waiting, ready, running or failed (`retry` resumes a failed one): each holds an answer or a wait. */
+  runs: RunRecord[];
+}
+
+/** The conversation's open questions and unfinished runs, or undefined when it has none. */
+export async function openWork(
+  storage: Storage,
+  conversationId: string,
+): Promise<OpenWork | undefined> {
+  const questions = await storage.pauses().listPending(conversationId);
+  const open = await storage.continuations().listUnresolved({ sessionId: conversationId });
+  const runIds = [...new Set(open.flatMap((s) => (s.runId ? [s.runId] : [])))];
+  const runs = [...(await storage.runs().getMany(runIds)).values()].filter((run) =>
+    OPEN_RUN_STATUSES.includes(run.status),
+  );
+  if (questions.length === 0 && runs.length === 0) return undefined;
+  return { conversationId, questions, runs };
+}
+
+/**
+ * A conversation's open work as a refusal: what a new exec would cancel and how to go on.
+ * `command` prints a runner command line; `replace` is the exec that starts over.
+ */
+export function openWorkError(
+  open: OpenWork,
+  command: (line: string) => string,
+  replace: string,
+): RunnerError {
+  const [question] = open.questions;
+  const [run] = open.runs;
+  let what: string;
+  let next: string;
+  if (question) {
+    const more = open.questions.length > 1 ? ` and ${open.questions.length - 1} more` : '';
+    what = `an open question (token ${question.token}: ${JSON.stringify(question.question)})${more}`;
+    next = `answer it (${command(`answer ${question.token} --accept TEXT`)})`;
+  } else if (run?.status === 'failed') {
+    what = `a failed run ${run.runId} that retry can resume`;
+    next = `retry it (${command(`retry ${run.runId}`)})`;
+  } else {
+    what = `run ${run?.runId} ${run?.status === 'running' ? 'being resumed' : 'answered and not resumed yet'}`;
+    next = `let it finish (${command('wake --once')})`;
+  }
+  return new RunnerError(
+    'conflict',
+    `conversation ${open.conversationId} has ${what}, which a new exec would cancel; ${next}, stop it (${command(`stop ${open.conversationId}`)}), or start over with: ${replace}`,
+  );
+}
+
+/** Options of {@link startRun}. */
+export interface StartOptions {
+  /**
+   * Start over on a conversation with open questions or unfinished runs: they are stopped
+   * first (`onStopped` hears of it before the turn starts). Without it such a conversation is
+   * refused with a `conflict`, so that no question is ever cancelled as a side effect.
+   */
+  replace?: boolean;
+  onStopped?: (stopped: Stopped) => void;
+  /** How the refusal names commands: a command line, and the exec that replaces. */
+  hints?: { command: (line: string) => string; replace: string };
+}
+
+/**
  * `runner exec`: runs a goal until the turn completes or waits on a person, and records
- * the run. A conversation that still has open pauses is stopped first (`onStopped` hears
- * of it before the turn starts), so its transcript never holds a tool_use without its
+ * the run. A conversation that still has open questions or unfinished runs is refused, or
+ * with `replace` stopped first, so its transcript never holds a tool_use without its
  * tool_result.
+ * @throws {RunnerError} `conflict` for a conversation with open work, without `replace`.
  */
 export async function startRun(
   storage: Storage,
@@ -61,10 +136,21 @@ export async function startRun(
   goal: string,
   conversationId: string,
   observer: TurnObserver,
-  onStopped: (stopped: Stopped) => void = () => {},
+  options: StartOptions = {},
 ): Promise<RunResult & { stopped: Stopped }> {
-  const stopped = await stopConversation(storage, conversationId);
-  onStopped(stopped);
+  let stopped: Stopped = { pauses: 0, continuations: 0, runs: 0 };
+  if (options.replace) {
+    stopped = await stopConversation(storage, conversationId);
+    options.onStopped?.(stopped);
+  } else {
+    const open = await openWork(storage, conversationId);
+    if (open) {
+      const command = options.hints?.command ?? ((line: string) => `runner ${line}`);
+      const replace =
+        options.hints?.replace ?? command(`exec GOAL --conversation ${conversationId} --replace`);
+      throw openWorkError(open, command, replace);
+    }
+  }
   const runId = randomUUID();
   const outcome = await runTurn(model, [userMessage(goal)], observer, {
     delegate: runDelegate(model, observer),

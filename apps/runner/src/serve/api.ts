@@ -1,7 +1,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AskUserError } from '@x/askuser';
+import { assertSafeId } from '@x/continuation';
 import { z } from 'zod';
-import { answer, answerBatch, stopKnownConversation } from '../executive/index.js';
+import {
+  AlreadyAnsweredError,
+  answer,
+  answerBatch,
+  stopKnownConversation,
+} from '../executive/index.js';
 import type { Storage } from '../storage.js';
 import { contextView } from './context.js';
 import { HttpError } from './errors.js';
@@ -77,6 +83,16 @@ function segment(text: string): string {
 
 /** Turns the store's typed errors into HTTP errors; anything else is passed on. */
 function storeError(error: unknown): unknown {
+  if (error instanceof AlreadyAnsweredError) {
+    // Who answered, how and when: the second answerer learns what the first decided.
+    const answered = error.answered.map((p) => ({
+      token: p.token,
+      answer: p.answer,
+      answeredBy: p.answeredBy,
+      answeredAt: p.resumedAt.toISOString(),
+    }));
+    return new HttpError(409, 'already_answered', error.message, { answered }, error);
+  }
   if (AskUserError.hasCode(error, 'not_found')) {
     return new HttpError(404, 'pause_not_found', error.message, { tokens: error.tokens }, error);
   }
@@ -181,6 +197,12 @@ const routes: Route[] = [
       checkWrite(req);
       parseBody(stopBodySchema, await readJson(req), 'invalid_request');
       const conversationId = segment(raw);
+      // The id a person or script typed: refused like at the command line, never looked up.
+      try {
+        assertSafeId('conversation id', conversationId);
+      } catch (error) {
+        throw new HttpError(400, 'invalid_request', (error as Error).message, undefined, error);
+      }
       const closed = await stopKnownConversation(ctx.storage, conversationId);
       ctx.answered();
       sendJson(res, 200, { conversationId, ...closed });

@@ -11,6 +11,7 @@ export type HttpErrorCode =
   | 'invalid_request'
   | 'invalid_answer'
   | 'pause_not_found'
+  | 'already_answered'
   | 'not_found'
   | 'conflict'
   | 'method_not_allowed'

@@ -237,7 +237,7 @@ function renderDetail(): void {
       await refresh();
     } catch (e) {
       error.textContent = e instanceof ApiError ? e.message : String(e);
-      if (e instanceof ApiError && e.status === 404) await refresh();
+      if (e instanceof ApiError && (e.status === 404 || e.status === 409)) await refresh();
     }
   };
   // Approve with changes: the edited action is the accepted content the model reads.
