@@ -67,8 +67,8 @@ server cannot be reached or refuses, the data folder cannot be used or is in use
 port is in use) · 5 conflict (someone else changed it first: the question was answered
 already, retry of a run that is not failed, or exec meets a conversation with open work
 and no --replace). The approval center's API answers 400, 404, 503 and 409 for the same.
-With --json an error is one JSON object on stderr:
-{"type":"error","message","failure","exitCode"}.
+With --json an error is one JSON object on stderr: {"type":"error","message","failure",
+"exitCode"}.
 
 hints: commands the runner suggests (answer, chat --resume, retry) are printed the way this
 one was started (node path/to/cli.js, runner, npx pnpm@12.4.2 runner, ... exec runner),

@@ -67,7 +67,7 @@ describe('limits where an answer enters', { timeout: 300_000 }, () => {
     expect(woke.code, woke.stderr.slice(0, 600)).toBe(1);
     expect(woke.stderr).not.toContain('database unavailable');
     expect(woke.stderr.trimEnd().split('\n')[0]?.slice(0, 400)).toMatch(
-      /^error: run \S+ \(\S+\) failed after 1 attempt: \[@x\/continuation\] suspension is \d+ bytes encoded, over the store's limit of 16777216/,
+      /^error: run \S+ \(\S+\) failed after 1 attempt \(0 ended with the worker gone, 1 with an error\): \[@x\/continuation\] suspension is \d+ bytes encoded, over the store's limit of 16777216/,
     );
     const runs = await cli(['runs', '--json']);
     expect(runs.events).toEqual([

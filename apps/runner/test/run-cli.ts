@@ -45,10 +45,23 @@ export function dataDirs(): (options?: { empty?: boolean }) => string {
 }
 
 /** Keeps what `child` prints, as `child.output`. */
+// Remembered so that finished() on a child that closed already resolves instead of hanging.
+const closes = new WeakMap<
+  ChildProcess,
+  Promise<{ code: number | null; signal: NodeJS.Signals | null }>
+>();
+
 function collecting(
   child: ChildProcess,
 ): ChildProcess & { output: { stdout: string; stderr: string } } {
   const collected = Object.assign(child, { output: { stdout: '', stderr: '' } });
+  closes.set(
+    child,
+    new Promise((resolve, reject) => {
+      child.on('error', reject);
+      child.on('close', (code, signal) => resolve({ code, signal }));
+    }),
+  );
   child.stdout?.on('data', (d) => {
     collected.output.stdout += d;
   });
@@ -135,18 +148,15 @@ export function runShell(
 export function finished(
   child: ChildProcess & { output: { stdout: string; stderr: string } },
 ): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    child.on('error', reject);
-    child.on('close', (code, signal) =>
-      resolve({
-        code,
-        signal,
-        stdout: child.output.stdout,
-        stderr: child.output.stderr,
-        events: parseEvents(child.output.stdout),
-      }),
-    );
-  });
+  const closed = closes.get(child);
+  if (!closed) throw new Error('finished() takes a child started by startCli');
+  return closed.then(({ code, signal }) => ({
+    code,
+    signal,
+    stdout: child.output.stdout,
+    stderr: child.output.stderr,
+    events: parseEvents(child.output.stdout),
+  }));
 }
 
 /** Resolves once the child's stdout contains `text`. */

@@ -93,7 +93,7 @@ describe('runner output is safe for a terminal (embedded default)', { timeout: 3
       expect(result.code, `${name}: ${result.stderr}`).toBe(0);
       expect(result.stdout, name).not.toMatch(CONTROL);
     }
-    expect(printed.list.stdout).toContain('[legacy\\x1b[2J] p0 ask_user: Deploy?\\x1b[31m\\x0d');
+    expect(printed.list.stdout).toContain('[legacy\\x1b[2J] ask_user: Deploy?\\x1b[31m\\x0d');
     expect(printed.all.stdout).toContain('→ accept "Kyoto\\x1b]0;pwned\\x07\\u202e"');
     expect(printed.show.stdout).toContain('user: Plan \\x1b[2J a trip');
     expect(printed.runs.stdout).toContain('legacy-run  completed [legacy\\x1b[2J]');

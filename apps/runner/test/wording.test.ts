@@ -197,8 +197,8 @@ describe('the runner says what helps', { timeout: 300_000 }, () => {
     }
     const answers = steps.filter((step) => / answer /.test(step));
     expect(answers[0]).toMatch(/ answer \S+ --option 2 --data here\/demo {3}# /);
-    // Already answered by the demo: the command runs, and says so (exit 3, not bad usage).
-    expect((await runShell(answers[0] as string, { cwd })).code).toBe(3);
+    // Already answered by the demo: the command runs, and says so (exit 5, a conflict).
+    expect((await runShell(answers[0] as string, { cwd })).code).toBe(5);
   });
 
   it('chat --list lists the sessions and how to resume each; chat --resume points to it', async () => {
