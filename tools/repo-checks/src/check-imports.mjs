@@ -3,7 +3,7 @@
 //  - a sibling @x/* package may be imported only where the table allows it;
 //  - every third-party import is declared in that workspace's package.json
 //    (dependencies/peerDependencies for shipped code, devDependencies too for tests);
-//  - relative imports stay inside their workspace and form no cycle.
+//  - relative imports stay inside their workspace and form no cycle, type-only ones included.
 //  - files that two core packages keep as one implementation (MIRRORED) stay byte-identical.
 // Exits 1 and lists each violation, so CI fails on any.
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
@@ -130,25 +130,25 @@ export function codeOnly(source) {
 
 const STRING = "'\\u0000(\\d+)'";
 const IMPORT_PATTERNS = [
-  new RegExp(`\\b(?:import|export)\\s+(type\\s+)?[^'\`;]*?\\bfrom\\s*${STRING}`, 'g'),
+  new RegExp(`\\b(?:import|export)\\s+[^'\`;]*?\\bfrom\\s*${STRING}`, 'g'),
   new RegExp(`\\bimport\\s*${STRING}`, 'g'),
   new RegExp(`\\bimport\\s*\\(\\s*${STRING}\\s*\\)`, 'g'),
 ];
 
 /**
- * The module specifiers a source file imports.
+ * The module specifiers a source file imports or re-exports, type-only and dynamic ones
+ * included: a cycle through types alone still ties the files together.
  * @param {string} source
- * @returns {{ specifier: string, typeOnly: boolean, line: number }[]}
+ * @returns {{ specifier: string, line: number }[]}
  */
 export function importsOf(source) {
   const { code, strings } = codeOnly(source);
   const found = [];
   for (const pattern of IMPORT_PATTERNS) {
     for (const match of code.matchAll(pattern)) {
-      const specifier = strings[Number(match.length === 3 ? match[2] : match[1])];
-      const typeOnly = match.length === 3 && Boolean(match[1]);
+      const specifier = strings[Number(match[1])];
       const line = code.slice(0, match.index).split('\n').length;
-      found.push({ specifier, typeOnly, line });
+      found.push({ specifier, line });
     }
   }
   return found;
@@ -177,7 +177,9 @@ export function isDevFile(relative) {
 }
 
 function walk(dir, files = []) {
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+  // Sorted, so that a cycle is reported from the same file on every file system.
+  const entries = readdirSync(dir, { withFileTypes: true });
+  for (const entry of entries.sort((a, b) => (a.name < b.name ? -1 : 1))) {
     if (entry.isDirectory()) {
       if (!SKIP_DIRS.has(entry.name) && !entry.name.startsWith('.'))
         walk(path.join(dir, entry.name), files);
@@ -204,7 +206,7 @@ function resolveRelative(from, specifier) {
   return candidates.find((c) => existsSync(c) && statSync(c).isFile());
 }
 
-/** Every cycle among the given runtime import edges, each as a list of files. */
+/** Every cycle among the given import edges, each as a list of files. */
 export function findCycles(edges) {
   const cycles = [];
   const state = new Map();
@@ -273,8 +275,8 @@ export function checkImports(root) {
       const relative = path.relative(dir, file);
       const at = (line) => `${path.relative(root, file)}:${line}`;
       const declared = isDevFile(relative) ? dev : shipped;
-      const runtimeEdges = [];
-      for (const { specifier, typeOnly, line } of importsOf(readFileSync(file, 'utf8'))) {
+      const targets = [];
+      for (const { specifier, line } of importsOf(readFileSync(file, 'utf8'))) {
         if (specifier.startsWith('.')) {
           const target = resolveRelative(file, specifier);
           if (!target) {
@@ -283,8 +285,8 @@ export function checkImports(root) {
             violations.push(
               `${at(line)}: "${specifier}" reaches outside ${where}; import the package instead`,
             );
-          } else if (!typeOnly) {
-            runtimeEdges.push(target);
+          } else {
+            targets.push(target);
           }
           continue;
         }
@@ -305,7 +307,7 @@ export function checkImports(root) {
           );
         }
       }
-      edges.set(file, runtimeEdges);
+      edges.set(file, targets);
     }
     for (const cycle of findCycles(edges)) {
       violations.push(
@@ -323,7 +325,7 @@ function main(argv) {
 Checks the imports of every workspace (packages/*, apps/*, tools/*, examples/*) under DIR
 (default: the repository root): DESIGN.md's rules between @x/* packages, that every
 import is declared in the workspace's package.json, and that relative imports stay
-inside the workspace without cycles. Exit code 0 when clean, 1 on any violation.`);
+inside the workspace without cycles (type-only imports count). Exit code 0 when clean, 1 on any violation.`);
     return 0;
   }
   const root = rootOf(argv);

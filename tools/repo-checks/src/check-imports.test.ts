@@ -139,23 +139,51 @@ describe('check-imports', () => {
     ).toBe(true);
   });
 
-  it('ignores imports in comments and template text, and type-only cycles', () => {
+  it('ignores imports in comments and template text, and sees type-only and dynamic ones', () => {
     const source = [
       '/** @example',
       importFrom('{ x }', '@x/session'),
       ' */',
       `const text = \`${importFrom('{ y }', '@x/askuser')}\`;`,
       importFrom('type { Z }', './z.js'),
+      importFrom('{ type V, v }', './v.js'),
+      line('export', 'type', '{ T }', 'from', "'./t.js';"),
       line('export', '*', 'from', "'./w.js';"),
       line("const lazy = await import('./lazy.js');"),
       line("import './side-effect.js';"),
     ].join('\n');
     expect(codeOnly(source).code).not.toContain('@x/session');
-    expect(importsOf(source).map((i) => [i.specifier, i.typeOnly])).toEqual([
-      ['./z.js', true],
-      ['./w.js', false],
-      ['./side-effect.js', false],
-      ['./lazy.js', false],
+    expect(importsOf(source).map((i) => i.specifier)).toEqual([
+      './z.js',
+      './v.js',
+      './t.js',
+      './w.js',
+      './side-effect.js',
+      './lazy.js',
     ]);
+  });
+
+  it('fails on a cycle of type-only edges, naming its files', () => {
+    const cyclic = (files: Record<string, string>) =>
+      checkImports(monorepo({ 'packages/wire': { manifest: { name: '@x/wire' }, files } }));
+    expect(
+      cyclic({
+        'src/contract.ts': importFrom('{ cases }', './cases.js') + line('export type C = 1;'),
+        'src/cases.ts': importFrom('type { C }', './contract.js') + line('export const cases = 1;'),
+      }),
+    ).toEqual(['packages/wire: import cycle src/cases.ts -> src/contract.ts -> src/cases.ts']);
+    expect(
+      cyclic({
+        'src/a.ts': importFrom('{ type B }', './b.js') + line('export type A = 1;'),
+        'src/b.ts': line('export', 'type', '{ C }', 'from', "'./c.js';"),
+        'src/c.ts': line("export type C = typeof import('./a.js');"),
+      }),
+    ).toEqual(['packages/wire: import cycle src/a.ts -> src/b.ts -> src/c.ts -> src/a.ts']);
+    expect(
+      cyclic({
+        'src/a.ts': importFrom('type { B }', './b.js') + line('export type A = 1;'),
+        'src/b.ts': line('export type B = 2;'),
+      }),
+    ).toEqual([]);
   });
 });

@@ -5,7 +5,7 @@ import { resolve, resumeMessages } from '../resume.js';
 import type { ContinuationStore } from '../store.js';
 import type { Suspension } from '../suspension.js';
 import { expectCode } from './assertions.js';
-import type { ContractCase } from './contract.js';
+import type { ContractCase } from './contract-case.js';
 import { askingAssistant, sampleSuspension, uniqueId } from './fixtures.js';
 
 /** The single-caller cases: round trips, refusals before writing, marking, listing, resuming. */

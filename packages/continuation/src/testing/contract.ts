@@ -1,20 +1,11 @@
 import type { ContinuationStore } from '../store.js';
 import { basicCases } from './basic-cases.js';
+import type { ContractCase } from './contract-case.js';
 import { faultCases } from './fault-cases.js';
 import { hostileCases } from './hostile-cases.js';
 import type { DescribeContinuationStoreOptions } from './options.js';
 import { processCases } from './process-cases.js';
 import { raceCases } from './race-cases.js';
-import type { SuiteCase } from './suite-plumbing.js';
-
-/** What each case gets: a fresh store from `create`, and its `peer`. */
-export interface CaseContext<S extends ContinuationStore> {
-  store: S;
-  peer: ContinuationStore;
-}
-
-/** One promise of the contract, checked by `run`. */
-export type ContractCase<S extends ContinuationStore> = SuiteCase<CaseContext<S>>;
 
 /**
  * Every case of the contract, in the order the suite registers them. Internal: the suite's

@@ -1,7 +1,7 @@
 import { expect } from 'vitest';
 import { ContinuationError } from '../errors.js';
 import type { ContinuationStore } from '../store.js';
-import type { ContractCase } from './contract.js';
+import type { ContractCase } from './contract-case.js';
 import { sampleSuspension, uniqueId } from './fixtures.js';
 import type { DescribeContinuationStoreOptions } from './options.js';
 import { shown } from './suite-plumbing.js';

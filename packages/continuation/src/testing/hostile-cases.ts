@@ -5,7 +5,7 @@ import { resumeMessages } from '../resume.js';
 import type { ContinuationStore } from '../store.js';
 import type { Suspension } from '../suspension.js';
 import { codeOf, expectCode } from './assertions.js';
-import type { ContractCase } from './contract.js';
+import type { ContractCase } from './contract-case.js';
 import { sampleSuspension, uniqueId } from './fixtures.js';
 import type { DescribeContinuationStoreOptions } from './options.js';
 

@@ -2,7 +2,7 @@ import { expect } from 'vitest';
 import type { ContinuationStore } from '../store.js';
 import { SUSPENSION_VERSION, type Suspension } from '../suspension.js';
 import { codeOf } from './assertions.js';
-import type { ContractCase } from './contract.js';
+import type { ContractCase } from './contract-case.js';
 import { sampleSuspension, uniqueId } from './fixtures.js';
 import type { ContinuationStoreProcesses, DescribeContinuationStoreOptions } from './options.js';
 import { forkChild, jitter, moduleHref, runLanes, type SuiteChild } from './suite-plumbing.js';

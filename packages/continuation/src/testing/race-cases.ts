@@ -4,7 +4,7 @@ import { expect } from 'vitest';
 import { resolve } from '../resume.js';
 import type { ContinuationStore } from '../store.js';
 import { codeOf } from './assertions.js';
-import type { ContractCase } from './contract.js';
+import type { ContractCase } from './contract-case.js';
 import { sampleSuspension, uniqueId } from './fixtures.js';
 import type { DescribeContinuationStoreOptions } from './options.js';
 

@@ -3,7 +3,7 @@ import { MAX_CHECKPOINT_BYTES, type SessionCheckpoint } from '../checkpoint.js';
 import type { CheckpointStore } from '../checkpoint-store.js';
 import { SessionError } from '../errors.js';
 import { codeOf } from './assertions.js';
-import type { ContractCase } from './contract.js';
+import type { ContractCase } from './contract-case.js';
 import { sampleCheckpoint } from './sample.js';
 
 const UNSAFE_IDS = [

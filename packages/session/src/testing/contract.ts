@@ -1,19 +1,10 @@
 import type { CheckpointStore } from '../checkpoint-store.js';
 import { basicCases } from './basic-cases.js';
+import type { ContractCase } from './contract-case.js';
 import { faultCases } from './fault-cases.js';
 import type { CheckpointStoreSuiteOptions } from './options.js';
 import { processCases } from './process-cases.js';
 import { raceCases } from './race-cases.js';
-import type { SuiteCase } from './suite-plumbing.js';
-
-/** What each case gets: a fresh, empty store from `create`, and its `peer`. */
-export interface CaseContext<S extends CheckpointStore> {
-  store: S;
-  peer: CheckpointStore;
-}
-
-/** One promise of the contract, checked by `run`. */
-export type ContractCase<S extends CheckpointStore> = SuiteCase<CaseContext<S>>;
 
 /**
  * Every case of the contract, in the order the suite registers them. Internal: the suite's

@@ -1,7 +1,7 @@
 import { expect } from 'vitest';
 import type { CheckpointStore } from '../checkpoint-store.js';
 import { SessionError } from '../errors.js';
-import type { ContractCase } from './contract.js';
+import type { ContractCase } from './contract-case.js';
 import type { CheckpointStoreSuiteOptions } from './options.js';
 import { sampleCheckpoint } from './sample.js';
 import { shown } from './suite-plumbing.js';

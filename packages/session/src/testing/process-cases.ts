@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { expect } from 'vitest';
 import type { CheckpointStore } from '../checkpoint-store.js';
 import { SessionError } from '../errors.js';
-import type { ContractCase } from './contract.js';
+import type { ContractCase } from './contract-case.js';
 import type { CheckpointStoreProcesses, CheckpointStoreSuiteOptions } from './options.js';
 import { sampleCheckpoint } from './sample.js';
 import { forkChild, jitter, moduleHref, runLanes } from './suite-plumbing.js';
