@@ -1,5 +1,6 @@
 import { expect } from 'vitest';
 import { ContinuationError, type ContinuationErrorCode } from '../errors.js';
+import { shown } from './suite-plumbing.js';
 
 /** The `code` a promise rejects with, or `'ok'`; anything but a ContinuationError is rethrown. */
 export async function codeOf(promise: Promise<unknown>): Promise<ContinuationErrorCode | 'ok'> {
@@ -12,23 +13,32 @@ export async function codeOf(promise: Promise<unknown>): Promise<ContinuationErr
   }
 }
 
-/** Asserts that `promise` rejects with a ContinuationError of `code` (and `field`, as a prefix). */
+/**
+ * Asserts that `promise` rejects with a ContinuationError of `code` (and `field`, as a
+ * prefix); a failure starts with `promised`, the promise of the contract the store broke.
+ */
 export async function expectCode(
   promise: Promise<unknown>,
   code: ContinuationErrorCode,
+  promised: string,
   field?: string,
 ): Promise<ContinuationError> {
   const err = await promise.then(
     () => undefined,
     (e: unknown) => e,
   );
+  const got = ContinuationError.is(err) ? `code ${err.code}` : shown(err);
   expect(
-    ContinuationError.is(err),
-    `expected a ContinuationError(${code}), got ${String(err)}`,
+    ContinuationError.hasCode(err, code),
+    `${promised}: expected a ContinuationError of code ${code}, got ${got}`,
   ).toBe(true);
   const e = err as ContinuationError;
-  expect(e.code).toBe(code);
   // A prefix: how deep the path goes into a message is @x/wire's business.
-  if (field !== undefined) expect(e.field?.startsWith(field), `field ${e.field}`).toBe(true);
+  if (field !== undefined) {
+    expect(
+      e.field?.startsWith(field),
+      `${promised}: the ${code} error names the field ${field}, not ${e.field}`,
+    ).toBe(true);
+  }
   return e;
 }

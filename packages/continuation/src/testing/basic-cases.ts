@@ -17,7 +17,10 @@ export function basicCases<S extends ContinuationStore>(): ContractCase<S>[] {
       run: async ({ store }) => {
         const s = sampleSuspension({ sessionId: uniqueId('sess'), runId: uniqueId('run') });
         await store.save(s);
-        expect(await store.load(s.interactionId)).toEqual(s);
+        expect(
+          await store.load(s.interactionId),
+          'load returns every field save was given',
+        ).toEqual(s);
       },
     },
     {
@@ -27,8 +30,10 @@ export function basicCases<S extends ContinuationStore>(): ContractCase<S>[] {
         const s = sampleSuspension({ messages: true });
         await store.save(s);
         const loaded = await store.load(s.interactionId);
-        expect(loaded).toEqual(s);
-        expect(loaded.messages?.at(-1)).toEqual(s.assistant);
+        expect(loaded, 'load returns the transcript save was given').toEqual(s);
+        expect(loaded.messages?.at(-1), 'the transcript ends with the assistant message').toEqual(
+          s.assistant,
+        );
       },
     },
     {
@@ -50,8 +55,11 @@ export function basicCases<S extends ContinuationStore>(): ContractCase<S>[] {
         const s = sampleSuspension({ toolUseId, assistant });
         await store.save(s);
         const loaded = await store.load(s.interactionId);
-        expect(loaded.toolInput).toEqual(input);
-        expect(loaded.assistant).toEqual(assistant);
+        expect(loaded.toolInput, 'tool input round-trips byte for byte').toEqual(input);
+        expect(
+          loaded.assistant,
+          'the assistant message round-trips byte for byte (thinking signatures included)',
+        ).toEqual(assistant);
       },
     },
     {
@@ -62,14 +70,21 @@ export function basicCases<S extends ContinuationStore>(): ContractCase<S>[] {
         await store.save(s);
         const loaded = await store.load(s.interactionId);
         loaded.assistant.content.length = 0;
-        expect(await store.load(s.interactionId)).toEqual(s);
+        expect(
+          await store.load(s.interactionId),
+          'load returns a copy: changing it changes nothing stored',
+        ).toEqual(s);
       },
     },
     {
       group: 'save and load',
       name: 'load of an unknown id is not_found',
       run: async ({ store }) => {
-        await expectCode(store.load(uniqueId('missing')), 'not_found');
+        await expectCode(
+          store.load(uniqueId('missing')),
+          'not_found',
+          'load of an id never saved is not_found',
+        );
       },
     },
     {
@@ -80,7 +95,10 @@ export function basicCases<S extends ContinuationStore>(): ContractCase<S>[] {
         await store.save(first);
         const second = sampleSuspension({ interactionId: first.interactionId, messages: true });
         await store.save(second);
-        expect(await store.load(first.interactionId)).toEqual(second);
+        expect(
+          await store.load(first.interactionId),
+          'save over an unresolved suspension with the same id replaces it',
+        ).toEqual(second);
       },
     },
     {
@@ -93,7 +111,10 @@ export function basicCases<S extends ContinuationStore>(): ContractCase<S>[] {
         );
         await Promise.all(versions.map((v) => store.save(v)));
         const loaded = await store.load(id);
-        expect(versions.some((v) => isDeepStrictEqual(v, loaded))).toBe(true);
+        expect(
+          versions.some((v) => isDeepStrictEqual(v, loaded)),
+          'concurrent saves of one id leave one of them whole, not a mix',
+        ).toBe(true);
       },
     },
     {
@@ -111,8 +132,12 @@ export function basicCases<S extends ContinuationStore>(): ContractCase<S>[] {
             ],
           },
         };
-        await expectCode(store.save(bad), 'not_singleton');
-        await expectCode(store.load(s.interactionId), 'not_found');
+        await expectCode(
+          store.save(bad),
+          'not_singleton',
+          'save refuses a suspension whose assistant message has a sibling tool use',
+        );
+        await expectCode(store.load(s.interactionId), 'not_found', 'a refused save writes nothing');
       },
     },
     {
@@ -120,8 +145,12 @@ export function basicCases<S extends ContinuationStore>(): ContractCase<S>[] {
       name: 'not_singleton: the tool_use_id is not a tool use of the assistant message',
       run: async ({ store }) => {
         const s = sampleSuspension();
-        await expectCode(store.save({ ...s, toolUseId: uniqueId('other') }), 'not_singleton');
-        await expectCode(store.load(s.interactionId), 'not_found');
+        await expectCode(
+          store.save({ ...s, toolUseId: uniqueId('other') }),
+          'not_singleton',
+          'save refuses a tool_use_id that is not a tool use of the assistant message',
+        );
+        await expectCode(store.load(s.interactionId), 'not_found', 'a refused save writes nothing');
       },
     },
     {
@@ -143,9 +172,14 @@ export function basicCases<S extends ContinuationStore>(): ContractCase<S>[] {
           [{ ...s, resolved: true }, 'resolved'],
         ];
         for (const [bad, field] of cases) {
-          await expectCode(store.save(bad as Suspension), 'invalid', field);
+          await expectCode(
+            store.save(bad as Suspension),
+            'invalid',
+            `save refuses a suspension with a bad ${field}, naming the field`,
+            field,
+          );
         }
-        await expectCode(store.load(s.interactionId), 'not_found');
+        await expectCode(store.load(s.interactionId), 'not_found', 'a refused save writes nothing');
       },
     },
     {
@@ -154,18 +188,25 @@ export function basicCases<S extends ContinuationStore>(): ContractCase<S>[] {
       run: async ({ store }) => {
         const s = sampleSuspension({ messages: true });
         const messages = s.messages ?? [];
+        const refused = 'save refuses a transcript that does not end with the assistant message';
         await expectCode(
           store.save({ ...s, messages: [...messages, userMessage('later')] }),
           'invalid',
+          `${refused} (a message after it)`,
         );
-        await expectCode(store.save({ ...s, messages: messages.slice(0, -1) }), 'invalid');
-        await expectCode(store.save({ ...s, messages: [] }), 'invalid');
+        await expectCode(
+          store.save({ ...s, messages: messages.slice(0, -1) }),
+          'invalid',
+          `${refused} (it is missing)`,
+        );
+        await expectCode(store.save({ ...s, messages: [] }), 'invalid', `${refused} (empty)`);
         const other = askingAssistant(s.toolUseId, 'A different question?');
         await expectCode(
           store.save({ ...s, messages: [...messages.slice(0, -1), other] }),
           'invalid',
+          `${refused} (a different one)`,
         );
-        await expectCode(store.load(s.interactionId), 'not_found');
+        await expectCode(store.load(s.interactionId), 'not_found', 'a refused save writes nothing');
       },
     },
     {
@@ -174,8 +215,15 @@ export function basicCases<S extends ContinuationStore>(): ContractCase<S>[] {
       run: async ({ store }) => {
         const s = sampleSuspension();
         await store.save(s);
-        await expectCode(store.save({ ...s, toolUseId: uniqueId('other') }), 'not_singleton');
-        expect(await store.load(s.interactionId)).toEqual(s);
+        await expectCode(
+          store.save({ ...s, toolUseId: uniqueId('other') }),
+          'not_singleton',
+          'save refuses a tool_use_id that is not a tool use of the assistant message',
+        );
+        expect(
+          await store.load(s.interactionId),
+          'a refused save over a stored suspension leaves the stored one intact',
+        ).toEqual(s);
       },
     },
     {
@@ -185,7 +233,11 @@ export function basicCases<S extends ContinuationStore>(): ContractCase<S>[] {
         const s = sampleSuspension();
         await store.save(s);
         await store.markResolved(s.interactionId);
-        await expectCode(store.load(s.interactionId), 'already_resolved');
+        await expectCode(
+          store.load(s.interactionId),
+          'already_resolved',
+          'load of a resolved continuation is already_resolved (resuming twice would re-run side effects)',
+        );
       },
     },
     {
@@ -195,8 +247,16 @@ export function basicCases<S extends ContinuationStore>(): ContractCase<S>[] {
         const s = sampleSuspension();
         await store.save(s);
         await store.markResolved(s.interactionId);
-        await expectCode(store.markResolved(s.interactionId), 'already_resolved');
-        await expectCode(store.markResolved(uniqueId('missing')), 'not_found');
+        await expectCode(
+          store.markResolved(s.interactionId),
+          'already_resolved',
+          'markResolved is exactly-once: a second markResolved is already_resolved',
+        );
+        await expectCode(
+          store.markResolved(uniqueId('missing')),
+          'not_found',
+          'markResolved of an id never saved is not_found',
+        );
       },
     },
     {
@@ -206,11 +266,20 @@ export function basicCases<S extends ContinuationStore>(): ContractCase<S>[] {
         const s = sampleSuspension();
         await store.save(s);
         await store.markResolved(s.interactionId);
-        await expectCode(store.save(s), 'already_resolved');
-        await expectCode(store.load(s.interactionId), 'already_resolved');
-        expect((await store.listUnresolved()).map((x) => x.interactionId)).not.toContain(
-          s.interactionId,
+        await expectCode(
+          store.save(s),
+          'already_resolved',
+          'save over a resolved continuation fails with already_resolved (a resolved one never comes back)',
         );
+        await expectCode(
+          store.load(s.interactionId),
+          'already_resolved',
+          'save over a resolved continuation does not resurrect it: load stays already_resolved',
+        );
+        expect(
+          (await store.listUnresolved()).map((x) => x.interactionId),
+          'save over a resolved continuation does not resurrect it: it is not listed',
+        ).not.toContain(s.interactionId);
       },
     },
     {
@@ -233,21 +302,34 @@ export function basicCases<S extends ContinuationStore>(): ContractCase<S>[] {
         for (const s of [a1, a2, b1, elsewhere, done]) await store.save(s);
         await store.markResolved(done.interactionId);
 
-        expect(await store.listUnresolved({ sessionId })).toEqual([a2, b1, a1]);
-        expect(await store.listUnresolved({ sessionId, runId: runA })).toEqual([a2, a1]);
-        expect(await store.listUnresolved({ runId: runA })).toEqual(
+        const listed = 'listUnresolved lists the unresolved suspensions that match, oldest first';
+        expect(await store.listUnresolved({ sessionId }), `${listed} (by session)`).toEqual([
+          a2,
+          b1,
+          a1,
+        ]);
+        expect(
+          await store.listUnresolved({ sessionId, runId: runA }),
+          `${listed} (by session and run)`,
+        ).toEqual([a2, a1]);
+        expect(await store.listUnresolved({ runId: runA }), `${listed} (by run)`).toEqual(
           [a2, a1, elsewhere].sort(
             (x, y) =>
               x.createdAt.getTime() - y.createdAt.getTime() ||
               (x.interactionId < y.interactionId ? -1 : 1),
           ),
         );
-        expect(await store.listUnresolved({ sessionId: uniqueId('nobody') })).toEqual([]);
+        expect(
+          await store.listUnresolved({ sessionId: uniqueId('nobody') }),
+          `${listed} (none for an unknown session)`,
+        ).toEqual([]);
         const all = (await store.listUnresolved()).map((s) => s.interactionId);
-        expect(all).toEqual(
+        expect(all, `${listed} (all, without a filter)`).toEqual(
           expect.arrayContaining([a1, a2, b1, elsewhere].map((s) => s.interactionId)),
         );
-        expect(all).not.toContain(done.interactionId);
+        expect(all, 'listUnresolved never lists a resolved continuation').not.toContain(
+          done.interactionId,
+        );
       },
     },
     {
@@ -258,8 +340,15 @@ export function basicCases<S extends ContinuationStore>(): ContractCase<S>[] {
         await store.save(s);
         const loaded = await store.load(s.interactionId);
         const answer = toolResult(s.toolUseId, 'yes');
-        expect(await resolve(store, loaded, answer)).toEqual([s.assistant, userMessage(answer)]);
-        await expectCode(store.load(s.interactionId), 'already_resolved');
+        expect(
+          await resolve(store, loaded, answer),
+          'resolve without a transcript returns [assistant, user(result)]',
+        ).toEqual([s.assistant, userMessage(answer)]);
+        await expectCode(
+          store.load(s.interactionId),
+          'already_resolved',
+          'resolve marks the continuation resolved',
+        );
       },
     },
     {
@@ -271,11 +360,20 @@ export function basicCases<S extends ContinuationStore>(): ContractCase<S>[] {
         const loaded = await store.load(s.interactionId);
         const answer = toolResult(s.toolUseId, [{ type: 'text', text: 'approved' }]);
         const messages = resumeMessages(loaded, answer);
-        expect(messages).toEqual([...(s.messages ?? []), userMessage(answer)]);
-        // a model error here must not strand the answer: the continuation still loads
-        expect(await store.load(s.interactionId)).toEqual(s);
+        expect(messages, 'resumeMessages returns the transcript plus the answer').toEqual([
+          ...(s.messages ?? []),
+          userMessage(answer),
+        ]);
+        expect(
+          await store.load(s.interactionId),
+          'resumeMessages marks nothing: a model error must not strand the answer',
+        ).toEqual(s);
         await store.markResolved(s.interactionId);
-        await expectCode(store.load(s.interactionId), 'already_resolved');
+        await expectCode(
+          store.load(s.interactionId),
+          'already_resolved',
+          'load after markResolved is already_resolved',
+        );
       },
     },
     {
@@ -297,7 +395,10 @@ export function basicCases<S extends ContinuationStore>(): ContractCase<S>[] {
         });
         await store.save(second);
         await store.markResolved(first.interactionId);
-        expect(await store.listUnresolved({ runId })).toEqual([second]);
+        expect(
+          await store.listUnresolved({ runId }),
+          'a run that asks again lists only its new suspension',
+        ).toEqual([second]);
         expect(resumeMessages(second, toolResult(toolUseId, 'no'))).toHaveLength(
           resumed.length + 2,
         );
@@ -312,8 +413,9 @@ export function basicCases<S extends ContinuationStore>(): ContractCase<S>[] {
         await expectCode(
           resolve(store, s, toolResult(uniqueId('toolu'), 'yes')),
           'mismatched_result',
+          'resolve refuses a result for another tool use',
         );
-        expect(await store.load(s.interactionId)).toEqual(s);
+        expect(await store.load(s.interactionId), 'a refused resolve marks nothing').toEqual(s);
       },
     },
   ];

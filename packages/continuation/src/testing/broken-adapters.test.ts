@@ -1,12 +1,13 @@
 // The suite against deliberately broken adapters: each breaks one promise, and the case that
 // checks that promise must fail with a message naming it.
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import { decodeSuspension } from '../codec.js';
 import { ContinuationError } from '../errors.js';
+import { FileContinuationStore } from '../file/index.js';
 import { alreadyResolved, notFound } from '../memory.js';
 import {
   type ContinuationStore,
@@ -17,8 +18,9 @@ import {
 } from '../store.js';
 import type { Suspension } from '../suspension.js';
 import { contractCases } from './contract.js';
-import type { DescribeContinuationStoreOptions } from './options.js';
-import { failureOf } from './suite-plumbing.js';
+import { describeContinuationStore } from './describe-store.js';
+import { type DescribeContinuationStoreOptions, OPTION_RULES } from './options.js';
+import { checkOptions, failureOf } from './suite-plumbing.js';
 
 interface Entry {
   text: string;
@@ -80,6 +82,16 @@ class UnatomicMarkStore extends SharedMapStore {
     if (entry.resolved) throw alreadyResolved(id);
     await nextTurn();
     entry.resolved = true;
+  }
+}
+
+/** Ignores a save over a resolved record instead of refusing it (nothing comes back, no error). */
+class SilentSaveStore extends SharedMapStore {
+  override async save(suspension: Suspension): Promise<void> {
+    const { suspension: s, text } = prepareSave(suspension);
+    await nextTurn();
+    if (this.entries.get(s.interactionId)?.resolved) return;
+    this.entries.set(s.interactionId, { text, resolved: false });
   }
 }
 
@@ -178,6 +190,139 @@ describe('the conformance suite catches deliberately broken adapters', () => {
       'every method rejects with unavailable',
     );
     expect(message).toContain("failures of the backend keep the original error: save's");
+  });
+
+  it('save over a resolved continuation that succeeds: the case names the promise, not "got undefined"', async () => {
+    const message = await failure(
+      options((entries) => new SilentSaveStore(entries)),
+      'saving over a resolved suspension',
+    );
+    expect(message).toContain(
+      'save over a resolved continuation fails with already_resolved (a resolved one never comes back): expected a ContinuationError of code already_resolved, got no error at all',
+    );
+  });
+
+  it('on a shared backing, the corrupt records of one case are not listed in the next', async () => {
+    const shared = options((entries) => new SharedMapStore(entries), {
+      writeRaw: async (store, id, record) => {
+        (store as SharedMapStore).entries.set(id, {
+          text: JSON.stringify(record),
+          resolved: false,
+        });
+      },
+    });
+    for (const name of [
+      'a record of an unknown version',
+      'a corrupt record is invalid',
+      'lists unresolved suspensions oldest first',
+      'saving over a resolved suspension',
+    ]) {
+      expect(await failure(shared, name), name).toBe('the case passed');
+    }
+  });
+
+  it('on one shared folder, the process cases keep to their own records after the corrupt-record case', async () => {
+    const directory = await mkdtemp(join(tmpdir(), 'x-continuation-shared-'));
+    dirs.push(directory);
+    const shared = options(() => new FileContinuationStore(directory), {
+      processes: {
+        module: fixture('file-store.mjs'),
+        args: () => ({ directory }),
+        rounds: 3,
+        kills: 2,
+      },
+      writeRaw: (_store, id, record) =>
+        writeFile(join(directory, `${id}.json`), JSON.stringify(record)),
+    });
+    for (const name of [
+      'a corrupt record is invalid',
+      '4 processes race',
+      'a saving process SIGKILLed',
+    ]) {
+      expect(await failure(shared, name), name).toBe('the case passed');
+    }
+  }, 60_000);
+
+  describe('options are checked when the suite is registered, naming the option', () => {
+    const given = options((entries) => new SharedMapStore(entries));
+    const suite = '[@x/continuation] describeContinuationStore';
+    const processes = { module: fixture('file-store.mjs'), args: () => ({}) };
+
+    it('a complete set passes', () => {
+      expect(() => checkOptions(suite, given, OPTION_RULES)).not.toThrow();
+      expect(() =>
+        checkOptions(suite, { ...given, processes, writeRaw: async () => {} }, OPTION_RULES),
+      ).not.toThrow();
+    });
+
+    it.each<[string, Record<string, unknown>, string]>([
+      [
+        'failing',
+        { failing: undefined },
+        'option "failing" is missing: give a function that returns a store of your adapter whose backend fails on every call, or null',
+      ],
+      [
+        'peer',
+        { peer: undefined },
+        'option "peer" is missing: give a function that returns a second instance',
+      ],
+      [
+        'processes',
+        { processes: undefined },
+        'option "processes" is missing: give { module, args }',
+      ],
+      ['create', { create: 'store' }, 'option "create" is "store": give a function'],
+      ['name', { name: '' }, 'option "name" is "": give a non-empty string'],
+      ['destroy', { destroy: 1 }, 'option "destroy" is 1: give a function'],
+      ['writeRaw', { writeRaw: {} }, 'option "writeRaw" is an object: give a function'],
+      ['raceRounds', { raceRounds: 0 }, 'option "raceRounds" is 0: give an integer of at least 1'],
+      [
+        'processes.module',
+        { processes: { args: () => ({}) } },
+        'option "processes.module" is missing',
+      ],
+      [
+        'a relative processes.module',
+        { processes: { ...processes, module: './store.mjs' } },
+        'option "processes.module" is "./store.mjs": give the absolute path or file: URL',
+      ],
+      [
+        'a missing processes.module',
+        { processes: { ...processes, module: fixture('none.mjs') } },
+        'option "processes.module" is the URL file:',
+      ],
+      [
+        'processes.args',
+        { processes: { module: processes.module } },
+        'option "processes.args" is missing',
+      ],
+      [
+        'processes.racers',
+        { processes: { ...processes, racers: 1 } },
+        'option "processes.racers" is 1: give an integer of at least 2',
+      ],
+      [
+        'processes.kills',
+        { processes: { ...processes, kills: -1 } },
+        'option "processes.kills" is -1',
+      ],
+    ])('%s', (_, change, message) => {
+      const call = () =>
+        describeContinuationStore({
+          ...given,
+          ...change,
+        } as unknown as DescribeContinuationStoreOptions<ContinuationStore>);
+      expect(call).toThrow(TypeError);
+      expect(call).toThrow(`${suite}: ${message}`);
+    });
+
+    it('no options object at all', () => {
+      expect(() =>
+        describeContinuationStore(
+          undefined as unknown as DescribeContinuationStoreOptions<ContinuationStore>,
+        ),
+      ).toThrow(`${suite}: expected an options object, got undefined`);
+    });
   });
 
   describe('across processes, a file store that writes in place and marks by read-then-write', () => {

@@ -1,7 +1,7 @@
 import type { ContinuationStore } from '../store.js';
 import { contractCases } from './contract.js';
-import type { DescribeContinuationStoreOptions } from './options.js';
-import { registerCases } from './suite-plumbing.js';
+import { type DescribeContinuationStoreOptions, OPTION_RULES } from './options.js';
+import { checkOptions, registerCases } from './suite-plumbing.js';
 
 export type {
   ContinuationStoreProcesses,
@@ -15,6 +15,9 @@ export type {
  * backend (`unavailable`), `listUnresolved`, the resume helpers, bad input, and, in real
  * OS processes, a `markResolved` race and SIGKILL during `save`. A failing test names the
  * promise the adapter broke. Call it from a test file of your adapter.
+ *
+ * @throws {TypeError} at once, naming the option, when a required option is missing or an
+ *   option is not what it must be (e.g. `failing` left out instead of given as `null`).
  *
  * @example
  * // my-store.test.ts
@@ -34,5 +37,6 @@ export type {
 export function describeContinuationStore<S extends ContinuationStore>(
   options: DescribeContinuationStoreOptions<S>,
 ): void {
+  checkOptions('[@x/continuation] describeContinuationStore', options, OPTION_RULES);
   registerCases(`${options.name} (ContinuationStore conformance)`, options, contractCases(options));
 }

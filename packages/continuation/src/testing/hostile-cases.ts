@@ -8,6 +8,7 @@ import { codeOf, expectCode } from './assertions.js';
 import type { ContractCase } from './contract-case.js';
 import { sampleSuspension, uniqueId } from './fixtures.js';
 import type { DescribeContinuationStoreOptions } from './options.js';
+import { shown } from './suite-plumbing.js';
 
 const HOSTILE_IDS = ['../escape', 'a/b', 'a\\b', 'a\u0000b', '', 'x'.repeat(201), '..', '.hidden'];
 
@@ -21,6 +22,35 @@ export function hostileCases<S extends ContinuationStore>(
     ...change,
   });
   const noRaw = writeRaw === undefined ? { skip: 'the adapter gives no writeRaw' } : {};
+  // Writes a record no store would write, runs `check` on it, then saves a valid suspension
+  // over it and resolves that: later cases on a shared backing never list it.
+  const withRecord = async (
+    store: S,
+    id: string,
+    record: unknown,
+    check: () => Promise<unknown>,
+  ) => {
+    if (writeRaw === undefined) return;
+    await writeRaw(store, id, record);
+    const tidy = async () => {
+      await store.save(sampleSuspension({ interactionId: id }));
+      await store.markResolved(id);
+    };
+    try {
+      await check();
+    } catch (error) {
+      await tidy().catch(() => {});
+      throw error;
+    }
+    const error = await tidy().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(
+      error,
+      `save over an unresolved record replaces it, also a corrupt one (the suite then resolves it, to leave a shared backing as it was): got ${shown(error)}`,
+    ).toBeUndefined();
+  };
   return [
     {
       group: 'hostile ids',
@@ -46,6 +76,7 @@ export function hostileCases<S extends ContinuationStore>(
         await expectCode(
           store.save({ ...sampleSuspension(), interactionId: '' }),
           'invalid',
+          'save refuses an empty interaction id, naming the field',
           'interactionId',
         );
       },
@@ -56,8 +87,13 @@ export function hostileCases<S extends ContinuationStore>(
       ...noRaw,
       run: async ({ store }) => {
         const s = sampleSuspension();
-        await writeRaw?.(store, s.interactionId, raw(s, { version: 2 }));
-        await expectCode(store.load(s.interactionId), 'unsupported_version');
+        await withRecord(store, s.interactionId, raw(s, { version: 2 }), () =>
+          expectCode(
+            store.load(s.interactionId),
+            'unsupported_version',
+            'load of a record of an unknown version is unsupported_version',
+          ),
+        );
       },
     },
     {
@@ -74,8 +110,14 @@ export function hostileCases<S extends ContinuationStore>(
         ];
         for (const [change, field] of cases) {
           const s = sampleSuspension();
-          await writeRaw?.(store, s.interactionId, raw(s, change));
-          await expectCode(store.load(s.interactionId), 'invalid', field);
+          await withRecord(store, s.interactionId, raw(s, change), () =>
+            expectCode(
+              store.load(s.interactionId),
+              'invalid',
+              `load of a corrupt record (bad ${field}) is invalid, naming the field`,
+              field,
+            ),
+          );
         }
       },
     },
@@ -107,7 +149,11 @@ export function hostileCases<S extends ContinuationStore>(
         expect(loaded.sessionId).toBeUndefined();
         expect(resumeMessages(loaded, toolResult(toolUseId, 'ok'))).toHaveLength(2);
         await store.markResolved(id);
-        await expectCode(store.load(id), 'already_resolved');
+        await expectCode(
+          store.load(id),
+          'already_resolved',
+          'a record written by another program resolves like any other',
+        );
       },
     },
   ];

@@ -1,4 +1,5 @@
 import type { ContinuationStore } from '../store.js';
+import { type OptionRule, SUITE_OPTION_RULES } from './suite-plumbing.js';
 
 /**
  * How the suite runs your store in other OS processes: it forks children that each build a
@@ -52,3 +53,16 @@ export interface DescribeContinuationStoreOptions<S extends ContinuationStore> {
   /** Rounds of `save` racing `markResolved` across the two instances. Default 60. */
   raceRounds?: number;
 }
+
+/** What each option of {@link DescribeContinuationStoreOptions} must be, checked at registration. */
+export const OPTION_RULES: Record<string, OptionRule> = {
+  ...SUITE_OPTION_RULES,
+  writeRaw: {
+    accepts: 'a function that stores a raw JSON record as unresolved, or nothing',
+    valid: (value) => value === undefined || typeof value === 'function',
+  },
+  raceRounds: {
+    accepts: 'an integer of at least 1',
+    valid: (value) => value === undefined || (Number.isInteger(value) && (value as number) >= 1),
+  },
+};

@@ -62,7 +62,10 @@ export function raceCases<S extends ContinuationStore>(
           codes.filter((c) => c === 'ok'),
           `an answer is resumed exactly once: one of ${RACERS} concurrent resolve() calls succeeds (outcomes: ${codes})`,
         ).toHaveLength(1);
-        expect(codes.filter((c) => c === 'already_resolved')).toHaveLength(RACERS - 1);
+        expect(
+          codes.filter((c) => c === 'already_resolved'),
+          `an answer is resumed exactly once: the other resolve() calls get already_resolved (outcomes: ${codes})`,
+        ).toHaveLength(RACERS - 1);
       },
     },
     {

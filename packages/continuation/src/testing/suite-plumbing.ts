@@ -1,6 +1,7 @@
 // Kept byte-identical in @x/continuation and @x/session (check:imports compares them): the
 // two conformance suites register, run and fork their cases the same way.
 import { type ChildProcess, fork } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterEach, beforeEach, describe, it } from 'vitest';
 
@@ -18,6 +19,110 @@ export interface SuiteStores<S, P> {
   create: () => S | Promise<S>;
   peer: (store: S) => P | Promise<P>;
   destroy?: (store: S) => void | Promise<void>;
+}
+
+/** What one option of a suite must be: `valid` checks it, `accepts` says it in the error. */
+export interface OptionRule {
+  accepts: string;
+  valid: (value: unknown) => boolean;
+}
+
+const isFunction = (value: unknown) => typeof value === 'function';
+const optional =
+  (valid: (value: unknown) => boolean) =>
+  (value: unknown): boolean =>
+    value === undefined || valid(value);
+const atLeast = (least: number) => (value: unknown) =>
+  Number.isInteger(value) && (value as number) >= least;
+
+/** A module given as `processes.module` that the children can import. */
+function isChildModule(value: unknown): boolean {
+  if (typeof value !== 'string' && !(value instanceof URL)) return false;
+  try {
+    const href = moduleHref(value);
+    return !href.startsWith('file:') || existsSync(fileURLToPath(href));
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The options both suites share (`processes.*` apply when `processes` is not null). A case
+ * runs only with what it needs, so each required one is checked before any case registers.
+ */
+export const SUITE_OPTION_RULES: Record<string, OptionRule> = {
+  name: {
+    accepts: 'a non-empty string, shown in the test names',
+    valid: (value) => typeof value === 'string' && value !== '',
+  },
+  create: { accepts: 'a function that returns a store for one test', valid: isFunction },
+  destroy: {
+    accepts: 'a function that releases what create made, or nothing',
+    valid: optional(isFunction),
+  },
+  peer: {
+    accepts:
+      'a function that returns a second instance over the same data as the store it is given (the store itself only when there can be no second instance, as in memory)',
+    valid: isFunction,
+  },
+  failing: {
+    accepts:
+      'a function that returns a store of your adapter whose backend fails on every call, or null when there is no backend that can fail (as in memory)',
+    valid: (value) => value === null || isFunction(value),
+  },
+  processes: {
+    accepts:
+      '{ module, args } to run the cross-process cases, or null when the store cannot be shared by processes (as in memory)',
+    valid: (value) => value === null || (typeof value === 'object' && !Array.isArray(value)),
+  },
+  'processes.module': {
+    accepts:
+      'the absolute path or file: URL of an existing ES module that plain node can run, whose default export builds a store',
+    valid: isChildModule,
+  },
+  'processes.args': {
+    accepts: 'a function that returns the JSON value each child hands to the module',
+    valid: isFunction,
+  },
+  'processes.racers': {
+    accepts: 'an integer of at least 2 (a race needs two)',
+    valid: optional(atLeast(2)),
+  },
+  'processes.rounds': { accepts: 'an integer of at least 1', valid: optional(atLeast(1)) },
+  'processes.kills': { accepts: 'an integer of at least 0', valid: optional(atLeast(0)) },
+};
+
+/** A value as an option error shows it. */
+function described(value: unknown): string {
+  if (typeof value === 'function') return 'a function';
+  if (Array.isArray(value)) return 'an array';
+  if (value instanceof URL) return `the URL ${value.href}`;
+  if (typeof value === 'object' && value !== null) return 'an object';
+  return typeof value === 'string' ? JSON.stringify(value) : String(value);
+}
+
+/**
+ * Throws a TypeError naming the first option of `options` that breaks its rule, so a
+ * missing `failing` or `peer` fails the test file where the suite is registered instead of
+ * passing a case silently or failing one with a TypeError. `suite` starts the message.
+ */
+export function checkOptions(
+  suite: string,
+  options: unknown,
+  rules: Record<string, OptionRule>,
+): void {
+  if (typeof options !== 'object' || options === null) {
+    throw new TypeError(`${suite}: expected an options object, got ${described(options)}`);
+  }
+  for (const [name, rule] of Object.entries(rules)) {
+    const [head, field] = name.split('.') as [string, string | undefined];
+    const parent = field === undefined ? options : (options as Record<string, unknown>)[head];
+    if (typeof parent !== 'object' || parent === null) continue;
+    const value = (parent as Record<string, unknown>)[field ?? head];
+    if (rule.valid(value)) continue;
+    const what = value === undefined ? 'is missing' : `is ${described(value)}`;
+    throw new TypeError(`${suite}: option "${name}" ${what}: give ${rule.accepts}`);
+  }
 }
 
 /** Registers `cases` under `title`, one `describe` per group, each case on a fresh store. */
