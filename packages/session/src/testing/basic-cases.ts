@@ -5,6 +5,7 @@ import { SessionError } from '../errors.js';
 import { codeOf } from './assertions.js';
 import type { ContractCase } from './contract-case.js';
 import { sampleCheckpoint } from './sample.js';
+import { shown } from './suite-plumbing.js';
 
 const UNSAFE_IDS = [
   '',
@@ -26,8 +27,8 @@ export function basicCases<S extends CheckpointStore>(): ContractCase<S>[] {
       group: 'one writer',
       name: 'get of an unknown thread is undefined and list is empty',
       run: async ({ store }) => {
-        expect(await store.get('nobody')).toBeUndefined();
-        expect(await store.list()).toEqual([]);
+        expect(await store.get('nobody'), 'get of a thread never put is undefined').toBeUndefined();
+        expect(await store.list(), 'a fresh store lists no thread').toEqual([]);
       },
     },
     {
@@ -36,9 +37,16 @@ export function basicCases<S extends CheckpointStore>(): ContractCase<S>[] {
       run: async ({ store }) => {
         const checkpoint = sampleCheckpoint(1);
         const revision = await store.put('t-1', checkpoint);
-        expect(Number.isInteger(revision) && revision >= 1).toBe(true);
+        expect(
+          Number.isInteger(revision) && revision >= 1,
+          `put returns a revision that is an integer of at least 1, got ${revision}`,
+        ).toBe(true);
         const stored = await store.get('t-1');
-        expect(stored).toEqual({ threadId: 't-1', revision, checkpoint });
+        expect(stored, 'get returns what put stored, with the revision put returned').toEqual({
+          threadId: 't-1',
+          revision,
+          checkpoint,
+        });
       },
     },
     {
@@ -47,8 +55,14 @@ export function basicCases<S extends CheckpointStore>(): ContractCase<S>[] {
       run: async ({ store }) => {
         const first = await store.put('t-1', sampleCheckpoint(1), { expectedRevision: null });
         const second = await store.put('t-1', sampleCheckpoint(2), { expectedRevision: first });
-        expect(second).toBeGreaterThan(first);
-        expect((await store.get('t-1'))?.checkpoint).toEqual(sampleCheckpoint(2));
+        expect(
+          second,
+          'an update returns a revision greater than the one it replaced',
+        ).toBeGreaterThan(first);
+        expect(
+          (await store.get('t-1'))?.checkpoint,
+          'put with the revision read replaces the checkpoint',
+        ).toEqual(sampleCheckpoint(2));
       },
     },
     {
@@ -63,13 +77,19 @@ export function basicCases<S extends CheckpointStore>(): ContractCase<S>[] {
         } catch (caught) {
           error = caught;
         }
-        expect(SessionError.hasCode(error, 'conflict')).toBe(true);
-        expect((error as SessionError).details).toMatchObject({
+        expect(
+          SessionError.hasCode(error, 'conflict'),
+          `put quoting a stale revision is a conflict, got ${shown(error)}`,
+        ).toBe(true);
+        expect(
+          (error as SessionError).details,
+          'a conflict names the thread, the revision quoted and the live one',
+        ).toMatchObject({
           threadId: 't-1',
           expectedRevision: first,
           actualRevision: second,
         });
-        expect(await store.get('t-1')).toEqual({
+        expect(await store.get('t-1'), 'a conflicting put changes nothing').toEqual({
           threadId: 't-1',
           revision: second,
           checkpoint: sampleCheckpoint(2),
@@ -81,21 +101,28 @@ export function basicCases<S extends CheckpointStore>(): ContractCase<S>[] {
       name: 'create over an existing checkpoint is a conflict',
       run: async ({ store }) => {
         const revision = await store.put('t-1', sampleCheckpoint(1));
-        expect(await codeOf(store.put('t-1', sampleCheckpoint(2)))).toBe('conflict');
+        expect(
+          await codeOf(store.put('t-1', sampleCheckpoint(2))),
+          'put without a revision creates, and over an existing thread is a conflict',
+        ).toBe('conflict');
         expect(
           await codeOf(store.put('t-1', sampleCheckpoint(2), { expectedRevision: null })),
+          'put with expectedRevision null creates, and over an existing thread is a conflict',
         ).toBe('conflict');
-        expect((await store.get('t-1'))?.revision).toBe(revision);
+        expect((await store.get('t-1'))?.revision, 'a refused create changes nothing').toBe(
+          revision,
+        );
       },
     },
     {
       group: 'one writer',
       name: 'update of a thread that does not exist is a conflict',
       run: async ({ store }) => {
-        expect(await codeOf(store.put('t-1', sampleCheckpoint(1), { expectedRevision: 1 }))).toBe(
-          'conflict',
-        );
-        expect(await store.get('t-1')).toBeUndefined();
+        expect(
+          await codeOf(store.put('t-1', sampleCheckpoint(1), { expectedRevision: 1 })),
+          'an update of a thread that does not exist is a conflict',
+        ).toBe('conflict');
+        expect(await store.get('t-1'), 'a refused update writes nothing').toBeUndefined();
       },
     },
     {
@@ -104,11 +131,14 @@ export function basicCases<S extends CheckpointStore>(): ContractCase<S>[] {
       run: async ({ store }) => {
         await store.put('t-1', sampleCheckpoint(1));
         await store.put('t-2', sampleCheckpoint(2));
-        expect(await store.delete('t-1')).toBe(true);
-        expect(await store.get('t-1')).toBeUndefined();
-        expect(await store.delete('t-1')).toBe(false);
-        expect(await store.delete('never')).toBe(false);
-        expect((await store.list()).map((s) => s.threadId)).toEqual(['t-2']);
+        expect(await store.delete('t-1'), 'delete of a live thread is true').toBe(true);
+        expect(await store.get('t-1'), 'get of a deleted thread is undefined').toBeUndefined();
+        expect(await store.delete('t-1'), 'a second delete is false').toBe(false);
+        expect(await store.delete('never'), 'delete of a thread never put is false').toBe(false);
+        expect(
+          (await store.list()).map((s) => s.threadId),
+          'list forgets a deleted thread',
+        ).toEqual(['t-2']);
       },
     },
     {
@@ -117,9 +147,15 @@ export function basicCases<S extends CheckpointStore>(): ContractCase<S>[] {
       run: async ({ store }) => {
         const first = await store.put('t-1', sampleCheckpoint(1));
         const second = await store.put('t-1', sampleCheckpoint(2), { expectedRevision: first });
-        expect(await codeOf(store.delete('t-1', { expectedRevision: first }))).toBe('conflict');
-        expect((await store.get('t-1'))?.revision).toBe(second);
-        expect(await store.delete('t-1', { expectedRevision: second })).toBe(true);
+        expect(
+          await codeOf(store.delete('t-1', { expectedRevision: first })),
+          'delete quoting a stale revision is a conflict',
+        ).toBe('conflict');
+        expect((await store.get('t-1'))?.revision, 'a refused delete deletes nothing').toBe(second);
+        expect(
+          await store.delete('t-1', { expectedRevision: second }),
+          'delete quoting the live revision deletes',
+        ).toBe(true);
       },
     },
     {
@@ -129,11 +165,18 @@ export function basicCases<S extends CheckpointStore>(): ContractCase<S>[] {
         const first = await store.put('t-1', sampleCheckpoint(1));
         await store.delete('t-1');
         const again = await store.put('t-1', sampleCheckpoint(2), { expectedRevision: null });
-        expect(again).toBeGreaterThan(first);
+        expect(
+          again,
+          `revisions never repeat across delete: a thread created again after a delete gets a revision greater than ${first}, the one before the delete (a tombstone must remain)`,
+        ).toBeGreaterThan(first);
         expect(
           await codeOf(store.put('t-1', sampleCheckpoint(3), { expectedRevision: first })),
+          'a revision read before a delete stays stale after the thread is created again',
         ).toBe('conflict');
-        expect((await store.get('t-1'))?.checkpoint).toEqual(sampleCheckpoint(2));
+        expect(
+          (await store.get('t-1'))?.checkpoint,
+          'a stale put after a delete changes nothing',
+        ).toEqual(sampleCheckpoint(2));
       },
     },
     {
@@ -143,7 +186,7 @@ export function basicCases<S extends CheckpointStore>(): ContractCase<S>[] {
         const b = await store.put('b', sampleCheckpoint(1));
         const a = await store.put('a', sampleCheckpoint(2));
         const c = await store.put('c.1', sampleCheckpoint(3));
-        expect(await store.list()).toEqual([
+        expect(await store.list(), 'list gives the live threads ordered by id').toEqual([
           { threadId: 'a', revision: a },
           { threadId: 'b', revision: b },
           { threadId: 'c.1', revision: c },
@@ -157,7 +200,9 @@ export function basicCases<S extends CheckpointStore>(): ContractCase<S>[] {
         const a = await store.put('a', sampleCheckpoint(1));
         await store.put('b', sampleCheckpoint(2));
         await store.put('a', sampleCheckpoint(3), { expectedRevision: a });
-        expect((await store.get('b'))?.checkpoint).toEqual(sampleCheckpoint(2));
+        expect((await store.get('b'))?.checkpoint, 'a put on one thread changes no other').toEqual(
+          sampleCheckpoint(2),
+        );
       },
     },
 
@@ -166,12 +211,14 @@ export function basicCases<S extends CheckpointStore>(): ContractCase<S>[] {
       name: 'refuses unsafe thread ids everywhere with unsafe_id, before any I/O',
       run: async ({ store }) => {
         for (const id of UNSAFE_IDS) {
-          const where = `thread id ${JSON.stringify(id)}`;
-          expect(await codeOf(store.get(id)), where).toBe('unsafe_id');
-          expect(await codeOf(store.put(id, sampleCheckpoint(1))), where).toBe('unsafe_id');
-          expect(await codeOf(store.delete(id)), where).toBe('unsafe_id');
+          const where = `every store refuses the unsafe thread id ${JSON.stringify(id)}`;
+          expect(await codeOf(store.get(id)), `${where} in get`).toBe('unsafe_id');
+          expect(await codeOf(store.put(id, sampleCheckpoint(1))), `${where} in put`).toBe(
+            'unsafe_id',
+          );
+          expect(await codeOf(store.delete(id)), `${where} in delete`).toBe('unsafe_id');
         }
-        expect(await store.list()).toEqual([]);
+        expect(await store.list(), 'a refused id writes nothing').toEqual([]);
       },
     },
 
@@ -183,9 +230,12 @@ export function basicCases<S extends CheckpointStore>(): ContractCase<S>[] {
           ...sampleCheckpoint(1),
           window: [{ role: 'robot', content: [] }],
         } as unknown as SessionCheckpoint;
-        expect(await codeOf(store.put('t-1', bad))).toBe('invalid');
-        expect(await store.get('t-1')).toBeUndefined();
-        expect(await store.list()).toEqual([]);
+        expect(
+          await codeOf(store.put('t-1', bad)),
+          'put validates the checkpoint first: an invalid one is invalid',
+        ).toBe('invalid');
+        expect(await store.get('t-1'), 'a refused put writes nothing').toBeUndefined();
+        expect(await store.list(), 'a refused put writes nothing').toEqual([]);
       },
     },
     {
@@ -193,20 +243,25 @@ export function basicCases<S extends CheckpointStore>(): ContractCase<S>[] {
       name: 'a checkpoint of a newer version is refused with unsupported_version',
       run: async ({ store }) => {
         const newer = { ...sampleCheckpoint(1), version: 99 } as unknown as SessionCheckpoint;
-        expect(await codeOf(store.put('t-1', newer))).toBe('unsupported_version');
-        expect(await store.get('t-1')).toBeUndefined();
+        expect(
+          await codeOf(store.put('t-1', newer)),
+          'put refuses a checkpoint of a newer version with unsupported_version',
+        ).toBe('unsupported_version');
+        expect(await store.get('t-1'), 'a refused put writes nothing').toBeUndefined();
       },
     },
     {
       group: 'one writer',
       name: 'a bad expectedRevision is invalid',
       run: async ({ store }) => {
-        expect(await codeOf(store.put('t-1', sampleCheckpoint(1), { expectedRevision: 0 }))).toBe(
-          'invalid',
-        );
-        expect(await codeOf(store.put('t-1', sampleCheckpoint(1), { expectedRevision: 1.5 }))).toBe(
-          'invalid',
-        );
+        expect(
+          await codeOf(store.put('t-1', sampleCheckpoint(1), { expectedRevision: 0 })),
+          'expectedRevision 0 is invalid (revisions start at 1)',
+        ).toBe('invalid');
+        expect(
+          await codeOf(store.put('t-1', sampleCheckpoint(1), { expectedRevision: 1.5 })),
+          'expectedRevision 1.5 is invalid (revisions are integers)',
+        ).toBe('invalid');
       },
     },
     {
@@ -219,7 +274,10 @@ export function basicCases<S extends CheckpointStore>(): ContractCase<S>[] {
         const got = await store.get('t-1');
         if (got === undefined) throw new Error('expected a checkpoint');
         got.checkpoint.window.length = 0;
-        expect((await store.get('t-1'))?.checkpoint).toEqual(sampleCheckpoint(1));
+        expect(
+          (await store.get('t-1'))?.checkpoint,
+          'put and get copy: mutating what was put or got changes nothing stored',
+        ).toEqual(sampleCheckpoint(1));
       },
     },
     {
@@ -228,10 +286,16 @@ export function basicCases<S extends CheckpointStore>(): ContractCase<S>[] {
       run: async ({ store }) => {
         const huge = sampleCheckpoint(1);
         huge.runtimeState.blob = 'x'.repeat(MAX_CHECKPOINT_BYTES);
-        expect(await codeOf(store.put('t-1', huge))).toBe('invalid');
-        expect(await store.get('t-1')).toBeUndefined();
+        expect(
+          await codeOf(store.put('t-1', huge)),
+          'put refuses a checkpoint over MAX_CHECKPOINT_BYTES with invalid',
+        ).toBe('invalid');
+        expect(await store.get('t-1'), 'a refused put writes nothing').toBeUndefined();
         const revision = await store.put('t-1', sampleCheckpoint(1));
-        expect((await store.get('t-1'))?.revision).toBe(revision);
+        expect(
+          (await store.get('t-1'))?.revision,
+          'a thread refused once can still be created',
+        ).toBe(revision);
       },
     },
     {
@@ -246,7 +310,10 @@ export function basicCases<S extends CheckpointStore>(): ContractCase<S>[] {
           });
         }
         await store.put('big', checkpoint);
-        expect((await store.get('big'))?.checkpoint).toEqual(checkpoint);
+        expect(
+          (await store.get('big'))?.checkpoint,
+          'a large checkpoint round-trips intact',
+        ).toEqual(checkpoint);
       },
     },
   ];

@@ -17,8 +17,9 @@ import {
 } from '../checkpoint-store.js';
 import { SessionError } from '../errors.js';
 import { contractCases } from './contract.js';
+import { describeCheckpointStore } from './describe-checkpoint-store.js';
 import type { CheckpointStoreSuiteOptions } from './options.js';
-import { failureOf } from './suite-plumbing.js';
+import { checkOptions, failureOf, SUITE_OPTION_RULES } from './suite-plumbing.js';
 
 interface Entry {
   revision: number;
@@ -83,6 +84,14 @@ class UnguardedPutStore extends SharedMapStore {
     const revision = (entry?.revision ?? 0) + 1;
     this.entries.set(threadId, { revision, json });
     return revision;
+  }
+}
+
+/** Forgets a deleted thread entirely (no tombstone): its revisions start over at 1. */
+class NoTombstoneStore extends SharedMapStore {
+  override async delete(threadId: string): Promise<boolean> {
+    await nextTurn();
+    return this.entries.delete(threadId);
   }
 }
 
@@ -169,6 +178,82 @@ describe('the conformance suite catches deliberately broken adapters', () => {
       'every method rejects with unavailable',
     );
     expect(message).toContain("failures of the backend keep the original error: get's");
+  });
+
+  it('a delete that leaves no tombstone: the case names revisions that never repeat, not "expected 1 to be greater than 1"', async () => {
+    const message = await failure(
+      options((entries) => new NoTombstoneStore(entries)),
+      'revisions never repeat across delete',
+    );
+    expect(message).toContain(
+      'revisions never repeat across delete: a thread created again after a delete gets a revision greater than 1, the one before the delete (a tombstone must remain)',
+    );
+  });
+
+  it('processes.kills 0 skips the SIGKILL case, not the race', () => {
+    const processes = { module: new URL(import.meta.url), args: () => ({}), kills: 0 };
+    const cases = contractCases(options((entries) => new SharedMapStore(entries), { processes }));
+    const skipped = (start: string) => cases.find((c) => c.name.startsWith(start))?.skip;
+    expect(skipped('4 processes each put')).toBeUndefined();
+    expect(skipped('a writing process SIGKILLed')).toBe('processes.kills is 0');
+  });
+
+  describe('options are checked when the suite is registered, naming the option', () => {
+    const given = options((entries) => new SharedMapStore(entries));
+    const suite = '[@x/session] describeCheckpointStore';
+    const processes = {
+      module: new URL('../../test/fixtures/file-store.mjs', import.meta.url),
+      args: () => ({}),
+    };
+
+    it('a complete set passes', () => {
+      expect(() => checkOptions(suite, given, SUITE_OPTION_RULES)).not.toThrow();
+      expect(() => checkOptions(suite, { ...given, processes }, SUITE_OPTION_RULES)).not.toThrow();
+    });
+
+    it.each<[string, Record<string, unknown>, string]>([
+      [
+        'failing',
+        { failing: undefined },
+        'option "failing" is missing: give a function that returns a store of your adapter whose backend fails on every call, or null',
+      ],
+      [
+        'peer',
+        { peer: undefined },
+        'option "peer" is missing: give a function that returns a second instance',
+      ],
+      [
+        'processes',
+        { processes: undefined },
+        'option "processes" is missing: give { module, args }',
+      ],
+      ['create', { create: undefined }, 'option "create" is missing: give a function'],
+      [
+        'processes.module',
+        { processes: { args: () => ({}) } },
+        'option "processes.module" is missing',
+      ],
+      [
+        'a relative processes.module',
+        { processes: { ...processes, module: 'store.mjs' } },
+        'option "processes.module" is "store.mjs": give the absolute path or file: URL',
+      ],
+      [
+        'processes.args',
+        { processes: { module: processes.module, args: {} } },
+        'option "processes.args" is an object: give a function',
+      ],
+      [
+        'processes.rounds',
+        { processes: { ...processes, rounds: 0 } },
+        'option "processes.rounds" is 0: give an integer of at least 1',
+      ],
+    ])('%s', (_, change, message) => {
+      const call = () =>
+        describeCheckpointStore({ ...given, ...change } as unknown as CheckpointStoreSuiteOptions);
+      expect(call).toThrow(TypeError);
+      expect(call).toThrow(`${suite}: ${message}`);
+    });
   });
 
   describe('across processes, a file store that checks the revision and then writes in place', () => {

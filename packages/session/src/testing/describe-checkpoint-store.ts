@@ -1,7 +1,7 @@
 import type { CheckpointStore } from '../checkpoint-store.js';
 import { contractCases } from './contract.js';
 import type { CheckpointStoreSuiteOptions } from './options.js';
-import { registerCases } from './suite-plumbing.js';
+import { checkOptions, registerCases, SUITE_OPTION_RULES } from './suite-plumbing.js';
 
 export type { CheckpointStoreProcesses, CheckpointStoreSuiteOptions } from './options.js';
 
@@ -12,6 +12,9 @@ export type { CheckpointStoreProcesses, CheckpointStoreSuiteOptions } from './op
  * validation before writing, unsafe ids, copies on read, a failing backend
  * (`unavailable`), and, in real OS processes, racing writers and SIGKILL during `put`. A
  * failing test names the promise the adapter broke. Call it at the top level of a test file.
+ *
+ * @throws {TypeError} at once, naming the option, when a required option is missing or an
+ *   option is not what it must be (e.g. `failing` left out instead of given as `null`).
  *
  * @example
  * import { describeCheckpointStore } from '@x/session/testing';
@@ -27,5 +30,6 @@ export type { CheckpointStoreProcesses, CheckpointStoreSuiteOptions } from './op
 export function describeCheckpointStore<S extends CheckpointStore>(
   options: CheckpointStoreSuiteOptions<S>,
 ): void {
+  checkOptions('[@x/session] describeCheckpointStore', options, SUITE_OPTION_RULES);
   registerCases(`CheckpointStore contract: ${options.name}`, options, contractCases(options));
 }

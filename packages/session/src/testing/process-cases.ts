@@ -37,7 +37,7 @@ export function processCases<S extends CheckpointStore>(
       group: 'across OS processes',
       name: `${racers} processes each put ${rounds} times at the revision they read: one winner per revision, no update lost`,
       timeout: 300_000,
-      ...(kills < 1 ? { skip: 'processes.kills is 0' } : skip),
+      ...skip,
       run: async ({ store }) => {
         if (processes === null) return;
         const args = childArgs(processes, store);
@@ -65,7 +65,10 @@ export function processCases<S extends CheckpointStore>(
           const wins = done
             .flatMap((r, i) => r.wins.map((w) => ({ ...w, writer: `w${i}` })))
             .sort((a, b) => a.revision - b.revision);
-          expect(wins.length + losses.length).toBe(racers * rounds);
+          expect(
+            wins.length + losses.length,
+            'every put across processes either wins or loses with conflict',
+          ).toBe(racers * rounds);
           let previous: number = base;
           for (const win of wins) {
             expect(
@@ -80,9 +83,10 @@ export function processCases<S extends CheckpointStore>(
             stored?.revision,
             'no update is lost across processes: the last winner is stored',
           ).toBe(last?.revision ?? base);
-          expect(stored?.checkpoint.runtimeState).toMatchObject(
-            last === undefined ? {} : { writer: last.writer, attempt: last.attempt },
-          );
+          expect(
+            stored?.checkpoint.runtimeState,
+            "no update is lost across processes: the stored checkpoint is the last winner's",
+          ).toMatchObject(last === undefined ? {} : { writer: last.writer, attempt: last.attempt });
         } finally {
           await Promise.all(children.map((c) => c.kill()));
         }
@@ -92,7 +96,7 @@ export function processCases<S extends CheckpointStore>(
       group: 'across OS processes',
       name: `a writing process SIGKILLed at random moments (${kills} times) leaves a whole latest checkpoint and a writable thread`,
       timeout: 300_000,
-      ...skip,
+      ...(kills < 1 ? { skip: 'processes.kills is 0' } : skip),
       run: async ({ store }) => {
         if (processes === null) return;
         const args = childArgs(processes, store);
@@ -131,7 +135,10 @@ export function processCases<S extends CheckpointStore>(
                   late?.checkpoint.runtimeState.writer,
                   `only the killed writer's last put can land after the kill, and whole (${threadId} after kill ${kill})`,
                 ).toBe(writer);
-                expect(late?.revision).toBeGreaterThan(base ?? 0);
+                expect(
+                  late?.revision,
+                  `a put that lands after the kill gets a greater revision (${threadId} after kill ${kill})`,
+                ).toBeGreaterThan(base ?? 0);
                 base = late?.revision ?? null;
                 return store.put(threadId, sampleCheckpoint(2), { expectedRevision: base });
               });

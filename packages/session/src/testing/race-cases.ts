@@ -55,7 +55,10 @@ export function raceCases<S extends CheckpointStore>(): ContractCase<S>[] {
           'creating a thread is atomic: of two creators on two instances exactly one wins',
         ).toHaveLength(1);
         const lost = results.find((r) => r.status === 'rejected') as PromiseRejectedResult;
-        expect(SessionError.hasCode(lost.reason, 'conflict')).toBe(true);
+        expect(
+          SessionError.hasCode(lost.reason, 'conflict'),
+          `the creator that lost gets conflict (got ${String(lost.reason)})`,
+        ).toBe(true);
       },
     },
     {
@@ -89,7 +92,10 @@ export function raceCases<S extends CheckpointStore>(): ContractCase<S>[] {
           expect(stored?.revision, 'no update is lost: the stored revision is the winner').toBe(
             won[0]?.revision,
           );
-          expect(stored?.checkpoint).toEqual(sampleCheckpoint(round * 10 + (won[0]?.i ?? -1)));
+          expect(
+            stored?.checkpoint,
+            `no update is lost: the stored checkpoint is the winner's (round ${round})`,
+          ).toEqual(sampleCheckpoint(round * 10 + (won[0]?.i ?? -1)));
           revision = won[0]?.revision ?? -1;
         }
       },
