@@ -6,6 +6,7 @@ import { hostileCases } from './hostile-cases.js';
 import type { DescribeContinuationStoreOptions } from './options.js';
 import { processCases } from './process-cases.js';
 import { raceCases } from './race-cases.js';
+import { resolveCases } from './resolve-cases.js';
 
 /**
  * Every case of the contract, in the order the suite registers them. Internal: the suite's
@@ -16,6 +17,7 @@ export function contractCases<S extends ContinuationStore>(
 ): ContractCase<S>[] {
   return [
     ...basicCases<S>(),
+    ...resolveCases<S>(),
     ...raceCases(options),
     ...faultCases(options),
     ...hostileCases(options),
