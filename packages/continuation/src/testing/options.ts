@@ -34,12 +34,14 @@ export interface DescribeContinuationStoreOptions<S extends ContinuationStore> {
    * A second, independent instance over the SAME data as `store` (a new instance over the
    * same folder, another connection pool to the same database): the races run across the
    * two. Return `store` itself only when there can be no second instance (in memory).
+   * The suite never closes it (`destroy` gets only what `create` made): close it yourself.
    */
   peer: (store: S) => ContinuationStore | Promise<ContinuationStore>;
   /**
    * A store of your adapter whose backend fails on every call (a closed client, a dead
    * port, a folder path that is a file): each method must reject with `unavailable`, the
    * backend's error as `cause`. `null` when there is no backend that can fail (in memory).
+   * The suite never closes the store: release what it holds yourself (e.g. in `afterAll`).
    */
   failing: (() => ContinuationStore | Promise<ContinuationStore>) | null;
   /** Runs the cross-process cases; `null` when the store cannot be shared by processes. */
@@ -47,7 +49,8 @@ export interface DescribeContinuationStoreOptions<S extends ContinuationStore> {
   /**
    * Stores `record` (a JSON value, not validated) as the persisted record of
    * `interactionId`, unresolved, as if another program had written it. When given, the
-   * corrupt-record, unknown-version and foreign-writer cases run.
+   * corrupt-record, unknown-version and foreign-writer cases run. Each case then saves a
+   * valid suspension over its record and resolves it, so a shared backing lists none of them.
    */
   writeRaw?: (store: S, interactionId: string, record: unknown) => Promise<void>;
   /** Rounds of `save` racing `markResolved` across the two instances. Default 60. */

@@ -33,12 +33,14 @@ export interface CheckpointStoreSuiteOptions<S extends CheckpointStore = Checkpo
    * A second, independent instance over the SAME storage as `store` (another instance over
    * the same folder, another connection pool), for the two-writer cases. Return `store`
    * itself only when there can be no second instance (in memory).
+   * The suite never closes it (`destroy` gets only what `create` made): close it yourself.
    */
   peer: (store: S) => CheckpointStore | Promise<CheckpointStore>;
   /**
    * A store of your adapter whose backend fails on every call (a closed client, a dead
    * port, a folder path that is a file): each method must reject with `unavailable`, the
    * backend's error as `cause`. `null` when there is no backend that can fail (in memory).
+   * The suite never closes the store: release what it holds yourself (e.g. in `afterAll`).
    */
   failing: (() => CheckpointStore | Promise<CheckpointStore>) | null;
   /** Runs the cross-process cases; `null` when the store cannot be shared by processes. */
