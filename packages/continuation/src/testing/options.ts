@@ -1,5 +1,11 @@
 import type { ContinuationStore } from '../store.js';
-import { type OptionRule, SUITE_OPTION_RULES } from './suite-plumbing.js';
+import {
+  atLeast,
+  isFunction,
+  type OptionRule,
+  optional,
+  SUITE_OPTION_RULES,
+} from './suite-plumbing.js';
 
 /**
  * How the suite runs your store in other OS processes: it forks children that each build a
@@ -62,10 +68,10 @@ export const OPTION_RULES: Record<string, OptionRule> = {
   ...SUITE_OPTION_RULES,
   writeRaw: {
     accepts: 'a function that stores a raw JSON record as unresolved, or nothing',
-    valid: (value) => value === undefined || typeof value === 'function',
+    valid: optional(isFunction),
   },
   raceRounds: {
     accepts: 'an integer of at least 1',
-    valid: (value) => value === undefined || (Number.isInteger(value) && (value as number) >= 1),
+    valid: optional(atLeast(1)),
   },
 };

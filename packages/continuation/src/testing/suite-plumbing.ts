@@ -27,13 +27,18 @@ export interface OptionRule {
   valid: (value: unknown) => boolean;
 }
 
-const isFunction = (value: unknown) => typeof value === 'function';
-const optional =
+/** An option rule's check: a function. */
+export const isFunction = (value: unknown): boolean => typeof value === 'function';
+/** An option rule's check: absent, or passing `valid`. */
+export const optional =
   (valid: (value: unknown) => boolean) =>
   (value: unknown): boolean =>
     value === undefined || valid(value);
-const atLeast = (least: number) => (value: unknown) =>
-  Number.isInteger(value) && (value as number) >= least;
+/** An option rule's check: an integer of at least `least`. */
+export const atLeast =
+  (least: number) =>
+  (value: unknown): boolean =>
+    Number.isInteger(value) && (value as number) >= least;
 
 /** A module given as `processes.module` that the children can import. */
 function isChildModule(value: unknown): boolean {
@@ -47,8 +52,8 @@ function isChildModule(value: unknown): boolean {
 }
 
 /**
- * The options both suites share (`processes.*` apply when `processes` is not null). A case
- * runs only with what it needs, so each required one is checked before any case registers.
+ * The options both suites share (`processes.*` apply when `processes` is not null), checked
+ * before any case registers: a missing one fails where the suite is called, not in a case.
  */
 export const SUITE_OPTION_RULES: Record<string, OptionRule> = {
   name: {
