@@ -1,5 +1,5 @@
-import { runChat } from '../chat.js';
-import type { Command } from './context.js';
+import { runChat } from '../chat/session.js';
+import type { Command } from './command.js';
 
 /** `runner chat`: the interactive mode. */
 export const chat: Command = (ctx, args) => runChat(ctx, args);

@@ -1,6 +1,7 @@
 import { constants } from 'node:os';
 import { parseArgs } from 'node:util';
 import type { LeaseRecord } from '@x/continuation-postgres';
+import { createOutput, labelledLines, type Output, plural } from '../cli/output.js';
 import { usageError } from '../errors.js';
 import {
   DEFAULT_GRACE_MS,
@@ -10,9 +11,8 @@ import {
   wake as wakeLoop,
 } from '../executive/index.js';
 import { modelFromId } from '../model/index.js';
-import { createOutput, labelledLines, type Output, plural } from '../output.js';
-import { postgresCause } from '../storage.js';
-import { type Command, globalOptions, observer, report } from './context.js';
+import { postgresCause } from '../storage/index.js';
+import { type Command, globalOptions, observer, report } from './command.js';
 import { parseAge } from './paused-states.js';
 
 /** `accept "Lisbon"`, `decline`: an answer in a few words. */

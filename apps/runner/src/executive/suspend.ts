@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { createSuspension } from '@x/continuation';
 import type { Message } from '@x/wire';
-import type { TurnOutcome } from '../agent.js';
-import { waitingWorkers } from '../delegate.js';
-import type { Model } from '../model/model.js';
-import type { Db, Storage } from '../storage.js';
-import { type StoredDelegation, saveDelegation } from './delegate.js';
+import type { Model } from '../agent/model-port.js';
+import type { TurnOutcome } from '../agent/turn.js';
+import { waitingWorkers } from '../delegation/run.js';
+import type { Db, Storage } from '../storage/index.js';
+import { type StoredDelegation, saveDelegation } from './stored-delegation.js';
 
 /** A worker's question that a delegated run waits on. */
 export interface WorkerQuestionInfo {

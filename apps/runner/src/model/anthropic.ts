@@ -6,7 +6,7 @@ import type {
   Tool,
 } from '@anthropic-ai/sdk/resources/messages';
 import type { AssistantBlock, AssistantMessage, JsonValue } from '@x/wire';
-import { type Model, ModelError, type ModelRequest, type ToolSpec } from './model.js';
+import { type Model, ModelError, type ModelRequest, type ToolSpec } from '../agent/model-port.js';
 import {
   connectionLost,
   type Failure,
@@ -16,7 +16,7 @@ import {
   StreamCutError,
   transportFailure,
   withRetry,
-} from './retry.js';
+} from './call-retry.js';
 
 /** Settings of {@link AnthropicModel}; `fromEnv` fills them from the environment. */
 export interface AnthropicSettings {

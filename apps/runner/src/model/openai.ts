@@ -7,7 +7,7 @@ import type {
   ChatCompletionCreateParamsStreaming,
   ChatCompletionFunctionTool,
 } from 'openai/resources/chat/completions';
-import { type Model, ModelError, type ModelRequest, type ToolSpec } from './model.js';
+import { type Model, ModelError, type ModelRequest, type ToolSpec } from '../agent/model-port.js';
 import {
   connectionLost,
   type Failure,
@@ -17,7 +17,7 @@ import {
   StreamCutError,
   transportFailure,
   withRetry,
-} from './retry.js';
+} from './call-retry.js';
 
 /** Settings of {@link OpenAIModel}. */
 export interface OpenAISettings {

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { ModelError } from '../agent/model-port.js';
 import { usageError } from '../errors.js';
-import { ModelError } from './model.js';
 
 /** How a provider call is retried. Our retries are the only ones: the SDKs' are off. */
 export interface RetryPolicy {

@@ -6,8 +6,8 @@ import type {
   ToolUseBlock,
 } from '@x/wire';
 import { toolResult, toolUses, userMessage } from '@x/wire';
-import type { Delegation } from './delegate.js';
-import type { Model, ModelRetry } from './model/model.js';
+import type { Delegation } from '../delegation/run.js';
+import type { Model, ModelRetry } from './model-port.js';
 import {
   askAloneResult,
   DELEGATE_TOOL,

@@ -31,8 +31,8 @@ import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
+import { RunnerError, usageError } from '../errors.js';
 import { connectTimeoutOf, describeUrl, parseDatabaseUrl } from './database-url.js';
-import { RunnerError, usageError } from './errors.js';
 import { holdLeaseLock, type LeaseHolderLock } from './lease-holder.js';
 import { probeServer } from './postgres-probe.js';
 

@@ -12,9 +12,14 @@ import {
 import type { JsonValue, Message, StreamEvent, ToolResultBlock, ToolUseBlock } from '@x/wire';
 import { textOf, toolResult, userMessage } from '@x/wire';
 import { z } from 'zod';
-import { type DelegateHandler, runTurn, type TurnObserver } from './agent.js';
-import type { Model } from './model/model.js';
-import { answerResult, DelegateInputSchema, type HumanAnswer, type Question } from './tools.js';
+import type { Model } from '../agent/model-port.js';
+import {
+  answerResult,
+  DelegateInputSchema,
+  type HumanAnswer,
+  type Question,
+} from '../agent/tools.js';
+import { type DelegateHandler, runTurn, type TurnObserver } from '../agent/turn.js';
 
 /** A worker's open question, as its interrupt payload keeps it. */
 export interface WorkerQuestion extends Question {

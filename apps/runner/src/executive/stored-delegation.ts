@@ -1,9 +1,14 @@
 import { type ResumeAnswer, resumeAnswerSchema } from '@x/askuser';
 import type { Suspension } from '@x/continuation';
 import type { Message, ToolUseBlock } from '@x/wire';
-import { type Delegation, getDelegation, putDelegation, waitingWorkers } from '../delegate.js';
-import type { Db, Storage } from '../storage.js';
-import { DELEGATE_TOOL } from '../tools.js';
+import { DELEGATE_TOOL } from '../agent/tools.js';
+import {
+  type Delegation,
+  getDelegation,
+  putDelegation,
+  waitingWorkers,
+} from '../delegation/run.js';
+import type { Db, Storage } from '../storage/index.js';
 import type { ResumeContext } from './suspend.js';
 
 /** A delegation of an unattended run, with what it needs to be written again. */

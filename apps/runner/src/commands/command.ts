@@ -1,8 +1,8 @@
-import type { TurnObserver } from '../agent.js';
+import type { TurnObserver } from '../agent/turn.js';
+import { type Output, plural } from '../cli/output.js';
 import type { RunResult } from '../executive/index.js';
 import type { ModelRetry } from '../model/index.js';
-import { type Output, plural } from '../output.js';
-import type { Storage } from '../storage.js';
+import type { Storage } from '../storage/index.js';
 
 /** The options every command takes. */
 export const globalOptions = {

@@ -4,8 +4,18 @@ import { createSuspension, resolve, type Suspension } from '@x/continuation';
 import { Checkpointer, isSafeThreadId, SessionManager } from '@x/session';
 import type { Message, ToolUseBlock } from '@x/wire';
 import { userMessage } from '@x/wire';
-import { runTurn, type TurnObserver } from './agent.js';
-import { type Context, modelRetried, workerLabel } from './commands/context.js';
+import {
+  answerResult,
+  DELEGATE_TOOL,
+  type HumanAnswer,
+  type Question,
+  questionOf,
+} from '../agent/tools.js';
+import { runTurn, type TurnObserver } from '../agent/turn.js';
+import { shellQuote } from '../cli/invocation.js';
+import { createLineReader, type LineReader } from '../cli/lines.js';
+import { plural } from '../cli/output.js';
+import { type Context, modelRetried, workerLabel } from '../commands/command.js';
 import {
   answerWorker,
   type Delegation,
@@ -16,20 +26,10 @@ import {
   runWorkers,
   unsettledWorkers,
   waitingWorkers,
-} from './delegate.js';
-import { notFoundError, usageError } from './errors.js';
-import { shellQuote } from './invocation.js';
-import { createLineReader, type LineReader } from './lines.js';
-import { modelFromId } from './model/index.js';
-import { plural } from './output.js';
-import type { Storage } from './storage.js';
-import {
-  answerResult,
-  DELEGATE_TOOL,
-  type HumanAnswer,
-  type Question,
-  questionOf,
-} from './tools.js';
+} from '../delegation/run.js';
+import { notFoundError, usageError } from '../errors.js';
+import { modelFromId } from '../model/index.js';
+import type { Storage } from '../storage/index.js';
 
 /** A person's reply to a question at the prompt, or undefined to ask again. */
 export function parseReply(reply: string, question: Question): HumanAnswer | undefined {
