@@ -4,6 +4,7 @@ import { createSuspension, resolve, type Suspension } from '@x/continuation';
 import { Checkpointer, isSafeThreadId, SessionManager } from '@x/session';
 import type { Message, ToolUseBlock } from '@x/wire';
 import { userMessage } from '@x/wire';
+import type { Delegation } from '../agent/delegate-port.js';
 import {
   answerResult,
   DELEGATE_TOOL,
@@ -18,7 +19,6 @@ import { plural } from '../cli/output.js';
 import { type Context, modelRetried, workerLabel } from '../commands/command.js';
 import {
   answerWorker,
-  type Delegation,
   delegateResult,
   getDelegation,
   putDelegation,

@@ -3,7 +3,7 @@ import type { PauseRecord } from '@x/askuser';
 import { assertSafeId } from '@x/continuation';
 import type { RunRecord } from '@x/continuation-postgres';
 import type { Message } from '@x/wire';
-import type { Delegation } from '../delegation/run.js';
+import type { Delegation } from '../agent/delegate-port.js';
 import { notFoundError, usageError } from '../errors.js';
 import { messageText, type ResumeContext, runMessages, runOf } from '../executive/index.js';
 import { readDelegation } from '../executive/stored-delegation.js';

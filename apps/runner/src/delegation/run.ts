@@ -12,46 +12,15 @@ import {
 import type { JsonValue, Message, StreamEvent, ToolResultBlock, ToolUseBlock } from '@x/wire';
 import { textOf, toolResult, userMessage } from '@x/wire';
 import { z } from 'zod';
+import type {
+  DelegateHandler,
+  Delegation,
+  Worker,
+  WorkerQuestion,
+} from '../agent/delegate-port.js';
 import type { Model } from '../agent/model-port.js';
-import {
-  answerResult,
-  DelegateInputSchema,
-  type HumanAnswer,
-  type Question,
-} from '../agent/tools.js';
-import { type DelegateHandler, runTurn, type TurnObserver } from '../agent/turn.js';
-
-/** A worker's open question, as its interrupt payload keeps it. */
-export interface WorkerQuestion extends Question {
-  /** The pause token the operator answers (also the interaction id of that wait). */
-  token: string;
-  /** The worker's own tool call that asked. */
-  toolCallId: string;
-}
-
-/** One worker sub-agent of a `delegate` call: its own session and message window. */
-export interface Worker {
-  /** `w1`..`wN`, in the order of the tasks. */
-  id: string;
-  task: string;
-  session: SessionManager;
-  /** The worker's transcript: its task, and what it did so far. */
-  window: Message[];
-  /** Its report, once it finished. */
-  report?: string;
-}
-
-/**
- * One `delegate` call of a parent turn: the parent's session (whose interrupts are the
- * workers' adopted questions), the interrupt → requester routing, and the workers.
- */
-export interface Delegation {
-  toolCallId: string;
-  parent: SessionManager;
-  /** Parent interrupt id → the worker id whose question it relays. */
-  interruptToRequester: Record<string, string>;
-  workers: Worker[];
-}
+import { answerResult, DelegateInputSchema, type HumanAnswer } from '../agent/tools.js';
+import { runTurn, type TurnObserver } from '../agent/turn.js';
 
 /** How many workers of one call run at once: RUNNER_WORKER_CONCURRENCY, default 2. */
 export function workerConcurrency(env: NodeJS.ProcessEnv = process.env): number {

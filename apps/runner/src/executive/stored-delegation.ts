@@ -1,13 +1,9 @@
 import { type ResumeAnswer, resumeAnswerSchema } from '@x/askuser';
 import type { Suspension } from '@x/continuation';
 import type { Message, ToolUseBlock } from '@x/wire';
+import type { Delegation } from '../agent/delegate-port.js';
 import { DELEGATE_TOOL } from '../agent/tools.js';
-import {
-  type Delegation,
-  getDelegation,
-  putDelegation,
-  waitingWorkers,
-} from '../delegation/run.js';
+import { getDelegation, putDelegation, waitingWorkers } from '../delegation/run.js';
 import type { Db, Storage } from '../storage/index.js';
 import type { ResumeContext } from './suspend.js';
 
