@@ -21,18 +21,14 @@ import { failureOf, withoutOrigin } from '../errors.js';
 import { lockFor, type Storage } from '../storage/index.js';
 import {
   answersOf,
+  delegatedResult,
   isDelegation,
   loadDelegation,
   type StoredDelegation,
   saveDelegation,
-} from './stored-delegation.js';
-import {
-  delegatedResult,
-  type ModelFor,
-  type RunResult,
-  suspend,
   suspendDelegation,
-} from './suspend.js';
+} from './stored-delegation.js';
+import { type ModelFor, type RunResult, suspend } from './suspend.js';
 
 /** How long a lease lasts unless renewed, and how many attempts a run gets. */
 export interface LeasePolicy {

@@ -7,7 +7,8 @@ import { runTurn, type TurnObserver } from '../agent/turn.js';
 import { runDelegate } from '../delegation/run.js';
 import { notFoundError, RunnerError } from '../errors.js';
 import type { Storage } from '../storage/index.js';
-import { type RunResult, suspend, suspendDelegation } from './suspend.js';
+import { suspendDelegation } from './stored-delegation.js';
+import { type RunResult, suspend } from './suspend.js';
 
 /** What stopping a conversation closed. */
 export interface Stopped {
