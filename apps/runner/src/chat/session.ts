@@ -15,8 +15,8 @@ import {
 import { runTurn, type TurnObserver } from '../agent/turn.js';
 import { shellQuote } from '../cli/invocation.js';
 import { createLineReader, type LineReader } from '../cli/lines.js';
-import { plural } from '../cli/output.js';
-import { type Context, modelRetried, workerLabel } from '../commands/command.js';
+import { type Output, plural } from '../cli/output.js';
+import { modelRetried, workerLabel } from '../cli/turn-output.js';
 import {
   answerWorker,
   delegateResult,
@@ -30,6 +30,14 @@ import {
 import { notFoundError, usageError } from '../errors.js';
 import { modelFromId } from '../model/index.js';
 import type { Storage } from '../storage/index.js';
+
+/** What a chat session gets from the CLI (a command's context has all of it). */
+export interface ChatContext {
+  out: Output;
+  modelId: string;
+  /** Opens the storage (embedded default or DATABASE_URL), migrated. */
+  open(): Promise<Storage>;
+}
 
 /** A person's reply to a question at the prompt, or undefined to ask again. */
 export function parseReply(reply: string, question: Question): HumanAnswer | undefined {
@@ -99,7 +107,7 @@ async function latestWaitingSession(storage: Storage): Promise<string | undefine
 }
 
 /** `runner chat --list`: the sessions of this data folder, and the command that resumes each. */
-async function listSessions(ctx: Context, storage: Storage): Promise<number> {
+async function listSessions(ctx: ChatContext, storage: Storage): Promise<number> {
   const sessions = await chatSessions(storage);
   for (const { sessionId, waiting } of sessions) {
     const question = waiting && questionOf(toolUseOf(waiting));
@@ -131,7 +139,7 @@ function toolUseOf(suspension: Suspension): ToolUseBlock {
  * @x/session after every change; a question's continuation is saved WITHOUT messages before
  * it is asked, and `resolve` hands back just the assistant/answer pair to append.
  */
-export async function runChat(ctx: Context, args: string[]): Promise<number> {
+export async function runChat(ctx: ChatContext, args: string[]): Promise<number> {
   const { values } = parseArgs({
     args,
     options: {

@@ -2,10 +2,11 @@ import { parseArgs } from 'node:util';
 import { AskUserError, type PauseRecord, type Pending } from '@x/askuser';
 import { assertSafeId } from '@x/continuation';
 import { plural } from '../cli/output.js';
+import { workerLabel } from '../cli/turn-output.js';
 import { notFoundError, usageError } from '../errors.js';
 import { howAnswered, OPEN_RUN_STATUSES, type ResumeContext } from '../executive/index.js';
 import { priorityLabel } from '../serve/views.js';
-import { type Command, globalOptions, withStorage, workerLabel } from './command.js';
+import { type Command, globalOptions, withStorage } from './command.js';
 
 /**
  * Parses an age like `30m`, `12h`, `7d` (or `500ms`) into milliseconds; `flag` and `like`

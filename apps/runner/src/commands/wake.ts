@@ -2,6 +2,7 @@ import { constants } from 'node:os';
 import { parseArgs } from 'node:util';
 import type { LeaseRecord } from '@x/continuation-postgres';
 import { createOutput, labelledLines, type Output, plural } from '../cli/output.js';
+import { observer } from '../cli/turn-output.js';
 import { usageError } from '../errors.js';
 import {
   DEFAULT_GRACE_MS,
@@ -12,8 +13,9 @@ import {
 } from '../executive/index.js';
 import { modelFromId } from '../model/index.js';
 import { postgresCause } from '../storage/index.js';
-import { type Command, globalOptions, observer, report } from './command.js';
+import { type Command, globalOptions } from './command.js';
 import { parseAge } from './paused-states.js';
+import { report } from './run-report.js';
 
 /** `accept "Lisbon"`, `decline`: an answer in a few words. */
 function describeAnswer(answer: Resumed['answer']): string {
