@@ -8,8 +8,8 @@ import type {
 import type { AssistantBlock, AssistantMessage, JsonValue } from '@x/wire';
 import { type Model, ModelError, type ModelRequest, type ToolSpec } from '../agent/model-port.js';
 import {
+  type AttemptFailure,
   connectionLost,
-  type Failure,
   isRetryableStatus,
   type RetryPolicy,
   retryAfterMs,
@@ -49,7 +49,7 @@ export function anthropicTools(tools: readonly ToolSpec[]): Tool[] {
   });
 }
 
-function classify(error: unknown, sdk: typeof Anthropic, url: string): Failure {
+function classify(error: unknown, sdk: typeof Anthropic, url: string): AttemptFailure {
   const transport = transportFailure(error, sdk.APIConnectionError, url);
   if (transport) return transport;
   if (error instanceof sdk.APIError) {
