@@ -17,11 +17,10 @@ import { shellQuote } from '../cli/invocation.js';
 import { createLineReader, type LineReader } from '../cli/lines.js';
 import { type Output, plural } from '../cli/output.js';
 import { modelRetried, workerLabel } from '../cli/turn-output.js';
+import { getDelegation, putDelegation } from '../delegation/checkpoint.js';
 import {
   answerWorker,
   delegateResult,
-  getDelegation,
-  putDelegation,
   runDelegate,
   runWorkers,
   unsettledWorkers,

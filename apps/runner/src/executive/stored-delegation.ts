@@ -5,7 +5,8 @@ import type { Message, ToolUseBlock } from '@x/wire';
 import type { Delegation } from '../agent/delegate-port.js';
 import type { Model } from '../agent/model-port.js';
 import { DELEGATE_TOOL } from '../agent/tools.js';
-import { getDelegation, putDelegation, waitingWorkers } from '../delegation/run.js';
+import { getDelegation, putDelegation } from '../delegation/checkpoint.js';
+import { waitingWorkers } from '../delegation/run.js';
 import type { Db, Storage } from '../storage/index.js';
 import type { DelegatedTurn, ResumeContext, RunResult } from './suspend.js';
 
