@@ -1,10 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import { parseArgs } from 'node:util';
-import { createSuspension, resolve, type Suspension } from '@x/continuation';
-import { Checkpointer, isSafeThreadId, SessionManager } from '@x/session';
-import type { Message, ToolUseBlock } from '@x/wire';
+import {
+  type ContinuationStore,
+  createSuspension,
+  resolve,
+  type Suspension,
+} from '@x/continuation';
+import { Checkpointer, SessionManager } from '@x/session';
+import type { Message } from '@x/wire';
 import { userMessage } from '@x/wire';
 import type { Delegation } from '../agent/delegate-port.js';
+import type { Model } from '../agent/model-port.js';
 import {
   answerResult,
   DELEGATE_TOOL,
@@ -12,7 +17,7 @@ import {
   type Question,
   questionOf,
 } from '../agent/tools.js';
-import { runTurn, type TurnObserver } from '../agent/turn.js';
+import { runTurn, type TurnObserver, type TurnOutcome } from '../agent/turn.js';
 import { shellQuote } from '../cli/invocation.js';
 import { createLineReader, type LineReader } from '../cli/lines.js';
 import { type Output, plural } from '../cli/output.js';
@@ -29,6 +34,8 @@ import {
 import { notFoundError, usageError } from '../errors.js';
 import { modelFromId } from '../model/index.js';
 import type { Storage } from '../storage/index.js';
+import { choices, describeQuestion, parseReply } from './prompt.js';
+import { latestWaitingSession, toolUseOf } from './saved-sessions.js';
 
 /** What a chat session gets from the CLI (a command's context has all of it). */
 export interface ChatContext {
@@ -38,146 +45,38 @@ export interface ChatContext {
   open(): Promise<Storage>;
 }
 
-/** A person's reply to a question at the prompt, or undefined to ask again. */
-export function parseReply(reply: string, question: Question): HumanAnswer | undefined {
-  const text = reply.trim();
-  if (!text) return undefined;
-  if (text === '/cancel') return { action: 'cancel', content: '' };
-  if (text === '/decline' || text.startsWith('/decline ')) {
-    return { action: 'decline', content: text.slice('/decline'.length).trim() };
-  }
-  if (question.kind === 'approve') {
-    if (/^(y|yes|approve)$/i.test(text)) return { action: 'accept', content: 'Approved.' };
-    if (/^(n|no|reject)$/i.test(text)) return { action: 'decline', content: '' };
-    return undefined;
-  }
-  const options = question.options ?? [];
-  if (/^\d+$/.test(text) && options.length) {
-    const chosen = options[Number(text) - 1];
-    return chosen === undefined ? undefined : { action: 'accept', content: chosen };
-  }
-  return { action: 'accept', content: text };
-}
-
-function describeQuestion(question: Question): string {
-  const lines = [`? ${question.question}`];
-  if (question.options?.length) {
-    lines.push(`  ${question.options.map((o, i) => `${i + 1}) ${o}`).join('   ')}`);
-  }
-  lines.push(
-    question.kind === 'approve'
-      ? '  (yes / no, /decline REASON, /cancel)'
-      : `  (type an answer${question.options?.length ? ' or a number' : ''}, /decline [REASON], /cancel, /quit to answer later)`,
-  );
-  return lines.join('\n');
-}
-
-/** What to say when a reply answers nothing: the valid choices. */
-function choices(question: Question): string {
-  if (question.kind === 'approve') return 'answer yes or no, /decline REASON or /cancel';
-  const options = question.options ?? [];
-  if (!options.length) return 'type an answer, /decline [REASON] or /cancel';
-  const listed = options.map((o, i) => `${i + 1}) ${o}`).join('  ');
-  return `choose 1 to ${options.length} (${listed}), type an answer, /decline [REASON] or /cancel`;
-}
-
-/** The interactive sessions (not their delegate calls' threads), each with its open question. */
-async function chatSessions(
-  storage: Storage,
-): Promise<Array<{ sessionId: string; waiting: Suspension | undefined }>> {
-  const ids = (await storage.checkpoints.list()).map((t) => t.threadId);
-  // A delegate call's checkpoint is the thread `SESSION.INTERACTION` of its session.
-  const sessions = ids.filter((id) => !ids.some((other) => id.startsWith(`${other}.`)));
-  return Promise.all(
-    sessions.map(async (sessionId) => {
-      const open = await storage.chatContinuations(sessionId).listUnresolved({ sessionId });
-      return { sessionId, waiting: open.at(-1) };
-    }),
-  );
-}
-
-/** The chat session whose question was saved last and still waits, if any. */
-async function latestWaitingSession(storage: Storage): Promise<string | undefined> {
-  let latest: Suspension | undefined;
-  for (const { waiting } of await chatSessions(storage)) {
-    if (waiting && (!latest || waiting.createdAt > latest.createdAt)) latest = waiting;
-  }
-  return latest?.sessionId;
-}
-
-/** `runner chat --list`: the sessions of this data folder, and the command that resumes each. */
-async function listSessions(ctx: ChatContext, storage: Storage): Promise<number> {
-  const sessions = await chatSessions(storage);
-  for (const { sessionId, waiting } of sessions) {
-    const question = waiting && questionOf(toolUseOf(waiting));
-    const asked = question && !('error' in question) ? question.question : undefined;
-    const state = waiting
-      ? `waits on a question${asked ? `: ${asked}` : " (its workers')"}`
-      : 'no open question';
-    ctx.out.record(
-      { type: 'session', sessionId, waiting: waiting !== undefined, question: asked ?? null },
-      `${sessionId}  ${state}\n  resume: ${ctx.out.command(`chat --resume --session ${sessionId}`)}`,
-    );
-  }
-  if (sessions.length === 0) ctx.out.record({ type: 'none' }, 'no chat sessions yet');
-  return 0;
-}
-
-/** The tool call a saved suspension waits on. */
-function toolUseOf(suspension: Suspension): ToolUseBlock {
-  return {
-    type: 'tool_use',
-    id: suspension.toolUseId,
-    name: suspension.toolName ?? 'ask_user',
-    input: suspension.toolInput ?? {},
-  };
+/** How `runner chat` was asked to start. */
+export interface ChatOptions {
+  /**
+   * The session to start or resume (`--session`); default a new one, or with `resume` the
+   * one whose question was saved last.
+   */
+  session?: string | undefined;
+  /** `--resume`: go on with a saved session. */
+  resume: boolean;
+  /** The `--model` given, repeated in the resume command. */
+  model?: string | undefined;
 }
 
 /**
- * `runner chat`: the interactive mode. The transcript lives here, checkpointed with
- * @x/session after every change; a question's continuation is saved WITHOUT messages before
- * it is asked, and `resolve` hands back just the assistant/answer pair to append.
+ * `runner chat`: the interactive mode. Picks the session (a new one, the one named, or with
+ * `resume` alone the one whose question was saved last) and runs it at the prompt.
  */
-export async function runChat(ctx: ChatContext, args: string[]): Promise<number> {
-  const { values } = parseArgs({
-    args,
-    options: {
-      data: { type: 'string' },
-      model: { type: 'string' },
-      json: { type: 'boolean' },
-      help: { type: 'boolean', short: 'h' },
-      session: { type: 'string' },
-      resume: { type: 'boolean' },
-      list: { type: 'boolean' },
-    },
-  });
-  if (values.list) {
-    if (values.session !== undefined || values.resume)
-      throw usageError('chat --list takes no --session or --resume');
-    const storage = await ctx.open();
-    try {
-      return await listSessions(ctx, storage);
-    } finally {
-      await storage.close();
-    }
-  }
-  if (values.session !== undefined && !isSafeThreadId(values.session)) {
-    throw usageError(
-      `--session "${values.session}" cannot name a session: use 1 to 200 letters, digits, '.', '_' and '-', not starting with '.'`,
-    );
-  }
+export async function runChat(ctx: ChatContext, options: ChatOptions): Promise<number> {
   const model = modelFromId(ctx.modelId);
   const out = ctx.out;
   const storage = await ctx.open();
-  // `--resume` alone continues the session whose question was saved last.
-  const sessionId =
-    values.session ??
-    (values.resume
-      ? await latestWaitingSession(storage).catch(async (error: unknown) => {
-          await storage.close();
-          throw error;
-        })
-      : `s-${Math.random().toString(36).slice(2, 10)}`);
+  let sessionId: string | undefined;
+  try {
+    sessionId =
+      options.session ??
+      (options.resume
+        ? await latestWaitingSession(storage)
+        : `s-${Math.random().toString(36).slice(2, 10)}`);
+  } catch (error) {
+    await storage.close();
+    throw error;
+  }
   if (sessionId === undefined) {
     await storage.close();
     throw notFoundError(
@@ -185,204 +84,296 @@ export async function runChat(ctx: ChatContext, args: string[]): Promise<number>
     );
   }
   const resumeCommand = out.command(
-    `chat --resume --session ${sessionId}${values.model === undefined ? '' : ` --model ${shellQuote(values.model)}`}`,
+    `chat --resume --session ${sessionId}${options.model === undefined ? '' : ` --model ${shellQuote(options.model)}`}`,
   );
-  const lines: LineReader = createLineReader();
-  const continuations = storage.chatContinuations(sessionId);
-  const session = new SessionManager();
-  const checkpointer = new Checkpointer();
-  let transcript: Message[] = [];
-  let revision: number | null = null;
+  return new ChatSession(out, storage, model, sessionId, resumeCommand).run(options.resume);
+}
 
-  const checkpoint = async () => {
-    revision = await storage.checkpoints.put(sessionId, checkpointer.capture(transcript, session), {
-      expectedRevision: revision,
-    });
-  };
-  const observer: TurnObserver = {
-    event: (event) => {
-      if (event.type === 'plan-updated') session.plan().set(event.todos);
-      out.event(event);
-    },
-    modelCall: () => out.record({ type: 'model-call', sessionId }),
-    modelRetry: (retry) => modelRetried(out, retry, { sessionId }),
-  };
+/** What became of a saved question at the prompt. */
+type Reply = 'answered' | 'cancelled' | 'left-waiting';
 
-  /** Reads a reply to `question` at the prompt; null at end of input or on /quit. */
-  const reply = async (question: Question): Promise<HumanAnswer | null> => {
-    for (;;) {
-      const line = await lines.next('answer> ');
-      if (line === null || line.trim() === '/quit') return null;
-      const given = parseReply(line, question);
-      if (given) return given;
-      out.note(choices(question));
+/**
+ * One session at the prompt. It owns the transcript, checkpointed with @x/session after
+ * every change; a question's continuation is saved WITHOUT messages before it is asked, and
+ * `resolve` hands back just the assistant/answer pair to append.
+ */
+class ChatSession {
+  readonly #lines: LineReader = createLineReader();
+  readonly #session = new SessionManager();
+  readonly #checkpointer = new Checkpointer();
+  readonly #continuations: ContinuationStore;
+  readonly #observer: TurnObserver;
+  #transcript: Message[] = [];
+  #revision: number | null = null;
+
+  readonly #out: Output;
+  readonly #storage: Storage;
+  readonly #model: Model;
+  readonly #sessionId: string;
+  readonly #resumeCommand: string;
+
+  constructor(
+    out: Output,
+    storage: Storage,
+    model: Model,
+    sessionId: string,
+    resumeCommand: string,
+  ) {
+    this.#out = out;
+    this.#storage = storage;
+    this.#model = model;
+    this.#sessionId = sessionId;
+    this.#resumeCommand = resumeCommand;
+    this.#continuations = storage.chatContinuations(sessionId);
+    this.#observer = {
+      event: (event) => {
+        if (event.type === 'plan-updated') this.#session.plan().set(event.todos);
+        out.event(event);
+      },
+      modelCall: () => out.record({ type: 'model-call', sessionId }),
+      modelRetry: (retry) => modelRetried(out, retry, { sessionId }),
+    };
+  }
+
+  /** Runs the session until /quit or the end of input, then closes the storage. */
+  async run(resume: boolean): Promise<number> {
+    // Ctrl-C ends the input like Ctrl-D (a waiting question stays saved and its resume
+    // command is printed); a second Ctrl-C ends the process at once.
+    const interrupt = () => this.#lines.close();
+    process.once('SIGINT', interrupt);
+    try {
+      if (!(await this.#begin(resume))) return 0;
+      return await this.#converse();
+    } finally {
+      process.off('SIGINT', interrupt);
+      this.#lines.close();
+      await this.#storage.close();
     }
-  };
+  }
 
-  /** Leaves a saved question unanswered, saying how to come back to it; false. */
-  const leaveWaiting = (suspension: Suspension): false => {
-    out.record(
-      { type: 'question-waiting', sessionId, interactionId: suspension.interactionId },
-      `\nthe question waits; answer it later with: ${resumeCommand}`,
+  /** Starts the session, or resumes it where it stopped; false when the input ended there. */
+  async #begin(resume: boolean): Promise<boolean> {
+    const out = this.#out;
+    const sessionId = this.#sessionId;
+    const stored = await this.#storage.checkpoints.get(sessionId);
+    if (stored && !resume) {
+      throw usageError(`session ${sessionId} exists; to continue it: ${this.#resumeCommand}`);
+    }
+    if (!resume) {
+      await this.#checkpoint();
+      out.note(`session ${sessionId} — type a message, /quit to leave`);
+      return true;
+    }
+    if (!stored) {
+      throw notFoundError(
+        `no session ${sessionId} to resume; the sessions there are: ${out.command('chat --list')}`,
+      );
+    }
+    this.#transcript = this.#checkpointer.apply(stored.checkpoint, this.#session).window;
+    this.#revision = stored.revision;
+    out.note(`resumed session ${sessionId} (${plural(this.#transcript.length, 'message')})`);
+    const [open] = await this.#continuations.listUnresolved({ sessionId });
+    if (open) return this.#resumeOpen(open);
+    // The crash came after the last tool results were saved but before the model answered:
+    // ask the model again; no tool runs twice.
+    if (this.#transcript.at(-1)?.role === 'user') return this.#runUntilIdle();
+    return true;
+  }
+
+  /** Reads the person's messages, a turn each, until /quit or the end of input. */
+  async #converse(): Promise<number> {
+    for (;;) {
+      const line = await this.#lines.next('you> ');
+      if (line === null || line.trim() === '/quit') return 0;
+      if (!line.trim()) continue;
+      await this.#append([userMessage(line)]);
+      if (!(await this.#runUntilIdle())) return 0;
+    }
+  }
+
+  async #checkpoint(): Promise<void> {
+    const checkpoint = this.#checkpointer.capture(this.#transcript, this.#session);
+    this.#revision = await this.#storage.checkpoints.put(this.#sessionId, checkpoint, {
+      expectedRevision: this.#revision,
+    });
+  }
+
+  async #append(messages: readonly Message[]): Promise<void> {
+    this.#transcript = [...this.#transcript, ...messages];
+    await this.#checkpoint();
+  }
+
+  /** Runs the model until the turn completes, or a question is cancelled; false at EOF. */
+  async #runUntilIdle(): Promise<boolean> {
+    for (;;) {
+      const outcome = await runTurn(this.#model, this.#transcript, this.#observer, {
+        delegate: runDelegate(this.#model, this.#observer),
+      });
+      this.#transcript = outcome.messages;
+      await this.#checkpoint();
+      if (outcome.status === 'completed') {
+        this.#out.record({ type: 'turn-completed', sessionId: this.#sessionId }, '');
+        return true;
+      }
+      const reply = await this.#suspend(outcome);
+      if (reply !== 'answered') return reply === 'cancelled';
+    }
+  }
+
+  /** Saves the question a turn stopped on, then asks it. */
+  async #suspend(outcome: Exclude<TurnOutcome, { status: 'completed' }>): Promise<Reply> {
+    const suspension = createSuspension({
+      interactionId: randomUUID(),
+      sessionId: this.#sessionId,
+      toolUseId: outcome.toolUse.id,
+      assistant: outcome.assistant,
+    });
+    if (outcome.status === 'suspended') {
+      await this.#continuations.save(suspension);
+      return this.#answer(suspension);
+    }
+    // The workers' checkpoints first: a saved delegate call always has them.
+    const revisions = new Map<string, number>();
+    const parent = { window: [...this.#transcript, outcome.assistant], use: outcome.toolUse };
+    const thread = this.#delegationThread(suspension);
+    await putDelegation(this.#storage.checkpoints, thread, outcome.delegation, parent, revisions);
+    await this.#continuations.save(suspension);
+    return this.#answerWorkers(suspension, outcome.delegation, revisions);
+  }
+
+  /** Goes on with a saved question: a delegate call's workers, or a question of the turn. */
+  async #resumeOpen(suspension: Suspension): Promise<boolean> {
+    const reply =
+      suspension.toolName === DELEGATE_TOOL
+        ? await this.#resumeWorkers(suspension)
+        : await this.#answer(suspension);
+    return reply === 'answered' ? this.#runUntilIdle() : reply === 'cancelled';
+  }
+
+  async #resumeWorkers(suspension: Suspension): Promise<Reply> {
+    const thread = this.#delegationThread(suspension);
+    const saved = await getDelegation(this.#storage.checkpoints, thread);
+    if (!saved) throw new Error(`the delegate call of ${thread} has no checkpoint`);
+    return this.#answerWorkers(suspension, saved.delegation, saved.revisions);
+  }
+
+  /** Asks the saved question; its answer is appended to the transcript. */
+  async #answer(suspension: Suspension): Promise<Reply> {
+    const question = questionOf(toolUseOf(suspension));
+    if ('error' in question) throw new Error(`saved question is invalid: ${question.error}`);
+    this.#out.record(
+      {
+        type: 'question',
+        sessionId: this.#sessionId,
+        interactionId: suspension.interactionId,
+        ...question,
+      },
+      describeQuestion(question),
     );
-    return false;
-  };
+    const given = await this.#reply(question);
+    if (given === null) return this.#leaveWaiting(suspension);
+    if (given.action === 'cancel') return this.#cancel(suspension);
+    const result = answerResult(suspension.toolUseId, given);
+    await this.#append(await resolve(this.#continuations, suspension, result));
+    return 'answered';
+  }
 
   /**
    * The delegate call at the prompt: runs the workers that are neither finished nor
    * waiting, asks each waiting worker's question here, labelled with its worker, and routes
    * the answer back to it, until every worker has its report; then the reports are the
-   * call's result and the turn goes on. Every step is checkpointed (the parent's thread and
-   * each worker's), so `--resume` goes on from the last answer. False at end of input.
+   * call's result, appended to the transcript. Every step is checkpointed (the parent's
+   * thread and each worker's), so `--resume` goes on from the last answer.
    */
-  const answerWorkers = async (
+  async #answerWorkers(
     suspension: Suspension,
     delegation: Delegation,
     revisions: Map<string, number>,
-  ): Promise<boolean> => {
-    const use = toolUseOf(suspension);
-    const thread = `${sessionId}.${suspension.interactionId}`;
-    const window = [...transcript, suspension.assistant];
+  ): Promise<Reply> {
+    const parent = {
+      window: [...this.#transcript, suspension.assistant],
+      use: toolUseOf(suspension),
+    };
+    const thread = this.#delegationThread(suspension);
     const save = () =>
-      putDelegation(storage.checkpoints, thread, delegation, { window, use }, revisions);
+      putDelegation(this.#storage.checkpoints, thread, delegation, parent, revisions);
     for (;;) {
-      await runWorkers(delegation, unsettledWorkers(delegation), model, observer, {
+      await runWorkers(delegation, unsettledWorkers(delegation), this.#model, this.#observer, {
         settled: save,
       });
       const waiting = waitingWorkers(delegation);
       if (waiting.length === 0) break;
-      for (const { worker, question } of waiting) {
-        out.record(
-          { type: 'question', sessionId, worker: worker.id, task: worker.task, ...question },
-          `[${workerLabel(worker.id, sessionId, worker.task)}]\n${describeQuestion(question)}`,
-        );
-        const given = await reply(question);
-        if (given === null) return leaveWaiting(suspension);
-        if (given.action === 'cancel') {
-          await continuations.markResolved(suspension.interactionId);
-          out.record(
-            { type: 'cancelled', sessionId },
-            '✗ cancelled: the turn ends without an answer',
-          );
-          return true;
-        }
-        answerWorker(delegation, worker.id, given, observer);
-        await save();
-      }
+      const reply = await this.#askWorkers(suspension, delegation, waiting, save);
+      if (reply !== 'answered') return reply;
     }
-    const pair = await resolve(continuations, suspension, delegateResult(delegation));
-    transcript = [...transcript, ...pair];
-    await checkpoint();
-    return runUntilIdle();
-  };
+    const result = delegateResult(delegation);
+    await this.#append(await resolve(this.#continuations, suspension, result));
+    return 'answered';
+  }
 
-  /** Asks the saved question; false at end of input (the question stays saved). */
-  const answer = async (suspension: Suspension): Promise<boolean> => {
-    const question = questionOf(toolUseOf(suspension));
-    if ('error' in question) throw new Error(`saved question is invalid: ${question.error}`);
-    out.record(
-      { type: 'question', sessionId, interactionId: suspension.interactionId, ...question },
-      describeQuestion(question),
-    );
-    const given = await reply(question);
-    if (given === null) return leaveWaiting(suspension);
-    if (given.action === 'cancel') {
-      await continuations.markResolved(suspension.interactionId);
-      out.record({ type: 'cancelled', sessionId }, '✗ cancelled: the turn ends without an answer');
-      return true;
+  /** Asks each waiting worker's question in turn and routes its answer to the worker. */
+  async #askWorkers(
+    suspension: Suspension,
+    delegation: Delegation,
+    waiting: ReturnType<typeof waitingWorkers>,
+    save: () => Promise<void>,
+  ): Promise<Reply> {
+    for (const { worker, question } of waiting) {
+      this.#out.record(
+        {
+          type: 'question',
+          sessionId: this.#sessionId,
+          worker: worker.id,
+          task: worker.task,
+          ...question,
+        },
+        `[${workerLabel(worker.id, this.#sessionId, worker.task)}]\n${describeQuestion(question)}`,
+      );
+      const given = await this.#reply(question);
+      if (given === null) return this.#leaveWaiting(suspension);
+      if (given.action === 'cancel') return this.#cancel(suspension);
+      answerWorker(delegation, worker.id, given, this.#observer);
+      await save();
     }
-    const pair = await resolve(
-      continuations,
-      suspension,
-      answerResult(suspension.toolUseId, given),
-    );
-    transcript = [...transcript, ...pair];
-    await checkpoint();
-    return runUntilIdle();
-  };
+    return 'answered';
+  }
 
-  /** Runs the model until the turn completes or a question is answered; false at EOF. */
-  const runUntilIdle = async (): Promise<boolean> => {
-    const outcome = await runTurn(model, transcript, observer, {
-      delegate: runDelegate(model, observer),
-    });
-    transcript = outcome.messages;
-    await checkpoint();
-    if (outcome.status === 'completed') {
-      out.record({ type: 'turn-completed', sessionId }, '');
-      return true;
-    }
-    const suspension = createSuspension({
-      interactionId: randomUUID(),
-      sessionId,
-      toolUseId: outcome.toolUse.id,
-      assistant: outcome.assistant,
-    });
-    if (outcome.status === 'delegated') {
-      // The workers' checkpoints first: a saved delegate call always has them.
-      const revisions = new Map<string, number>();
-      const thread = `${sessionId}.${suspension.interactionId}`;
-      const window = [...transcript, outcome.assistant];
-      const parent = { window, use: outcome.toolUse };
-      await putDelegation(storage.checkpoints, thread, outcome.delegation, parent, revisions);
-      await continuations.save(suspension);
-      return answerWorkers(suspension, outcome.delegation, revisions);
-    }
-    await continuations.save(suspension);
-    return answer(suspension);
-  };
-
-  // Ctrl-C ends the input like Ctrl-D (a waiting question stays saved and its resume command
-  // is printed); a second Ctrl-C ends the process at once.
-  const interrupt = () => lines.close();
-  process.once('SIGINT', interrupt);
-
-  /** Goes on with a saved question: a delegate call's workers, or a question of the turn. */
-  const resumeOpen = async (suspension: Suspension): Promise<boolean> => {
-    if (suspension.toolName !== DELEGATE_TOOL) return answer(suspension);
-    const thread = `${sessionId}.${suspension.interactionId}`;
-    const saved = await getDelegation(storage.checkpoints, thread);
-    if (!saved) throw new Error(`the delegate call of ${thread} has no checkpoint`);
-    return answerWorkers(suspension, saved.delegation, saved.revisions);
-  };
-
-  try {
-    const stored = await storage.checkpoints.get(sessionId);
-    if (stored && !values.resume) {
-      throw usageError(`session ${sessionId} exists; to continue it: ${resumeCommand}`);
-    }
-    if (values.resume) {
-      if (!stored) {
-        throw notFoundError(
-          `no session ${sessionId} to resume; the sessions there are: ${out.command('chat --list')}`,
-        );
-      }
-      transcript = checkpointer.apply(stored.checkpoint, session).window;
-      revision = stored.revision;
-      out.note(`resumed session ${sessionId} (${plural(transcript.length, 'message')})`);
-      const [open] = await continuations.listUnresolved({ sessionId });
-      if (open) {
-        if (!(await resumeOpen(open))) return 0;
-      } else if (transcript.at(-1)?.role === 'user') {
-        // The crash came after the last tool results were saved but before the model
-        // answered: ask the model again; no tool runs twice.
-        if (!(await runUntilIdle())) return 0;
-      }
-    } else {
-      await checkpoint();
-      out.note(`session ${sessionId} — type a message, /quit to leave`);
-    }
+  /** Reads a reply to `question` at the prompt; null at end of input or on /quit. */
+  async #reply(question: Question): Promise<HumanAnswer | null> {
     for (;;) {
-      const line = await lines.next('you> ');
-      if (line === null || line.trim() === '/quit') return 0;
-      if (!line.trim()) continue;
-      transcript = [...transcript, userMessage(line)];
-      await checkpoint();
-      if (!(await runUntilIdle())) return 0;
+      const line = await this.#lines.next('answer> ');
+      if (line === null || line.trim() === '/quit') return null;
+      const given = parseReply(line, question);
+      if (given) return given;
+      this.#out.note(choices(question));
     }
-  } finally {
-    process.off('SIGINT', interrupt);
-    lines.close();
-    await storage.close();
+  }
+
+  /** Leaves a saved question unanswered, saying how to come back to it. */
+  #leaveWaiting(suspension: Suspension): Reply {
+    this.#out.record(
+      {
+        type: 'question-waiting',
+        sessionId: this.#sessionId,
+        interactionId: suspension.interactionId,
+      },
+      `\nthe question waits; answer it later with: ${this.#resumeCommand}`,
+    );
+    return 'left-waiting';
+  }
+
+  /** The person cancelled: the question is resolved and the turn ends without an answer. */
+  async #cancel(suspension: Suspension): Promise<Reply> {
+    await this.#continuations.markResolved(suspension.interactionId);
+    this.#out.record(
+      { type: 'cancelled', sessionId: this.#sessionId },
+      '✗ cancelled: the turn ends without an answer',
+    );
+    return 'cancelled';
+  }
+
+  /** A delegate call's checkpoint is the thread `SESSION.INTERACTION` of its session. */
+  #delegationThread(suspension: Suspension): string {
+    return `${this.#sessionId}.${suspension.interactionId}`;
   }
 }
