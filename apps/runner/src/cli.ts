@@ -1,9 +1,11 @@
 #!/usr/bin/env node
 import { readFileSync } from 'node:fs';
-import { HELP } from './cli-help.js';
+import { HELP } from './cli/help.js';
+import { invocation, shellQuote } from './cli/invocation.js';
+import { createOutput } from './cli/output.js';
 import { answer } from './commands/answer.js';
 import { chat } from './commands/chat.js';
-import type { Command, Context } from './commands/context.js';
+import type { Command, Context } from './commands/command.js';
 import { demo } from './commands/demo.js';
 import { exec } from './commands/exec.js';
 import { migrate } from './commands/migrate.js';
@@ -15,9 +17,7 @@ import { show } from './commands/show.js';
 import { stop } from './commands/stop.js';
 import { wake } from './commands/wake.js';
 import { EXIT, failureOf, withoutOrigin } from './errors.js';
-import { invocation, shellQuote } from './invocation.js';
-import { createOutput } from './output.js';
-import { openStorage } from './storage.js';
+import { openStorage } from './storage/index.js';
 
 const commands: Record<string, Command> = {
   demo,

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { answer, startRun } from '../src/executive/index.js';
 import { modelFromId } from '../src/model/index.js';
-import { openStorage } from '../src/storage.js';
+import { openStorage } from '../src/storage/index.js';
 import { type CliResult, dataDirs, runCli, runShell } from './run-cli.js';
 
 // What a person typed or decided is never lost as a side effect: exec refuses to cancel an

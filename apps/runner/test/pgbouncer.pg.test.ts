@@ -12,7 +12,7 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRun } from '../src/executive/index.js';
 import { modelFromId } from '../src/model/index.js';
-import { openStorage } from '../src/storage.js';
+import { openStorage } from '../src/storage/index.js';
 import { finished, runCli, startCli, waitForOutput } from './run-cli.js';
 
 const server = await serverForTests();

@@ -1,7 +1,7 @@
 import { createServer as createHttpServer } from 'node:http';
 import { createServer, type Server, type Socket } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
-import { probeServer } from '../src/postgres-probe.js';
+import { probeServer } from '../src/storage/postgres-probe.js';
 
 // Listeners that are not PostgreSQL, on 127.0.0.1: each gets a verdict, none a hang.
 

@@ -6,7 +6,7 @@ import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRun } from '../src/executive/index.js';
 import { modelFromId } from '../src/model/index.js';
-import { openStorage } from '../src/storage.js';
+import { openStorage } from '../src/storage/index.js';
 import { finished, runCli, startCli, waitForOutput } from './run-cli.js';
 import { expectPaired } from './transcript.js';
 

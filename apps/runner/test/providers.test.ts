@@ -1,12 +1,17 @@
 import { parseMessages, toolResult, userMessage } from '@x/wire';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { SYSTEM_PROMPT } from '../src/agent.js';
+import { toolSpecs } from '../src/agent/tools.js';
+import { SYSTEM_PROMPT } from '../src/agent/turn.js';
 import { failureOf } from '../src/errors.js';
 import { AnthropicModel } from '../src/model/anthropic.js';
+import {
+  backoffDelay,
+  type RetryPolicy,
+  retryAfterMs,
+  withRetry,
+} from '../src/model/call-retry.js';
 import { ModelError, modelFromId } from '../src/model/index.js';
 import { OpenAIModel } from '../src/model/openai.js';
-import { backoffDelay, type RetryPolicy, retryAfterMs, withRetry } from '../src/model/retry.js';
-import { toolSpecs } from '../src/tools.js';
 import { type FakeProvider, fixture, startFakeProvider } from './fixtures/fake-provider.js';
 
 const fast: RetryPolicy = { retries: 3, baseMs: 1, maxDelayMs: 5, maxRetryAfterMs: 60_000 };

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { openStorage } from '../src/storage.js';
+import { openStorage } from '../src/storage/index.js';
 import { expectTeamReport, modelCalls, workerPauses } from './delegate-flow.js';
 import { dataDirs, runCli } from './run-cli.js';
 import { expectPaired } from './transcript.js';

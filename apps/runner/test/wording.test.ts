@@ -4,7 +4,7 @@ import { createServer } from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { HELP } from '../src/cli-help.js';
+import { HELP } from '../src/cli/help.js';
 import { CLI, type CliResult, dataDirs, runCli, runShell } from './run-cli.js';
 
 // What the runner says must help: options where a person puts them, a version, each

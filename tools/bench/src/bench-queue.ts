@@ -8,11 +8,11 @@ import { migrate, PostgresRunQueue } from '@x/continuation-postgres';
 import type { AssistantMessage } from '@x/wire';
 import { drizzle } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
+import type { Model } from 'runner/dist/agent/model-port.js';
 import { answerBatch, leasePolicyFromEnv, startRun, wake } from 'runner/dist/executive/index.js';
-import type { Model } from 'runner/dist/model/model.js';
 import { ScriptedModel } from 'runner/dist/model/scripted.js';
 import { startServe } from 'runner/dist/serve/index.js';
-import { openStorage, type Storage } from 'runner/dist/storage.js';
+import { openStorage, type Storage } from 'runner/dist/storage/index.js';
 import type { Context, Db, Server } from './context.js';
 import { statsOf } from './measure.js';
 

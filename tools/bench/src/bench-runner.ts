@@ -4,7 +4,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { encodeSuspension } from '@x/continuation';
-import { openStorage, type Storage } from 'runner/dist/storage.js';
+import { openStorage, type Storage } from 'runner/dist/storage/index.js';
 import { kb, ratio } from './bench-continuation.js';
 import type { Context, Server } from './context.js';
 import { langGraphCycle } from './langgraph-cycle.js';

@@ -12,7 +12,7 @@ import {
   wake,
 } from 'runner/dist/executive/index.js';
 import { ScriptedModel } from 'runner/dist/model/scripted.js';
-import { openStorage, type Storage } from 'runner/dist/storage.js';
+import { openStorage, type Storage } from 'runner/dist/storage/index.js';
 import type { Context, Server } from './context.js';
 import { statsOf } from './measure.js';
 

@@ -1,5 +1,5 @@
 import type { AssistantMessage, Message } from '@x/wire';
-import type { TurnObserver } from 'runner/dist/agent.js';
+import type { TurnObserver } from 'runner/dist/agent/turn.js';
 import {
   answer as answerPause,
   leasePolicyFromEnv,
@@ -8,7 +8,7 @@ import {
   suspend,
 } from 'runner/dist/executive/index.js';
 import { ScriptedModel } from 'runner/dist/model/scripted.js';
-import type { Storage } from 'runner/dist/storage.js';
+import type { Storage } from 'runner/dist/storage/index.js';
 
 /** The scripted model: after the answer it finishes the turn with one text message. */
 export const model = new ScriptedModel('bench', {

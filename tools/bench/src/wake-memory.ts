@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
-import { openStorage } from 'runner/dist/storage.js';
+import { openStorage } from 'runner/dist/storage/index.js';
 import { wakeOnce } from './runner-cycle.js';
 
 /** What one child measured: its RSS before the step and its peak RSS during it. */

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type postgres from 'postgres';
 import { answer, answerBatch, startRun, stopConversation } from 'runner/dist/executive/index.js';
 import { modelFromId } from 'runner/dist/model/index.js';
-import { openStorage, type Storage } from 'runner/dist/storage.js';
+import { openStorage, type Storage } from 'runner/dist/storage/index.js';
 import { type CliEvent, type RunnerProcess, startRunner } from './proc.js';
 
 export type { Storage };

@@ -1,11 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { ResumeAnswer } from '@x/askuser';
+import { osUserName } from '../cli/os-user.js';
+import { plural } from '../cli/output.js';
 import { usageError } from '../errors.js';
 import { answerBatch, answer as answerOne, refusal } from '../executive/index.js';
-import { osUserName } from '../operator.js';
-import { plural } from '../output.js';
-import { type Command, globalOptions, withStorage } from './context.js';
+import { type Command, globalOptions, withStorage } from './command.js';
 
 function parseAnswer(
   values: {

@@ -2,12 +2,14 @@ import { readFile } from 'node:fs/promises';
 import { text } from 'node:stream/consumers';
 import { parseArgs } from 'node:util';
 import { assertSafeId } from '@x/continuation';
+import { shellQuote } from '../cli/invocation.js';
+import { plural } from '../cli/output.js';
+import { observer } from '../cli/turn-output.js';
 import { usageError } from '../errors.js';
 import { startRun } from '../executive/index.js';
-import { shellQuote } from '../invocation.js';
 import { modelFromId } from '../model/index.js';
-import { plural } from '../output.js';
-import { type Command, globalOptions, observer, report, withStorage } from './context.js';
+import { type Command, globalOptions, withStorage } from './command.js';
+import { report } from './run-report.js';
 
 function newId(prefix: string): string {
   return `${prefix}-${Math.random().toString(36).slice(2, 10)}`;

@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
-import { migrateAll } from '../storage.js';
-import { type Command, globalOptions, withStorage } from './context.js';
+import { migrateAll } from '../storage/index.js';
+import { type Command, globalOptions, withStorage } from './command.js';
 
 /** `runner migrate`: applies every package's migrations (idempotent). */
 export const migrate: Command = async (ctx, args) => {

@@ -1,11 +1,12 @@
 import { parseArgs } from 'node:util';
 import { AskUserError, type PauseRecord, type Pending } from '@x/askuser';
 import { assertSafeId } from '@x/continuation';
+import { plural } from '../cli/output.js';
+import { workerLabel } from '../cli/turn-output.js';
 import { notFoundError, usageError } from '../errors.js';
 import { howAnswered, OPEN_RUN_STATUSES, type ResumeContext } from '../executive/index.js';
-import { plural } from '../output.js';
 import { priorityLabel } from '../serve/views.js';
-import { type Command, globalOptions, withStorage, workerLabel } from './context.js';
+import { type Command, globalOptions, withStorage } from './command.js';
 
 /**
  * Parses an age like `30m`, `12h`, `7d` (or `500ms`) into milliseconds; `flag` and `like`

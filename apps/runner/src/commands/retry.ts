@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { assertSafeId, ContinuationError } from '@x/continuation';
 import { RunnerError, usageError } from '../errors.js';
-import { type Command, globalOptions, withStorage } from './context.js';
+import { type Command, globalOptions, withStorage } from './command.js';
 
 /** `runner retry RUN`: makes a failed run ready again. */
 export const retry: Command = async (ctx, args) => {

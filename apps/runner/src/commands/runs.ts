@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { assertSafeId } from '@x/continuation';
 import type { LeaseRecord, RunRecord, RunStatus } from '@x/continuation-postgres';
 import { usageError } from '../errors.js';
-import { type Command, globalOptions, withStorage } from './context.js';
+import { type Command, globalOptions, withStorage } from './command.js';
 
 const STATUSES: readonly RunStatus[] = [
   'running',

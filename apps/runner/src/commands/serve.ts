@@ -1,8 +1,8 @@
 import { parseArgs } from 'node:util';
+import { osUserName } from '../cli/os-user.js';
 import { usageError } from '../errors.js';
 import { modelFromId } from '../model/index.js';
-import { osUserName } from '../operator.js';
-import { type Command, globalOptions, withStorage } from './context.js';
+import { type Command, globalOptions, withStorage } from './command.js';
 import { parseGrace, reportResumed, stopOnSignals } from './wake.js';
 
 /** `runner serve`: the approval center, and (unless --no-wake) the wake loop; stops gracefully. */

@@ -3,12 +3,12 @@ import type { PauseRecord } from '@x/askuser';
 import { assertSafeId } from '@x/continuation';
 import type { RunRecord } from '@x/continuation-postgres';
 import type { Message } from '@x/wire';
-import type { Delegation } from '../delegate.js';
+import type { Delegation } from '../agent/delegate-port.js';
 import { notFoundError, usageError } from '../errors.js';
-import { readDelegation } from '../executive/delegate.js';
 import { messageText, type ResumeContext, runMessages, runOf } from '../executive/index.js';
-import type { Storage } from '../storage.js';
-import { type Command, globalOptions, withStorage } from './context.js';
+import { readDelegation } from '../executive/stored-delegation.js';
+import type { Storage } from '../storage/index.js';
+import { type Command, globalOptions, withStorage } from './command.js';
 import { describeRun } from './runs.js';
 
 /** A run with its questions and transcript, as `show` prints it. */

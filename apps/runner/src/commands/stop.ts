@@ -1,9 +1,9 @@
 import { parseArgs } from 'node:util';
 import { assertSafeId } from '@x/continuation';
+import { plural } from '../cli/output.js';
 import { usageError } from '../errors.js';
 import { stopKnownConversation } from '../executive/index.js';
-import { plural } from '../output.js';
-import { type Command, globalOptions, withStorage } from './context.js';
+import { type Command, globalOptions, withStorage } from './command.js';
 
 /** `runner stop CONVERSATION`: closes its open questions and cancels its runs. */
 export const stop: Command = async (ctx, args) => {

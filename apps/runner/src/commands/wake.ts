@@ -1,6 +1,8 @@
 import { constants } from 'node:os';
 import { parseArgs } from 'node:util';
 import type { LeaseRecord } from '@x/continuation-postgres';
+import { createOutput, labelledLines, type Output, plural } from '../cli/output.js';
+import { observer } from '../cli/turn-output.js';
 import { usageError } from '../errors.js';
 import {
   DEFAULT_GRACE_MS,
@@ -10,10 +12,10 @@ import {
   wake as wakeLoop,
 } from '../executive/index.js';
 import { modelFromId } from '../model/index.js';
-import { createOutput, labelledLines, type Output, plural } from '../output.js';
-import { postgresCause } from '../storage.js';
-import { type Command, globalOptions, observer, report } from './context.js';
+import { postgresCause } from '../storage/index.js';
+import { type Command, globalOptions } from './command.js';
 import { parseAge } from './paused-states.js';
+import { report } from './run-report.js';
 
 /** `accept "Lisbon"`, `decline`: an answer in a few words. */
 function describeAnswer(answer: Resumed['answer']): string {

@@ -6,7 +6,7 @@ import {
 } from '@x/askuser';
 import { DEFAULT_MAX_RECORD_BYTES } from '@x/continuation';
 import { RunnerError, usageError } from '../errors.js';
-import { type Db, lockFor, type Storage } from '../storage.js';
+import { type Db, lockFor, type Storage } from '../storage/index.js';
 import type { ResumeContext } from './suspend.js';
 
 /** An answer refused because its question was answered already: how, by whom and when. */

@@ -5,7 +5,10 @@ import { ContinuationError, resumeMessages, type Suspension } from '@x/continuat
 import type { ClaimedRun } from '@x/continuation-postgres';
 import { SessionError } from '@x/session';
 import type { ToolUseBlock } from '@x/wire';
-import { runTurn, type TurnObserver, type TurnOutcome } from '../agent.js';
+import { type Model, ModelError } from '../agent/model-port.js';
+import { answerResult, DELEGATE_TOOL, isHumanTool } from '../agent/tools.js';
+import { runTurn, type TurnObserver, type TurnOutcome } from '../agent/turn.js';
+import { plural } from '../cli/output.js';
 import {
   allFinished,
   answerWorker,
@@ -13,26 +16,19 @@ import {
   runDelegate,
   runWorkers,
   unsettledWorkers,
-} from '../delegate.js';
+} from '../delegation/run.js';
 import { failureOf, withoutOrigin } from '../errors.js';
-import { type Model, ModelError } from '../model/model.js';
-import { plural } from '../output.js';
-import { lockFor, type Storage } from '../storage.js';
-import { answerResult, DELEGATE_TOOL, isHumanTool } from '../tools.js';
+import { lockFor, type Storage } from '../storage/index.js';
 import {
   answersOf,
+  delegatedResult,
   isDelegation,
   loadDelegation,
   type StoredDelegation,
   saveDelegation,
-} from './delegate.js';
-import {
-  delegatedResult,
-  type ModelFor,
-  type RunResult,
-  suspend,
   suspendDelegation,
-} from './suspend.js';
+} from './stored-delegation.js';
+import { type ModelFor, type RunResult, suspend } from './suspend.js';
 
 /** How long a lease lasts unless renewed, and how many attempts a run gets. */
 export interface LeasePolicy {

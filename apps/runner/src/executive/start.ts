@@ -2,12 +2,13 @@ import { randomUUID } from 'node:crypto';
 import type { Pending } from '@x/askuser';
 import type { RunRecord, RunStatus } from '@x/continuation-postgres';
 import { userMessage } from '@x/wire';
-import { runTurn, type TurnObserver } from '../agent.js';
-import { runDelegate } from '../delegate.js';
+import type { Model } from '../agent/model-port.js';
+import { runTurn, type TurnObserver } from '../agent/turn.js';
+import { runDelegate } from '../delegation/run.js';
 import { notFoundError, RunnerError } from '../errors.js';
-import type { Model } from '../model/model.js';
-import type { Storage } from '../storage.js';
-import { type RunResult, suspend, suspendDelegation } from './suspend.js';
+import type { Storage } from '../storage/index.js';
+import { suspendDelegation } from './stored-delegation.js';
+import { type RunResult, suspend } from './suspend.js';
 
 /** What stopping a conversation closed. */
 export interface Stopped {

@@ -2,7 +2,7 @@ import type { PauseRecord } from '@x/askuser';
 import { ContinuationError } from '@x/continuation';
 import type { RunRecord } from '@x/continuation-postgres';
 import type { Message } from '@x/wire';
-import type { Db, Storage } from '../storage.js';
+import type { Db, Storage } from '../storage/index.js';
 
 /** The run a pause of the executive belongs to (kept in its resume context), if any. */
 export function runOf(pause: Pick<PauseRecord, 'resumeContext'>): string | undefined {

@@ -1,11 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { createSuspension } from '@x/continuation';
 import type { Message } from '@x/wire';
-import type { TurnOutcome } from '../agent.js';
-import { waitingWorkers } from '../delegate.js';
-import type { Model } from '../model/model.js';
-import type { Db, Storage } from '../storage.js';
-import { type StoredDelegation, saveDelegation } from './delegate.js';
+import type { Model } from '../agent/model-port.js';
+import type { TurnOutcome } from '../agent/turn.js';
+import type { Db, Storage } from '../storage/index.js';
 
 /** A worker's question that a delegated run waits on. */
 export interface WorkerQuestionInfo {
@@ -50,66 +48,6 @@ export interface ResumeContext {
 
 /** A run suspended on its delegate call: the parent turn stopped on it. */
 export type DelegatedTurn = Extract<TurnOutcome, { status: 'delegated' }>;
-
-/** The waiting result of a delegated run: each worker question with its token. */
-export function delegatedResult(
-  stored: StoredDelegation,
-): Extract<RunResult, { status: 'waiting' }> {
-  const questions = waitingWorkers(stored.delegation).map(({ worker, question }) => ({
-    token: question.token,
-    worker: worker.id,
-    task: worker.task,
-    question: question.question,
-    options: question.options,
-  }));
-  const first = questions[0];
-  return {
-    status: 'waiting',
-    ...stored.run,
-    token: first?.token ?? '',
-    question: first?.question ?? '',
-    options: first?.options ?? null,
-    questions,
-  };
-}
-
-/**
- * Saves a turn suspended on its delegate call: the parent's continuation WITH the full
- * messages (the run waits on it), the parent's and workers' checkpoints and one pause per
- * worker question. Call it inside `storage.transaction` with the run's own write.
- */
-export async function suspendDelegation(
-  tx: Db,
-  storage: Storage,
-  run: { runId: string; conversationId: string },
-  model: Pick<Model, 'id'>,
-  outcome: DelegatedTurn,
-  interactionId: string = randomUUID(),
-): Promise<Extract<RunResult, { status: 'waiting' }>> {
-  const window = [...outcome.messages, outcome.assistant];
-  await storage.continuations(tx).save(
-    createSuspension({
-      interactionId,
-      sessionId: run.conversationId,
-      runId: run.runId,
-      toolUseId: outcome.toolUse.id,
-      assistant: outcome.assistant,
-      messages: window,
-    }),
-  );
-  const stored: StoredDelegation = {
-    interactionId,
-    run,
-    modelId: model.id,
-    delegation: outcome.delegation,
-    window,
-    toolUse: outcome.toolUse,
-    revisions: new Map(),
-    asked: new Set(),
-  };
-  await saveDelegation(tx, storage, stored);
-  return delegatedResult(stored);
-}
 
 /**
  * Saves a suspended turn for later: the pause row (token = interaction id) and the

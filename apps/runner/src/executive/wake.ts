@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ASKUSER_ANSWERED_CHANNEL } from '@x/askuser';
 import { type LeaseRecord, RUN_RELEASED_CHANNEL } from '@x/continuation-postgres';
-import type { Storage } from '../storage.js';
+import type { Storage } from '../storage/index.js';
 import { backoffMs, type Resumed, type ResumeOptions, resumeNext } from './resume.js';
 
 /** How long a stopping wake lets the turns in flight finish unless told otherwise. */

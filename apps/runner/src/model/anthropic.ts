@@ -6,17 +6,17 @@ import type {
   Tool,
 } from '@anthropic-ai/sdk/resources/messages';
 import type { AssistantBlock, AssistantMessage, JsonValue } from '@x/wire';
-import { type Model, ModelError, type ModelRequest, type ToolSpec } from './model.js';
+import { type Model, ModelError, type ModelRequest, type ToolSpec } from '../agent/model-port.js';
 import {
+  type AttemptFailure,
   connectionLost,
-  type Failure,
   isRetryableStatus,
   type RetryPolicy,
   retryAfterMs,
   StreamCutError,
   transportFailure,
   withRetry,
-} from './retry.js';
+} from './call-retry.js';
 
 /** Settings of {@link AnthropicModel}; `fromEnv` fills them from the environment. */
 export interface AnthropicSettings {
@@ -49,7 +49,7 @@ export function anthropicTools(tools: readonly ToolSpec[]): Tool[] {
   });
 }
 
-function classify(error: unknown, sdk: typeof Anthropic, url: string): Failure {
+function classify(error: unknown, sdk: typeof Anthropic, url: string): AttemptFailure {
   const transport = transportFailure(error, sdk.APIConnectionError, url);
   if (transport) return transport;
   if (error instanceof sdk.APIError) {

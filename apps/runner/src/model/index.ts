@@ -1,13 +1,13 @@
 import type { ThinkingConfigParam } from '@anthropic-ai/sdk/resources/messages';
+import type { Model } from '../agent/model-port.js';
 import { usageError } from '../errors.js';
 import { AnthropicModel } from './anthropic.js';
-import type { Model } from './model.js';
+import { retryPolicyFromEnv } from './call-retry.js';
 import { OpenAIModel } from './openai.js';
-import { retryPolicyFromEnv } from './retry.js';
 import { ScriptedModel } from './scripted.js';
 
-export type { Model, ModelRequest, ModelRetry, ToolSpec } from './model.js';
-export { ModelError } from './model.js';
+export type { Model, ModelRequest, ModelRetry, ToolSpec } from '../agent/model-port.js';
+export { ModelError } from '../agent/model-port.js';
 
 function wholeNumber(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
   const raw = env[name];

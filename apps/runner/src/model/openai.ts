@@ -7,17 +7,17 @@ import type {
   ChatCompletionCreateParamsStreaming,
   ChatCompletionFunctionTool,
 } from 'openai/resources/chat/completions';
-import { type Model, ModelError, type ModelRequest, type ToolSpec } from './model.js';
+import { type Model, ModelError, type ModelRequest, type ToolSpec } from '../agent/model-port.js';
 import {
+  type AttemptFailure,
   connectionLost,
-  type Failure,
   isRetryableStatus,
   type RetryPolicy,
   retryAfterMs,
   StreamCutError,
   transportFailure,
   withRetry,
-} from './retry.js';
+} from './call-retry.js';
 
 /** Settings of {@link OpenAIModel}. */
 export interface OpenAISettings {
@@ -39,7 +39,7 @@ export function openAITools(tools: readonly ToolSpec[]): ChatCompletionFunctionT
   });
 }
 
-function classify(error: unknown, sdk: typeof OpenAI, url: string): Failure {
+function classify(error: unknown, sdk: typeof OpenAI, url: string): AttemptFailure {
   const transport = transportFailure(error, sdk.APIConnectionError, url);
   if (transport) return transport;
   if (error instanceof sdk.APIError) {

@@ -10,10 +10,10 @@ import type {
 } from '@x/wire';
 import { JsonValueSchema, textOf, toolUses } from '@x/wire';
 import { z } from 'zod';
-import { WORKER_SYSTEM_PROMPT } from '../agent.js';
+import { type Model, ModelError, type ModelRequest } from '../agent/model-port.js';
+import { DECLINED_PREFIX, isHumanTool } from '../agent/tools.js';
+import { WORKER_SYSTEM_PROMPT } from '../agent/turn.js';
 import { usageError } from '../errors.js';
-import { DECLINED_PREFIX, isHumanTool } from '../tools.js';
-import { type Model, ModelError, type ModelRequest } from './model.js';
 
 const ToolCallSchema = z.object({ name: z.string().min(1), input: JsonValueSchema });
 const StepBaseSchema = z.object({

@@ -8,11 +8,11 @@ import {
   answerBatch,
   stopKnownConversation,
 } from '../executive/index.js';
-import type { Storage } from '../storage.js';
-import { contextView } from './context.js';
-import { HttpError } from './errors.js';
+import type { Storage } from '../storage/index.js';
 import type { EventHub } from './events.js';
 import { checkWrite, readJson, sendJson } from './http.js';
+import { HttpError } from './http-error.js';
+import { contextView } from './question-context.js';
 import { pauseView, recentViews } from './views.js';
 
 const MAX_LIMIT = 1000;

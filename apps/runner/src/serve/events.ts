@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import type { ResumeAction } from '@x/askuser';
-import type { Storage } from '../storage.js';
+import type { Storage } from '../storage/index.js';
 import { baseHeaders } from './http.js';
 import {
   type PauseView,

@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { withoutOrigin } from '../errors.js';
-import { HttpError } from './errors.js';
+import { HttpError } from './http-error.js';
 
 /** Largest request body the API reads (larger ones get 413). */
 export const MAX_BODY_BYTES = 64 * 1024;

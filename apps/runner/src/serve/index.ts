@@ -9,9 +9,8 @@ import {
   type Resumed,
   wake,
 } from '../executive/index.js';
-import type { Storage } from '../storage.js';
+import type { Storage } from '../storage/index.js';
 import { type ApiContext, handleApi } from './api.js';
-import { HttpError, type HttpErrorCode } from './errors.js';
 import { EventHub } from './events.js';
 import {
   checkHost,
@@ -23,12 +22,13 @@ import {
   TOKEN_COOKIE,
   wantsPage,
 } from './http.js';
+import { HttpError, type HttpErrorCode } from './http-error.js';
 import { isAsset, sendAsset } from './static.js';
 
-export type { ContextView, MessageView, ToolCallView } from './context.js';
-export { HttpError, type HttpErrorCode } from './errors.js';
 export type { ServeEvent } from './events.js';
 export { MAX_BODY_BYTES } from './http.js';
+export { HttpError, type HttpErrorCode } from './http-error.js';
+export type { ContextView, MessageView, ToolCallView } from './question-context.js';
 export type {
   PauseStatus,
   PauseView,

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import type { ServerResponse } from 'node:http';
-import { HttpError } from './errors.js';
 import { baseHeaders } from './http.js';
+import { HttpError } from './http-error.js';
 
 /** The page, built by `pnpm build` next to this module (dist/web). */
 const webDir = new URL('../web/', import.meta.url);

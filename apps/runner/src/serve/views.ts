@@ -1,7 +1,7 @@
 import type { PauseRecord, Pending, ResumeAction } from '@x/askuser';
 import type { RunRecord } from '@x/continuation-postgres';
 import { runOf } from '../executive/index.js';
-import type { Db, Storage } from '../storage.js';
+import type { Db, Storage } from '../storage/index.js';
 
 /**
  * Where a worker's question comes from: the worker (`w1`..) a parent's `delegate` call ran,

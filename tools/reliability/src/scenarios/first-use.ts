@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { openStorage } from 'runner/dist/storage.js';
+import { openStorage } from 'runner/dist/storage/index.js';
 import { knob } from '../knobs.js';
 import { type RunnerProcess, sleep, startRunner } from '../proc.js';
 import type { Tally } from '../report.js';

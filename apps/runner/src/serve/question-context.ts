@@ -1,7 +1,7 @@
 import type { PauseRecord } from '@x/askuser';
 import type { Message } from '@x/wire';
 import { messageText, runMessages, runOf } from '../executive/index.js';
-import type { Storage } from '../storage.js';
+import type { Storage } from '../storage/index.js';
 import { type RecentView, type RunView, recentView, runView, type SourceView } from './views.js';
 
 /** How many of the conversation's latest messages the context carries. */

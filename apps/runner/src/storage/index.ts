@@ -1,16 +1,4 @@
-import {
-  closeSync,
-  existsSync,
-  linkSync,
-  mkdirSync,
-  openSync,
-  readFileSync,
-  rmSync,
-  statSync,
-  unlinkSync,
-  writeFileSync,
-  writeSync,
-} from 'node:fs';
+import { existsSync, mkdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { AskUserStore, migrate as migrateAskUser } from '@x/askuser';
@@ -31,8 +19,9 @@ import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
+import { RunnerError, usageError } from '../errors.js';
+import { lockDataFolder } from './data-lock.js';
 import { connectTimeoutOf, describeUrl, parseDatabaseUrl } from './database-url.js';
-import { RunnerError, usageError } from './errors.js';
 import { holdLeaseLock, type LeaseHolderLock } from './lease-holder.js';
 import { probeServer } from './postgres-probe.js';
 
@@ -80,92 +69,6 @@ export interface Storage {
    */
   leaseHolder(): Promise<number | undefined>;
   close(): Promise<void>;
-}
-
-interface LockHolder {
-  pid: number;
-  command: string;
-  since: string;
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-function readHolder(file: string): LockHolder | undefined {
-  try {
-    return JSON.parse(readFileSync(file, 'utf8')) as LockHolder;
-  } catch {
-    return undefined;
-  }
-}
-
-// PGlite is one process's database: a second process opening the same folder would
-// corrupt it, so the folder is locked with a file naming the holder. The holder is written
-// to a file of its own and then hard-linked as the lock, so that the lock appears whole or
-// not at all: a process starting at the same moment never reads a half-written lock.
-function lockDataFolder(dir: string, command: string): () => void {
-  const file = path.join(dir, 'runner.lock');
-  const holder: LockHolder = { pid: process.pid, command, since: new Date().toISOString() };
-  const draft = path.join(dir, `runner.lock.${process.pid}`);
-  writeFileSync(draft, JSON.stringify(holder));
-  try {
-    for (let attempt = 0; attempt < 100; attempt++) {
-      try {
-        linkSync(draft, file);
-        const release = () => {
-          // A process that opens and closes the folder many times (a bench) adds no listeners.
-          process.off('exit', release);
-          if (readHolder(file)?.pid === process.pid) rmSync(file, { force: true });
-        };
-        process.once('exit', release);
-        return release;
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      }
-      const current = readHolder(file);
-      if (current && alive(current.pid)) {
-        throw new RunnerError(
-          'unavailable',
-          `the data folder ${dir} is in use by \`runner ${current.command}\` (pid ${current.pid}, since ${current.since}). ` +
-            'Stop that process, use another --data folder, or set DATABASE_URL so that several processes share one PostgreSQL.',
-        );
-      }
-      removeStaleLock(file, current);
-    }
-  } finally {
-    rmSync(draft, { force: true });
-  }
-  throw new RunnerError('unavailable', `could not lock the data folder ${dir}`);
-}
-
-// A lock whose holder died is removed by one process at a time (the one that creates
-// `runner.lock.break`), and only while it still names that dead holder: two processes that
-// found the same stale lock never remove the fresh lock of a third.
-function removeStaleLock(file: string, stale: LockHolder | undefined): void {
-  const breaker = `${file}.break`;
-  try {
-    writeFileSync(breaker, String(process.pid), { flag: 'wx' });
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    // A breaker that died in those few statements: its file is old; anyone may remove it.
-    const made = statSync(breaker, { throwIfNoEntry: false })?.mtimeMs ?? Date.now();
-    if (Date.now() - made > 10_000) rmSync(breaker, { force: true });
-    // Another process is removing it: let it finish before looking again.
-    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10);
-    return;
-  }
-  try {
-    const current = readHolder(file);
-    if (JSON.stringify(current) === JSON.stringify(stale)) rmSync(file, { force: true });
-  } finally {
-    rmSync(breaker, { force: true });
-  }
 }
 
 /**

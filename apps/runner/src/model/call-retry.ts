@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { ModelError } from '../agent/model-port.js';
 import { usageError } from '../errors.js';
-import { ModelError } from './model.js';
 
 /** How a provider call is retried. Our retries are the only ones: the SDKs' are off. */
 export interface RetryPolicy {
@@ -15,7 +15,7 @@ export interface RetryPolicy {
 }
 
 /** What a failed attempt means. */
-export interface Failure {
+export interface AttemptFailure {
   retryable: boolean;
   /** The wait the server asked for (`retry-after`), if it did. */
   retryAfterMs?: number | undefined;
@@ -50,7 +50,7 @@ export function transportFailure(
   error: unknown,
   connectionError: abstract new (...args: never[]) => Error,
   url: string,
-): Failure | undefined {
+): AttemptFailure | undefined {
   if (error instanceof StreamCutError) return { retryable: true, message: error.message };
   if (error instanceof connectionError) {
     const reason = rootCause(error.cause) ?? error.message;
@@ -63,7 +63,7 @@ export function transportFailure(
  * A connection that broke off mid-response (a reset socket: the SDK passes the fetch error
  * through), naming the `url`; undefined for anything else.
  */
-export function connectionLost(error: unknown, url: string): Failure | undefined {
+export function connectionLost(error: unknown, url: string): AttemptFailure | undefined {
   const reason = rootCause(error);
   if (
     error instanceof TypeError ||
@@ -136,7 +136,7 @@ export interface RetryHooks {
   sleep?: (ms: number, signal?: AbortSignal) => Promise<unknown>;
   random?: () => number;
   /** Called before each wait, with the attempt that failed (0 = the first). */
-  onRetry?: (failure: Failure, attempt: number, waitMs: number) => void;
+  onRetry?: (failure: AttemptFailure, attempt: number, waitMs: number) => void;
 }
 
 /**
@@ -148,7 +148,7 @@ export interface RetryHooks {
 export async function withRetry<T>(
   provider: string,
   attempt: (n: number) => Promise<T>,
-  classify: (error: unknown) => Failure,
+  classify: (error: unknown) => AttemptFailure,
   policy: RetryPolicy,
   options: RetryHooks & { signal?: AbortSignal | undefined } = {},
 ): Promise<T> {

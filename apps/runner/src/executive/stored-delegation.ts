@@ -1,10 +1,14 @@
+import { randomUUID } from 'node:crypto';
 import { type ResumeAnswer, resumeAnswerSchema } from '@x/askuser';
-import type { Suspension } from '@x/continuation';
+import { createSuspension, type Suspension } from '@x/continuation';
 import type { Message, ToolUseBlock } from '@x/wire';
-import { type Delegation, getDelegation, putDelegation, waitingWorkers } from '../delegate.js';
-import type { Db, Storage } from '../storage.js';
-import { DELEGATE_TOOL } from '../tools.js';
-import type { ResumeContext } from './suspend.js';
+import type { Delegation } from '../agent/delegate-port.js';
+import type { Model } from '../agent/model-port.js';
+import { DELEGATE_TOOL } from '../agent/tools.js';
+import { getDelegation, putDelegation } from '../delegation/checkpoint.js';
+import { waitingWorkers } from '../delegation/run.js';
+import type { Db, Storage } from '../storage/index.js';
+import type { DelegatedTurn, ResumeContext, RunResult } from './suspend.js';
 
 /** A delegation of an unattended run, with what it needs to be written again. */
 export interface StoredDelegation {
@@ -109,4 +113,64 @@ export async function answersOf(
     if (answered) answers.set(worker.id, resumeAnswerSchema.parse(answered.answer));
   }
   return answers;
+}
+
+/** The waiting result of a delegated run: each worker question with its token. */
+export function delegatedResult(
+  stored: StoredDelegation,
+): Extract<RunResult, { status: 'waiting' }> {
+  const questions = waitingWorkers(stored.delegation).map(({ worker, question }) => ({
+    token: question.token,
+    worker: worker.id,
+    task: worker.task,
+    question: question.question,
+    options: question.options,
+  }));
+  const first = questions[0];
+  return {
+    status: 'waiting',
+    ...stored.run,
+    token: first?.token ?? '',
+    question: first?.question ?? '',
+    options: first?.options ?? null,
+    questions,
+  };
+}
+
+/**
+ * Saves a turn suspended on its delegate call: the parent's continuation WITH the full
+ * messages (the run waits on it), the parent's and workers' checkpoints and one pause per
+ * worker question. Call it inside `storage.transaction` with the run's own write.
+ */
+export async function suspendDelegation(
+  tx: Db,
+  storage: Storage,
+  run: { runId: string; conversationId: string },
+  model: Pick<Model, 'id'>,
+  outcome: DelegatedTurn,
+  interactionId: string = randomUUID(),
+): Promise<Extract<RunResult, { status: 'waiting' }>> {
+  const window = [...outcome.messages, outcome.assistant];
+  await storage.continuations(tx).save(
+    createSuspension({
+      interactionId,
+      sessionId: run.conversationId,
+      runId: run.runId,
+      toolUseId: outcome.toolUse.id,
+      assistant: outcome.assistant,
+      messages: window,
+    }),
+  );
+  const stored: StoredDelegation = {
+    interactionId,
+    run,
+    modelId: model.id,
+    delegation: outcome.delegation,
+    window,
+    toolUse: outcome.toolUse,
+    revisions: new Map(),
+    asked: new Set(),
+  };
+  await saveDelegation(tx, storage, stored);
+  return delegatedResult(stored);
 }

@@ -6,8 +6,8 @@ import type {
   ToolUseBlock,
 } from '@x/wire';
 import { toolResult, toolUses, userMessage } from '@x/wire';
-import type { Delegation } from './delegate.js';
-import type { Model, ModelRetry } from './model/model.js';
+import type { DelegateHandler, Delegation } from './delegate-port.js';
+import type { Model, ModelRetry } from './model-port.js';
 import {
   askAloneResult,
   DELEGATE_TOOL,
@@ -24,15 +24,6 @@ export const SYSTEM_PROMPT = `You are a careful assistant. When you need somethi
 
 /** The system prompt of a worker sub-agent (the scripted model plays a worker's steps on it). */
 export const WORKER_SYSTEM_PROMPT = `You are a worker sub-agent: do the one sub-task you are given and end with a short report. When you need something from the person, call ask_user alone.`;
-
-/**
- * Runs a `delegate` call: its tool result when every worker finished, or the delegation
- * with the workers that wait on a person.
- */
-export type DelegateHandler = (
-  use: ToolUseBlock,
-  signal: AbortSignal | undefined,
-) => Promise<{ result: ToolResultBlock } | { waiting: Delegation }>;
 
 /** Where a turn stopped. */
 export type TurnOutcome =

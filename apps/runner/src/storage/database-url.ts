@@ -1,4 +1,4 @@
-import { usageError } from './errors.js';
+import { usageError } from '../errors.js';
 
 const FORM = 'give postgres://USER@HOST:PORT/DATABASE';
 

@@ -1,7 +1,7 @@
 import type { ToolResultBlock, ToolUseBlock } from '@x/wire';
 import { toolResult } from '@x/wire';
 import { z } from 'zod';
-import type { ToolSpec } from './model/model.js';
+import type { ToolSpec } from './model-port.js';
 
 /** The tools that stop the turn to wait for a person. */
 export const HUMAN_TOOLS = ['ask_user', 'approve'] as const;

@@ -1,17 +1,17 @@
 import { rmSync } from 'node:fs';
 import type { ResumeAnswer } from '@x/askuser';
 import { checkTranscript, textOf, toolUses } from '@x/wire';
+import { shellQuote } from '../cli/invocation.js';
+import type { Output } from '../cli/output.js';
 import {
   answer,
   leasePolicyFromEnv,
   type RunResult,
   resumeNext,
   startRun,
-} from './executive/index.js';
-import { shellQuote } from './invocation.js';
-import { modelFromId } from './model/index.js';
-import type { Output } from './output.js';
-import { openStorage } from './storage.js';
+} from '../executive/index.js';
+import { modelFromId } from '../model/index.js';
+import { openStorage } from '../storage/index.js';
 
 /** The answers the demo's operator gives, in order. */
 const OPERATOR: Array<{ say: string; answer: (options: unknown) => ResumeAnswer }> = [

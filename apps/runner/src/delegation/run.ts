@@ -1,60 +1,29 @@
 import { randomUUID } from 'node:crypto';
 import {
-  Checkpointer,
-  type CheckpointStore,
   createRuntime,
   type EventSink,
   type Interrupt,
   type Runtime,
-  type SessionCheckpoint,
   SessionManager,
 } from '@x/session';
 import type { JsonValue, Message, StreamEvent, ToolResultBlock, ToolUseBlock } from '@x/wire';
 import { textOf, toolResult, userMessage } from '@x/wire';
 import { z } from 'zod';
-import { type DelegateHandler, runTurn, type TurnObserver } from './agent.js';
-import type { Model } from './model/model.js';
-import { answerResult, DelegateInputSchema, type HumanAnswer, type Question } from './tools.js';
-
-/** A worker's open question, as its interrupt payload keeps it. */
-export interface WorkerQuestion extends Question {
-  /** The pause token the operator answers (also the interaction id of that wait). */
-  token: string;
-  /** The worker's own tool call that asked. */
-  toolCallId: string;
-}
-
-/** One worker sub-agent of a `delegate` call: its own session and message window. */
-export interface Worker {
-  /** `w1`..`wN`, in the order of the tasks. */
-  id: string;
-  task: string;
-  session: SessionManager;
-  /** The worker's transcript: its task, and what it did so far. */
-  window: Message[];
-  /** Its report, once it finished. */
-  report?: string;
-}
-
-/**
- * One `delegate` call of a parent turn: the parent's session (whose interrupts are the
- * workers' adopted questions), the interrupt → requester routing, and the workers.
- */
-export interface Delegation {
-  toolCallId: string;
-  parent: SessionManager;
-  /** Parent interrupt id → the worker id whose question it relays. */
-  interruptToRequester: Record<string, string>;
-  workers: Worker[];
-}
+import type {
+  DelegateHandler,
+  Delegation,
+  Worker,
+  WorkerQuestion,
+} from '../agent/delegate-port.js';
+import type { Model } from '../agent/model-port.js';
+import { answerResult, DelegateInputSchema, type HumanAnswer } from '../agent/tools.js';
+import { runTurn, type TurnObserver } from '../agent/turn.js';
 
 /** How many workers of one call run at once: RUNNER_WORKER_CONCURRENCY, default 2. */
 export function workerConcurrency(env: NodeJS.ProcessEnv = process.env): number {
   const value = Number(env.RUNNER_WORKER_CONCURRENCY);
   return Number.isInteger(value) && value > 0 ? value : 2;
 }
-
-const checkpointer = new Checkpointer();
 
 // The session's Runtime reports to a sink; the runner's observer is that sink here.
 function sinkOf(observer: TurnObserver): EventSink {
@@ -251,71 +220,6 @@ export function allFinished(delegation: Delegation): boolean {
   return delegation.workers.every((w) => w.report !== undefined);
 }
 
-/** What a worker's checkpoint keeps beside its window and interrupts. */
-interface WorkerState {
-  id: string;
-  task: string;
-  report: string | null;
-}
-
-/** The parent's checkpoint: the delegate call pending, its relays and their routing. */
-export function captureParent(
-  delegation: Delegation,
-  window: readonly Message[],
-  use: ToolUseBlock,
-): SessionCheckpoint {
-  delegation.parent.stateSet('delegate', {
-    toolCallId: delegation.toolCallId,
-    workers: delegation.workers.map((w) => ({ id: w.id, task: w.task })),
-  });
-  return checkpointer.capture(
-    window,
-    delegation.parent,
-    { [use.id]: { id: use.id, name: use.name, input: use.input } },
-    delegation.interruptToRequester,
-  );
-}
-
-/** A worker's checkpoint: its window, its open interrupt, its task and report. */
-export function captureWorker(worker: Worker): SessionCheckpoint {
-  const state: WorkerState = { id: worker.id, task: worker.task, report: worker.report ?? null };
-  worker.session.stateSet('worker', state as unknown as JsonValue);
-  return checkpointer.capture(worker.window, worker.session);
-}
-
-/** The workers' ids named in a parent checkpoint. */
-export function workerIdsOf(parent: SessionCheckpoint): string[] {
-  const state = parent.runtimeState.delegate as { workers?: Array<{ id: string }> } | undefined;
-  return (state?.workers ?? []).map((w) => w.id);
-}
-
-/** Rebuilds a delegation from the parent's checkpoint and each worker's. */
-export function restoreDelegation(
-  parent: SessionCheckpoint,
-  workers: readonly SessionCheckpoint[],
-): Delegation {
-  const session = new SessionManager();
-  const applied = checkpointer.apply(parent, session);
-  const state = parent.runtimeState.delegate as { toolCallId: string };
-  return {
-    toolCallId: state.toolCallId,
-    parent: session,
-    interruptToRequester: applied.interruptToRequester,
-    workers: workers.map((checkpoint) => {
-      const own = new SessionManager();
-      const { window } = checkpointer.apply(checkpoint, own);
-      const saved = checkpoint.runtimeState.worker as unknown as WorkerState;
-      return {
-        id: saved.id,
-        task: saved.task,
-        session: own,
-        window,
-        ...(saved.report === null ? {} : { report: saved.report }),
-      };
-    }),
-  };
-}
-
 /**
  * The unattended `delegate` handler: runs a fresh worker per task; the call's result when
  * all finished, else the delegation whose workers wait on a person.
@@ -337,49 +241,4 @@ export function runDelegate(model: Model, observer: TurnObserver): DelegateHandl
       ? { result: delegateResult(delegation) }
       : { waiting: delegation };
   };
-}
-
-/** A worker's checkpoint thread: beside its parent's. */
-export function workerThread(parentThread: string, workerId: string): string {
-  return `${parentThread}.${workerId}`;
-}
-
-/**
- * Writes the parent's checkpoint (thread `parentThread`) and each worker's, each only if its
- * stored revision is the one in `revisions` (none: a new thread); `revisions` is updated.
- */
-export async function putDelegation(
-  store: CheckpointStore,
-  parentThread: string,
-  delegation: Delegation,
-  parent: { window: readonly Message[]; use: ToolUseBlock },
-  revisions: Map<string, number>,
-): Promise<void> {
-  const put = async (thread: string, checkpoint: SessionCheckpoint) => {
-    const expectedRevision = revisions.get(thread) ?? null;
-    revisions.set(thread, await store.put(thread, checkpoint, { expectedRevision }));
-  };
-  await put(parentThread, captureParent(delegation, parent.window, parent.use));
-  for (const worker of delegation.workers) {
-    await put(workerThread(parentThread, worker.id), captureWorker(worker));
-  }
-}
-
-/** Reads a delegation written by {@link putDelegation}, with each thread's revision. */
-export async function getDelegation(
-  store: CheckpointStore,
-  parentThread: string,
-): Promise<{ delegation: Delegation; revisions: Map<string, number> } | undefined> {
-  const parent = await store.get(parentThread);
-  if (!parent) return undefined;
-  const revisions = new Map([[parentThread, parent.revision]]);
-  const workers: SessionCheckpoint[] = [];
-  for (const id of workerIdsOf(parent.checkpoint)) {
-    const thread = workerThread(parentThread, id);
-    const worker = await store.get(thread);
-    if (!worker) throw new Error(`worker ${id} of ${parentThread} has no checkpoint`);
-    revisions.set(thread, worker.revision);
-    workers.push(worker.checkpoint);
-  }
-  return { delegation: restoreDelegation(parent.checkpoint, workers), revisions };
 }

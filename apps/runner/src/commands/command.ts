@@ -1,0 +1,36 @@
+import type { Output } from '../cli/output.js';
+import type { Storage } from '../storage/index.js';
+
+/** The options every command takes. */
+export const globalOptions = {
+  data: { type: 'string' },
+  model: { type: 'string' },
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+/** What a command gets from the CLI. */
+export interface Context {
+  out: Output;
+  dataDir: string;
+  modelId: string;
+  command: string;
+  /** Opens the storage (embedded default or DATABASE_URL), migrated. */
+  open(): Promise<Storage>;
+}
+
+/** A command: parses its own arguments, returns the exit code. */
+export type Command = (ctx: Context, args: string[]) => Promise<number>;
+
+/** Runs `fn` with an open storage, closing it afterwards. */
+export async function withStorage<T>(
+  ctx: Context,
+  fn: (storage: Storage) => Promise<T>,
+): Promise<T> {
+  const storage = await ctx.open();
+  try {
+    return await fn(storage);
+  } finally {
+    await storage.close();
+  }
+}
