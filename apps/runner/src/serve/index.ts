@@ -25,19 +25,22 @@ import {
 } from './http.js';
 import { isAsset, sendAsset } from './static.js';
 
-export type { ContextView, MessageView, ToolCallView } from './context.js';
-export { HttpError, type HttpErrorCode } from './errors.js';
-export type { ServeEvent } from './events.js';
-export { MAX_BODY_BYTES } from './http.js';
+// The API's shapes are declared once, beside the page that reads them.
 export type {
+  ContextView,
+  MessageView,
   PauseStatus,
   PauseView,
   PriorityLabel,
   RecentView,
   RunOutcome,
   RunView,
+  ServeEvent,
   SourceView,
-} from './views.js';
+  ToolCallView,
+} from '../../web/src/api-types.d.ts';
+export { HttpError, type HttpErrorCode } from './errors.js';
+export { MAX_BODY_BYTES } from './http.js';
 
 /** Options of {@link startServe}. */
 export interface ServeOptions {
