@@ -2,6 +2,15 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AskUserError } from '@x/askuser';
 import { assertSafeId } from '@x/continuation';
 import { z } from 'zod';
+import type {
+  AnswerResponse,
+  BatchResponse,
+  ContextResponse,
+  PauseResponse,
+  PausesResponse,
+  RecentResponse,
+  StopResponse,
+} from '../../web/src/api-types.d.ts';
 import {
   AlreadyAnsweredError,
   answer,
@@ -130,7 +139,9 @@ const routes: Route[] = [
     async handle(ctx, _m, _req, res, url) {
       const pending = await ctx.storage.pauses().listPendingAll(limitOf(url, 100));
       const now = Date.now();
-      sendJson(res, 200, { pauses: pending.map((p) => pauseView(p, now)) });
+      sendJson(res, 200, {
+        pauses: pending.map((p) => pauseView(p, now)),
+      } satisfies PausesResponse);
     },
   },
   {
@@ -145,7 +156,10 @@ const routes: Route[] = [
         ctx.operator,
       ).catch((error) => Promise.reject(storeError(error)));
       ctx.answered();
-      sendJson(res, 200, { answered, tokens: answers.map((a) => a.token) });
+      sendJson(res, 200, {
+        answered,
+        tokens: answers.map((a) => a.token),
+      } satisfies BatchResponse);
     },
   },
   {
@@ -156,7 +170,7 @@ const routes: Route[] = [
         .pauses()
         .getByToken(segment(token))
         .catch((error) => Promise.reject(storeError(error)));
-      sendJson(res, 200, { pause: pauseView(pause) });
+      sendJson(res, 200, { pause: pauseView(pause) } satisfies PauseResponse);
     },
   },
   {
@@ -166,7 +180,7 @@ const routes: Route[] = [
       const context = await contextView(ctx.storage, segment(token)).catch((error) =>
         Promise.reject(storeError(error)),
       );
-      sendJson(res, 200, { context });
+      sendJson(res, 200, { context } satisfies ContextResponse);
     },
   },
   {
@@ -180,14 +194,15 @@ const routes: Route[] = [
         Promise.reject(storeError(error)),
       );
       ctx.answered();
-      sendJson(res, 200, { token, answer: given });
+      sendJson(res, 200, { token, answer: given } satisfies AnswerResponse);
     },
   },
   {
     method: 'GET',
     pattern: /^\/api\/recent$/,
     async handle(ctx, _m, _req, res, url) {
-      sendJson(res, 200, { recent: await recentViews(ctx.storage, limitOf(url, 50)) });
+      const recent = await recentViews(ctx.storage, limitOf(url, 50));
+      sendJson(res, 200, { recent } satisfies RecentResponse);
     },
   },
   {
@@ -205,7 +220,7 @@ const routes: Route[] = [
       }
       const closed = await stopKnownConversation(ctx.storage, conversationId);
       ctx.answered();
-      sendJson(res, 200, { conversationId, ...closed });
+      sendJson(res, 200, { conversationId, ...closed } satisfies StopResponse);
     },
   },
   {

@@ -1,27 +1,8 @@
 import type { ServerResponse } from 'node:http';
-import type { ResumeAction } from '@x/askuser';
+import type { PauseView, RecentView, ServeEvent } from '../../web/src/api-types.d.ts';
 import type { Storage } from '../storage/index.js';
 import { baseHeaders } from './http.js';
-import {
-  type PauseView,
-  pauseView,
-  type RecentView,
-  type RunOutcome,
-  recentViewsIn,
-} from './views.js';
-
-/** What `GET /api/events` streams (the SSE `event:` is the `type`). */
-export type ServeEvent =
-  | { type: 'pause-created'; token: string; conversationId: string; kind: string; question: string }
-  | { type: 'pause-answered'; token: string; conversationId: string; action: ResumeAction | null }
-  | {
-      type: 'run-resumed';
-      token: string;
-      conversationId: string;
-      action: ResumeAction | null;
-      outcome: RunOutcome | null;
-    }
-  | { type: 'run-completed'; token: string; conversationId: string };
+import { pauseView, recentViewsIn } from './views.js';
 
 const WINDOW = 200;
 const KEEPALIVE_MS = 15_000;

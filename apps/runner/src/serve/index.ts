@@ -25,19 +25,22 @@ import {
 import { HttpError, type HttpErrorCode } from './http-error.js';
 import { isAsset, sendAsset } from './static.js';
 
-export type { ServeEvent } from './events.js';
-export { MAX_BODY_BYTES } from './http.js';
-export { HttpError, type HttpErrorCode } from './http-error.js';
-export type { ContextView, MessageView, ToolCallView } from './question-context.js';
+// The API's shapes are declared once, beside the page that reads them.
 export type {
+  ContextView,
+  MessageView,
   PauseStatus,
   PauseView,
   PriorityLabel,
   RecentView,
   RunOutcome,
   RunView,
+  ServeEvent,
   SourceView,
-} from './views.js';
+  ToolCallView,
+} from '../../web/src/api-types.d.ts';
+export { MAX_BODY_BYTES } from './http.js';
+export { HttpError, type HttpErrorCode } from './http-error.js';
 
 /** Options of {@link startServe}. */
 export interface ServeOptions {

@@ -1,43 +1,12 @@
 import type { PauseRecord } from '@x/askuser';
 import type { Message } from '@x/wire';
+import type { ContextView, ToolCallView } from '../../web/src/api-types.d.ts';
 import { messageText, runMessages, runOf } from '../executive/index.js';
 import type { Storage } from '../storage/index.js';
-import { type RecentView, type RunView, recentView, runView, type SourceView } from './views.js';
+import { recentView, runView } from './views.js';
 
 /** How many of the conversation's latest messages the context carries. */
 const RECENT_MESSAGES = 12;
-
-/** One message of the conversation, as text. */
-export interface MessageView {
-  role: Message['role'];
-  text: string;
-}
-
-/** The tool call that asked the question: for an approval, the proposed action and its arguments. */
-export interface ToolCallView {
-  id: string;
-  name: string;
-  input: unknown;
-}
-
-/** What an operator needs beside one question (pending or answered) to answer it well. */
-export interface ContextView {
-  token: string;
-  conversationId: string;
-  /** The goal the conversation's run was started with (its first user message), if known. */
-  goal: string | null;
-  /** The conversation's latest messages, oldest first. */
-  messages: MessageView[];
-  /** How many messages came before `messages`. */
-  earlierMessages: number;
-  toolCall: ToolCallView | null;
-  /** The worker that asked, for a question relayed from a sub-agent. */
-  source: SourceView | null;
-  /** The run the question belongs to: its state and, once it ended, its outcome. */
-  run: RunView | null;
-  /** The questions of that run (or of the conversation, without a run), oldest first. */
-  history: RecentView[];
-}
 
 function toolCallIn(messages: readonly Message[], id: string): ToolCallView | null {
   for (const message of messages) {

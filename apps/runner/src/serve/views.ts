@@ -1,19 +1,16 @@
-import type { PauseRecord, Pending, ResumeAction } from '@x/askuser';
+import type { PauseRecord, Pending } from '@x/askuser';
 import type { RunRecord } from '@x/continuation-postgres';
+import type {
+  PauseStatus,
+  PauseView,
+  PriorityLabel,
+  RecentView,
+  RunOutcome,
+  RunView,
+  SourceView,
+} from '../../web/src/api-types.d.ts';
 import { runOf } from '../executive/index.js';
 import type { Db, Storage } from '../storage/index.js';
-
-/**
- * Where a worker's question comes from: the worker (`w1`..) a parent's `delegate` call ran,
- * and the sub-task it was given (`null` when the pause does not say).
- */
-export interface SourceView {
-  worker: string;
-  task: string | null;
-}
-
-/** A priority in the operator's word: the page's badge and the CLI's lists say the same. */
-export type PriorityLabel = 'urgent' | 'high';
 
 /**
  * The word for a priority (0 to 10, higher first): `urgent` from 5, `high` from 1, and
@@ -21,69 +18,6 @@ export type PriorityLabel = 'urgent' | 'high';
  */
 export function priorityLabel(priority: number): PriorityLabel | null {
   return priority >= 5 ? 'urgent' : priority > 0 ? 'high' : null;
-}
-
-/** A pending question as the API shows it. */
-export interface PauseView {
-  token: string;
-  conversationId: string;
-  kind: string;
-  question: string;
-  /** The choices offered, or `null` for a free answer. */
-  options: string[] | null;
-  priority: number;
-  /** The priority in a word (`urgent`, `high`), `null` for the default 0. */
-  priorityLabel: PriorityLabel | null;
-  /** The child thread the question was relayed from, or `''` for the conversation itself. */
-  proxiedFromChildId: string;
-  /** The worker that asked, for a question relayed from a sub-agent; `null` otherwise. */
-  source: SourceView | null;
-  createdAt: string;
-  /** Milliseconds since the question was asked (server clock). */
-  ageMs: number;
-}
-
-/**
- * Where a question stands: `pending` (no answer yet), `answered` (its run is ready or being
- * resumed), `resumed` (its run went on past it: see `outcome`), `failed` (its run failed
- * after its retries: `runner retry` makes it ready again), `closed` (answered, but no run
- * will resume from it: the conversation was stopped, or no run was recorded for it).
- */
-export type PauseStatus = 'pending' | 'answered' | 'resumed' | 'failed' | 'closed';
-
-/** What became of the run after this question's answer, as the run records it. */
-export type RunOutcome = 'completed' | 'waiting' | 'cancelled' | 'failed';
-
-/** The run behind a question, as the recent list shows it. */
-export interface RunView {
-  runId: string;
-  status: RunRecord['status'];
-  attempts: number;
-  lastError: string | null;
-  startedAt: string;
-  finishedAt: string | null;
-}
-
-/** A question of the recent list, pending or answered, with its run's state. */
-export interface RecentView {
-  token: string;
-  conversationId: string;
-  kind: string;
-  question: string;
-  priority: number;
-  /** The priority in a word (`urgent`, `high`), `null` for the default 0. */
-  priorityLabel: PriorityLabel | null;
-  proxiedFromChildId: string;
-  source: SourceView | null;
-  createdAt: string;
-  answeredAt: string | null;
-  answer: { action: ResumeAction; content: string } | null;
-  /** Who answered (an operator's name, an OS user), or `null`: pending, or not recorded. */
-  answeredBy: string | null;
-  status: PauseStatus;
-  /** For `resumed` and `failed`: how the run went on (a new question → `waiting`). */
-  outcome: RunOutcome | null;
-  run: RunView | null;
 }
 
 function optionsOf(value: unknown): string[] | null {

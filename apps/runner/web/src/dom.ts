@@ -52,13 +52,13 @@ export function byId<T extends HTMLElement = HTMLElement>(id: string): T {
   return element as T;
 }
 
-/** "just now", "3 min", "2 h", "4 d". */
 /** "asked just now" / "asked 5 min ago". */
 export function askedWhen(ms: number): string {
   const text = age(ms);
   return text === 'just now' ? 'asked just now' : `asked ${text} ago`;
 }
 
+/** "just now", "3 min", "2 h", "4 d". */
 export function age(ms: number): string {
   const s = Math.max(0, Math.round(ms / 1000));
   if (s < 45) return 'just now';

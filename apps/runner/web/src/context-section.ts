@@ -1,8 +1,9 @@
-import { api, type Context, type Run, type Source } from './api.js';
+import { api } from './api-client.js';
+import type { ContextView, RunView } from './api-types.d.ts';
 import { h, replace } from './dom.js';
-import { actionWords, kindLabel, sourceText } from './views.js';
+import { actionWords, kindLabel } from './rows.js';
 
-const runWords: Record<Run['status'], string> = {
+const runWords: Record<RunView['status'], string> = {
   running: 'resuming now',
   waiting: 'waiting for an answer',
   ready: 'answered, waiting to be resumed',
@@ -30,7 +31,7 @@ function argumentList(input: unknown) {
   );
 }
 
-function toolCallPart(context: Context) {
+function toolCallPart(context: ContextView) {
   const call = context.toolCall;
   if (!call) return null;
   const approval = call.name === 'approve';
@@ -43,7 +44,7 @@ function toolCallPart(context: Context) {
   );
 }
 
-function messagesPart(context: Context) {
+function messagesPart(context: ContextView) {
   if (context.messages.length === 0) return null;
   const shown = context.messages.length;
   return h(
@@ -65,7 +66,7 @@ function messagesPart(context: Context) {
   );
 }
 
-function runPart(context: Context) {
+function runPart(context: ContextView) {
   const { run } = context;
   return h(
     'div',
@@ -105,7 +106,7 @@ function runPart(context: Context) {
 }
 
 /** The context of a question: goal, the tool call that asked, recent messages, the run. */
-export function contextSection(context: Context) {
+export function contextSection(context: ContextView) {
   return h(
     'section',
     { class: 'context', 'aria-label': 'Context' },
@@ -116,19 +117,8 @@ export function contextSection(context: Context) {
   );
 }
 
-/** Who asked a worker's question, and its sub-task. */
-export function sourcePart(item: { conversationId: string; source: Source | null }) {
-  if (!item.source) return null;
-  return h(
-    'div',
-    { class: 'source' },
-    h('p', {}, 'Asked by ', h('strong', {}, sourceText(item.source, item.conversationId))),
-    item.source.task ? h('p', { class: 'task' }, 'Sub-task: ', item.source.task) : null,
-  );
-}
-
 /** A place for the question's context, filled when the server has answered. */
-export function contextSlot(token: string, onLoaded?: (context: Context) => void) {
+export function contextSlot(token: string, onLoaded?: (context: ContextView) => void) {
   const slot = h('div', { class: 'context-slot' }, h('p', { class: 'hint' }, 'Loading context…'));
   api.context(token).then(
     (context) => {

@@ -1,4 +1,10 @@
-import type { Action, Pause, Recent, Source } from './api.js';
+import type {
+  AnswerAction,
+  PauseView,
+  PriorityLabel,
+  RecentView,
+  SourceView,
+} from './api-types.d.ts';
 import { age, h } from './dom.js';
 
 /**
@@ -10,7 +16,7 @@ export function priorityBadge({
   priorityLabel,
 }: {
   priority: number;
-  priorityLabel: 'urgent' | 'high' | null;
+  priorityLabel: PriorityLabel | null;
 }) {
   if (priorityLabel === null) return null;
   return h(
@@ -35,15 +41,26 @@ export function kindLabel(kind: string): string {
 }
 
 /** What an answer did, in words. */
-export const actionWords: Record<Action, string> = {
+export const actionWords: Record<AnswerAction, string> = {
   accept: 'accepted',
   decline: 'declined',
   cancel: 'cancelled',
 };
 
 /** "worker w2 of conversation C (via delegate)". */
-export function sourceText(source: Source, conversationId: string): string {
+export function sourceText(source: SourceView, conversationId: string): string {
   return `worker ${source.worker} of conversation ${conversationId} (via delegate)`;
+}
+
+/** Who asked a worker's question, and its sub-task. */
+export function sourcePart(item: { conversationId: string; source: SourceView | null }) {
+  if (!item.source) return null;
+  return h(
+    'div',
+    { class: 'source' },
+    h('p', {}, 'Asked by ', h('strong', {}, sourceText(item.source, item.conversationId))),
+    item.source.task ? h('p', { class: 'task' }, 'Sub-task: ', item.source.task) : null,
+  );
 }
 
 /** Conversation, kind and source-worker labels. */
@@ -63,7 +80,7 @@ export function labels(item: { conversationId: string; kind: string; proxiedFrom
 
 /** One row of the pending list. */
 export function pendingRow(
-  pause: Pause,
+  pause: PauseView,
   ageMs: number,
   state: { selected: boolean; checked: boolean },
   on: { open: () => void; check: (checked: boolean) => void },
@@ -106,7 +123,7 @@ const outcomeText: Record<string, string> = {
 };
 
 /** Where a recent question stands, in words. */
-export function statusText(record: Recent): string {
+export function statusText(record: RecentView): string {
   switch (record.status) {
     case 'resumed':
       return `resolved · ${outcomeText[record.outcome ?? ''] ?? 'resumed'}`;
@@ -122,7 +139,7 @@ export function statusText(record: Recent): string {
 }
 
 /** "declined · not today", and who answered when that is recorded. */
-export function answerLine(record: Recent) {
+export function answerLine(record: RecentView) {
   if (!record.answer) return null;
   return [
     h(
@@ -136,7 +153,7 @@ export function answerLine(record: Recent) {
 }
 
 /** One row of the recent list. */
-export function recentRow(record: Recent, selected: boolean, open: () => void) {
+export function recentRow(record: RecentView, selected: boolean, open: () => void) {
   return h(
     'li',
     {

@@ -1,0 +1,65 @@
+import type {
+  AnswerAction,
+  AnswerBody,
+  BatchBody,
+  BatchResponse,
+  ContextResponse,
+  ErrorResponse,
+  PausesResponse,
+  RecentResponse,
+  StopResponse,
+} from './api-types.d.ts';
+
+/** An API failure, with the server's code and message. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+async function call<T>(path: string, body?: unknown): Promise<T> {
+  const init: RequestInit = { headers: { accept: 'application/json' } };
+  if (body !== undefined) {
+    init.method = 'POST';
+    init.headers = { accept: 'application/json', 'content-type': 'application/json' };
+    init.body = JSON.stringify(body);
+  }
+  const response = await fetch(path, init);
+  // Typed loosely: a proxy's error page is no ErrorResponse, and still gives a message.
+  const data = (await response.json().catch(() => ({}))) as {
+    error?: Partial<ErrorResponse['error']>;
+  };
+  if (!response.ok) {
+    throw new ApiError(
+      response.status,
+      data.error?.code ?? 'error',
+      data.error?.message ?? `${response.status} ${response.statusText}`,
+    );
+  }
+  return data as T;
+}
+
+/** The calls this page makes, each typed with the server's shapes. */
+export const api = {
+  pending: () => call<PausesResponse>('/api/pauses?limit=500').then((d) => d.pauses),
+  recent: () => call<RecentResponse>('/api/recent?limit=100').then((d) => d.recent),
+  context: (token: string) =>
+    call<ContextResponse>(`/api/pauses/${encodeURIComponent(token)}/context`).then(
+      (d) => d.context,
+    ),
+  answer: (token: string, action: AnswerAction, content: string) =>
+    call(`/api/pauses/${encodeURIComponent(token)}/answer`, {
+      action,
+      content,
+    } satisfies AnswerBody),
+  answerBatch: (tokens: string[], action: AnswerAction, content: string) =>
+    call<BatchResponse>('/api/pauses/answer-batch', {
+      answers: tokens.map((token) => ({ token, action, content })),
+    } satisfies BatchBody),
+  stop: (conversationId: string) =>
+    call<StopResponse>(`/api/conversations/${encodeURIComponent(conversationId)}/stop`, {}),
+};

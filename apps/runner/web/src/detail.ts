@@ -1,0 +1,206 @@
+import { ApiError, api } from './api-client.js';
+import type { AnswerAction, ContextView, PauseView } from './api-types.d.ts';
+import { contextSlot } from './context-section.js';
+import { askedWhen, type Child, h, replace } from './dom.js';
+import { refresh } from './feed.js';
+import { backButton, say, showView, ui } from './page.js';
+import { labels, priorityBadge, sourcePart } from './rows.js';
+import { ageOf, answeredHere, changed, state } from './state.js';
+
+/** One question's answer form: what its parts share. */
+interface Form {
+  pause: PauseView;
+  /** An approval without options: a note instead of an answer, and "approve with changes". */
+  approve: boolean;
+  /** The answer (or the approval's note). */
+  text: HTMLTextAreaElement;
+  /** Where a refused or failed answer says why. */
+  error: HTMLElement;
+}
+
+/** Shows the selected pending question with its answer form, or a hint when none is. */
+export function renderDetail(): void {
+  const pause = state.pending.find((p) => p.token === state.selected);
+  // Keep what the operator is typing: rebuild only when another question is shown.
+  if (pause?.token === state.detailFor && pause) return;
+  state.detailFor = pause?.token;
+  if (!pause) {
+    replace(ui.detail, h('p', { class: 'hint' }, 'Select a question to answer it.'));
+    return;
+  }
+  replace(ui.detail, ...detailOf(pause));
+}
+
+function detailOf(pause: PauseView): Child[] {
+  const options = pause.options ?? [];
+  const approve = pause.kind === 'approve' && options.length === 0;
+  const form: Form = {
+    pause,
+    approve,
+    text: h('textarea', {
+      id: 'answer-text',
+      rows: 3,
+      placeholder: approve ? 'Note (optional)' : 'Your answer',
+    }),
+    error: h('p', { class: 'error', role: 'alert' }),
+  };
+  const changes = approve ? changesPart(form) : undefined;
+  return [
+    backButton(),
+    h('h2', { class: 'question', id: 'detail-question' }, pause.question),
+    h(
+      'p',
+      { class: 'meta' },
+      priorityBadge(pause),
+      ...labels(pause),
+      h('span', { class: 'age' }, askedWhen(ageOf(pause))),
+    ),
+    sourcePart(pause),
+    contextSlot(pause.token, changes?.follow),
+    options.length ? optionButtons(form, options) : null,
+    h(
+      'label',
+      { class: 'answer-label', for: 'answer-text' },
+      options.length ? 'Or answer in your own words' : 'Answer',
+    ),
+    form.text,
+    h(
+      'div',
+      { class: 'actions' },
+      sendButton(form),
+      changes?.openButton,
+      button('decline', 'Decline', () => answer(form, 'decline', form.text.value.trim())),
+      button('cancel', 'Cancel run', () => answer(form, 'cancel', ''), {
+        title: 'End the run without resuming it',
+      }),
+      button('stop', 'Stop conversation', () => stop(form), { class: 'danger' }),
+    ),
+    changes?.box,
+    form.error,
+  ];
+}
+
+const doneWords: Record<AnswerAction, string> = {
+  accept: 'Answered',
+  decline: 'Declined',
+  cancel: 'Cancelled',
+};
+
+/** Sends the answer; then the next question, ready for the keyboard (on a phone, the queue). */
+async function answer(form: Form, action: AnswerAction, content: string): Promise<void> {
+  const { pause, error } = form;
+  error.textContent = '';
+  try {
+    answeredHere.add(pause.token);
+    await api.answer(pause.token, action, content);
+    const done = action === 'accept' && form.approve ? 'Approved' : doneWords[action];
+    say(`${done} “${pause.question}” in ${pause.conversationId}`);
+    state.pending = state.pending.filter((p) => p.token !== pause.token);
+    state.selected = undefined;
+    changed();
+    showView('queue');
+    ui.list.querySelector<HTMLElement>('li.selected button.open')?.focus();
+    await refresh();
+  } catch (e) {
+    error.textContent = e instanceof ApiError ? e.message : String(e);
+    // Answered or gone meanwhile: show the lists as they are now.
+    if (e instanceof ApiError && (e.status === 404 || e.status === 409)) await refresh();
+  }
+}
+
+async function stop({ pause, error }: Form): Promise<void> {
+  if (!confirm(`Stop conversation ${pause.conversationId}? Its open questions are closed.`)) return;
+  try {
+    const { pauses } = await api.stop(pause.conversationId);
+    say(`Stopped ${pause.conversationId}: ${pauses} question(s) closed`);
+    await refresh();
+  } catch (e) {
+    error.textContent = e instanceof Error ? e.message : String(e);
+  }
+}
+
+function button(
+  id: string,
+  label: string,
+  onclick: (event: Event) => void,
+  props: Record<string, string> = {},
+) {
+  return h('button', { type: 'button', id, ...props, onclick }, label);
+}
+
+function optionButtons(form: Form, options: string[]) {
+  return h(
+    'div',
+    { class: 'options', role: 'group', 'aria-label': 'Options' },
+    ...options.map((option, i) =>
+      h(
+        'button',
+        {
+          type: 'button',
+          class: 'option',
+          'data-option': i + 1,
+          onclick: () => answer(form, 'accept', option),
+        },
+        h('kbd', {}, String(i + 1)),
+        ' ',
+        option,
+      ),
+    ),
+  );
+}
+
+function sendButton(form: Form) {
+  const send = () => {
+    const content = form.text.value.trim() || (form.approve ? 'approved' : '');
+    if (!content) {
+      form.error.textContent = 'Type an answer first (or choose an option).';
+      form.text.focus();
+      return;
+    }
+    void answer(form, 'accept', content);
+  };
+  return button('send', form.approve ? 'Approve' : 'Send answer', send, { class: 'primary' });
+}
+
+/**
+ * Approve with changes: the edited action is the accepted content the model reads. The box
+ * starts from the question, then from the proposed action once the context has it.
+ */
+function changesPart(form: Form) {
+  const changes = h('textarea', { id: 'changes-text', rows: 3 });
+  changes.value = form.pause.question.replace(/^Approve: /, '').replace(/\?( \(.*\))?$/s, '');
+  const send = () => {
+    const edited = changes.value.trim();
+    if (!edited) {
+      form.error.textContent = 'Write the approved action first.';
+      changes.focus();
+      return;
+    }
+    void answer(form, 'accept', `approved with changes: ${edited}`);
+  };
+  const box = h(
+    'div',
+    { class: 'changes', hidden: true },
+    h(
+      'label',
+      { for: 'changes-text' },
+      'Approve with these changes (the model reads them as what you approved)',
+    ),
+    changes,
+    button('send-changes', 'Approve with these changes', send, { class: 'primary' }),
+  );
+  const open = (event: Event) => {
+    box.hidden = false;
+    (event.currentTarget as HTMLElement).setAttribute('aria-expanded', 'true');
+    changes.focus();
+  };
+  const openButton = button('approve-edit', 'Approve with changes', open, {
+    'aria-expanded': 'false',
+    'aria-controls': 'changes-text',
+  });
+  const follow = (context: ContextView) => {
+    const action = (context.toolCall?.input as { action?: unknown } | null)?.action;
+    if (typeof action === 'string' && document.activeElement !== changes) changes.value = action;
+  };
+  return { box, openButton, follow };
+}
