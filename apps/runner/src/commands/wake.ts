@@ -1,7 +1,7 @@
 import { constants } from 'node:os';
 import { parseArgs } from 'node:util';
 import type { LeaseRecord } from '@x/continuation-postgres';
-import { usageError } from '../errors.js';
+import { postgresCause, usageError } from '../errors.js';
 import {
   DEFAULT_GRACE_MS,
   describeAttempts,
@@ -11,7 +11,6 @@ import {
 } from '../executive/index.js';
 import { modelFromId } from '../model/index.js';
 import { createOutput, labelledLines, type Output, plural } from '../output.js';
-import { postgresCause } from '../storage.js';
 import { type Command, globalOptions, observer, report } from './context.js';
 import { parseAge } from './paused-states.js';
 

@@ -14,8 +14,8 @@ import {
   runWorkers,
   unsettledWorkers,
 } from '../delegate.js';
-import { failureOf, withoutOrigin } from '../errors.js';
-import { type Model, ModelError } from '../model/model.js';
+import { failureOf, ModelError, withoutOrigin } from '../errors.js';
+import type { Model } from '../model/model.js';
 import { plural } from '../output.js';
 import { lockFor, type Storage } from '../storage.js';
 import { answerResult, DELEGATE_TOOL, isHumanTool } from '../tools.js';

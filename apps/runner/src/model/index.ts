@@ -6,8 +6,8 @@ import { OpenAIModel } from './openai.js';
 import { retryPolicyFromEnv } from './retry.js';
 import { ScriptedModel } from './scripted.js';
 
+export { ModelError, type ModelErrorCode } from '../errors.js';
 export type { Model, ModelRequest, ModelRetry, ToolSpec } from './model.js';
-export { ModelError } from './model.js';
 
 function wholeNumber(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
   const raw = env[name];

@@ -7,14 +7,14 @@ import type {
   ChatCompletionCreateParamsStreaming,
   ChatCompletionFunctionTool,
 } from 'openai/resources/chat/completions';
-import { type Model, ModelError, type ModelRequest, type ToolSpec } from './model.js';
+import { ModelError } from '../errors.js';
+import type { Model, ModelRequest, ToolSpec } from './model.js';
 import {
+  type AttemptFailure,
   connectionLost,
-  type Failure,
-  isRetryableStatus,
   type RetryPolicy,
-  retryAfterMs,
   StreamCutError,
+  statusFailure,
   transportFailure,
   withRetry,
 } from './retry.js';
@@ -39,7 +39,7 @@ export function openAITools(tools: readonly ToolSpec[]): ChatCompletionFunctionT
   });
 }
 
-function classify(error: unknown, sdk: typeof OpenAI, url: string): Failure {
+function classify(error: unknown, sdk: typeof OpenAI, url: string): AttemptFailure {
   const transport = transportFailure(error, sdk.APIConnectionError, url);
   if (transport) return transport;
   if (error instanceof sdk.APIError) {
@@ -49,17 +49,17 @@ function classify(error: unknown, sdk: typeof OpenAI, url: string): Failure {
       error.message;
     if (error.status === undefined) {
       // An error object in the middle of the stream: usually an overloaded backend.
-      return { retryable: true, message: `stream error: ${what}` };
+      return { code: 'unavailable', retryable: true, message: `stream error: ${what}` };
     }
-    return {
-      retryable: isRetryableStatus(error.status, error.headers),
-      retryAfterMs: retryAfterMs(error.headers),
-      message: what,
-    };
+    return statusFailure(error.status, error.headers, what);
   }
   const lost = connectionLost(error, url);
   if (lost) return lost;
-  return { retryable: false, message: error instanceof Error ? error.message : String(error) };
+  return {
+    code: 'unexpected',
+    retryable: false,
+    message: error instanceof Error ? error.message : String(error),
+  };
 }
 
 interface PartialCall {
@@ -184,10 +184,11 @@ export class OpenAIModel implements Model {
       const what = WireError.is(cause)
         ? cause.message.replace(/^\[@x\/wire\] /, '')
         : String(cause);
-      throw new ModelError(`[openai] the model's response cannot be used${hint}: ${what}`, {
-        retryable: false,
-        cause,
-      });
+      throw new ModelError(
+        'bad_response',
+        `[openai] the model's response cannot be used${hint}: ${what}`,
+        { retryable: false, cause },
+      );
     }
   }
 }

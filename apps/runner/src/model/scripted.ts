@@ -11,9 +11,9 @@ import type {
 import { JsonValueSchema, textOf, toolUses } from '@x/wire';
 import { z } from 'zod';
 import { WORKER_SYSTEM_PROMPT } from '../agent.js';
-import { usageError } from '../errors.js';
+import { ModelError, usageError } from '../errors.js';
 import { DECLINED_PREFIX, isHumanTool } from '../tools.js';
-import { type Model, ModelError, type ModelRequest } from './model.js';
+import type { Model, ModelRequest } from './model.js';
 
 const ToolCallSchema = z.object({ name: z.string().min(1), input: JsonValueSchema });
 const StepBaseSchema = z.object({
@@ -131,9 +131,11 @@ export class ScriptedModel implements Model {
     // Simulated outages: the first N calls of this process fail as a 503 would.
     if (failedCalls < Number(process.env.RUNNER_SCRIPTED_FAIL ?? 0)) {
       failedCalls++;
-      throw new ModelError('[scripted] 503 simulated outage (RUNNER_SCRIPTED_FAIL)', {
-        retryable: true,
-      });
+      throw new ModelError(
+        'unavailable',
+        '[scripted] 503 simulated outage (RUNNER_SCRIPTED_FAIL)',
+        { retryable: true },
+      );
     }
     const state = turnState(request.messages);
     const steps = this.#stepsFor(request);
