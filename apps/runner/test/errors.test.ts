@@ -9,6 +9,7 @@ import {
   RunnerError,
   usageError,
 } from '../src/errors.js';
+import { statusFailure, withRetry } from '../src/model/retry.js';
 
 // The one classifier: each error the runner meets gets one kind, and the kind one exit code
 // (as `runner --help` documents them) and one HTTP status of the approval center.
@@ -151,5 +152,40 @@ describe('ModelError', () => {
     expect(classifyFailure(copy).failure).toBe('failed');
     expect(ModelError.is(new Error('x'))).toBe(false);
     expect(ModelError.is(undefined)).toBe(false);
+  });
+
+  it('gets its code from the status the provider answered, and keeps it when the retries end', async () => {
+    const headers = (values: Record<string, string>) => ({
+      get: (name: string) => values[name] ?? null,
+    });
+    expect(statusFailure(429, headers({ 'retry-after': '2' }), 'slow down')).toEqual({
+      code: 'rate_limited',
+      retryable: true,
+      retryAfterMs: 2000,
+      message: 'slow down',
+    });
+    expect(statusFailure(503, undefined, 'down')).toMatchObject({
+      code: 'unavailable',
+      retryable: true,
+    });
+    expect(statusFailure(401, undefined, 'bad key')).toMatchObject({
+      code: 'refused',
+      retryable: false,
+    });
+    // The server's x-should-retry decides the retry, not what happened.
+    expect(statusFailure(400, headers({ 'x-should-retry': 'true' }), 'again')).toMatchObject({
+      code: 'refused',
+      retryable: true,
+    });
+    const policy = { retries: 1, baseMs: 0, maxDelayMs: 0, maxRetryAfterMs: 60_000 };
+    const limited = await withRetry(
+      'test',
+      () => Promise.reject(new Error('429')),
+      () => statusFailure(429, undefined, '429 rate_limit_error'),
+      policy,
+      { sleep: async () => {} },
+    ).catch((e: unknown) => e);
+    expect(limited).toMatchObject({ code: 'rate_limited', retryable: true });
+    expect(ModelError.is(limited)).toBe(true);
   });
 });
