@@ -16,7 +16,7 @@ import { serve } from './commands/serve.js';
 import { show } from './commands/show.js';
 import { stop } from './commands/stop.js';
 import { wake } from './commands/wake.js';
-import { EXIT, failureOf, withoutOrigin } from './errors.js';
+import { classifyFailure, FAILURES } from './errors.js';
 import { openStorage } from './storage/index.js';
 
 const commands: Record<string, Command> = {
@@ -101,33 +101,33 @@ export async function main(argv: string[]): Promise<number> {
   });
   if (command === '--version' || command === '-V') {
     out.record({ type: 'version', version: version() }, `runner ${version()}`);
-    return EXIT.ok;
+    return 0;
   }
   // `runner help exec` is `runner exec --help`.
   const topic = command === 'help' ? args.find((arg) => !arg.startsWith('-')) : undefined;
   if (!command || command === '--help' || command === '-h' || (command === 'help' && !topic)) {
     console.log(HELP.main);
-    return command ? EXIT.ok : EXIT.usage;
+    return command ? 0 : FAILURES.usage.exitCode;
   }
   const named = topic ?? command;
   const run = commands[named];
   if (!run) {
     out.error(`unknown command "${named}"; see ${out.command('--help')}`, {
       failure: 'usage',
-      exitCode: EXIT.usage,
+      exitCode: FAILURES.usage.exitCode,
     });
-    return EXIT.usage;
+    return FAILURES.usage.exitCode;
   }
   if (topic || args.includes('--help') || args.includes('-h')) {
     console.log(HELP[named] ?? HELP.main);
-    return EXIT.ok;
+    return 0;
   }
   if (dataFlag === '') {
     out.error('--data needs a folder; an empty value would be the current folder', {
       failure: 'usage',
-      exitCode: EXIT.usage,
+      exitCode: FAILURES.usage.exitCode,
     });
-    return EXIT.usage;
+    return FAILURES.usage.exitCode;
   }
   const dataDir = dataFlag ?? (process.env.RUNNER_DATA || '.runner');
   const modelId = flag(args, '--model') ?? process.env.RUNNER_MODEL ?? 'scripted:trip';
@@ -150,16 +150,15 @@ export async function main(argv: string[]): Promise<number> {
   try {
     return await run(ctx, args);
   } catch (error) {
-    const failure = failureOf(error);
-    const message = withoutOrigin(error instanceof Error ? error.message : String(error));
+    const { failure, exitCode, message } = classifyFailure(error);
     // Node's argument parser explains over several lines; its first line says it all.
     const parser = (error as { code?: unknown })?.code?.toString().startsWith('ERR_PARSE_ARGS');
     out.error(
       parser ? `${message.split('\n')[0]} (see ${out.command(`${command} --help`)})` : message,
-      { failure, exitCode: EXIT[failure] },
+      { failure, exitCode },
     );
     if (failure === 'failed' && process.env.RUNNER_DEBUG) console.error(error);
-    return EXIT[failure];
+    return exitCode;
   }
 }
 

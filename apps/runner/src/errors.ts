@@ -6,6 +6,7 @@ import { SessionError } from '@x/session';
 export type Failure = 'usage' | 'not_found' | 'conflict' | 'unavailable' | 'failed';
 
 const marker = Symbol.for('runner.RunnerError');
+const modelMarker = Symbol.for('runner.ModelError');
 
 /** The runner's own errors: bad usage, something named that does not exist, a busy resource. */
 export class RunnerError extends Error {
@@ -44,11 +45,129 @@ export function withoutOrigin(message: string): string {
   return message.replace(/^\[@x\/[\w-]+\] /, '');
 }
 
-const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'CONNECT_TIMEOUT', 'ECONNRESET']);
+/** What went wrong in a model call, as a stable string to branch on. */
+export type ModelErrorCode =
+  /**
+   * The provider cannot be reached, broke off mid-response, or failed on its side (5xx, 529,
+   * 408, 409, an error event mid-stream).
+   */
+  | 'unavailable'
+  /** The provider limits this key's requests (429); `retry-after` says when to try again. */
+  | 'rate_limited'
+  /** The provider refused the request (400, 401, 403, 404, ...): change the key or request. */
+  | 'refused'
+  /** The response cannot be used (tool input that is not whole JSON, a message @x/wire rejects). */
+  | 'bad_response'
+  /** Anything else the call threw. */
+  | 'unexpected';
 
-/** Classifies any error the runner meets, by the packages' error codes. */
+/**
+ * A model call failed; `retryable` says whether trying again later may succeed (a provider
+ * may say so against its `code`, with `x-should-retry`).
+ *
+ * @example
+ * if (ModelError.is(error) && error.code === 'rate_limited') console.error('slow down');
+ */
+export class ModelError extends Error {
+  readonly [modelMarker] = true;
+  override readonly name = 'ModelError';
+  readonly retryable: boolean;
+
+  constructor(
+    readonly code: ModelErrorCode,
+    message: string,
+    options: { retryable: boolean; cause?: unknown },
+  ) {
+    super(message, options.cause === undefined ? {} : { cause: options.cause });
+    this.retryable = options.retryable;
+  }
+
+  /** True for a `ModelError`, also one from another copy of this module. */
+  static is(error: unknown): error is ModelError {
+    return typeof error === 'object' && error !== null && modelMarker in error;
+  }
+}
+
+/** Each failure's exit code (as `runner --help` has them) and the approval center's answer. */
+export const FAILURES = {
+  failed: {
+    exitCode: 1,
+    httpStatus: 500,
+    httpCode: 'internal',
+    httpMessage: 'internal error; the server log has the details',
+  },
+  usage: { exitCode: 2, httpStatus: 400, httpCode: 'invalid_request' },
+  not_found: { exitCode: 3, httpStatus: 404, httpCode: 'not_found' },
+  unavailable: {
+    exitCode: 4,
+    httpStatus: 503,
+    httpCode: 'unavailable',
+    httpMessage: 'the database is unavailable; try again shortly',
+  },
+  conflict: { exitCode: 5, httpStatus: 409, httpCode: 'conflict' },
+} as const satisfies Record<
+  Failure,
+  { exitCode: number; httpStatus: number; httpCode: string; httpMessage?: string }
+>;
+
+/** How the command line and the approval center's API answer an error. */
+export interface ClassifiedFailure {
+  failure: Failure;
+  exitCode: number;
+  httpStatus: number;
+  /** The API's `{ "error": { "code" } }`. */
+  httpCode: (typeof FAILURES)[Failure]['httpCode'];
+  /** The error's message without a package's origin: what the command line says. */
+  message: string;
+  /**
+   * What the API says: the message, or for a failure that is the operator's, not the
+   * caller's (`unavailable`, `failed`), words that tell nothing of the server.
+   */
+  httpMessage: string;
+  /** The failure is the operator's to look into: the server logs the error itself. */
+  internal: boolean;
+}
+
+/**
+ * Why PostgreSQL could not be used, in words, from the driver error among `error`'s causes
+ * (connection errors by their Node code, server refusals by SQLSTATE); undefined when none
+ * is recognised.
+ */
+export function postgresCause(error: unknown): string | undefined {
+  let current = error as { code?: unknown; message?: string; cause?: unknown } | undefined;
+  for (let depth = 0; current && depth < 8; depth++) {
+    switch (current.code) {
+      case 'ECONNREFUSED':
+        return 'connection refused (is the server running, on that port?)';
+      case 'ENOTFOUND':
+      case 'EAI_AGAIN':
+        return 'unknown host';
+      case 'CONNECT_TIMEOUT':
+      case 'ETIMEDOUT':
+        return 'the connection timed out';
+      case 'ECONNRESET':
+        return 'the server closed the connection';
+      case '3D000':
+        return `the database does not exist (${current.message})`;
+      case '28P01':
+      case '28000':
+        return `authentication failed (${current.message})`;
+      case '57P03':
+        return `the server is not accepting connections now (${current.message})`;
+      case '53300':
+        return `too many connections (${current.message})`;
+    }
+    current = current.cause as typeof current;
+  }
+  return undefined;
+}
+
+/** Classifies any error the runner meets, by the runner's and the packages' error codes. */
 export function failureOf(error: unknown): Failure {
   if (RunnerError.is(error)) return error.code;
+  // A model's failure fails the command or the run: its causes (a refused connection to the
+  // provider) are not the database's.
+  if (ModelError.is(error)) return 'failed';
   if ((error as { code?: unknown })?.code?.toString().startsWith('ERR_PARSE_ARGS')) return 'usage';
   if (AskUserError.is(error)) {
     switch (error.code) {
@@ -95,26 +214,33 @@ export function failureOf(error: unknown): Failure {
         return 'failed';
     }
   }
-  const code =
-    (error as { code?: string })?.code ?? (error as { cause?: { code?: string } })?.cause?.code;
-  return code !== undefined && CONNECTION_CODES.has(code) ? 'unavailable' : 'failed';
+  // Anyone else's error is the database being away when a cause says so (a driver error, a
+  // store's `unavailable`), else a failure.
+  const cause = (error as { cause?: unknown })?.cause;
+  if (postgresCause(error) !== undefined || (cause != null && failureOf(cause) === 'unavailable')) {
+    return 'unavailable';
+  }
+  return 'failed';
 }
 
-/** Exit codes, as `runner --help` documents them. */
-export const EXIT = {
-  ok: 0,
-  failed: 1,
-  usage: 2,
-  not_found: 3,
-  unavailable: 4,
-  conflict: 5,
-} as const;
-
-/** HTTP statuses of the approval center, by failure. */
-export const HTTP_STATUS: Record<Failure, number> = {
-  usage: 400,
-  not_found: 404,
-  conflict: 409,
-  unavailable: 503,
-  failed: 500,
-};
+/**
+ * The one classifier: what an error is, and how the command line (exit code, message) and
+ * the approval center (HTTP status, code, message) answer it.
+ *
+ * @example
+ * const { exitCode, message } = classifyFailure(error);
+ */
+export function classifyFailure(error: unknown): ClassifiedFailure {
+  const failure = failureOf(error);
+  const row: (typeof FAILURES)[Failure] = FAILURES[failure];
+  const message = withoutOrigin(error instanceof Error ? error.message : String(error));
+  return {
+    failure,
+    exitCode: row.exitCode,
+    httpStatus: row.httpStatus,
+    httpCode: row.httpCode,
+    message,
+    httpMessage: 'httpMessage' in row ? row.httpMessage : message,
+    internal: 'httpMessage' in row,
+  };
+}

@@ -39,13 +39,3 @@ export interface Model {
   readonly id: string;
   generate(request: ModelRequest): Promise<AssistantMessage>;
 }
-
-/** A model failed; `retryable` says whether trying again later may succeed. */
-export class ModelError extends Error {
-  override readonly name = 'ModelError';
-  readonly retryable: boolean;
-  constructor(message: string, options: { retryable: boolean; cause?: unknown }) {
-    super(message, options.cause === undefined ? {} : { cause: options.cause });
-    this.retryable = options.retryable;
-  }
-}

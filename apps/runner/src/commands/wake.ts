@@ -3,7 +3,7 @@ import { parseArgs } from 'node:util';
 import type { LeaseRecord } from '@x/continuation-postgres';
 import { createOutput, labelledLines, type Output, plural } from '../cli/output.js';
 import { observer } from '../cli/turn-output.js';
-import { usageError } from '../errors.js';
+import { postgresCause, usageError } from '../errors.js';
 import {
   DEFAULT_GRACE_MS,
   describeAttempts,
@@ -12,7 +12,6 @@ import {
   wake as wakeLoop,
 } from '../executive/index.js';
 import { modelFromId } from '../model/index.js';
-import { postgresCause } from '../storage/index.js';
 import { type Command, globalOptions } from './command.js';
 import { parseAge } from './paused-states.js';
 import { report } from './run-report.js';

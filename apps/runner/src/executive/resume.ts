@@ -5,7 +5,7 @@ import { ContinuationError, resumeMessages, type Suspension } from '@x/continuat
 import type { ClaimedRun } from '@x/continuation-postgres';
 import { SessionError } from '@x/session';
 import type { ToolUseBlock } from '@x/wire';
-import { type Model, ModelError } from '../agent/model-port.js';
+import type { Model } from '../agent/model-port.js';
 import { answerResult, DELEGATE_TOOL, isHumanTool } from '../agent/tools.js';
 import { runTurn, type TurnObserver, type TurnOutcome } from '../agent/turn.js';
 import { plural } from '../cli/output.js';
@@ -17,7 +17,7 @@ import {
   runWorkers,
   unsettledWorkers,
 } from '../delegation/run.js';
-import { failureOf, withoutOrigin } from '../errors.js';
+import { failureOf, ModelError, withoutOrigin } from '../errors.js';
 import { lockFor, type Storage } from '../storage/index.js';
 import {
   answersOf,

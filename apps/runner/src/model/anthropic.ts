@@ -6,14 +6,14 @@ import type {
   Tool,
 } from '@anthropic-ai/sdk/resources/messages';
 import type { AssistantBlock, AssistantMessage, JsonValue } from '@x/wire';
-import { type Model, ModelError, type ModelRequest, type ToolSpec } from '../agent/model-port.js';
+import type { Model, ModelRequest, ToolSpec } from '../agent/model-port.js';
+import { ModelError } from '../errors.js';
 import {
   type AttemptFailure,
   connectionLost,
-  isRetryableStatus,
   type RetryPolicy,
-  retryAfterMs,
   StreamCutError,
+  statusFailure,
   transportFailure,
   withRetry,
 } from './call-retry.js';
@@ -64,17 +64,21 @@ function classify(error: unknown, sdk: typeof Anthropic, url: string): AttemptFa
         type === 'invalid_request_error' ||
         type === 'authentication_error' ||
         type === 'permission_error';
-      return { retryable: !bad, message: `stream error: ${what}` };
+      return {
+        code: bad ? 'refused' : 'unavailable',
+        retryable: !bad,
+        message: `stream error: ${what}`,
+      };
     }
-    return {
-      retryable: isRetryableStatus(error.status, error.headers),
-      retryAfterMs: retryAfterMs(error.headers),
-      message: what,
-    };
+    return statusFailure(error.status, error.headers, what);
   }
   const lost = connectionLost(error, url);
   if (lost) return lost;
-  return { retryable: false, message: error instanceof Error ? error.message : String(error) };
+  return {
+    code: 'unexpected',
+    retryable: false,
+    message: error instanceof Error ? error.message : String(error),
+  };
 }
 
 /** Assembles one assistant message from the raw stream events. */
@@ -154,6 +158,7 @@ async function collect(
       ) as JsonValue;
     } catch (cause) {
       throw new ModelError(
+        'bad_response',
         `[anthropic] the model's call to ${block.name} has incomplete JSON input${stopReason === 'max_tokens' ? ' (it hit max_tokens: raise RUNNER_MAX_TOKENS)' : ''}`,
         { retryable: false, cause },
       );

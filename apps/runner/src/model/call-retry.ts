@@ -1,6 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ModelError } from '../agent/model-port.js';
-import { usageError } from '../errors.js';
+import { ModelError, type ModelErrorCode, usageError } from '../errors.js';
 
 /** How a provider call is retried. Our retries are the only ones: the SDKs' are off. */
 export interface RetryPolicy {
@@ -16,6 +15,11 @@ export interface RetryPolicy {
 
 /** What a failed attempt means. */
 export interface AttemptFailure {
+  /**
+   * The code of the {@link ModelError} the call fails with, if it is not tried again
+   * (default `unavailable` when retryable, else `unexpected`).
+   */
+  code?: ModelErrorCode;
   retryable: boolean;
   /** The wait the server asked for (`retry-after`), if it did. */
   retryAfterMs?: number | undefined;
@@ -51,10 +55,12 @@ export function transportFailure(
   connectionError: abstract new (...args: never[]) => Error,
   url: string,
 ): AttemptFailure | undefined {
-  if (error instanceof StreamCutError) return { retryable: true, message: error.message };
+  if (error instanceof StreamCutError) {
+    return { code: 'unavailable', retryable: true, message: error.message };
+  }
   if (error instanceof connectionError) {
     const reason = rootCause(error.cause) ?? error.message;
-    return { retryable: true, message: `cannot reach ${url} (${reason})` };
+    return { code: 'unavailable', retryable: true, message: `cannot reach ${url} (${reason})` };
   }
   return undefined;
 }
@@ -69,7 +75,11 @@ export function connectionLost(error: unknown, url: string): AttemptFailure | un
     error instanceof TypeError ||
     (reason && /^(ECONNRESET|EPIPE|ETIMEDOUT|UND_ERR)/.test(reason))
   ) {
-    return { retryable: true, message: `connection to ${url} lost (${reason ?? String(error)})` };
+    return {
+      code: 'unavailable',
+      retryable: true,
+      message: `connection to ${url} lost (${reason ?? String(error)})`,
+    };
   }
   return undefined;
 }
@@ -122,6 +132,25 @@ export function isRetryableStatus(
   return status === 408 || status === 409 || status === 429 || status >= 500;
 }
 
+/**
+ * A provider's answer with an error status: 429 is `rate_limited`, the statuses worth another
+ * try are `unavailable`, any other `refused`; retried as {@link isRetryableStatus} says.
+ */
+export function statusFailure(
+  status: number,
+  headers: { get(name: string): string | null } | undefined,
+  message: string,
+): AttemptFailure {
+  const code =
+    status === 429 ? 'rate_limited' : isRetryableStatus(status) ? 'unavailable' : 'refused';
+  return {
+    code,
+    retryable: isRetryableStatus(status, headers),
+    retryAfterMs: retryAfterMs(headers),
+    message,
+  };
+}
+
 /** Exponential backoff with full jitter: a random wait in [0, min(max, base·2^attempt)]. */
 export function backoffDelay(
   attempt: number,
@@ -159,23 +188,25 @@ export async function withRetry<T>(
       return await attempt(n);
     } catch (error) {
       if (options.signal?.aborted) throw error;
-      if (error instanceof ModelError) throw error;
+      if (ModelError.is(error)) throw error;
       const failure = classify(error);
+      const code = failure.code ?? (failure.retryable ? 'unavailable' : 'unexpected');
       const tries = `${n + 1} attempt${n === 0 ? '' : 's'}`;
       if (!failure.retryable) {
-        throw new ModelError(`[${provider}] ${failure.message}`, {
+        throw new ModelError(code, `[${provider}] ${failure.message}`, {
           retryable: false,
           cause: error,
         });
       }
       if (failure.retryAfterMs !== undefined && failure.retryAfterMs > policy.maxRetryAfterMs) {
         throw new ModelError(
+          code,
           `[${provider}] ${failure.message}; the server asks to wait ${Math.ceil(failure.retryAfterMs / 1000)}s, try again later`,
           { retryable: true, cause: error },
         );
       }
       if (n >= policy.retries) {
-        throw new ModelError(`[${provider}] ${failure.message} (gave up after ${tries})`, {
+        throw new ModelError(code, `[${provider}] ${failure.message} (gave up after ${tries})`, {
           retryable: true,
           cause: error,
         });

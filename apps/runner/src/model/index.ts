@@ -7,7 +7,7 @@ import { OpenAIModel } from './openai.js';
 import { ScriptedModel } from './scripted.js';
 
 export type { Model, ModelRequest, ModelRetry, ToolSpec } from '../agent/model-port.js';
-export { ModelError } from '../agent/model-port.js';
+export { ModelError, type ModelErrorCode } from '../errors.js';
 
 function wholeNumber(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
   const raw = env[name];

@@ -7,14 +7,14 @@ import type {
   ChatCompletionCreateParamsStreaming,
   ChatCompletionFunctionTool,
 } from 'openai/resources/chat/completions';
-import { type Model, ModelError, type ModelRequest, type ToolSpec } from '../agent/model-port.js';
+import type { Model, ModelRequest, ToolSpec } from '../agent/model-port.js';
+import { ModelError } from '../errors.js';
 import {
   type AttemptFailure,
   connectionLost,
-  isRetryableStatus,
   type RetryPolicy,
-  retryAfterMs,
   StreamCutError,
+  statusFailure,
   transportFailure,
   withRetry,
 } from './call-retry.js';
@@ -49,17 +49,17 @@ function classify(error: unknown, sdk: typeof OpenAI, url: string): AttemptFailu
       error.message;
     if (error.status === undefined) {
       // An error object in the middle of the stream: usually an overloaded backend.
-      return { retryable: true, message: `stream error: ${what}` };
+      return { code: 'unavailable', retryable: true, message: `stream error: ${what}` };
     }
-    return {
-      retryable: isRetryableStatus(error.status, error.headers),
-      retryAfterMs: retryAfterMs(error.headers),
-      message: what,
-    };
+    return statusFailure(error.status, error.headers, what);
   }
   const lost = connectionLost(error, url);
   if (lost) return lost;
-  return { retryable: false, message: error instanceof Error ? error.message : String(error) };
+  return {
+    code: 'unexpected',
+    retryable: false,
+    message: error instanceof Error ? error.message : String(error),
+  };
 }
 
 interface PartialCall {
@@ -184,10 +184,11 @@ export class OpenAIModel implements Model {
       const what = WireError.is(cause)
         ? cause.message.replace(/^\[@x\/wire\] /, '')
         : String(cause);
-      throw new ModelError(`[openai] the model's response cannot be used${hint}: ${what}`, {
-        retryable: false,
-        cause,
-      });
+      throw new ModelError(
+        'bad_response',
+        `[openai] the model's response cannot be used${hint}: ${what}`,
+        { retryable: false, cause },
+      );
     }
   }
 }

@@ -10,10 +10,10 @@ import type {
 } from '@x/wire';
 import { JsonValueSchema, textOf, toolUses } from '@x/wire';
 import { z } from 'zod';
-import { type Model, ModelError, type ModelRequest } from '../agent/model-port.js';
+import type { Model, ModelRequest } from '../agent/model-port.js';
 import { DECLINED_PREFIX, isHumanTool } from '../agent/tools.js';
 import { WORKER_SYSTEM_PROMPT } from '../agent/turn.js';
-import { usageError } from '../errors.js';
+import { ModelError, usageError } from '../errors.js';
 
 const ToolCallSchema = z.object({ name: z.string().min(1), input: JsonValueSchema });
 const StepBaseSchema = z.object({
@@ -131,9 +131,11 @@ export class ScriptedModel implements Model {
     // Simulated outages: the first N calls of this process fail as a 503 would.
     if (failedCalls < Number(process.env.RUNNER_SCRIPTED_FAIL ?? 0)) {
       failedCalls++;
-      throw new ModelError('[scripted] 503 simulated outage (RUNNER_SCRIPTED_FAIL)', {
-        retryable: true,
-      });
+      throw new ModelError(
+        'unavailable',
+        '[scripted] 503 simulated outage (RUNNER_SCRIPTED_FAIL)',
+        { retryable: true },
+      );
     }
     const state = turnState(request.messages);
     const steps = this.#stepsFor(request);

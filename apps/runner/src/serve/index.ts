@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ASKUSER_ANSWERED_CHANNEL, ASKUSER_CREATED_CHANNEL } from '@x/askuser';
-import { type Failure, failureOf, HTTP_STATUS, RunnerError, usageError } from '../errors.js';
+import { classifyFailure, RunnerError, usageError } from '../errors.js';
 import {
   DEFAULT_GRACE_MS,
   leasePolicyFromEnv,
@@ -91,41 +91,19 @@ export function assertServeAllowed(host: string, token: string | undefined): voi
   }
 }
 
-/** The API's code for each failure a caller can act on (errors.ts has the status). */
-const FAILURE_CODES = {
-  usage: 'invalid_request',
-  not_found: 'not_found',
-  conflict: 'conflict',
-} as const satisfies Partial<Record<Failure, HttpErrorCode>>;
-
 function toHttpError(error: unknown): { error: HttpError; unexpected: boolean } {
   if (HttpError.is(error)) return { error, unexpected: false };
-  // The runner's and the packages' typed errors answer as the CLI does (one table).
-  const failure = failureOf(error);
-  if (failure === 'usage' || failure === 'not_found' || failure === 'conflict') {
-    const message = error instanceof Error ? error.message : String(error);
-    return {
-      error: new HttpError(HTTP_STATUS[failure], FAILURE_CODES[failure], message, undefined, error),
-      unexpected: false,
-    };
-  }
-  const code =
-    (error as { code?: string; cause?: { code?: string } })?.code ??
-    (error as { cause?: { code?: string } })?.cause?.code;
-  if (
-    failure === 'unavailable' ||
-    code === 'ECONNREFUSED' ||
-    code === 'CONNECT_TIMEOUT' ||
-    code === 'unavailable'
-  ) {
-    return {
-      error: new HttpError(503, 'unavailable', 'the database is unavailable; try again shortly'),
-      unexpected: true,
-    };
-  }
+  // The runner's and the packages' typed errors answer as the CLI does (one classifier).
+  const failure = classifyFailure(error);
   return {
-    error: new HttpError(500, 'internal', 'internal error; the server log has the details'),
-    unexpected: true,
+    error: new HttpError(
+      failure.httpStatus,
+      failure.httpCode,
+      failure.httpMessage,
+      undefined,
+      error,
+    ),
+    unexpected: failure.internal,
   };
 }
 

@@ -19,7 +19,7 @@ import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
-import { RunnerError, usageError } from '../errors.js';
+import { postgresCause, RunnerError, usageError } from '../errors.js';
 import { lockDataFolder } from './data-lock.js';
 import { connectTimeoutOf, describeUrl, parseDatabaseUrl } from './database-url.js';
 import { holdLeaseLock, type LeaseHolderLock } from './lease-holder.js';
@@ -152,40 +152,6 @@ function newDataFolder(options: OpenStorageOptions): string | undefined {
     'unavailable',
     `the data folder ${dir} does not exist: check --data (or RUNNER_DATA); \`runner ${options.command}\` reads an existing store, exec, chat, serve and migrate create one`,
   );
-}
-
-/**
- * Why PostgreSQL could not be used, in words, from the driver error among `error`'s causes
- * (connection errors by their Node code, server refusals by SQLSTATE); undefined when none
- * is recognised.
- */
-export function postgresCause(error: unknown): string | undefined {
-  let current = error as { code?: unknown; message?: string; cause?: unknown } | undefined;
-  for (let depth = 0; current && depth < 8; depth++) {
-    switch (current.code) {
-      case 'ECONNREFUSED':
-        return 'connection refused (is the server running, on that port?)';
-      case 'ENOTFOUND':
-      case 'EAI_AGAIN':
-        return 'unknown host';
-      case 'CONNECT_TIMEOUT':
-      case 'ETIMEDOUT':
-        return 'the connection timed out';
-      case 'ECONNRESET':
-        return 'the server closed the connection';
-      case '3D000':
-        return `the database does not exist (${current.message})`;
-      case '28P01':
-      case '28000':
-        return `authentication failed (${current.message})`;
-      case '57P03':
-        return `the server is not accepting connections now (${current.message})`;
-      case '53300':
-        return `too many connections (${current.message})`;
-    }
-    current = current.cause as typeof current;
-  }
-  return undefined;
 }
 
 function sqlStores(db: Db, queueOptions: PostgresRunQueueOptions = {}) {
