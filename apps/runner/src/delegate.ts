@@ -13,6 +13,7 @@ import type { JsonValue, Message, StreamEvent, ToolResultBlock, ToolUseBlock } f
 import { textOf, toolResult, userMessage } from '@x/wire';
 import { z } from 'zod';
 import { type DelegateHandler, runTurn, type TurnObserver } from './agent.js';
+import { type Env, setting, VARIABLES } from './config.js';
 import type { Model } from './model/model.js';
 import { answerResult, DelegateInputSchema, type HumanAnswer, type Question } from './tools.js';
 
@@ -49,9 +50,8 @@ export interface Delegation {
 }
 
 /** How many workers of one call run at once: RUNNER_WORKER_CONCURRENCY, default 2. */
-export function workerConcurrency(env: NodeJS.ProcessEnv = process.env): number {
-  const value = Number(env.RUNNER_WORKER_CONCURRENCY);
-  return Number.isInteger(value) && value > 0 ? value : 2;
+export function workerConcurrency(env?: Env): number {
+  return setting(VARIABLES.RUNNER_WORKER_CONCURRENCY, env);
 }
 
 const checkpointer = new Checkpointer();

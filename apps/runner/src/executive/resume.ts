@@ -6,6 +6,7 @@ import type { ClaimedRun } from '@x/continuation-postgres';
 import { SessionError } from '@x/session';
 import type { ToolUseBlock } from '@x/wire';
 import { runTurn, type TurnObserver, type TurnOutcome } from '../agent.js';
+import { type Env, setting, VARIABLES } from '../config.js';
 import {
   allFinished,
   answerWorker,
@@ -51,15 +52,11 @@ export function backoffMs(attempt: number, baseMs = 1_000): number {
 }
 
 /** The policy from the environment: RUNNER_LEASE_MS, RUNNER_MAX_ATTEMPTS, RUNNER_RETRY_BACKOFF_MS. */
-export function leasePolicyFromEnv(env: NodeJS.ProcessEnv = process.env): LeasePolicy {
-  const number = (name: string, fallback: number) => {
-    const value = Number(env[name]);
-    return env[name] && Number.isFinite(value) && value > 0 ? value : fallback;
-  };
-  const base = number('RUNNER_RETRY_BACKOFF_MS', 1_000);
+export function leasePolicyFromEnv(env?: Env): LeasePolicy {
+  const base = setting(VARIABLES.RUNNER_RETRY_BACKOFF_MS, env);
   return {
-    leaseMs: number('RUNNER_LEASE_MS', 60_000),
-    maxAttempts: number('RUNNER_MAX_ATTEMPTS', 5),
+    leaseMs: setting(VARIABLES.RUNNER_LEASE_MS, env),
+    maxAttempts: setting(VARIABLES.RUNNER_MAX_ATTEMPTS, env),
     backoffMs: (attempt) => backoffMs(attempt - 1, base),
   };
 }

@@ -11,6 +11,7 @@ import type {
 import { JsonValueSchema, textOf, toolUses } from '@x/wire';
 import { z } from 'zod';
 import { WORKER_SYSTEM_PROMPT } from '../agent.js';
+import { setting, VARIABLES } from '../config.js';
 import { usageError } from '../errors.js';
 import { DECLINED_PREFIX, isHumanTool } from '../tools.js';
 import { type Model, ModelError, type ModelRequest } from './model.js';
@@ -126,10 +127,10 @@ export class ScriptedModel implements Model {
 
   async generate(request: ModelRequest): Promise<AssistantMessage> {
     // Simulated model latency, for demos and for tests that stop a process mid-call.
-    const delay = Number(process.env.RUNNER_SCRIPTED_DELAY_MS ?? 0);
+    const delay = setting(VARIABLES.RUNNER_SCRIPTED_DELAY_MS);
     if (delay > 0) await sleep(delay, undefined, { signal: request.signal });
     // Simulated outages: the first N calls of this process fail as a 503 would.
-    if (failedCalls < Number(process.env.RUNNER_SCRIPTED_FAIL ?? 0)) {
+    if (failedCalls < setting(VARIABLES.RUNNER_SCRIPTED_FAIL)) {
       failedCalls++;
       throw new ModelError('[scripted] 503 simulated outage (RUNNER_SCRIPTED_FAIL)', {
         retryable: true,

@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ASKUSER_ANSWERED_CHANNEL, ASKUSER_CREATED_CHANNEL } from '@x/askuser';
+import { OPTION_DEFAULTS } from '../config.js';
 import { type Failure, failureOf, HTTP_STATUS, RunnerError, usageError } from '../errors.js';
 import {
   DEFAULT_GRACE_MS,
@@ -163,7 +164,7 @@ function listenError(error: unknown, host: string, port: number): unknown {
  * await storage.close();
  */
 export async function startServe(storage: Storage, options: ServeOptions): Promise<ServeHandle> {
-  const host = options.host ?? '127.0.0.1';
+  const host = options.host ?? OPTION_DEFAULTS.host;
   const loopback = isLoopback(host);
   const token = options.token || undefined;
   assertServeAllowed(host, token);
@@ -282,7 +283,7 @@ export async function startServe(storage: Storage, options: ServeOptions): Promi
     });
     void handle(req, res);
   });
-  const port = options.port ?? 4319;
+  const port = options.port ?? OPTION_DEFAULTS.port;
   try {
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
