@@ -91,6 +91,7 @@ export const seconds: Kind<number> = {
   parse: (given) => connectTimeoutSeconds(given),
 };
 
+// Keeps each declaration's own value and default types (a default of undefined stays optional).
 function variable<T, const D extends T | undefined>(v: Variable<T, D>): Variable<T, D> {
   return v;
 }
