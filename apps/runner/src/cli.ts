@@ -16,6 +16,7 @@ import { serve } from './commands/serve.js';
 import { show } from './commands/show.js';
 import { stop } from './commands/stop.js';
 import { wake } from './commands/wake.js';
+import { checkEnvironment, setting, VARIABLES } from './config/index.js';
 import { classifyFailure, FAILURES } from './errors.js';
 import { openStorage } from './storage/index.js';
 
@@ -129,8 +130,8 @@ export async function main(argv: string[]): Promise<number> {
     });
     return FAILURES.usage.exitCode;
   }
-  const dataDir = dataFlag ?? (process.env.RUNNER_DATA || '.runner');
-  const modelId = flag(args, '--model') ?? process.env.RUNNER_MODEL ?? 'scripted:trip';
+  const dataDir = dataFlag ?? setting(VARIABLES.RUNNER_DATA);
+  const modelId = flag(args, '--model') ?? setting(VARIABLES.RUNNER_MODEL);
   const ctx: Context = {
     out,
     dataDir,
@@ -139,7 +140,7 @@ export async function main(argv: string[]): Promise<number> {
     open: () =>
       openStorage({
         dataDir,
-        databaseUrl: process.env.DATABASE_URL || undefined,
+        databaseUrl: setting(VARIABLES.DATABASE_URL),
         command,
         create: CREATES_DATA.has(command) && !(command === 'chat' && args.includes('--resume')),
         log: (line) => out.note(line),
@@ -148,6 +149,8 @@ export async function main(argv: string[]): Promise<number> {
       }),
   };
   try {
+    // A bad setting anywhere is refused before the command does anything.
+    checkEnvironment();
     return await run(ctx, args);
   } catch (error) {
     const { failure, exitCode, message } = classifyFailure(error);
@@ -157,7 +160,7 @@ export async function main(argv: string[]): Promise<number> {
       parser ? `${message.split('\n')[0]} (see ${out.command(`${command} --help`)})` : message,
       { failure, exitCode },
     );
-    if (failure === 'failed' && process.env.RUNNER_DEBUG) console.error(error);
+    if (failure === 'failed' && setting(VARIABLES.RUNNER_DEBUG)) console.error(error);
     return exitCode;
   }
 }

@@ -1,3 +1,5 @@
+import { describeVariables, OPTION_DEFAULTS, VARIABLES } from '../config/index.js';
+
 /** The runner's help texts, one per command. */
 export const HELP: Record<string, string> = {
   main: `runner — durable human-in-the-loop agent runs, interactive and unattended
@@ -27,33 +29,23 @@ commands:
   migrate                       apply the database migrations
 
 options for every command (--data, --model and --json may also come before it):
-  --data DIR     the embedded default's data folder (default .runner, or RUNNER_DATA; not
+  --data DIR     the embedded default's data folder (default ${VARIABLES.RUNNER_DATA.default}, or RUNNER_DATA; not
                  empty). Only exec, chat (not --resume), serve and migrate create a missing
                  one (and say so); the other commands say it does not exist
   --model ID     scripted:trip | scripted:tools | scripted:siblings | scripted:team |
-                 anthropic:MODEL | openai:MODEL (default scripted:trip, or RUNNER_MODEL);
+                 anthropic:MODEL | openai:MODEL (default ${VARIABLES.RUNNER_MODEL.default}, or RUNNER_MODEL);
                  scripted:team delegates sub-tasks to worker sub-agents w1..w3, two of
                  which ask a question (the delegate tool)
   --json         one JSON object per line, for scripts
   -h, --help     help for the command
   --version      the runner's version
 
-environment: DATABASE_URL, RUNNER_DATA, RUNNER_MODEL, RUNNER_TOKEN, RUNNER_OPERATOR, NO_COLOR,
-RUNNER_SCRIPTED_DELAY_MS (the scripted model's simulated latency), RUNNER_WAKE_POLL_MS
-(how often wake looks for answers no notification announced; default 5000 on PostgreSQL,
-1000 on the embedded default), RUNNER_LEASE_MS (how long a worker holds a run unless it
-renews; default 60000), RUNNER_MAX_ATTEMPTS (attempts of a resume before the run fails;
-default 5), RUNNER_RETRY_BACKOFF_MS (the first wait before a retry; default 1000,
-doubling, with jitter) and RUNNER_WORKER_CONCURRENCY (workers of one delegate call that
-run at once; default 2).
+environment (unset or empty is the default; a value a variable does not take is refused,
+exit 2, naming it and what it takes):
+${describeVariables()}
 
-real models: anthropic:MODEL needs ANTHROPIC_API_KEY (ANTHROPIC_BASE_URL for another
-endpoint); openai:MODEL needs OPENAI_API_KEY, or OPENAI_BASE_URL for a local
-OpenAI-compatible server (Ollama, vLLM, llama.cpp), which takes no key.
-RUNNER_MAX_TOKENS (Anthropic, default 8192), RUNNER_THINKING (Anthropic: a token budget
-such as 4096, or adaptive), RUNNER_MODEL_RETRIES (default 3) and RUNNER_MODEL_BACKOFF_MS
-(default 500): 429, 5xx and dropped connections are retried with backoff and jitter,
-honouring retry-after.
+real models: anthropic:MODEL needs ANTHROPIC_API_KEY; openai:MODEL needs OPENAI_API_KEY, or
+OPENAI_BASE_URL for a local OpenAI-compatible server, which takes no key.
 
 storage: the embedded default keeps PGlite and files in the data folder (one process at a
 time). Set DATABASE_URL=postgres://USER@HOST:PORT/DATABASE to keep everything in
@@ -130,7 +122,7 @@ streams; a worker that stalls past it loses the run to another and writes nothin
 whose worker process is gone (killed, crashed) is taken over at once, not when its lease
 expires: on PostgreSQL as soon as that process's session ends, on the embedded default by the
 next process to open the data folder. A failed model call is retried with backoff, and
-every attempt counts (RUNNER_MAX_ATTEMPTS, default 5), those that ended with the worker gone
+every attempt counts (RUNNER_MAX_ATTEMPTS, default ${VARIABLES.RUNNER_MAX_ATTEMPTS.default}), those that ended with the worker gone
 too; then the run fails, saying how many ended which way: see \`runner runs --status failed\`
 and \`runner retry RUN\`. Waits for answers (LISTEN/NOTIFY on PostgreSQL, polling on the
 embedded default) until Ctrl-C; --once resumes what is ready now and exits (1 if an attempt
@@ -138,7 +130,7 @@ failed). When nothing is left to claim but other workers hold runs, both say how
 which worker, and when each becomes claimable (--json: a "leased" event). --concurrency N
 runs N workers (up to 64), also on the embedded default.
 
---grace DURATION  how long a stopping wake lets turns in flight finish (default 30s; e.g.
+--grace DURATION  how long a stopping wake lets turns in flight finish (default ${OPTION_DEFAULTS.graceMs / 1000}s; e.g.
                   500ms, 2m, 0s). SIGTERM or Ctrl-C (SIGINT) stops gracefully: nothing more
                   is claimed, turns in flight may finish within the grace, and a turn still
                   running then is cut (its model call aborted, nothing of it written) and its
@@ -175,8 +167,8 @@ it listens on (--port 0 picks a free port). It also resumes answered runs, like
 \`runner wake\` (--no-wake to leave that to separate wake processes on PostgreSQL); on the
 embedded default it must, since one process at a time owns the data folder.
 
---port N        default 4319
---host ADDR     default 127.0.0.1 (this machine only). Any other address needs a token.
+--port N        default ${OPTION_DEFAULTS.port}
+--host ADDR     default ${OPTION_DEFAULTS.host} (this machine only). Any other address needs a token.
 --token TOKEN   (or RUNNER_TOKEN) required on every request: "Authorization: Bearer
                 TOKEN", or open /?token=TOKEN once and the browser keeps it in a cookie.
 --operator NAME (or RUNNER_OPERATOR) who answers through this server (the person behind
@@ -184,7 +176,7 @@ embedded default it must, since one process at a time owns the data folder.
                 running serve. \`runner answer\` records the OS user running it.
 --grace DURATION
                 on SIGTERM or Ctrl-C: how long requests and resumes in flight may take to
-                finish (default 30s). New connections are refused and nothing more is
+                finish (default ${OPTION_DEFAULTS.graceMs / 1000}s). New connections are refused and nothing more is
                 claimed at once; then resumes still running are cut and released, as in
                 \`runner wake\`, connections are closed, and serve exits 0. A second
                 signal stops at once.

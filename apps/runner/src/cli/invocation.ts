@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { type Env, setting, VARIABLES } from '../config/index.js';
 
 /** Quotes `arg` for a POSIX shell when it needs it. */
 export function shellQuote(arg: string): string {
@@ -13,19 +14,20 @@ export function shellQuote(arg: string): string {
  * relative to the working folder.
  */
 export function invocation(
-  env: NodeJS.ProcessEnv = process.env,
+  env?: Env,
   argv: readonly string[] = process.argv,
   cwd: string = process.cwd(),
 ): string {
-  const pnpm = /^pnpm\/(\S+)/.exec(env.npm_config_user_agent ?? '');
+  const pnpm = /^pnpm\/(\S+)/.exec(setting(VARIABLES.npm_config_user_agent, env) ?? '');
   if (pnpm) {
     const via = `npx pnpm@${pnpm[1]}`;
     // The root scripts run from the repository root, where `pnpm runner` works.
-    if (env.npm_lifecycle_event === 'runner' || env.npm_lifecycle_event === 'demo') {
+    const script = setting(VARIABLES.npm_lifecycle_event, env);
+    if (script === 'runner' || script === 'demo') {
       return `${via} runner`;
     }
-    if (env.npm_command === 'exec') {
-      return env.PNPM_PACKAGE_NAME === 'runner'
+    if (setting(VARIABLES.npm_command, env) === 'exec') {
+      return setting(VARIABLES.PNPM_PACKAGE_NAME, env) === 'runner'
         ? `${via} --filter runner exec runner`
         : `${via} exec runner`;
     }

@@ -1,4 +1,5 @@
 import { userInfo } from 'node:os';
+import { setting, VARIABLES } from '../config/index.js';
 
 /**
  * Who is answering at this machine, for the audit trail of answers: the OS user name, or
@@ -11,5 +12,5 @@ export function osUserName(): string | null {
   } catch {
     // No passwd entry for this uid.
   }
-  return process.env.USER || process.env.USERNAME || null;
+  return setting(VARIABLES.USER) ?? setting(VARIABLES.USERNAME) ?? null;
 }

@@ -1,4 +1,5 @@
 import type { StreamEvent, Todo } from '@x/wire';
+import { setting, VARIABLES } from '../config/index.js';
 
 /** How the runner talks: for people (colour on a TTY) or one JSON object per line. */
 export interface Output {
@@ -80,7 +81,7 @@ export function createOutput(options: {
 }): Output {
   const stdout = options.stdout ?? process.stdout;
   const stderr = options.stderr ?? process.stderr;
-  const colour = Boolean(stdout.isTTY) && !process.env.NO_COLOR;
+  const colour = Boolean(stdout.isTTY) && !setting(VARIABLES.NO_COLOR);
   const paint = (style: keyof typeof codes, text: string) =>
     colour ? `\x1b[${codes[style]}m${text}\x1b[0m` : text;
   const command = (text: string) =>

@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { osUserName } from '../cli/os-user.js';
+import { OPTION_DEFAULTS, setting, VARIABLES } from '../config/index.js';
 import { usageError } from '../errors.js';
 import { modelFromId } from '../model/index.js';
 import { type Command, globalOptions, withStorage } from './command.js';
@@ -19,11 +20,11 @@ export const serve: Command = async (ctx, args) => {
       grace: { type: 'string' },
     },
   });
-  const port = Number(values.port ?? 4319);
+  const port = Number(values.port ?? OPTION_DEFAULTS.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535)
     throw usageError('--port takes a number from 0 to 65535');
-  const host = values.host ?? '127.0.0.1';
-  const token = values.token ?? (process.env.RUNNER_TOKEN || undefined);
+  const host = values.host ?? OPTION_DEFAULTS.host;
+  const token = values.token ?? setting(VARIABLES.RUNNER_TOKEN);
   const { assertServeAllowed, startServe } = await import('../serve/index.js');
   assertServeAllowed(host, token);
   const graceMs = parseGrace(values.grace);
@@ -34,7 +35,7 @@ export const serve: Command = async (ctx, args) => {
       host,
       port,
       token,
-      operator: values.operator || process.env.RUNNER_OPERATOR || osUserName(),
+      operator: values.operator || setting(VARIABLES.RUNNER_OPERATOR) || osUserName(),
       wake: !values['no-wake'],
       graceMs,
       modelFor: (id) => modelFromId(id || ctx.modelId),

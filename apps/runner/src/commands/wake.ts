@@ -3,9 +3,9 @@ import { parseArgs } from 'node:util';
 import type { LeaseRecord } from '@x/continuation-postgres';
 import { createOutput, labelledLines, type Output, plural } from '../cli/output.js';
 import { observer } from '../cli/turn-output.js';
+import { OPTION_DEFAULTS, setting, VARIABLES } from '../config/index.js';
 import { postgresCause, usageError } from '../errors.js';
 import {
-  DEFAULT_GRACE_MS,
   describeAttempts,
   leasePolicyFromEnv,
   type Resumed,
@@ -136,7 +136,7 @@ export function reportLeased(out: Output, leases: readonly LeaseRecord[], now = 
 
 /** `--grace DURATION`: how long a stopping wake lets turns in flight finish (default 30 s). */
 export function parseGrace(text: string | undefined): number {
-  if (text === undefined) return DEFAULT_GRACE_MS;
+  if (text === undefined) return OPTION_DEFAULTS.graceMs;
   return parseAge(text, '--grace', 'a duration like 30s, 500ms or 2m (0 cuts at once)');
 }
 
@@ -192,7 +192,7 @@ export const wake: Command = async (ctx, args) => {
       grace: { type: 'string' },
     },
   });
-  const concurrency = Number(values.concurrency ?? 1);
+  const concurrency = Number(values.concurrency ?? OPTION_DEFAULTS.concurrency);
   if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 64) {
     throw usageError('--concurrency takes a whole number from 1 to 64');
   }
@@ -207,7 +207,7 @@ export const wake: Command = async (ctx, args) => {
     throw error;
   });
   try {
-    const pollMs = Number(process.env.RUNNER_WAKE_POLL_MS) || undefined;
+    const pollMs = setting(VARIABLES.RUNNER_WAKE_POLL_MS);
     if (!values.once) {
       ctx.out.record(
         { type: 'ready', where: storage.where, concurrency },

@@ -18,11 +18,11 @@ import type {
 import type { Model } from '../agent/model-port.js';
 import { answerResult, DelegateInputSchema, type HumanAnswer } from '../agent/tools.js';
 import { runTurn, type TurnObserver } from '../agent/turn.js';
+import { type Env, setting, VARIABLES } from '../config/index.js';
 
 /** How many workers of one call run at once: RUNNER_WORKER_CONCURRENCY, default 2. */
-export function workerConcurrency(env: NodeJS.ProcessEnv = process.env): number {
-  const value = Number(env.RUNNER_WORKER_CONCURRENCY);
-  return Number.isInteger(value) && value > 0 ? value : 2;
+export function workerConcurrency(env?: Env): number {
+  return setting(VARIABLES.RUNNER_WORKER_CONCURRENCY, env);
 }
 
 // The session's Runtime reports to a sink; the runner's observer is that sink here.

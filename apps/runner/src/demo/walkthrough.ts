@@ -3,6 +3,7 @@ import type { ResumeAnswer } from '@x/askuser';
 import { checkTranscript, textOf, toolUses } from '@x/wire';
 import { shellQuote } from '../cli/invocation.js';
 import type { Output } from '../cli/output.js';
+import { setting, VARIABLES } from '../config/index.js';
 import {
   answer,
   leasePolicyFromEnv,
@@ -43,7 +44,7 @@ export async function runDemo(
   rmSync(dataDir, { recursive: true, force: true });
   const storage = await openStorage({
     dataDir,
-    databaseUrl: process.env.DATABASE_URL || undefined,
+    databaseUrl: setting(VARIABLES.DATABASE_URL),
     command: 'demo',
     log: (line) => out.note(line),
   });

@@ -9,6 +9,7 @@ import type { Model } from '../agent/model-port.js';
 import { answerResult, DELEGATE_TOOL, isHumanTool } from '../agent/tools.js';
 import { runTurn, type TurnObserver, type TurnOutcome } from '../agent/turn.js';
 import { plural } from '../cli/output.js';
+import { type Env, setting, VARIABLES } from '../config/index.js';
 import {
   allFinished,
   answerWorker,
@@ -47,15 +48,11 @@ export function backoffMs(attempt: number, baseMs = 1_000): number {
 }
 
 /** The policy from the environment: RUNNER_LEASE_MS, RUNNER_MAX_ATTEMPTS, RUNNER_RETRY_BACKOFF_MS. */
-export function leasePolicyFromEnv(env: NodeJS.ProcessEnv = process.env): LeasePolicy {
-  const number = (name: string, fallback: number) => {
-    const value = Number(env[name]);
-    return env[name] && Number.isFinite(value) && value > 0 ? value : fallback;
-  };
-  const base = number('RUNNER_RETRY_BACKOFF_MS', 1_000);
+export function leasePolicyFromEnv(env?: Env): LeasePolicy {
+  const base = setting(VARIABLES.RUNNER_RETRY_BACKOFF_MS, env);
   return {
-    leaseMs: number('RUNNER_LEASE_MS', 60_000),
-    maxAttempts: number('RUNNER_MAX_ATTEMPTS', 5),
+    leaseMs: setting(VARIABLES.RUNNER_LEASE_MS, env),
+    maxAttempts: setting(VARIABLES.RUNNER_MAX_ATTEMPTS, env),
     backoffMs: (attempt) => backoffMs(attempt - 1, base),
   };
 }

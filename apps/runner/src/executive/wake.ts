@@ -1,11 +1,12 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ASKUSER_ANSWERED_CHANNEL } from '@x/askuser';
 import { type LeaseRecord, RUN_RELEASED_CHANNEL } from '@x/continuation-postgres';
+import { OPTION_DEFAULTS } from '../config/index.js';
 import type { Storage } from '../storage/index.js';
 import { backoffMs, type Resumed, type ResumeOptions, resumeNext } from './resume.js';
 
 /** How long a stopping wake lets the turns in flight finish unless told otherwise. */
-export const DEFAULT_GRACE_MS = 30_000;
+export const DEFAULT_GRACE_MS = OPTION_DEFAULTS.graceMs;
 
 /** Options of {@link wake}. */
 export interface WakeOptions extends ResumeOptions {

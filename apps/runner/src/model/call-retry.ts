@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ModelError, type ModelErrorCode, usageError } from '../errors.js';
+import { type Env, setting, VARIABLES } from '../config/index.js';
+import { ModelError, type ModelErrorCode } from '../errors.js';
 
 /** How a provider call is retried. Our retries are the only ones: the SDKs' are off. */
 export interface RetryPolicy {
@@ -85,19 +86,10 @@ export function connectionLost(error: unknown, url: string): AttemptFailure | un
 }
 
 /** The default policy, adjusted by `RUNNER_MODEL_RETRIES` and `RUNNER_MODEL_BACKOFF_MS`. */
-export function retryPolicyFromEnv(env: NodeJS.ProcessEnv = process.env): RetryPolicy {
-  const number = (name: string, fallback: number): number => {
-    const raw = env[name];
-    if (raw === undefined || raw === '') return fallback;
-    const value = Number(raw);
-    if (!Number.isInteger(value) || value < 0) {
-      throw usageError(`${name} must be a whole number ≥ 0, not "${raw}"`);
-    }
-    return value;
-  };
+export function retryPolicyFromEnv(env?: Env): RetryPolicy {
   return {
-    retries: number('RUNNER_MODEL_RETRIES', 3),
-    baseMs: number('RUNNER_MODEL_BACKOFF_MS', 500),
+    retries: setting(VARIABLES.RUNNER_MODEL_RETRIES, env),
+    baseMs: setting(VARIABLES.RUNNER_MODEL_BACKOFF_MS, env),
     maxDelayMs: 30_000,
     maxRetryAfterMs: 60_000,
   };

@@ -13,6 +13,7 @@ import { z } from 'zod';
 import type { Model, ModelRequest } from '../agent/model-port.js';
 import { DECLINED_PREFIX, isHumanTool } from '../agent/tools.js';
 import { WORKER_SYSTEM_PROMPT } from '../agent/turn.js';
+import { setting, VARIABLES } from '../config/index.js';
 import { ModelError, usageError } from '../errors.js';
 
 const ToolCallSchema = z.object({ name: z.string().min(1), input: JsonValueSchema });
@@ -126,10 +127,10 @@ export class ScriptedModel implements Model {
 
   async generate(request: ModelRequest): Promise<AssistantMessage> {
     // Simulated model latency, for demos and for tests that stop a process mid-call.
-    const delay = Number(process.env.RUNNER_SCRIPTED_DELAY_MS ?? 0);
+    const delay = setting(VARIABLES.RUNNER_SCRIPTED_DELAY_MS);
     if (delay > 0) await sleep(delay, undefined, { signal: request.signal });
     // Simulated outages: the first N calls of this process fail as a 503 would.
-    if (failedCalls < Number(process.env.RUNNER_SCRIPTED_FAIL ?? 0)) {
+    if (failedCalls < setting(VARIABLES.RUNNER_SCRIPTED_FAIL)) {
       failedCalls++;
       throw new ModelError(
         'unavailable',

@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ASKUSER_ANSWERED_CHANNEL, ASKUSER_CREATED_CHANNEL } from '@x/askuser';
+import { OPTION_DEFAULTS } from '../config/index.js';
 import { classifyFailure, RunnerError, usageError } from '../errors.js';
 import {
   DEFAULT_GRACE_MS,
@@ -22,7 +23,7 @@ import {
   TOKEN_COOKIE,
   wantsPage,
 } from './http.js';
-import { HttpError, type HttpErrorCode } from './http-error.js';
+import { HttpError } from './http-error.js';
 import { isAsset, sendAsset } from './static.js';
 
 // The API's shapes are declared once, beside the page that reads them.
@@ -144,7 +145,7 @@ function listenError(error: unknown, host: string, port: number): unknown {
  * await storage.close();
  */
 export async function startServe(storage: Storage, options: ServeOptions): Promise<ServeHandle> {
-  const host = options.host ?? '127.0.0.1';
+  const host = options.host ?? OPTION_DEFAULTS.host;
   const loopback = isLoopback(host);
   const token = options.token || undefined;
   assertServeAllowed(host, token);
@@ -263,7 +264,7 @@ export async function startServe(storage: Storage, options: ServeOptions): Promi
     });
     void handle(req, res);
   });
-  const port = options.port ?? 4319;
+  const port = options.port ?? OPTION_DEFAULTS.port;
   try {
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);

@@ -19,9 +19,10 @@ import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
-import { postgresCause, RunnerError, usageError } from '../errors.js';
+import { connectTimeoutOf, describeUrl, parseDatabaseUrl } from '../config/database-url.js';
+import { type Env, setting, VARIABLES } from '../config/index.js';
+import { postgresCause, RunnerError } from '../errors.js';
 import { lockDataFolder } from './data-lock.js';
-import { connectTimeoutOf, describeUrl, parseDatabaseUrl } from './database-url.js';
 import { holdLeaseLock, type LeaseHolderLock } from './lease-holder.js';
 import { probeServer } from './postgres-probe.js';
 
@@ -312,24 +313,17 @@ export interface PostgresTarget {
 }
 
 /** Reads DATABASE_URL's `pgbouncer=true`, RUNNER_LISTEN_URL and RUNNER_DB_POOL. */
-export function postgresTarget(databaseUrl: string, env = process.env): PostgresTarget {
+export function postgresTarget(databaseUrl: string, env?: Env): PostgresTarget {
   const url = parseDatabaseUrl('DATABASE_URL', databaseUrl);
-  const listenUrl = env.RUNNER_LISTEN_URL || undefined;
-  if (listenUrl !== undefined) parseDatabaseUrl('RUNNER_LISTEN_URL', listenUrl);
+  const listenUrl = setting(VARIABLES.RUNNER_LISTEN_URL, env);
   const pooled = url.searchParams.get('pgbouncer') === 'true';
   url.searchParams.delete('pgbouncer');
-  const poolSize = Number(env.RUNNER_DB_POOL || 10);
-  if (!Number.isInteger(poolSize) || poolSize < 1 || poolSize > 1000) {
-    throw usageError(
-      `RUNNER_DB_POOL must be a whole number from 1 to 1000, not "${env.RUNNER_DB_POOL}"`,
-    );
-  }
   return {
     url: url.toString(),
     pooled,
     listenUrl,
-    poolSize,
-    connectTimeoutS: connectTimeoutOf(url, env),
+    poolSize: setting(VARIABLES.RUNNER_DB_POOL, env),
+    connectTimeoutS: connectTimeoutOf(url) ?? setting(VARIABLES.PGCONNECT_TIMEOUT, env),
   };
 }
 

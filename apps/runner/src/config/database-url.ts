@@ -2,9 +2,6 @@ import { usageError } from '../errors.js';
 
 const FORM = 'give postgres://USER@HOST:PORT/DATABASE';
 
-/** The runner's connect timeout when neither the URL nor PGCONNECT_TIMEOUT gives one, in seconds. */
-export const DEFAULT_CONNECT_TIMEOUT_S = 10;
-
 /** The URL for messages: scheme, host, port and path, never the user or password. */
 export function describeUrl(url: string): string {
   try {
@@ -69,22 +66,29 @@ export function parseDatabaseUrl(name: string, text: string): URL {
       `${name} ${describeUrl(text)} names no database: ${FORM}, with a database of the runner's own (e.g. made with \`createdb runner\`)`,
     );
   }
-  connectTimeoutOf(url, process.env, name);
+  connectTimeoutOf(url, name);
   return url;
 }
 
+/** A connect timeout's seconds: above 0 and up to an hour (unlike libpq, 0 is refused). */
+export function connectTimeoutSeconds(text: string): number | undefined {
+  const seconds = Number(text);
+  return text.trim() !== '' && Number.isFinite(seconds) && seconds > 0 && seconds <= 3600
+    ? seconds
+    : undefined;
+}
+
 /**
- * The connect timeout in seconds: the URL's `connect_timeout`, else PGCONNECT_TIMEOUT, else
- * {@link DEFAULT_CONNECT_TIMEOUT_S}. Unlike libpq, 0 is refused: every command gives up.
+ * The URL's `connect_timeout` in seconds, undefined when it gives none (PGCONNECT_TIMEOUT
+ * then, see config.ts); every command gives up after it.
  */
-export function connectTimeoutOf(url: URL, env = process.env, name = 'DATABASE_URL'): number {
-  const fromUrl = url.searchParams.get('connect_timeout');
-  const given = fromUrl ?? env.PGCONNECT_TIMEOUT;
-  if (given === undefined || given === '') return DEFAULT_CONNECT_TIMEOUT_S;
-  const seconds = Number(given);
-  if (!Number.isFinite(seconds) || seconds <= 0 || seconds > 3600) {
+export function connectTimeoutOf(url: URL, name = 'DATABASE_URL'): number | undefined {
+  const given = url.searchParams.get('connect_timeout');
+  if (given === null || given === '') return undefined;
+  const seconds = connectTimeoutSeconds(given);
+  if (seconds === undefined) {
     throw usageError(
-      `${fromUrl === null ? 'PGCONNECT_TIMEOUT' : `${name}'s connect_timeout`} takes a number of seconds above 0 and up to 3600, not "${given}"`,
+      `${name}'s connect_timeout takes a number of seconds above 0 and up to 3600, not "${given}"`,
     );
   }
   return seconds;

@@ -1,0 +1,360 @@
+import { usageError } from '../errors.js';
+import { connectTimeoutSeconds, parseDatabaseUrl } from './database-url.js';
+
+/** The environment settings are read from: `process.env`, or a test's own. */
+export type Env = Readonly<Record<string, string | undefined>>;
+
+/** A kind of value: what it accepts, in words, and how a variable's text becomes one. */
+export interface Kind<T> {
+  /** What the kind accepts, as an error message and the help say it: "a whole number ≥ 1". */
+  readonly accepts: string;
+  /** The value of `text`, or undefined when the kind does not accept it. */
+  readonly parse: (text: string, name: string) => T | undefined;
+  /** False for kinds whose text may hold a password: a refusal does not repeat it. */
+  readonly echo?: boolean;
+}
+
+/** One environment variable the runner reads. */
+export interface Variable<T, D extends T | undefined = T | undefined> {
+  readonly name: string;
+  readonly kind: Kind<T>;
+  /** The value when the variable is unset or empty. */
+  readonly default: D;
+  /** The default as the help says it, when it is not the value itself. */
+  readonly defaultText?: string;
+  /** What it sets, for `runner --help`; none for variables of the system or a launcher. */
+  readonly description?: string;
+}
+
+/** A whole number from `min` (to `max`, when given). */
+export function wholeNumber(min: number, max?: number): Kind<number> {
+  return {
+    accepts: max === undefined ? `a whole number ≥ ${min}` : `a whole number from ${min} to ${max}`,
+    parse: (text) => {
+      const value = Number(text);
+      const whole = text.trim() !== '' && Number.isInteger(value);
+      return whole && value >= min && (max === undefined || value <= max) ? value : undefined;
+    },
+  };
+}
+
+/** Any text that is not empty. */
+export function text(accepts: string): Kind<string> {
+  return { accepts, parse: (given) => given };
+}
+
+/** One of `values`, exactly. */
+export function oneOf<const V extends string>(...values: V[]): Kind<V> {
+  return {
+    accepts: values.map((v) => `"${v}"`).join(', '),
+    parse: (given) => values.find((v) => v === given),
+  };
+}
+
+/** What `first` accepts, else what `second` accepts. */
+export function either<A, B>(first: Kind<A>, second: Kind<B>): Kind<A | B> {
+  return {
+    accepts: `${first.accepts} or ${second.accepts}`,
+    parse: (given, name) => first.parse(given, name) ?? second.parse(given, name),
+  };
+}
+
+/** Set to anything but the empty text: on. */
+export const flag: Kind<boolean> = { accepts: 'any value', parse: () => true };
+
+/** An http:// or https:// URL. */
+export const httpUrl: Kind<string> = {
+  accepts: 'an http:// or https:// URL',
+  echo: false,
+  parse: (given) => {
+    const protocol = URL.canParse(given) ? new URL(given).protocol : '';
+    return protocol === 'http:' || protocol === 'https:' ? given : undefined;
+  },
+};
+
+/**
+ * A PostgreSQL URL: refused with a message of its own naming the part that is wrong
+ * (see {@link parseDatabaseUrl}), never repeating what may be a password.
+ */
+export const postgresUrl: Kind<string> = {
+  accepts: 'postgres://USER@HOST:PORT/DATABASE',
+  echo: false,
+  parse: (given, name) => {
+    parseDatabaseUrl(name, given);
+    return given;
+  },
+};
+
+/** Seconds above 0, up to an hour. */
+export const seconds: Kind<number> = {
+  accepts: 'a number of seconds above 0 and up to 3600',
+  parse: (given) => connectTimeoutSeconds(given),
+};
+
+// Keeps each declaration's own value and default types (a default of undefined stays optional).
+function variable<T, const D extends T | undefined>(v: Variable<T, D>): Variable<T, D> {
+  return v;
+}
+
+/** Every environment variable the runner reads, in the order `runner --help` lists them. */
+export const VARIABLES = {
+  DATABASE_URL: variable({
+    name: 'DATABASE_URL',
+    kind: postgresUrl,
+    default: undefined,
+    defaultText: 'unset: the embedded default',
+    description:
+      'keep everything in PostgreSQL, where many runner processes can work at once; the URL must name a database',
+  }),
+  RUNNER_DATA: variable({
+    name: 'RUNNER_DATA',
+    kind: text('a folder'),
+    default: '.runner',
+    description: "the embedded default's data folder, as --data",
+  }),
+  RUNNER_MODEL: variable({
+    name: 'RUNNER_MODEL',
+    kind: text('a model id'),
+    default: 'scripted:trip',
+    description: 'the model, as --model',
+  }),
+  RUNNER_TOKEN: variable({
+    name: 'RUNNER_TOKEN',
+    kind: text('a token'),
+    default: undefined,
+    defaultText: 'none',
+    description: "serve's token, as --token",
+  }),
+  RUNNER_OPERATOR: variable({
+    name: 'RUNNER_OPERATOR',
+    kind: text('a name'),
+    default: undefined,
+    defaultText: 'the OS user',
+    description: 'who answers through serve, as --operator',
+  }),
+  RUNNER_WAKE_POLL_MS: variable({
+    name: 'RUNNER_WAKE_POLL_MS',
+    kind: wholeNumber(1),
+    default: undefined,
+    defaultText: '5000 with LISTEN, 1000 without',
+    description: 'how often wake looks for answers no notification announced, in ms',
+  }),
+  RUNNER_LEASE_MS: variable({
+    name: 'RUNNER_LEASE_MS',
+    kind: wholeNumber(1),
+    default: 60_000,
+    description: 'how long a worker holds a run unless it renews, in ms',
+  }),
+  RUNNER_MAX_ATTEMPTS: variable({
+    name: 'RUNNER_MAX_ATTEMPTS',
+    kind: wholeNumber(1),
+    default: 5,
+    description: 'attempts of a resume before the run fails',
+  }),
+  RUNNER_RETRY_BACKOFF_MS: variable({
+    name: 'RUNNER_RETRY_BACKOFF_MS',
+    kind: wholeNumber(1),
+    default: 1_000,
+    description: 'the first wait before a retry of a resume, in ms; doubling, with jitter',
+  }),
+  RUNNER_WORKER_CONCURRENCY: variable({
+    name: 'RUNNER_WORKER_CONCURRENCY',
+    kind: wholeNumber(1),
+    default: 2,
+    description: 'workers of one delegate call that run at once',
+  }),
+  RUNNER_DB_POOL: variable({
+    name: 'RUNNER_DB_POOL',
+    kind: wholeNumber(1, 1000),
+    default: 10,
+    description: 'connections in the pool to PostgreSQL',
+  }),
+  RUNNER_LISTEN_URL: variable({
+    name: 'RUNNER_LISTEN_URL',
+    kind: postgresUrl,
+    default: undefined,
+    defaultText: 'none: no LISTEN behind a pooler',
+    description:
+      'a direct connection for LISTEN/NOTIFY when DATABASE_URL goes through a pooler, as ?pgbouncer=true says',
+  }),
+  PGCONNECT_TIMEOUT: variable({
+    name: 'PGCONNECT_TIMEOUT',
+    kind: seconds,
+    default: 10,
+    description:
+      "how long a command waits to reach PostgreSQL, when DATABASE_URL's ?connect_timeout=SECONDS does not say",
+  }),
+  ANTHROPIC_API_KEY: variable({
+    name: 'ANTHROPIC_API_KEY',
+    kind: text('a key'),
+    default: undefined,
+    defaultText: 'none',
+    description: 'needed by anthropic:MODEL',
+  }),
+  ANTHROPIC_BASE_URL: variable({
+    name: 'ANTHROPIC_BASE_URL',
+    kind: httpUrl,
+    default: undefined,
+    defaultText: "Anthropic's API",
+    description: 'another endpoint for anthropic:MODEL',
+  }),
+  OPENAI_API_KEY: variable({
+    name: 'OPENAI_API_KEY',
+    kind: text('a key'),
+    default: undefined,
+    defaultText: 'none',
+    description: 'needed by openai:MODEL, unless OPENAI_BASE_URL is set',
+  }),
+  OPENAI_BASE_URL: variable({
+    name: 'OPENAI_BASE_URL',
+    kind: httpUrl,
+    default: undefined,
+    defaultText: "OpenAI's API",
+    description:
+      'a local OpenAI-compatible server for openai:MODEL (Ollama, vLLM, llama.cpp), which takes no key',
+  }),
+  RUNNER_MAX_TOKENS: variable({
+    name: 'RUNNER_MAX_TOKENS',
+    kind: wholeNumber(1),
+    default: 8192,
+    description: "the most tokens an Anthropic model's answer may take",
+  }),
+  RUNNER_THINKING: variable({
+    name: 'RUNNER_THINKING',
+    kind: either(oneOf('adaptive', 'off'), wholeNumber(1024)),
+    default: 'off',
+    description:
+      "an Anthropic model's extended thinking: adaptive, or a token budget below RUNNER_MAX_TOKENS",
+  }),
+  RUNNER_MODEL_RETRIES: variable({
+    name: 'RUNNER_MODEL_RETRIES',
+    kind: wholeNumber(0),
+    default: 3,
+    description:
+      'retries of a model call after a 429, a 5xx or a dropped connection, with backoff and jitter, honouring retry-after',
+  }),
+  RUNNER_MODEL_BACKOFF_MS: variable({
+    name: 'RUNNER_MODEL_BACKOFF_MS',
+    kind: wholeNumber(0),
+    default: 500,
+    description: 'the first wait before a model call is retried, in ms; doubling',
+  }),
+  RUNNER_SCRIPTED_DELAY_MS: variable({
+    name: 'RUNNER_SCRIPTED_DELAY_MS',
+    kind: wholeNumber(0),
+    default: 0,
+    description: "the scripted model's simulated latency, in ms",
+  }),
+  RUNNER_SCRIPTED_FAIL: variable({
+    name: 'RUNNER_SCRIPTED_FAIL',
+    kind: wholeNumber(0),
+    default: 0,
+    description: "how many of the scripted model's first calls in a process fail as a 503 would",
+  }),
+  NO_COLOR: variable({
+    name: 'NO_COLOR',
+    kind: flag,
+    default: false,
+    defaultText: 'unset: colour on a terminal',
+    description: 'set: no colour',
+  }),
+  RUNNER_DEBUG: variable({
+    name: 'RUNNER_DEBUG',
+    kind: flag,
+    default: false,
+    defaultText: 'unset',
+    description: 'set: an unexpected failure (exit 1) also prints its stack',
+  }),
+  // The system's and the package managers': read, never documented as settings.
+  USER: variable({ name: 'USER', kind: text('a user name'), default: undefined }),
+  USERNAME: variable({ name: 'USERNAME', kind: text('a user name'), default: undefined }),
+  npm_config_user_agent: variable({
+    name: 'npm_config_user_agent',
+    kind: text('a user agent'),
+    default: undefined,
+  }),
+  npm_lifecycle_event: variable({
+    name: 'npm_lifecycle_event',
+    kind: text('a script name'),
+    default: undefined,
+  }),
+  npm_command: variable({ name: 'npm_command', kind: text('a command'), default: undefined }),
+  PNPM_PACKAGE_NAME: variable({
+    name: 'PNPM_PACKAGE_NAME',
+    kind: text('a package name'),
+    default: undefined,
+  }),
+} as const;
+
+/** The error for a value `variable` does not accept, naming it and what it accepts. */
+export function invalidSetting(
+  variable: Pick<Variable<unknown>, 'name' | 'kind'>,
+  given: string,
+  accepts: string = variable.kind.accepts,
+) {
+  const shown = variable.kind.echo === false ? '' : `, not "${given}"`;
+  return usageError(`${variable.name} must be ${accepts}${shown}`);
+}
+
+/**
+ * The value of `variable` in `env`: its default when unset or empty, else the value of its
+ * text; a text its kind does not accept is a usage error (exit 2) naming the variable and
+ * what it accepts.
+ *
+ * @example
+ * const leaseMs = setting(VARIABLES.RUNNER_LEASE_MS); // 60000, or RUNNER_LEASE_MS
+ */
+export function setting<T, D extends T | undefined>(
+  variable: Variable<T, D>,
+  env: Env = process.env,
+): T | D {
+  const given = env[variable.name];
+  if (given === undefined || given === '') return variable.default;
+  const value = variable.kind.parse(given, variable.name);
+  if (value === undefined) throw invalidSetting(variable, given);
+  return value;
+}
+
+/** Reads every variable once: a bad value anywhere is refused before a command starts. */
+export function checkEnvironment(env: Env = process.env): void {
+  for (const variable of Object.values(VARIABLES)) setting(variable as Variable<unknown>, env);
+}
+
+/** Defaults of command-line options, for the commands and their help. */
+export const OPTION_DEFAULTS = {
+  /** `wake --concurrency`. */
+  concurrency: 1,
+  /** `wake --grace` and `serve --grace`, in ms. */
+  graceMs: 30_000,
+  /** `serve --host`: this machine only. */
+  host: '127.0.0.1',
+  /** `serve --port`. */
+  port: 4319,
+} as const;
+
+/** The documented variables, one entry each, as `runner --help` lists them. */
+export function describeVariables(width = 90): string {
+  const lines: string[] = [];
+  for (const v of Object.values(VARIABLES) as Variable<unknown>[]) {
+    if (v.description === undefined) continue;
+    const shown = v.defaultText ?? String(v.default);
+    const entry = `${v.name}  ${v.description}; takes ${v.kind.accepts}, default ${shown}`;
+    lines.push(...wrap(entry, width - 2).map((line) => `  ${line}`));
+  }
+  return lines.join('\n');
+}
+
+// Continuation lines are indented, so that each variable starts a line of its own.
+function wrap(entry: string, width: number): string[] {
+  const lines: string[] = [];
+  let line = '';
+  for (const word of entry.split(' ')) {
+    const next = line === '' ? word : `${line} ${word}`;
+    if (next.length > width && line !== '') {
+      lines.push(line);
+      line = `      ${word}`;
+    } else line = next;
+  }
+  lines.push(line);
+  return lines;
+}

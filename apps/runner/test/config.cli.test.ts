@@ -1,0 +1,38 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { dataDirs, runCli } from './run-cli.js';
+
+// A bad setting is refused before the command does anything: one line naming the variable
+// and what it takes, exit 2, as any bad input.
+
+const dataDir = dataDirs();
+
+describe('a bad environment variable', { timeout: 120_000 }, () => {
+  it('stops any command at once with exit 2, naming the variable and what it takes', async () => {
+    const fresh = path.join(dataDir({ empty: true }), 'never-made');
+    const [exec, json, help] = await Promise.all([
+      runCli(['exec', 'Plan me a trip', '--data', fresh], {
+        env: { RUNNER_WORKER_CONCURRENCY: 'two' },
+      }),
+      runCli(['runs', '--json', '--data', dataDir()], { env: { RUNNER_LEASE_MS: '0' } }),
+      runCli(['--help'], { env: { RUNNER_LEASE_MS: '0' } }),
+    ]);
+    expect(exec.code).toBe(2);
+    expect(exec.stderr).toBe(
+      'error: RUNNER_WORKER_CONCURRENCY must be a whole number ≥ 1, not "two"\n',
+    );
+    expect(exec.stdout).toBe('');
+    expect(existsSync(fresh), 'the data folder is not made').toBe(false);
+    expect(json.code).toBe(2);
+    expect(JSON.parse(json.stderr)).toEqual({
+      type: 'error',
+      message: 'RUNNER_LEASE_MS must be a whole number ≥ 1, not "0"',
+      failure: 'usage',
+      exitCode: 2,
+    });
+    // The help still prints: it is how to find out what the variable takes.
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('RUNNER_LEASE_MS  how long a worker holds a run');
+  });
+});

@@ -1,0 +1,223 @@
+import { describe, expect, it } from 'vitest';
+import { HELP } from '../src/cli/help.js';
+import {
+  checkEnvironment,
+  describeVariables,
+  type Env,
+  OPTION_DEFAULTS,
+  setting,
+  VARIABLES,
+  type Variable,
+} from '../src/config/index.js';
+import { workerConcurrency } from '../src/delegation/run.js';
+import { classifyFailure, RunnerError } from '../src/errors.js';
+import { leasePolicyFromEnv } from '../src/executive/index.js';
+import { modelFromId } from '../src/model/index.js';
+
+// Every variable is read through its declaration: unset or empty is the default, a text
+// the kind takes is its value, anything else a usage error naming the variable and what it
+// takes.
+
+/** The error `setting` throws for `variable` set to `given`. */
+function refusal(variable: Variable<unknown>, given: string): RunnerError {
+  try {
+    setting(variable, { [variable.name]: given });
+  } catch (error) {
+    if (RunnerError.is(error)) return error;
+    throw error;
+  }
+  throw new Error(`${variable.name}="${given}" was accepted`);
+}
+
+const read = (variable: Variable<unknown>, given: string | undefined) =>
+  setting(variable, { [variable.name]: given });
+
+describe('setting', () => {
+  it('unset or empty is the default, for every kind', () => {
+    expect(setting(VARIABLES.RUNNER_LEASE_MS, {})).toBe(60_000);
+    expect(read(VARIABLES.RUNNER_LEASE_MS, '')).toBe(60_000);
+    expect(read(VARIABLES.RUNNER_DB_POOL, '')).toBe(10);
+    expect(read(VARIABLES.RUNNER_MODEL_RETRIES, '')).toBe(3);
+    expect(read(VARIABLES.PGCONNECT_TIMEOUT, '')).toBe(10);
+    expect(read(VARIABLES.RUNNER_THINKING, '')).toBe('off');
+    expect(read(VARIABLES.RUNNER_DATA, '')).toBe('.runner');
+    expect(read(VARIABLES.RUNNER_MODEL, undefined)).toBe('scripted:trip');
+    expect(read(VARIABLES.DATABASE_URL, '')).toBeUndefined();
+    expect(read(VARIABLES.OPENAI_BASE_URL, '')).toBeUndefined();
+    expect(read(VARIABLES.NO_COLOR, '')).toBe(false);
+  });
+
+  it('a whole number from its minimum: takes it and above, refuses below, fractions and words', () => {
+    expect(read(VARIABLES.RUNNER_LEASE_MS, '1')).toBe(1);
+    expect(read(VARIABLES.RUNNER_LEASE_MS, '1500')).toBe(1500);
+    expect(read(VARIABLES.RUNNER_MODEL_RETRIES, '0')).toBe(0);
+    expect(read(VARIABLES.RUNNER_SCRIPTED_DELAY_MS, '0')).toBe(0);
+    expect(refusal(VARIABLES.RUNNER_LEASE_MS, '0').message).toBe(
+      'RUNNER_LEASE_MS must be a whole number ≥ 1, not "0"',
+    );
+    expect(refusal(VARIABLES.RUNNER_MAX_ATTEMPTS, '2.5').message).toBe(
+      'RUNNER_MAX_ATTEMPTS must be a whole number ≥ 1, not "2.5"',
+    );
+    expect(refusal(VARIABLES.RUNNER_WAKE_POLL_MS, 'soon').message).toBe(
+      'RUNNER_WAKE_POLL_MS must be a whole number ≥ 1, not "soon"',
+    );
+    expect(refusal(VARIABLES.RUNNER_WORKER_CONCURRENCY, ' ').message).toBe(
+      'RUNNER_WORKER_CONCURRENCY must be a whole number ≥ 1, not " "',
+    );
+    expect(refusal(VARIABLES.RUNNER_MODEL_RETRIES, '-1').message).toBe(
+      'RUNNER_MODEL_RETRIES must be a whole number ≥ 0, not "-1"',
+    );
+    expect(refusal(VARIABLES.RUNNER_SCRIPTED_FAIL, 'x').message).toBe(
+      'RUNNER_SCRIPTED_FAIL must be a whole number ≥ 0, not "x"',
+    );
+  });
+
+  it('a whole number in a range: takes both ends, refuses outside them', () => {
+    expect(read(VARIABLES.RUNNER_DB_POOL, '1')).toBe(1);
+    expect(read(VARIABLES.RUNNER_DB_POOL, '1000')).toBe(1000);
+    expect(refusal(VARIABLES.RUNNER_DB_POOL, '1001').message).toBe(
+      'RUNNER_DB_POOL must be a whole number from 1 to 1000, not "1001"',
+    );
+    expect(refusal(VARIABLES.RUNNER_DB_POOL, '0').message).toContain('from 1 to 1000, not "0"');
+  });
+
+  it('seconds: above 0 and up to an hour, fractions too', () => {
+    expect(read(VARIABLES.PGCONNECT_TIMEOUT, '0.5')).toBe(0.5);
+    expect(read(VARIABLES.PGCONNECT_TIMEOUT, '3600')).toBe(3600);
+    for (const given of ['0', '3601', 'soon', '-1']) {
+      expect(refusal(VARIABLES.PGCONNECT_TIMEOUT, given).message).toBe(
+        `PGCONNECT_TIMEOUT must be a number of seconds above 0 and up to 3600, not "${given}"`,
+      );
+    }
+  });
+
+  it('one of some words, or a number: takes each, refuses anything else', () => {
+    expect(read(VARIABLES.RUNNER_THINKING, 'adaptive')).toBe('adaptive');
+    expect(read(VARIABLES.RUNNER_THINKING, 'off')).toBe('off');
+    expect(read(VARIABLES.RUNNER_THINKING, '4096')).toBe(4096);
+    for (const given of ['on', 'Adaptive', '10']) {
+      expect(refusal(VARIABLES.RUNNER_THINKING, given).message).toBe(
+        `RUNNER_THINKING must be "adaptive", "off" or a whole number ≥ 1024, not "${given}"`,
+      );
+    }
+  });
+
+  it('an http(s) URL: takes both schemes, refuses others without repeating the value', () => {
+    expect(read(VARIABLES.OPENAI_BASE_URL, 'http://localhost:11434/v1')).toBe(
+      'http://localhost:11434/v1',
+    );
+    expect(read(VARIABLES.ANTHROPIC_BASE_URL, 'https://proxy.example/anthropic')).toBe(
+      'https://proxy.example/anthropic',
+    );
+    for (const given of ['localhost:11434', 'ftp://me:secret@files.example', 'not a url']) {
+      const { message } = refusal(VARIABLES.OPENAI_BASE_URL, given);
+      expect(message).toBe('OPENAI_BASE_URL must be an http:// or https:// URL');
+    }
+  });
+
+  it('a PostgreSQL URL: refused naming the variable and what is wrong, never the password', () => {
+    const url = 'postgres://ada:pw@127.0.0.1:5432/runner?pgbouncer=true';
+    expect(read(VARIABLES.DATABASE_URL, url)).toBe(url);
+    const scheme = refusal(VARIABLES.DATABASE_URL, 'mysql://me:secret-pw@db.example/x');
+    expect(scheme.message).toBe(
+      'DATABASE_URL mysql://db.example/x is not a postgres URL: give postgres://USER@HOST:PORT/DATABASE',
+    );
+    expect(refusal(VARIABLES.RUNNER_LISTEN_URL, 'postgres://ada@127.0.0.1:70000/r').message).toBe(
+      'RUNNER_LISTEN_URL has port 70000, out of range: a port is a number from 1 to 65535',
+    );
+    expect(refusal(VARIABLES.DATABASE_URL, 'not-a-url').message).toBe(
+      'DATABASE_URL is not a URL: give postgres://USER@HOST:PORT/DATABASE',
+    );
+  });
+
+  it('text and flags: any value is taken; a flag set to anything is on', () => {
+    expect(read(VARIABLES.RUNNER_DATA, 'some/folder')).toBe('some/folder');
+    expect(read(VARIABLES.RUNNER_TOKEN, 's3cret')).toBe('s3cret');
+    expect(read(VARIABLES.NO_COLOR, '1')).toBe(true);
+    expect(read(VARIABLES.RUNNER_DEBUG, '0')).toBe(true);
+  });
+
+  it('a refusal is a usage error: exit 2, as any bad input', () => {
+    const error = refusal(VARIABLES.RUNNER_LEASE_MS, '-5');
+    expect(error.code).toBe('usage');
+    expect(classifyFailure(error).exitCode).toBe(2);
+  });
+});
+
+describe('the declarations', () => {
+  it('each is filed under its own name, and its default is a value its kind takes', () => {
+    for (const [key, variable] of Object.entries(VARIABLES) as [string, Variable<unknown>][]) {
+      expect(variable.name).toBe(key);
+      const value = variable.default;
+      if (value === undefined || typeof value === 'boolean') continue;
+      expect(read(variable, String(value)), key).toBe(value);
+    }
+  });
+
+  it('checkEnvironment passes an environment of defaults and names the one bad value', () => {
+    expect(() => checkEnvironment({})).not.toThrow();
+    const env: Env = { RUNNER_LEASE_MS: '1000', RUNNER_DB_POOL: '4', RUNNER_MAX_TOKENS: 'lots' };
+    expect(() => checkEnvironment(env)).toThrow(
+      'RUNNER_MAX_TOKENS must be a whole number ≥ 1, not "lots"',
+    );
+  });
+
+  it('the help lists every documented variable with what it takes and its default', () => {
+    const listed = describeVariables();
+    expect(HELP.main).toContain(listed);
+    for (const variable of Object.values(VARIABLES) as Variable<unknown>[]) {
+      // Each entry starts a line of its own; its continuation lines are indented further.
+      const entries = listed.split(/\n(?= {2}\S)/).map((e) => e.trim());
+      const entry = entries.find((e) => e.startsWith(`${variable.name}  `));
+      if (variable.description === undefined) {
+        expect(entry, variable.name).toBeUndefined();
+        continue;
+      }
+      const flat = entry?.replace(/\s+/g, ' ');
+      expect(flat, variable.name).toContain(`takes ${variable.kind.accepts}`);
+      expect(flat, variable.name).toContain(
+        `default ${variable.defaultText ?? String(variable.default)}`,
+      );
+    }
+    expect(listed).toContain('RUNNER_LEASE_MS  how long a worker holds a run');
+    expect(listed).not.toContain('npm_command');
+  });
+
+  it('option defaults are the ones the help states', () => {
+    expect(OPTION_DEFAULTS).toEqual({
+      concurrency: 1,
+      graceMs: 30_000,
+      host: '127.0.0.1',
+      port: 4319,
+    });
+    expect(HELP.serve).toContain('--port N        default 4319');
+    expect(HELP.serve).toContain('--host ADDR     default 127.0.0.1');
+    expect(HELP.wake).toContain('(default 30s;');
+  });
+});
+
+describe('the readers of settings', () => {
+  it('values they once replaced by their default in silence are refused now', () => {
+    expect(() => leasePolicyFromEnv({ RUNNER_LEASE_MS: '0' })).toThrow(
+      'RUNNER_LEASE_MS must be a whole number ≥ 1, not "0"',
+    );
+    expect(() => leasePolicyFromEnv({ RUNNER_RETRY_BACKOFF_MS: 'fast' })).toThrow(
+      'RUNNER_RETRY_BACKOFF_MS must be a whole number ≥ 1, not "fast"',
+    );
+    expect(() => workerConcurrency({ RUNNER_WORKER_CONCURRENCY: 'two' })).toThrow(
+      'RUNNER_WORKER_CONCURRENCY must be a whole number ≥ 1, not "two"',
+    );
+    expect(leasePolicyFromEnv({ RUNNER_LEASE_MS: '1500', RUNNER_MAX_ATTEMPTS: '2' })).toMatchObject(
+      { leaseMs: 1500, maxAttempts: 2 },
+    );
+    expect(workerConcurrency({})).toBe(2);
+  });
+
+  it('a thinking budget must stay below RUNNER_MAX_TOKENS, which the message names', () => {
+    const env = { ANTHROPIC_API_KEY: 'k', RUNNER_MAX_TOKENS: '4096', RUNNER_THINKING: '4096' };
+    expect(() => modelFromId('anthropic:c', env)).toThrow(
+      'RUNNER_THINKING must be "adaptive", "off" or a token budget from 1024 to below RUNNER_MAX_TOKENS (4096), not "4096"',
+    );
+    expect(modelFromId('anthropic:c', { ...env, RUNNER_THINKING: '2048' }).id).toBe('anthropic:c');
+  });
+});
