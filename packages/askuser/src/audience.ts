@@ -5,7 +5,10 @@ const name = z.string().min(1).max(200);
 
 /** Schema of {@link Audience}. */
 export const audienceSchema = z
-  .object({ names: z.array(name).max(100).optional(), roles: z.array(name).max(100).optional() })
+  .object({
+    names: z.array(name).max(100).readonly().optional(),
+    roles: z.array(name).max(100).readonly().optional(),
+  })
   .strict();
 
 /**
@@ -18,7 +21,9 @@ export interface Audience {
 }
 
 /** Schema of {@link Identity}. */
-export const identitySchema = z.object({ name, roles: z.array(name).max(100).optional() }).strict();
+export const identitySchema = z
+  .object({ name, roles: z.array(name).max(100).readonly().optional() })
+  .strict();
 
 /**
  * The person who answers or lists questions, as the caller authenticated it: a name and

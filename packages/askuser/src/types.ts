@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { ResumeAnswer } from './answer.js';
-import { audienceSchema, identitySchema } from './audience.js';
+import { audienceSchema, type Identity, identitySchema } from './audience.js';
 
 const int32 = z.number().int().min(-2_147_483_648).max(2_147_483_647);
 
@@ -136,7 +136,9 @@ export const answerOptionsSchema = z
  *   `os-user`), through which channel it answered (`page`, `api`, `cli`), and a digest of
  *   what it was shown; recorded only in the audit log (when the store has an audit key).
  */
-export type AnswerOptions = z.input<typeof answerOptionsSchema>;
+export type AnswerOptions = Omit<z.input<typeof answerOptionsSchema>, 'identity'> & {
+  identity?: Identity;
+};
 
 /** Options of `insert`, recorded only in the audit log (when the store has an audit key). */
 export interface InsertOptions {
