@@ -41,12 +41,12 @@ describe.skipIf(serverUrl === undefined)(
     async function median(): Promise<number> {
       const store = new AskUserStore(target.db);
       const times: number[] = [];
-      for (let i = 0; i < 30; i++) {
+      for (let i = 0; i < 15; i++) {
         const start = performance.now();
         await store.listAnswerable(operator, 100);
         times.push(performance.now() - start);
       }
-      return times.sort((a, b) => a - b)[15] ?? Number.NaN;
+      return times.sort((a, b) => a - b)[7] ?? Number.NaN;
     }
 
     beforeAll(async () => {
@@ -81,6 +81,6 @@ describe.skipIf(serverUrl === undefined)(
       expect(
         plan.filter((n) => n['Node Type'] === 'Seq Scan').map((n) => n['Relation Name']),
       ).toEqual([]);
-    });
+    }, 180_000);
   },
 );

@@ -149,6 +149,21 @@ for (const spec of await sqlTargets()) {
       expect(entries[4]?.data).toMatchObject({ action: 'decline', by: 'cli-user' });
       expect(entries[6]?.data).toMatchObject({ tokens: ['b1'] });
       expect((await verifyAudit(target.db, { key })).ok).toBe(true);
+      // A batch naming an answered question is refused whole, and the refusal recorded.
+      await store.insert(pause('b3', { conversationId: 'c1' }));
+      await store.insert(pause('b4', { conversationId: 'c4' }));
+      await store.markResumed('b4', yes);
+      const batch = await store.markResumedBatch({ b3: yes, b4: yes }).catch((e) => e);
+      expect(AskUserError.hasCode(batch, 'not_found')).toBe(true);
+      const last = (await all(target.db)).at(-1);
+      expect(last).toMatchObject({
+        chain: 'conversation:c4',
+        kind: 'answer-refused',
+        token: 'b4',
+        data: { reason: 'already_answered' },
+      });
+      expect((await store.getByToken('b3')).token).toBe('b3');
+      expect((await verifyAudit(target.db, { key })).ok).toBe(true);
       const reserved = await appendAuditEvent(target.db, {}, { key, chain: 'global' }).catch(
         (e) => e,
       );

@@ -393,25 +393,47 @@ export class AskUserStore {
           from updated u) as resolved,
         (select coalesce(json_agg(a.token order by a.token), '[]'::json)::text from answers a
           where a.token not in (select token from locked)) as missing`;
+    const key = this.#key;
     let row: Record<string, unknown> | undefined;
     try {
-      [row] = await withEntries(
+      ({ row } = await withEntries(
         this.#db,
-        this.#key,
-        async (tx) => rowsOf(await tx.execute(query)),
-        ([result]) =>
-          JSON.parse(String(result?.resolved ?? '[]')).map(
-            ([token, conversationId]: [string, string]) => {
-              const answer = answerOf.get(token);
-              return {
-                chain: conversationChain(conversationId),
-                kind: 'question-answered',
+        key,
+        async (tx) => {
+          const [result] = rowsOf(await tx.execute(query));
+          if (key === undefined || Number(result?.updated) === items.length) {
+            return { row: result, refused: [] };
+          }
+          // A new statement sees what a concurrent batch committed: those are refusals.
+          const refused = rowsOf(
+            await tx.execute(sql`select token, conversation_id from ${t}
+              where resumed_at is not null and token in
+                (select jsonb_array_elements_text(${String(result?.missing ?? '[]')}::jsonb))`),
+          );
+          return { row: result, refused };
+        },
+        ({ row: result, refused }) => {
+          const done: [string, string][] =
+            refused.length > 0
+              ? refused.map((r) => [String(r.token), String(r.conversation_id)])
+              : JSON.parse(String(result?.resolved ?? '[]'));
+          return done.map(([token, conversationId]) => {
+            const answer = answerOf.get(token);
+            return {
+              chain: conversationChain(conversationId),
+              kind: refused.length > 0 ? 'answer-refused' : 'question-answered',
+              token,
+              data: {
                 token,
-                data: { token, action: answer?.action, content: answer?.content, by: answeredBy },
-              };
-            },
-          ),
-      );
+                action: answer?.action,
+                content: answer?.content,
+                by: answeredBy,
+                ...(refused.length > 0 ? { reason: 'already_answered' } : {}),
+              },
+            };
+          });
+        },
+      ));
     } catch (error) {
       throw wrapDatabaseError(error, 'markResumedBatch');
     }
