@@ -1,7 +1,8 @@
 // Internal: how an audit entry is hashed, signed and appended to its chain.
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { rowsOf } from '@x/postgres-kit';
-import { sql } from 'drizzle-orm';
+import { type SQL, sql } from 'drizzle-orm';
+import { PgTransaction } from 'drizzle-orm/pg-core';
 import type { AskUserDatabase } from './database.js';
 import { AskUserError } from './errors.js';
 
@@ -88,15 +89,35 @@ export interface NewEntry {
   data: unknown;
 }
 
+/** A chain's last entry, locked by the transaction that read it. */
+export interface LockedHead {
+  chain: string;
+  seq: number;
+  hash: string;
+}
+
+/**
+ * The statement that locks a chain's head row for the rest of the transaction (creating it
+ * when missing) and returns it; `chain` may be an SQL expression over a CTE's rows.
+ */
+export function lockHeadStatement(chain: SQL, from: SQL = sql``): SQL {
+  return sql`insert into aura.audit_heads (chain, seq, hash)
+    select ${chain}, 0, ${GENESIS} ${from}
+    on conflict (chain) do update set seq = aura.audit_heads.seq
+    returning chain, seq::text as seq, hash`;
+}
+
 /**
  * Appends entries in the caller's transaction `tx`. Each chain's head row is locked (in
  * chain order, so two transactions never deadlock on heads) for the rest of `tx`: appends
- * to one chain are serialised, appends to different chains are not.
+ * to one chain are serialised, appends to different chains are not. `locked` is a head the
+ * caller has locked already (one statement less).
  */
 export async function appendEntries(
   tx: AskUserDatabase,
   key: Buffer,
   entries: readonly NewEntry[],
+  locked?: LockedHead,
 ): Promise<void> {
   const byChain = new Map<string, NewEntry[]>();
   for (const entry of entries) {
@@ -106,14 +127,12 @@ export async function appendEntries(
   }
   const at = new Date().toISOString();
   for (const chain of [...byChain.keys()].sort()) {
-    const [head] = rowsOf(
-      await tx.execute(sql`insert into aura.audit_heads (chain, seq, hash)
-        values (${chain}, 0, ${GENESIS})
-        on conflict (chain) do update set seq = aura.audit_heads.seq
-        returning seq::text as seq, hash`),
-    );
-    let seq = Number(head?.seq ?? 0);
-    let prev = String(head?.hash ?? GENESIS);
+    const head =
+      locked?.chain === chain
+        ? locked
+        : headOf(rowsOf(await tx.execute(lockHeadStatement(sql`${chain}`)))[0]);
+    let seq = head.seq;
+    let prev = head.hash;
     const rows = (byChain.get(chain) ?? []).map((entry) => {
       seq += 1;
       const fields: HashedFields = {
@@ -138,4 +157,24 @@ export async function appendEntries(
       )
       update aura.audit_heads set seq = ${seq}, hash = ${prev} where chain = ${chain}`);
   }
+}
+
+/** A head row as {@link lockHeadStatement} returns it. */
+export function headOf(row: Record<string, unknown> | undefined): LockedHead {
+  return {
+    chain: String(row?.chain),
+    seq: Number(row?.seq ?? 0),
+    hash: String(row?.hash ?? GENESIS),
+  };
+}
+
+/**
+ * Runs `write` in `db`'s transaction when `db` is one (an error aborts it whole anyway), or
+ * in a transaction of its own.
+ */
+export function inTransaction<T>(
+  db: AskUserDatabase,
+  write: (tx: AskUserDatabase) => Promise<T>,
+): Promise<T> {
+  return db instanceof PgTransaction ? write(db) : db.transaction(write);
 }

@@ -3,9 +3,11 @@ import { type SQL, sql } from 'drizzle-orm';
 import {
   appendEntries,
   conversationChain,
-  GENESIS,
   GLOBAL_CHAIN,
+  headOf,
+  inTransaction,
   keyBytes,
+  lockHeadStatement,
 } from './audit-chain.js';
 import type { AskUserDatabase } from './database.js';
 import { AskUserError, wrapDatabaseError } from './errors.js';
@@ -115,7 +117,7 @@ export async function appendAuditEvent(
     );
   }
   try {
-    await db.transaction((tx) =>
+    await inTransaction(db, (tx) =>
       appendEntries(tx, key, [{ chain, kind: 'app-event', token: options.token ?? null, data }]),
     );
   } catch (error) {
@@ -161,9 +163,7 @@ export async function sealAudit(
   try {
     return await db.transaction(async (tx) => {
       // One sealer at a time: the global head's row lock.
-      await tx.execute(sql`insert into aura.audit_heads (chain, seq, hash)
-        values (${GLOBAL_CHAIN}, 0, ${GENESIS})
-        on conflict (chain) do update set seq = aura.audit_heads.seq`);
+      const [head] = rowsOf(await tx.execute(lockHeadStatement(sql`${GLOBAL_CHAIN}`)));
       const heads = rowsOf(
         await tx.execute(sql`select h.chain, h.seq::text as seq, h.hash from aura.audit_heads h
           left join aura.audit_sealed s on s.chain = h.chain
@@ -171,9 +171,12 @@ export async function sealAudit(
           order by h.chain limit ${limit}`),
       ).map((r) => ({ chain: String(r.chain), seq: Number(r.seq), hash: String(r.hash) }));
       if (heads.length === 0) return 0;
-      await appendEntries(tx, key, [
-        { chain: GLOBAL_CHAIN, kind: 'chains-sealed', data: { heads } },
-      ]);
+      await appendEntries(
+        tx,
+        key,
+        [{ chain: GLOBAL_CHAIN, kind: 'chains-sealed', data: { heads } }],
+        headOf(head),
+      );
       await tx.execute(sql`insert into aura.audit_sealed (chain, seq)
         select r.chain, r.seq from jsonb_to_recordset(${JSON.stringify(heads)}::jsonb) as r(chain text, seq bigint)
         on conflict (chain) do update set seq = excluded.seq`);

@@ -4,7 +4,14 @@ import { rowsOf } from '@x/postgres-kit';
 import { type SQL, sql } from 'drizzle-orm';
 import type { ResumeAnswer } from './answer.js';
 import { admits, type Identity, identityKeys, textArray } from './audience.js';
-import { appendEntries, conversationChain, type NewEntry } from './audit-chain.js';
+import {
+  appendEntries,
+  conversationChain,
+  headOf,
+  inTransaction,
+  lockHeadStatement,
+  type NewEntry,
+} from './audit-chain.js';
 import type { AskUserDatabase } from './database.js';
 import { AskUserError, pauseNotFound } from './errors.js';
 import { pausedStates as t } from './schema.js';
@@ -46,22 +53,36 @@ export async function resolveGoverned(
 ): Promise<void> {
   const run = async (tx: AskUserDatabase): Promise<AskUserError | undefined> => {
     const check = c.identity === undefined ? sql`` : sql`and ${admits(c.identity)}`;
+    const update = sql`update aura.paused_states p set resumed_at = now(),
+        resumed_answer = ${JSON.stringify(answer)}::jsonb, answered_by = ${c.answeredBy}::text
+      where p.token = ${token} and p.resumed_at is null ${check}
+      returning p.conversation_id`;
+    // With a key, the same statement locks the conversation's chain head.
     const [updated] = rowsOf(
-      await tx.execute(sql`update aura.paused_states p set resumed_at = now(),
-          resumed_answer = ${JSON.stringify(answer)}::jsonb, answered_by = ${c.answeredBy}::text
-        where p.token = ${token} and p.resumed_at is null ${check}
-        returning p.conversation_id`),
+      await tx.execute(
+        key === undefined
+          ? update
+          : sql`with u as (${update}), h as (${lockHeadStatement(
+              sql`${conversationChain('')} || u.conversation_id`,
+              sql`from u`,
+            )}) select u.conversation_id, h.chain, h.seq, h.hash from u join h on true`,
+      ),
     );
     if (updated !== undefined) {
       if (key !== undefined) {
-        await appendEntries(tx, key, [
-          {
-            chain: conversationChain(String(updated.conversation_id)),
-            kind: 'question-answered',
-            token,
-            data: answerData(token, answer, c),
-          },
-        ]);
+        await appendEntries(
+          tx,
+          key,
+          [
+            {
+              chain: conversationChain(String(updated.conversation_id)),
+              kind: 'question-answered',
+              token,
+              data: answerData(token, answer, c),
+            },
+          ],
+          headOf(updated),
+        );
       }
       return undefined;
     }
@@ -96,7 +117,7 @@ export async function resolveGoverned(
     }
     return refusal;
   };
-  const refusal = key === undefined ? await run(db) : await db.transaction(run);
+  const refusal = key === undefined ? await run(db) : await inTransaction(db, run);
   if (refusal) throw refusal;
 }
 
@@ -129,7 +150,7 @@ export async function withEntries<T>(
   entriesOf: (result: T) => NewEntry[],
 ): Promise<T> {
   if (key === undefined) return write(db);
-  return db.transaction(async (tx) => {
+  return inTransaction(db, async (tx) => {
     const result = await write(tx);
     const entries = entriesOf(result);
     if (entries.length > 0) await appendEntries(tx, key, entries);
