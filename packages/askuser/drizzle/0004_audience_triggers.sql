@@ -27,3 +27,14 @@ CREATE TRIGGER "paused_states_audience_resolved" AFTER UPDATE OF "resumed_at" ON
 --> statement-breakpoint
 INSERT INTO "aura"."pending_audience" ("audience_key", "priority", "created_at", "token")
   SELECT '*', "priority", "created_at", "token" FROM "aura"."paused_states" WHERE "resumed_at" IS NULL;
+--> statement-breakpoint
+-- Each appended audit entry moves its chain's head (locked by the appender beforehand).
+CREATE FUNCTION "aura"."audit_entries_advance_head"() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  UPDATE "aura"."audit_heads" SET "seq" = NEW.seq, "hash" = NEW.hash WHERE "chain" = NEW.chain;
+  RETURN NULL;
+END;
+$$;
+--> statement-breakpoint
+CREATE TRIGGER "audit_entries_advance_head" AFTER INSERT ON "aura"."audit_entries"
+  FOR EACH ROW EXECUTE FUNCTION "aura"."audit_entries_advance_head"();

@@ -1,10 +1,11 @@
 // Internal: how an audit entry is hashed, signed and appended to its chain.
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
-import { rowsOf } from '@x/postgres-kit';
+import { lazyStatements, rowsOf } from '@x/postgres-kit';
 import { type SQL, sql } from 'drizzle-orm';
 import { PgTransaction } from 'drizzle-orm/pg-core';
 import type { AskUserDatabase } from './database.js';
 import { AskUserError } from './errors.js';
+import { auditEntries } from './schema.js';
 
 /** The `prev` of a chain's first entry: 64 zeros. */
 export const GENESIS = '0'.repeat(64);
@@ -107,17 +108,43 @@ export function lockHeadStatement(chain: SQL, from: SQL = sql``): SQL {
     returning chain, seq::text as seq, hash`;
 }
 
+/** The statements of one transaction's appends, built on first use. */
+export type AppendStatements = ReturnType<typeof appendStatements>;
+
+/** The prepared single-entry insert (a trigger advances the chain's head). */
+export function appendStatements(tx: AskUserDatabase) {
+  const p = sql.placeholder;
+  return lazyStatements({
+    append: () =>
+      tx
+        .insert(auditEntries)
+        .values({
+          chain: p('chain'),
+          seq: p('seq'),
+          kind: p('kind'),
+          at: sql`${p('at')}::timestamptz`,
+          token: p('token'),
+          body: p('body'),
+          prev: p('prev'),
+          hash: p('hash'),
+          sig: p('sig'),
+        })
+        .prepare('askuser_audit_append'),
+  });
+}
+
 /**
  * Appends entries in the caller's transaction `tx`. Each chain's head row is locked (in
  * chain order, so two transactions never deadlock on heads) for the rest of `tx`: appends
  * to one chain are serialised, appends to different chains are not. `locked` is a head the
- * caller has locked already (one statement less).
+ * caller has locked already (one statement less); a trigger moves each head along.
  */
 export async function appendEntries(
   tx: AskUserDatabase,
   key: Buffer,
   entries: readonly NewEntry[],
   locked?: LockedHead,
+  statements: AppendStatements = appendStatements(tx),
 ): Promise<void> {
   const byChain = new Map<string, NewEntry[]>();
   for (const entry of entries) {
@@ -148,14 +175,16 @@ export async function appendEntries(
       prev = hash;
       return { ...fields, hash, sig: sign(key, hash) };
     });
-    await tx.execute(sql`with appended as (
-        insert into aura.audit_entries (chain, seq, kind, at, token, body, prev, hash, sig)
-        select r.chain, r.seq, r.kind, r.at, r.token, r.body, r.prev, r.hash, r.sig
-        from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) as r(chain text, seq bigint,
-          kind text, at timestamptz, token text, body text, prev text, hash text, sig text)
-        order by r.seq
-      )
-      update aura.audit_heads set seq = ${seq}, hash = ${prev} where chain = ${chain}`);
+    const [only] = rows;
+    if (rows.length === 1 && only !== undefined) {
+      await statements.append.execute(only);
+      continue;
+    }
+    await tx.execute(sql`insert into aura.audit_entries (chain, seq, kind, at, token, body, prev, hash, sig)
+      select r.chain, r.seq, r.kind, r.at, r.token, r.body, r.prev, r.hash, r.sig
+      from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) as r(chain text, seq bigint,
+        kind text, at timestamptz, token text, body text, prev text, hash text, sig text)
+      order by r.seq`);
   }
 }
 

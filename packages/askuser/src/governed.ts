@@ -1,7 +1,7 @@
 // Internal: the writes of a store with an audit key or an identity: each in one transaction
 // with the audit entries it produces.
-import { rowsOf } from '@x/postgres-kit';
-import { type SQL, sql } from 'drizzle-orm';
+import { lazyStatements, rowsOf } from '@x/postgres-kit';
+import { and, eq, isNull, type SQL, sql } from 'drizzle-orm';
 import type { ResumeAnswer } from './answer.js';
 import { admits, type Identity, identityKeys, textArray } from './audience.js';
 import {
@@ -15,6 +15,50 @@ import {
 import type { AskUserDatabase } from './database.js';
 import { AskUserError, pauseNotFound } from './errors.js';
 import { pausedStates as t } from './schema.js';
+
+/** The prepared answers with an identity check (skipped when `name` is null). */
+function answerStatements(db: AskUserDatabase) {
+  const p = sql.placeholder;
+  const admitted = sql`(${p('name')}::text is null or (
+    ((cardinality(${t.audienceNames}) = 0 and cardinality(${t.audienceRoles}) = 0)
+      or ${p('name')}::text = any(${t.audienceNames})
+      or ${t.audienceRoles} && array(select jsonb_array_elements_text(${p('roles')}::jsonb)))
+    and not (${t.requesterMayNotAnswer} and ${t.requester} is not distinct from ${p('name')}::text)))`;
+  const update = () =>
+    db
+      .update(t)
+      .set({
+        resumedAt: sql`now()`,
+        resumedAnswer: p('answer'),
+        answeredBy: sql`${p('answeredBy')}`,
+      })
+      .where(and(eq(t.token, p('token')), isNull(t.resumedAt), admitted));
+  return lazyStatements({
+    answer: () =>
+      update().returning({ conversationId: t.conversationId }).prepare('askuser_answer_checked'),
+    answerAudited: () =>
+      update()
+        .returning({
+          conversationId: t.conversationId,
+          // Written out: drizzle leaves RETURNING's columns unqualified.
+          head: sql<
+            string | null
+          >`(select h.seq::text || ':' || h.hash from aura.audit_heads h where h.chain = 'conversation:' || "aura"."paused_states"."conversation_id" for update)`,
+        })
+        .prepare('askuser_answer_audited'),
+  });
+}
+
+// Built once per database or transaction handle, on first use.
+const built = new WeakMap<AskUserDatabase, ReturnType<typeof answerStatements>>();
+function statementsOf(db: AskUserDatabase) {
+  let statements = built.get(db);
+  if (statements === undefined) {
+    statements = answerStatements(db);
+    built.set(db, statements);
+  }
+  return statements;
+}
 
 /** The parsed options of an answer. */
 export interface AnswerContext {
@@ -52,73 +96,72 @@ export async function resolveGoverned(
   c: AnswerContext,
 ): Promise<void> {
   const run = async (tx: AskUserDatabase): Promise<AskUserError | undefined> => {
-    const check = c.identity === undefined ? sql`` : sql`and ${admits(c.identity)}`;
-    const update = sql`update aura.paused_states p set resumed_at = now(),
-        resumed_answer = ${JSON.stringify(answer)}::jsonb, answered_by = ${c.answeredBy}::text
-      where p.token = ${token} and p.resumed_at is null ${check}
-      returning p.conversation_id`;
-    // With a key, the same statement locks the conversation's chain head.
-    const [updated] = rowsOf(
-      await tx.execute(
-        key === undefined
-          ? update
-          : sql`with u as (${update}), h as (${lockHeadStatement(
-              sql`${conversationChain('')} || u.conversation_id`,
-              sql`from u`,
-            )}) select u.conversation_id, h.chain, h.seq, h.hash from u join h on true`,
-      ),
-    );
-    if (updated !== undefined) {
-      if (key !== undefined) {
-        await appendEntries(
-          tx,
-          key,
-          [
-            {
-              chain: conversationChain(String(updated.conversation_id)),
-              kind: 'question-answered',
-              token,
-              data: answerData(token, answer, c),
-            },
-          ],
-          headOf(updated),
-        );
-      }
-      return undefined;
+    const statements = statementsOf(tx);
+    const params = {
+      token,
+      answer,
+      answeredBy: c.answeredBy,
+      name: c.identity?.name ?? null,
+      roles: JSON.stringify(c.identity?.roles ?? []),
+    };
+    if (key === undefined) {
+      const [updated] = await statements.answer.execute(params);
+      return updated === undefined ? refusalOf(tx, undefined, token, answer, c) : undefined;
     }
-    // A new statement sees what a concurrent winner committed: why was it refused?
-    const [row] = rowsOf(
-      await tx.execute(sql`select p.conversation_id, p.resumed_at is not null as resolved,
-          ${c.identity === undefined ? sql`true` : admits(c.identity)} as admitted,
-          p.requester_may_not_answer and p.requester is not distinct from ${c.identity?.name ?? null}::text as own
-        from aura.paused_states p where p.token = ${token}`),
+    // The same statement locks the conversation's chain head (when the chain has one).
+    const [updated] = await statements.answerAudited.execute(params);
+    if (updated === undefined) return refusalOf(tx, key, token, answer, c);
+    const chain = conversationChain(updated.conversationId);
+    const [seq, hash] = updated.head?.split(':') ?? [];
+    await appendEntries(
+      tx,
+      key,
+      [{ chain, kind: 'question-answered', token, data: answerData(token, answer, c) }],
+      seq === undefined || hash === undefined ? undefined : { chain, seq: Number(seq), hash },
     );
-    if (row === undefined) return pauseNotFound([token]);
-    const resolved = row.resolved === true;
-    const refusal = resolved
-      ? pauseNotFound([token])
-      : row.own === true
-        ? forbidden(token, `${c.identity?.name} asked for it, and its requester may not answer it`)
-        : row.admitted !== true
-          ? forbidden(token, `its audience does not include ${c.identity?.name} or their roles`)
-          : pauseNotFound([token]);
-    if (key !== undefined && (resolved || refusal.code === 'forbidden')) {
-      await appendEntries(tx, key, [
-        {
-          chain: conversationChain(String(row.conversation_id)),
-          kind: 'answer-refused',
-          token,
-          data: {
-            ...answerData(token, answer, c),
-            reason: resolved ? 'already_answered' : 'forbidden',
-          },
-        },
-      ]);
-    }
-    return refusal;
+    return undefined;
   };
   const refusal = key === undefined ? await run(db) : await inTransaction(db, run);
   if (refusal) throw refusal;
+}
+
+/** Why an answer was refused (a new statement sees what a concurrent winner committed), recorded with a key. */
+async function refusalOf(
+  tx: AskUserDatabase,
+  key: Buffer | undefined,
+  token: string,
+  answer: ResumeAnswer,
+  c: AnswerContext,
+): Promise<AskUserError> {
+  const [row] = rowsOf(
+    await tx.execute(sql`select p.conversation_id, p.resumed_at is not null as resolved,
+          ${c.identity === undefined ? sql`true` : admits(c.identity)} as admitted,
+          p.requester_may_not_answer and p.requester is not distinct from ${c.identity?.name ?? null}::text as own
+        from aura.paused_states p where p.token = ${token}`),
+  );
+  if (row === undefined) return pauseNotFound([token]);
+  const resolved = row.resolved === true;
+  const refusal = resolved
+    ? pauseNotFound([token])
+    : row.own === true
+      ? forbidden(token, `${c.identity?.name} asked for it, and its requester may not answer it`)
+      : row.admitted !== true
+        ? forbidden(token, `its audience does not include ${c.identity?.name} or their roles`)
+        : pauseNotFound([token]);
+  if (key !== undefined && (resolved || refusal.code === 'forbidden')) {
+    await appendEntries(tx, key, [
+      {
+        chain: conversationChain(String(row.conversation_id)),
+        kind: 'answer-refused',
+        token,
+        data: {
+          ...answerData(token, answer, c),
+          reason: resolved ? 'already_answered' : 'forbidden',
+        },
+      },
+    ]);
+  }
+  return refusal;
 }
 
 function forbidden(token: string, why: string): AskUserError {
