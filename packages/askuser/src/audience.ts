@@ -1,4 +1,4 @@
-import { type SQL, sql } from 'drizzle-orm';
+import { type SQL, type SQLWrapper, sql } from 'drizzle-orm';
 import { z } from 'zod';
 
 const name = z.string().min(1).max(200);
@@ -44,13 +44,30 @@ export function textArray(values: readonly string[]): SQL {
   return sql`array(select jsonb_array_elements_text(${JSON.stringify(values)}::jsonb))`;
 }
 
+/** The columns of a `paused_states` row that {@link admits} reads. */
+export interface AudienceColumns {
+  names: SQL | SQLWrapper;
+  roles: SQL | SQLWrapper;
+  requester: SQL | SQLWrapper;
+  barred: SQL | SQLWrapper;
+}
+
+/** Those columns of `paused_states` under the alias `p`. */
+export const aliasedColumns: AudienceColumns = {
+  names: sql.raw('p.audience_names'),
+  roles: sql.raw('p.audience_roles'),
+  requester: sql.raw('p.requester'),
+  barred: sql.raw('p.requester_may_not_answer'),
+};
+
 /**
- * The condition that a `paused_states` row (alias `p`) admits the identity: its audience is
- * empty or names it or one of its roles, and it is not a requester barred from answering.
+ * The condition that a `paused_states` row admits the identity named `name` (text) with
+ * `roles` (text[]): its audience is empty or names it or one of its roles, and it is not a
+ * requester barred from answering.
  */
-export function admits(identity: Identity): SQL {
-  return sql`((cardinality(p.audience_names) = 0 and cardinality(p.audience_roles) = 0)
-    or ${identity.name} = any(p.audience_names)
-    or p.audience_roles && ${textArray(identity.roles ?? [])})
-    and not (p.requester_may_not_answer and p.requester is not distinct from ${identity.name})`;
+export function admits(name: SQL, roles: SQL, c: AudienceColumns = aliasedColumns): SQL {
+  return sql`((cardinality(${c.names}) = 0 and cardinality(${c.roles}) = 0)
+    or ${name}::text = any(${c.names})
+    or ${c.roles} && ${roles})
+    and not (${c.barred} and ${c.requester} is not distinct from ${name}::text)`;
 }

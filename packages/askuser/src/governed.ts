@@ -4,14 +4,7 @@ import { lazyStatements, rowsOf } from '@x/postgres-kit';
 import { and, eq, isNull, type SQL, sql } from 'drizzle-orm';
 import type { ResumeAnswer } from './answer.js';
 import { admits, type Identity, identityKeys, textArray } from './audience.js';
-import {
-  appendEntries,
-  conversationChain,
-  headOf,
-  inTransaction,
-  lockHeadStatement,
-  type NewEntry,
-} from './audit-chain.js';
+import { appendEntries, conversationChain, inTransaction, type NewEntry } from './audit-chain.js';
 import type { AskUserDatabase } from './database.js';
 import { AskUserError, pauseNotFound } from './errors.js';
 import { pausedStates as t } from './schema.js';
@@ -19,11 +12,16 @@ import { pausedStates as t } from './schema.js';
 /** The prepared answers with an identity check (skipped when `name` is null). */
 function answerStatements(db: AskUserDatabase) {
   const p = sql.placeholder;
-  const admitted = sql`(${p('name')}::text is null or (
-    ((cardinality(${t.audienceNames}) = 0 and cardinality(${t.audienceRoles}) = 0)
-      or ${p('name')}::text = any(${t.audienceNames})
-      or ${t.audienceRoles} && array(select jsonb_array_elements_text(${p('roles')}::jsonb)))
-    and not (${t.requesterMayNotAnswer} and ${t.requester} is not distinct from ${p('name')}::text)))`;
+  const admitted = sql`(${p('name')}::text is null or (${admits(
+    sql`${p('name')}`,
+    sql`array(select jsonb_array_elements_text(${p('roles')}::jsonb))`,
+    {
+      names: t.audienceNames,
+      roles: t.audienceRoles,
+      requester: t.requester,
+      barred: t.requesterMayNotAnswer,
+    },
+  )}))`;
   const update = () =>
     db
       .update(t)
@@ -135,7 +133,7 @@ async function refusalOf(
 ): Promise<AskUserError> {
   const [row] = rowsOf(
     await tx.execute(sql`select p.conversation_id, p.resumed_at is not null as resolved,
-          ${c.identity === undefined ? sql`true` : admits(c.identity)} as admitted,
+          ${c.identity === undefined ? sql`true` : admits(sql`${c.identity.name}`, textArray(c.identity.roles ?? []))} as admitted,
           p.requester_may_not_answer and p.requester is not distinct from ${c.identity?.name ?? null}::text as own
         from aura.paused_states p where p.token = ${token}`),
   );
