@@ -110,7 +110,7 @@ export class AskUserStore {
   /**
    * @param db a drizzle database (postgres.js or PGlite) or a transaction handle.
    * @param options `audit.key`: with it every write also appends its audit entries, in the
-   *   same transaction (a savepoint inside the caller's); see the README's audit log.
+   *   same transaction (`db`'s when it is a transaction handle); see the README's audit log.
    * @throws {AskUserError} `invalid_argument` for an audit key under 16 bytes.
    */
   constructor(db: AskUserDatabase, options: AskUserStoreOptions = {}) {
