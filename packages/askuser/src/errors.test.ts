@@ -25,6 +25,7 @@ describe('AskUserError', () => {
       'invalid_answer',
       'invalid_pause',
       'invalid_argument',
+      'forbidden',
       'duplicate',
       'unavailable',
       'corrupt',

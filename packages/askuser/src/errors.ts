@@ -12,6 +12,11 @@ export type AskUserErrorCode =
   | 'invalid_pause'
   /** An argument other than a pause or an answer is malformed (e.g. an invalid cutoff date). */
   | 'invalid_argument'
+  /**
+   * An answer that names its identity is refused: the identity is outside the question's
+   * audience, or it is the requester of a question its requester may not answer.
+   */
+  | 'forbidden'
   /** A pause with this token already exists (SQLSTATE 23505). */
   | 'duplicate'
   /** The database failed or is unreachable, or the table is missing (run `migrate`); see `sqlState` and `cause`. */

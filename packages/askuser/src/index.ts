@@ -1,7 +1,8 @@
 /**
  * @packageDocumentation
  * `@x/askuser`: the PostgreSQL / PGlite store of pending human questions
- * (`aura.paused_states`): FIFO listing, answers, batch answers, auto-resolve, purge.
+ * (`aura.paused_states`): FIFO listing, answers, batch answers, auto-resolve, purge; who may
+ * answer a question (audience, requester) and the tamper-evident audit log of what happened.
  * Plain fields in, plain fields out.
  */
 export {
@@ -14,15 +15,49 @@ export {
   type ResumeAnswer,
   resumeAnswerSchema,
 } from './answer.js';
+export { type Audience, audienceSchema, type Identity, identitySchema } from './audience.js';
+export {
+  type AppendAuditEventOptions,
+  type AuditEntry,
+  type AuditHead,
+  type AuditKey,
+  type AuditKind,
+  appendAuditEvent,
+  auditHead,
+  type ExportAuditOptions,
+  exportAudit,
+  purgeAuditOlderThan,
+  sealAudit,
+} from './audit.js';
+export {
+  type AuditProblem,
+  type AuditVerification,
+  type VerifyAuditOptions,
+  verifyAudit,
+} from './audit-verify.js';
 export { ASKUSER_ANSWERED_CHANNEL, ASKUSER_CREATED_CHANNEL } from './channels.js';
 export type { AskUserDatabase } from './database.js';
 export { AskUserError, type AskUserErrorCode, type AskUserErrorOptions } from './errors.js';
 export { MIGRATIONS_SCHEMA, MIGRATIONS_TABLE, migrate } from './migrate.js';
-export { auraSchema, pausedStates } from './schema.js';
-export { AskUserStore, DEFAULT_PENDING_LIMIT, DEFAULT_RECENT_LIMIT } from './store.js';
+export {
+  auditEntries,
+  auditHeads,
+  auditSealed,
+  auraSchema,
+  pausedStates,
+  pendingAudience,
+} from './schema.js';
+export {
+  AskUserStore,
+  type AskUserStoreOptions,
+  DEFAULT_PENDING_LIMIT,
+  DEFAULT_RECENT_LIMIT,
+} from './store.js';
 export type {
   AnsweredPause,
+  AnswerOptions,
   CleanupOptions,
+  InsertOptions,
   InsertParams,
   InsertPauseParams,
   ListAnsweredOptions,
@@ -31,4 +66,8 @@ export type {
   Pending,
   ResumeAnswers,
 } from './types.js';
-export { insertPauseParamsSchema, markResumedOptionsSchema } from './types.js';
+export {
+  answerOptionsSchema,
+  insertPauseParamsSchema,
+  markResumedOptionsSchema,
+} from './types.js';

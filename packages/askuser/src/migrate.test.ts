@@ -55,7 +55,7 @@ for (const spec of await sqlTargets()) {
         target.db,
         sql`select count(*)::int as n from ${sql.identifier(MIGRATIONS_SCHEMA)}.${sql.identifier(MIGRATIONS_TABLE)}`,
       );
-      expect(applied).toEqual([{ n: 3 }]);
+      expect(applied).toEqual([{ n: 5 }]);
       const shared = await query(
         target.db,
         sql`select count(*)::int as n from information_schema.tables where table_schema = 'drizzle'`,
@@ -81,6 +81,10 @@ for (const spec of await sqlTargets()) {
         'resumed_at',
         'resumed_answer',
         'answered_by',
+        'audience_names',
+        'audience_roles',
+        'requester',
+        'requester_may_not_answer',
       ]);
     });
 
@@ -163,7 +167,7 @@ describe.skipIf(serverUrl === undefined)('migrate from several processes at once
         target.db,
         sql`select count(*)::int as n from x_askuser.__migrations`,
       );
-      expect(applied).toEqual([{ n: 3 }]);
+      expect(applied).toEqual([{ n: 5 }]);
     } finally {
       await Promise.all(clients.map((c) => c.end()));
       await target.close();

@@ -22,6 +22,10 @@ export const columns = {
   resumedAt: t.resumedAt,
   resumedAnswer: sql<string | null>`${t.resumedAnswer}::text`,
   answeredBy: t.answeredBy,
+  audienceNames: sql<string>`array_to_json(${t.audienceNames})::text`,
+  audienceRoles: sql<string>`array_to_json(${t.audienceRoles})::text`,
+  requester: t.requester,
+  requesterMayNotAnswer: t.requesterMayNotAnswer,
 };
 
 export type Row = {
@@ -39,6 +43,10 @@ export type Row = {
   resumedAt: Date | null;
   resumedAnswer: string | null;
   answeredBy: string | null;
+  audienceNames: string;
+  audienceRoles: string;
+  requester: string | null;
+  requesterMayNotAnswer: boolean;
 };
 
 function parseJson(text: string | null): unknown {
@@ -58,6 +66,12 @@ export function toPending(row: Row): Pending {
     proxiedFromChildId: row.proxiedFromChildId ?? '',
     proxiedToolCallId: row.proxiedToolCallId ?? '',
     createdAt: row.createdAt,
+    audience: {
+      names: JSON.parse(row.audienceNames) as string[],
+      roles: JSON.parse(row.audienceRoles) as string[],
+    },
+    requester: row.requester,
+    requesterMayNotAnswer: row.requesterMayNotAnswer,
   };
 }
 

@@ -1,5 +1,17 @@
 import { sql } from 'drizzle-orm';
-import { index, integer, jsonb, pgSchema, text, timestamp } from 'drizzle-orm/pg-core';
+import {
+  bigint,
+  bigserial,
+  boolean,
+  index,
+  integer,
+  jsonb,
+  pgSchema,
+  primaryKey,
+  text,
+  timestamp,
+  uniqueIndex,
+} from 'drizzle-orm/pg-core';
 
 /** The Postgres schema that holds the askuser table: `aura`. */
 export const auraSchema = pgSchema('aura');
@@ -29,6 +41,12 @@ export const pausedStates = auraSchema.table(
     resumedAnswer: jsonb('resumed_answer'),
     // Who resolved the pause (an operator's name, an OS user); null when not told.
     answeredBy: text('answered_by'),
+    // Who may answer: operator names and roles; both empty means any operator.
+    audienceNames: text('audience_names').array().notNull().default(sql`'{}'::text[]`),
+    audienceRoles: text('audience_roles').array().notNull().default(sql`'{}'::text[]`),
+    // The person the agent acts for, and whether they are barred from answering.
+    requester: text('requester'),
+    requesterMayNotAnswer: boolean('requester_may_not_answer').notNull().default(false),
   },
   (t) => [
     // listPending(conversationId) and autoResolveForConversation: pending rows of one
@@ -52,3 +70,72 @@ export const pausedStates = auraSchema.table(
       .where(sql`${t.resumedAt} is not null`),
   ],
 );
+
+/**
+ * `aura.pending_audience`: one row per pending pause and audience key (`*` for anyone,
+ * `name:<n>`, `role:<r>`), kept by triggers on `paused_states` (added on insert, removed on
+ * resolution), so the pending list of one identity is a few ordered index scans.
+ */
+export const pendingAudience = auraSchema.table(
+  'pending_audience',
+  {
+    audienceKey: text('audience_key').notNull(),
+    priority: integer('priority').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull(),
+    token: text('token')
+      .notNull()
+      .references(() => pausedStates.token, { onDelete: 'cascade' }),
+  },
+  (t) => [
+    primaryKey({ columns: [t.token, t.audienceKey] }),
+    // listAnswerable: the pending FIFO of one audience key, read in order.
+    index('pending_audience_fifo_idx').on(
+      t.audienceKey,
+      t.priority.desc().nullsFirst(),
+      t.createdAt.asc(),
+      t.token.asc(),
+    ),
+  ],
+);
+
+/**
+ * `aura.audit_entries`: the append-only audit log. Each entry is the `seq`-th of its
+ * `chain` (a conversation's, an app's, or the global seal chain), holds the `hash` of the
+ * entry before it (`prev`), its own SHA-256 `hash` and an HMAC-SHA256 `sig` of that hash.
+ * Write it only through the store and the audit functions.
+ */
+export const auditEntries = auraSchema.table(
+  'audit_entries',
+  {
+    id: bigserial('id', { mode: 'bigint' }).primaryKey(),
+    chain: text('chain').notNull(),
+    seq: bigint('seq', { mode: 'number' }).notNull(),
+    kind: text('kind').notNull(),
+    at: timestamp('at', { withTimezone: true }).notNull(),
+    token: text('token'),
+    // The entry's data as canonical JSON text: exactly what was hashed.
+    body: text('body').notNull(),
+    prev: text('prev').notNull(),
+    hash: text('hash').notNull(),
+    sig: text('sig').notNull(),
+  },
+  (t) => [
+    uniqueIndex('audit_entries_chain_seq_idx').on(t.chain, t.seq),
+    index('audit_entries_at_idx').on(t.at, t.id),
+    // verifyAudit: a pause's entries, to check its row against what the log recorded.
+    index('audit_entries_token_idx').on(t.token, t.id).where(sql`${t.token} is not null`),
+  ],
+);
+
+/** `aura.audit_heads`: the last entry of each chain; its row lock serialises one chain's appends. */
+export const auditHeads = auraSchema.table('audit_heads', {
+  chain: text('chain').primaryKey(),
+  seq: bigint('seq', { mode: 'number' }).notNull(),
+  hash: text('hash').notNull(),
+});
+
+/** `aura.audit_sealed`: how far each chain is sealed into the global chain. */
+export const auditSealed = auraSchema.table('audit_sealed', {
+  chain: text('chain').primaryKey(),
+  seq: bigint('seq', { mode: 'number' }).notNull(),
+});

@@ -7,13 +7,20 @@ import {
   type ResumeAnswer,
   resumeAnswerSchema,
 } from './answer.js';
+import { type Identity, identitySchema } from './audience.js';
+import type { AuditKey } from './audit.js';
+import { conversationChain, keyBytes } from './audit-chain.js';
 import type { AskUserDatabase } from './database.js';
 import { AskUserError, pauseNotFound, wrapDatabaseError } from './errors.js';
+import { type AnswerContext, answerableBy, resolveGoverned, withEntries } from './governed.js';
 import { columns, type Row, toAnswered, toPending, toRecord } from './projection.js';
 import { pausedStates as t } from './schema.js';
 import {
   type AnsweredPause,
+  type AnswerOptions,
+  answerOptionsSchema,
   type CleanupOptions,
+  type InsertOptions,
   type InsertPauseParams,
   insertPauseParamsSchema,
   type ListAnsweredOptions,
@@ -23,6 +30,12 @@ import {
   type Pending,
   type ResumeAnswers,
 } from './types.js';
+
+/** Options of {@link AskUserStore}. */
+export interface AskUserStoreOptions {
+  /** Append every write's audit entries, signed with this key (kept outside the database). */
+  audit?: { key: AuditKey };
+}
 
 /** Rows `listPending` / `listPendingAll` / `listAnswered` return when no limit is given. */
 export const DEFAULT_PENDING_LIMIT = 100;
@@ -53,6 +66,10 @@ function prepareStatements(db: AskUserDatabase) {
           resumeContext: sql`${p('resumeContext')}`,
           proxiedFromChildId: p('proxiedFromChildId'),
           proxiedToolCallId: p('proxiedToolCallId'),
+          audienceNames: sql`array(select jsonb_array_elements_text(${p('audienceNames')}::jsonb))`,
+          audienceRoles: sql`array(select jsonb_array_elements_text(${p('audienceRoles')}::jsonb))`,
+          requester: sql`${p('requester')}`,
+          requesterMayNotAnswer: p('requesterMayNotAnswer'),
         })
         .prepare('askuser_insert'),
     markResumed: () =>
@@ -88,11 +105,18 @@ function prepareStatements(db: AskUserDatabase) {
 export class AskUserStore {
   readonly #db: AskUserDatabase;
   readonly #statements: ReturnType<typeof prepareStatements>;
+  readonly #key: Buffer | undefined;
 
-  /** @param db a drizzle database (postgres.js or PGlite) or a transaction handle. */
-  constructor(db: AskUserDatabase) {
+  /**
+   * @param db a drizzle database (postgres.js or PGlite) or a transaction handle.
+   * @param options `audit.key`: with it every write also appends its audit entries, in the
+   *   same transaction (`db`'s when it is a transaction handle); see the README's audit log.
+   * @throws {AskUserError} `invalid_argument` for an audit key under 16 bytes.
+   */
+  constructor(db: AskUserDatabase, options: AskUserStoreOptions = {}) {
     this.#db = db;
     this.#statements = prepareStatements(db);
+    this.#key = options.audit === undefined ? undefined : keyBytes(options.audit.key);
   }
 
   /**
@@ -100,7 +124,7 @@ export class AskUserStore {
    * a null (or `''`) child id and an empty proxied tool-call id → SQL NULL.
    * @throws {AskUserError} `invalid_pause` for malformed fields, `duplicate` when the token exists.
    */
-  async insert(params: InsertPauseParams): Promise<void> {
+  async insert(params: InsertPauseParams, options: InsertOptions = {}): Promise<void> {
     const parsed = insertPauseParamsSchema.safeParse(params);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
@@ -111,19 +135,46 @@ export class AskUserStore {
       );
     }
     const p = parsed.data;
+    const audience = { names: p.audience?.names ?? [], roles: p.audience?.roles ?? [] };
+    const requester = p.requester ?? null;
+    const requesterMayNotAnswer = p.requesterMayNotAnswer ?? false;
     try {
-      await this.#statements.insert.execute({
-        token: p.token,
-        conversationId: p.conversationId,
-        kind: p.kind,
-        question: p.question,
-        options: jsonOrNull(p.options),
-        priority: p.priority ?? 0,
-        toolCallId: p.toolCallId,
-        resumeContext: jsonOrNull(p.resumeContext),
-        proxiedFromChildId: p.proxiedFromChildId || null,
-        proxiedToolCallId: p.proxiedToolCallId || null,
-      });
+      const write = (tx: AskUserDatabase) =>
+        (tx === this.#db ? this.#statements : prepareStatements(tx)).insert.execute({
+          token: p.token,
+          conversationId: p.conversationId,
+          kind: p.kind,
+          question: p.question,
+          options: jsonOrNull(p.options),
+          priority: p.priority ?? 0,
+          toolCallId: p.toolCallId,
+          resumeContext: jsonOrNull(p.resumeContext),
+          proxiedFromChildId: p.proxiedFromChildId || null,
+          proxiedToolCallId: p.proxiedToolCallId || null,
+          audienceNames: JSON.stringify(audience.names),
+          audienceRoles: JSON.stringify(audience.roles),
+          requester,
+          requesterMayNotAnswer,
+        });
+      await withEntries(this.#db, this.#key, write, () => [
+        {
+          chain: conversationChain(p.conversationId),
+          kind: 'question-created',
+          token: p.token,
+          data: {
+            token: p.token,
+            conversationId: p.conversationId,
+            kind: p.kind,
+            question: p.question,
+            toolCallId: p.toolCallId,
+            runId: options.runId ?? null,
+            argumentsDigest: options.argumentsDigest ?? null,
+            audience,
+            requester,
+            requesterMayNotAnswer,
+          },
+        },
+      ]);
     } catch (error) {
       throw wrapDatabaseError(error, 'insert', p.token);
     }
@@ -235,20 +286,54 @@ export class AskUserStore {
   }
 
   /**
+   * The pending pauses `identity` may answer, in the FIFO order of `listPendingAll`, at most
+   * `limit` (`<= 0` or omitted → 100): those whose audience is empty, names it or one of its
+   * roles, less those it requested when their requester may not answer. Read through the
+   * ordered index of `aura.pending_audience`, a range per name and role: the cost grows with
+   * `limit` and the identity's roles, not with the number of pending pauses.
+   * @throws {AskUserError} `invalid_argument` for a malformed identity.
+   */
+  async listAnswerable(identity: Identity, limit?: number): Promise<Pending[]> {
+    const who = parseIdentity(identity);
+    const n = normalizeLimit(limit, DEFAULT_PENDING_LIMIT);
+    const rows = await this.#select('listAnswerable', (q) =>
+      q
+        .where(and(isNull(t.resumedAt), answerableBy(who, n)))
+        .orderBy(...fifo)
+        .limit(n),
+    );
+    return rows.map(toPending);
+  }
+
+  /**
    * Resolves one pending pause with `{ action, content }`, exactly once: a conditional
    * UPDATE, so of several concurrent calls for one token one succeeds.
-   * `options.answeredBy` records who answered.
+   * `options.answeredBy` records who answered. With `options.identity` the same UPDATE
+   * admits only an identity of the pause's audience that is not its barred requester
+   * (without one nothing is checked: an administrator's answer). With an audit key the
+   * answer, or its refusal (`forbidden`, already answered), is appended to the audit log in
+   * one transaction with it; a refusal's entry is committed before the error is thrown
+   * (inside a caller's transaction, only if the caller commits).
    * @throws {AskUserError} `invalid_answer` (action not accept/decline/cancel; nothing
-   *   changes), `invalid_argument` (a bad `answeredBy`), `not_found` (unknown or already
-   *   resolved token).
+   *   changes), `invalid_argument` (a bad option), `forbidden` (outside the audience, or the
+   *   barred requester), `not_found` (unknown or already resolved token).
    */
   async markResumed(
     token: string,
     answer: ResumeAnswer,
-    options: MarkResumedOptions = {},
+    options: AnswerOptions = {},
   ): Promise<void> {
     const parsed = parseAnswer(token, answer);
-    const answeredBy = parseAnsweredBy(options);
+    const context = parseAnswerOptions(options);
+    if (context.identity !== undefined || this.#key !== undefined) {
+      try {
+        await resolveGoverned(this.#db, this.#key, token, parsed, context);
+      } catch (error) {
+        throw wrapDatabaseError(error, 'markResumed', token);
+      }
+      return;
+    }
+    const { answeredBy } = context;
     let updated: { token: string }[];
     try {
       updated = await this.#statements.markResumed.execute({ token, answer: parsed, answeredBy });
@@ -290,6 +375,7 @@ export class AskUserStore {
       seen.add(token);
       return { token, answer: parseAnswer(token, answer) };
     });
+    const answerOf = new Map(items.map((i) => [i.token, i.answer]));
     const query = sql`
       with answers as (
         select a.token, a.answer from jsonb_to_recordset(${JSON.stringify(items)}::jsonb) as a(token text, answer jsonb)
@@ -300,14 +386,54 @@ export class AskUserStore {
         update ${t} p set resumed_at = now(), resumed_answer = a.answer, answered_by = ${answeredBy}::text
         from locked l join answers a on a.token = l.token
         where p.token = l.token and (select count(*) from locked) = ${items.length}::bigint
-        returning p.token
+        returning p.token, p.conversation_id
       )
       select (select count(*) from updated)::int as updated,
+        (select coalesce(json_agg(json_build_array(u.token, u.conversation_id) order by u.token), '[]'::json)::text
+          from updated u) as resolved,
         (select coalesce(json_agg(a.token order by a.token), '[]'::json)::text from answers a
           where a.token not in (select token from locked)) as missing`;
+    const key = this.#key;
     let row: Record<string, unknown> | undefined;
     try {
-      [row] = rowsOf(await this.#db.execute(query));
+      ({ row } = await withEntries(
+        this.#db,
+        key,
+        async (tx) => {
+          const [result] = rowsOf(await tx.execute(query));
+          if (key === undefined || Number(result?.updated) === items.length) {
+            return { row: result, refused: [] };
+          }
+          // A new statement sees what a concurrent batch committed: those are refusals.
+          const refused = rowsOf(
+            await tx.execute(sql`select token, conversation_id from ${t}
+              where resumed_at is not null and token in
+                (select jsonb_array_elements_text(${String(result?.missing ?? '[]')}::jsonb))`),
+          );
+          return { row: result, refused };
+        },
+        ({ row: result, refused }) => {
+          const done: [string, string][] =
+            refused.length > 0
+              ? refused.map((r) => [String(r.token), String(r.conversation_id)])
+              : JSON.parse(String(result?.resolved ?? '[]'));
+          return done.map(([token, conversationId]) => {
+            const answer = answerOf.get(token);
+            return {
+              chain: conversationChain(conversationId),
+              kind: refused.length > 0 ? 'answer-refused' : 'question-answered',
+              token,
+              data: {
+                token,
+                action: answer?.action,
+                content: answer?.content,
+                by: answeredBy,
+                ...(refused.length > 0 ? { reason: 'already_answered' } : {}),
+              },
+            };
+          });
+        },
+      ));
     } catch (error) {
       throw wrapDatabaseError(error, 'markResumedBatch');
     }
@@ -330,11 +456,23 @@ export class AskUserStore {
   async autoResolveForConversation(conversationId: string): Promise<number> {
     const answer: ResumeAnswer = { action: ACTION_CANCEL, content: AUTO_TERMINATED_MARKER };
     try {
-      const rows = await this.#db
-        .update(t)
-        .set({ resumedAt: sql`now()`, resumedAnswer: answer })
-        .where(and(eq(t.conversationId, conversationId), isNull(t.resumedAt)))
-        .returning({ token: t.token });
+      const rows = await withEntries(
+        this.#db,
+        this.#key,
+        (tx) =>
+          tx
+            .update(t)
+            .set({ resumedAt: sql`now()`, resumedAnswer: answer })
+            .where(and(eq(t.conversationId, conversationId), isNull(t.resumedAt)))
+            .returning({ token: t.token }),
+        (resolved) =>
+          resolved.map(({ token }) => ({
+            chain: conversationChain(conversationId),
+            kind: 'question-cancelled',
+            token,
+            data: { token, action: answer.action, content: answer.content, by: null },
+          })),
+      );
       return rows.length;
     } catch (error) {
       throw wrapDatabaseError(error, 'autoResolveForConversation');
@@ -378,7 +516,23 @@ export class AskUserStore {
           .where(old);
         return Number(row?.count ?? 0);
       }
-      const rows = await this.#db.delete(t).where(old).returning({ token: t.token });
+      const rows = await withEntries(
+        this.#db,
+        this.#key,
+        (tx) =>
+          tx.delete(t).where(old).returning({ token: t.token, conversationId: t.conversationId }),
+        (deleted) => {
+          const tokensOf = new Map<string, string[]>();
+          for (const { token, conversationId } of deleted) {
+            tokensOf.set(conversationId, [...(tokensOf.get(conversationId) ?? []), token]);
+          }
+          return [...tokensOf].map(([conversationId, tokens]) => ({
+            chain: conversationChain(conversationId),
+            kind: 'question-purged',
+            data: { tokens, cutoff: cutoff.toISOString() },
+          }));
+        },
+      );
       return rows.length;
     } catch (error) {
       throw wrapDatabaseError(error, 'cleanupResumedOlderThan');
@@ -421,6 +575,36 @@ function parseAnsweredBy(options: unknown): string | null {
     );
   }
   return parsed.data.answeredBy ?? null;
+}
+
+function parseAnswerOptions(options: unknown): AnswerContext {
+  const parsed = answerOptionsSchema.safeParse(options ?? {});
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new AskUserError(
+      'invalid_argument',
+      `invalid answer option ${issue?.path.join('.') || '(root)'}: ${issue?.message ?? 'invalid'} (answeredBy and identity.name are names of 1 to 200 characters)`,
+      { cause: parsed.error },
+    );
+  }
+  const o = parsed.data;
+  return {
+    answeredBy: o.answeredBy ?? o.identity?.name ?? null,
+    identity: o.identity,
+    signedInWith: o.signedInWith,
+    channel: o.channel,
+    shownDigest: o.shownDigest,
+  };
+}
+
+function parseIdentity(identity: unknown): Identity {
+  const parsed = identitySchema.safeParse(identity);
+  if (parsed.success) return parsed.data;
+  throw new AskUserError(
+    'invalid_argument',
+    'an identity is { name, roles? }: a name of 1 to 200 characters and a list of role names',
+    { cause: parsed.error },
+  );
 }
 
 function parseAnswer(token: string, answer: unknown): ResumeAnswer {

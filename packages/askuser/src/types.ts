@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { ResumeAnswer } from './answer.js';
+import { audienceSchema, type Identity, identitySchema } from './audience.js';
 
 const int32 = z.number().int().min(-2_147_483_648).max(2_147_483_647);
 
@@ -28,6 +29,9 @@ export const insertPauseParamsSchema = z.object({
   resumeContext: jsonValue.optional(),
   proxiedFromChildId: z.string().nullish(),
   proxiedToolCallId: z.string().nullish(),
+  audience: audienceSchema.optional(),
+  requester: z.string().min(1).max(200).nullish(),
+  requesterMayNotAnswer: z.boolean().optional(),
 });
 
 /**
@@ -38,6 +42,10 @@ export const insertPauseParamsSchema = z.object({
  * - `proxiedFromChildId`: the flat swarm worker id (`"w1"`..`"wN"`, stored verbatim, not a
  *   uuid) when the pause relays a child's question; `null`, omitted or `''` → SQL NULL.
  * - `proxiedToolCallId`: the child's tool call id; omitted, `null` or `''` → SQL NULL.
+ * - `audience`: who may answer (operator `names` and/or `roles`); omitted or both empty →
+ *   any operator. Enforced only for answers that name an identity.
+ * - `requester`: the person the agent acts for; `requesterMayNotAnswer: true` (separation
+ *   of duties) refuses an answer by that identity as `forbidden`.
  */
 export type InsertPauseParams = z.input<typeof insertPauseParamsSchema>;
 
@@ -63,6 +71,12 @@ export interface Pending {
   proxiedFromChildId: string;
   proxiedToolCallId: string;
   createdAt: Date;
+  /** Who may answer; both lists empty means any operator. */
+  audience: { names: string[]; roles: string[] };
+  /** The person the agent acts for, or `null`. */
+  requester: string | null;
+  /** Whether the requester is barred from answering (separation of duties). */
+  requesterMayNotAnswer: boolean;
 }
 
 /**
@@ -99,6 +113,40 @@ export const markResumedOptionsSchema = z
  *   1 to 200 characters); omitted or `null` → SQL NULL.
  */
 export type MarkResumedOptions = z.input<typeof markResumedOptionsSchema>;
+
+/** Schema of {@link AnswerOptions}. */
+export const answerOptionsSchema = z
+  .object({
+    answeredBy: z.string().min(1).max(200).nullish(),
+    identity: identitySchema.optional(),
+    signedInWith: z.string().max(200).optional(),
+    channel: z.string().max(200).optional(),
+    shownDigest: z.string().max(200).optional(),
+  })
+  .strict();
+
+/**
+ * Options of `markResumed` (a superset of {@link MarkResumedOptions}).
+ * - `identity`: who answers, `{ name, roles }`. The answer is refused with `forbidden` when
+ *   the question's audience does not admit it, or when it is the requester of a question
+ *   with `requesterMayNotAnswer`, checked in the statement that records the answer. It sets
+ *   `answeredBy` to its name unless `answeredBy` is given. Without an identity no audience
+ *   is checked: the caller answers as an administrator (e.g. a CLI over the database URL).
+ * - `signedInWith`, `channel`, `shownDigest`: how the identity signed in (`key`, `oidc`,
+ *   `os-user`), through which channel it answered (`page`, `api`, `cli`), and a digest of
+ *   what it was shown; recorded only in the audit log (when the store has an audit key).
+ */
+export type AnswerOptions = Omit<z.input<typeof answerOptionsSchema>, 'identity'> & {
+  identity?: Identity;
+};
+
+/** Options of `insert`, recorded only in the audit log (when the store has an audit key). */
+export interface InsertOptions {
+  /** The run that asked. */
+  runId?: string;
+  /** A digest of the tool call's arguments, as the caller computes it. */
+  argumentsDigest?: string;
+}
 
 /** Options of `listAnswered`. */
 export interface ListAnsweredOptions {

@@ -1,0 +1,209 @@
+// Internal: how an audit entry is hashed, signed and appended to its chain.
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { lazyStatements, rowsOf } from '@x/postgres-kit';
+import { type SQL, sql } from 'drizzle-orm';
+import { PgTransaction } from 'drizzle-orm/pg-core';
+import type { AskUserDatabase } from './database.js';
+import { AskUserError } from './errors.js';
+import { auditEntries } from './schema.js';
+
+/** The `prev` of a chain's first entry: 64 zeros. */
+export const GENESIS = '0'.repeat(64);
+
+/** The chain that seals the heads of all others (written by `sealAudit`). */
+export const GLOBAL_CHAIN = 'global';
+
+/** The version of the hashed layout; a verifier refuses an entry of another. */
+const LAYOUT = 1;
+
+/** The chain of a conversation's questions. */
+export function conversationChain(conversationId: string): string {
+  return `conversation:${conversationId}`;
+}
+
+/**
+ * An HMAC key as bytes: a string is taken as its UTF-8 bytes.
+ * @throws {AskUserError} `invalid_argument` for a key under 16 bytes.
+ */
+export function keyBytes(key: string | Uint8Array): Buffer {
+  const bytes = typeof key === 'string' ? Buffer.from(key, 'utf8') : Buffer.from(key);
+  if (bytes.length < 16) {
+    throw new AskUserError(
+      'invalid_argument',
+      'the audit key must be at least 16 bytes (32 random bytes recommended), kept outside the database',
+    );
+  }
+  return bytes;
+}
+
+/** JSON text with object keys sorted, so equal data always hashes the same. */
+export function canonicalJson(value: unknown): string {
+  return JSON.stringify(sortKeys(value)) ?? 'null';
+}
+
+function sortKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortKeys);
+  if (value === null || typeof value !== 'object' || value instanceof Date) return value;
+  const sorted: Record<string, unknown> = {};
+  for (const key of Object.keys(value).sort()) {
+    const item = (value as Record<string, unknown>)[key];
+    if (item !== undefined) sorted[key] = sortKeys(item);
+  }
+  return sorted;
+}
+
+/** The fields of an entry that its hash covers. */
+export interface HashedFields {
+  chain: string;
+  seq: number;
+  kind: string;
+  /** ISO 8601 with milliseconds, as `Date.toISOString()` writes it. */
+  at: string;
+  token: string | null;
+  body: string;
+  prev: string;
+}
+
+/** SHA-256 (hex) of the entry's fields and the hash before it. */
+export function entryHash(e: HashedFields): string {
+  const text = JSON.stringify([LAYOUT, e.chain, e.seq, e.kind, e.at, e.token, e.body, e.prev]);
+  return createHash('sha256').update(text).digest('hex');
+}
+
+/** HMAC-SHA256 (hex) of an entry hash. */
+export function sign(key: Buffer, hash: string): string {
+  return createHmac('sha256', key).update(hash).digest('hex');
+}
+
+/** Whether `sig` is the HMAC of `hash` under `key` (compared in constant time). */
+export function signatureValid(key: Buffer, hash: string, sig: string): boolean {
+  const want = Buffer.from(sign(key, hash), 'hex');
+  const got = Buffer.from(sig, 'hex');
+  return got.length === want.length && timingSafeEqual(got, want);
+}
+
+/** One entry to append. */
+export interface NewEntry {
+  chain: string;
+  kind: string;
+  token?: string | null;
+  data: unknown;
+}
+
+/** A chain's last entry, locked by the transaction that read it. */
+export interface LockedHead {
+  chain: string;
+  seq: number;
+  hash: string;
+}
+
+/**
+ * The statement that locks a chain's head row for the rest of the transaction (creating it
+ * when missing) and returns it; `chain` may be an SQL expression over a CTE's rows.
+ */
+export function lockHeadStatement(chain: SQL, from: SQL = sql``): SQL {
+  return sql`insert into aura.audit_heads (chain, seq, hash)
+    select ${chain}, 0, ${GENESIS} ${from}
+    on conflict (chain) do update set seq = aura.audit_heads.seq
+    returning chain, seq::text as seq, hash`;
+}
+
+/** The statements of one transaction's appends, built on first use. */
+export type AppendStatements = ReturnType<typeof appendStatements>;
+
+/** The prepared single-entry insert (a trigger advances the chain's head). */
+export function appendStatements(tx: AskUserDatabase) {
+  const p = sql.placeholder;
+  return lazyStatements({
+    append: () =>
+      tx
+        .insert(auditEntries)
+        .values({
+          chain: p('chain'),
+          seq: p('seq'),
+          kind: p('kind'),
+          at: sql`${p('at')}::timestamptz`,
+          token: p('token'),
+          body: p('body'),
+          prev: p('prev'),
+          hash: p('hash'),
+          sig: p('sig'),
+        })
+        .prepare('askuser_audit_append'),
+  });
+}
+
+/**
+ * Appends entries in the caller's transaction `tx`. Each chain's head row is locked (in
+ * chain order, so two transactions never deadlock on heads) for the rest of `tx`: appends
+ * to one chain are serialised, appends to different chains are not. `locked` is a head the
+ * caller has locked already (one statement less); a trigger moves each head along.
+ */
+export async function appendEntries(
+  tx: AskUserDatabase,
+  key: Buffer,
+  entries: readonly NewEntry[],
+  locked?: LockedHead,
+  statements: AppendStatements = appendStatements(tx),
+): Promise<void> {
+  const byChain = new Map<string, NewEntry[]>();
+  for (const entry of entries) {
+    const list = byChain.get(entry.chain) ?? [];
+    list.push(entry);
+    byChain.set(entry.chain, list);
+  }
+  const at = new Date().toISOString();
+  for (const chain of [...byChain.keys()].sort()) {
+    const head =
+      locked?.chain === chain
+        ? locked
+        : headOf(rowsOf(await tx.execute(lockHeadStatement(sql`${chain}`)))[0]);
+    let seq = head.seq;
+    let prev = head.hash;
+    const rows = (byChain.get(chain) ?? []).map((entry) => {
+      seq += 1;
+      const fields: HashedFields = {
+        chain,
+        seq,
+        kind: entry.kind,
+        at,
+        token: entry.token ?? null,
+        body: canonicalJson(entry.data),
+        prev,
+      };
+      const hash = entryHash(fields);
+      prev = hash;
+      return { ...fields, hash, sig: sign(key, hash) };
+    });
+    const [only] = rows;
+    if (rows.length === 1 && only !== undefined) {
+      await statements.append.execute(only);
+      continue;
+    }
+    await tx.execute(sql`insert into aura.audit_entries (chain, seq, kind, at, token, body, prev, hash, sig)
+      select r.chain, r.seq, r.kind, r.at, r.token, r.body, r.prev, r.hash, r.sig
+      from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) as r(chain text, seq bigint,
+        kind text, at timestamptz, token text, body text, prev text, hash text, sig text)
+      order by r.seq`);
+  }
+}
+
+/** A head row as {@link lockHeadStatement} returns it. */
+export function headOf(row: Record<string, unknown> | undefined): LockedHead {
+  return {
+    chain: String(row?.chain),
+    seq: Number(row?.seq ?? 0),
+    hash: String(row?.hash ?? GENESIS),
+  };
+}
+
+/**
+ * Runs `write` in `db`'s transaction when `db` is one (an error aborts it whole anyway), or
+ * in a transaction of its own.
+ */
+export function inTransaction<T>(
+  db: AskUserDatabase,
+  write: (tx: AskUserDatabase) => Promise<T>,
+): Promise<T> {
+  return db instanceof PgTransaction ? write(db) : db.transaction(write);
+}

@@ -1,0 +1,140 @@
+import { openServerTarget, type SqlTarget, serverForTests } from '@internal/pg-test';
+import { drizzle } from 'drizzle-orm/postgres-js';
+import postgres from 'postgres';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pause, waitForLockWaiters } from '../test/support.js';
+import {
+  AskUserError,
+  AskUserStore,
+  type AuditEntry,
+  exportAudit,
+  migrate,
+  verifyAudit,
+} from './index.js';
+
+const serverUrl = await serverForTests();
+const key = 'a-key-kept-outside-the-database';
+
+describe.skipIf(serverUrl === undefined)('audited answers under concurrency (server)', () => {
+  let target: SqlTarget;
+  const clients: postgres.Sql[] = [];
+
+  function connection(): postgres.Sql {
+    const client = postgres(target.url ?? '', { max: 1, onnotice: () => {} });
+    clients.push(client);
+    return client;
+  }
+
+  async function entries(): Promise<AuditEntry[]> {
+    const out: AuditEntry[] = [];
+    for await (const e of exportAudit(target.db)) out.push(e);
+    return out;
+  }
+
+  beforeAll(async () => {
+    target = await openServerTarget(serverUrl ?? '');
+    await migrate(target.db);
+  });
+  afterAll(async () => {
+    await Promise.all(clients.map((c) => c.end({ timeout: 5 })));
+    await target?.close();
+  });
+
+  it('20 operators answer one question at once: one wins, 19 are already answered, the log holds exactly that', async () => {
+    const store = new AskUserStore(target.db, { audit: { key } });
+    await store.insert(
+      pause('race', { conversationId: 'c-race', audience: { roles: ['operator'] } }),
+    );
+    const operators = Array.from({ length: 20 }, (_, i) => ({
+      name: `op${i}`,
+      store: new AskUserStore(drizzle({ client: connection() }), { audit: { key } }),
+    }));
+    // Hold the row so that all twenty queue behind it and truly overlap when it is released.
+    const holder = connection();
+    let release!: () => void;
+    const released = new Promise<void>((r) => {
+      release = r;
+    });
+    let locked!: () => void;
+    const isLocked = new Promise<void>((r) => {
+      locked = r;
+    });
+    const held = holder.begin(async (tx) => {
+      await tx`select token from aura.paused_states where token = 'race' for update`;
+      locked();
+      await released;
+    });
+    await isLocked;
+    const results = Promise.allSettled(
+      operators.map(({ name, store: s }) =>
+        s.markResumed(
+          'race',
+          { action: 'accept', content: name },
+          { identity: { name, roles: ['operator'] }, signedInWith: 'key', channel: 'api' },
+        ),
+      ),
+    );
+    await waitForLockWaiters(target.db, 20);
+    release();
+    await held;
+    const settled = await results;
+    const winners = operators
+      .filter((_, i) => settled[i]?.status === 'fulfilled')
+      .map((o) => o.name);
+    const losers = settled.flatMap((r) => (r.status === 'rejected' ? [r.reason] : []));
+    expect(winners).toHaveLength(1);
+    expect(losers).toHaveLength(19);
+    for (const error of losers) expect(AskUserError.hasCode(error, 'not_found')).toBe(true);
+    const answer = await store.getAnswer('race');
+    expect(answer?.answeredBy).toBe(winners[0]);
+    expect(answer?.answer.content).toBe(winners[0]);
+
+    const log = (await entries()).filter((e) => e.chain === 'conversation:c-race');
+    expect(log.map((e) => e.seq)).toEqual(Array.from({ length: 21 }, (_, i) => i + 1));
+    expect(log[0]?.kind).toBe('question-created');
+    expect(log[1]).toMatchObject({ kind: 'question-answered', data: { by: winners[0] } });
+    const refused = log.slice(2);
+    expect(refused.every((e) => e.kind === 'answer-refused')).toBe(true);
+    expect(refused.map((e) => (e.data as { reason: string }).reason)).toEqual(
+      Array(19).fill('already_answered'),
+    );
+    expect(refused.map((e) => (e.data as { by: string }).by).sort()).toEqual(
+      operators
+        .map((o) => o.name)
+        .filter((n) => n !== winners[0])
+        .sort(),
+    );
+    expect(await verifyAudit(target.db, { key })).toMatchObject({ ok: true, problems: [] });
+  });
+
+  it('answers of different conversations do not wait for each other’s chain', async () => {
+    const store = new AskUserStore(target.db, { audit: { key } });
+    await store.insert(pause('x1', { conversationId: 'c-x1' }));
+    await store.insert(pause('x2', { conversationId: 'c-x2' }));
+    // A transaction holding conversation c-x1's chain (an answer not yet committed)...
+    const blocker = connection();
+    let release!: () => void;
+    const released = new Promise<void>((r) => {
+      release = r;
+    });
+    let answeredInside!: () => void;
+    const inside = new Promise<void>((r) => {
+      answeredInside = r;
+    });
+    const held = drizzle({ client: blocker }).transaction(async (tx) => {
+      await new AskUserStore(tx, { audit: { key } }).markResumed('x1', {
+        action: 'accept',
+        content: '',
+      });
+      answeredInside();
+      await released;
+    });
+    await inside;
+    // ...does not hold up an answer in conversation c-x2.
+    const other = new AskUserStore(drizzle({ client: connection() }), { audit: { key } });
+    await other.markResumed('x2', { action: 'accept', content: '' });
+    release();
+    await held;
+    expect((await verifyAudit(target.db, { key })).ok).toBe(true);
+  });
+});

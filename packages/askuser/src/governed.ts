@@ -1,0 +1,200 @@
+// Internal: the writes of a store with an audit key or an identity: each in one transaction
+// with the audit entries it produces.
+import { lazyStatements, rowsOf } from '@x/postgres-kit';
+import { and, eq, isNull, type SQL, sql } from 'drizzle-orm';
+import type { ResumeAnswer } from './answer.js';
+import { admits, type Identity, identityKeys, textArray } from './audience.js';
+import { appendEntries, conversationChain, inTransaction, type NewEntry } from './audit-chain.js';
+import type { AskUserDatabase } from './database.js';
+import { AskUserError, pauseNotFound } from './errors.js';
+import { pausedStates as t } from './schema.js';
+
+/** The prepared answers with an identity check (skipped when `name` is null). */
+function answerStatements(db: AskUserDatabase) {
+  const p = sql.placeholder;
+  const admitted = sql`(${p('name')}::text is null or (${admits(
+    sql`${p('name')}`,
+    sql`array(select jsonb_array_elements_text(${p('roles')}::jsonb))`,
+    {
+      names: t.audienceNames,
+      roles: t.audienceRoles,
+      requester: t.requester,
+      barred: t.requesterMayNotAnswer,
+    },
+  )}))`;
+  const update = () =>
+    db
+      .update(t)
+      .set({
+        resumedAt: sql`now()`,
+        resumedAnswer: p('answer'),
+        answeredBy: sql`${p('answeredBy')}`,
+      })
+      .where(and(eq(t.token, p('token')), isNull(t.resumedAt), admitted));
+  return lazyStatements({
+    answer: () =>
+      update().returning({ conversationId: t.conversationId }).prepare('askuser_answer_checked'),
+    answerAudited: () =>
+      update()
+        .returning({
+          conversationId: t.conversationId,
+          // Written out: drizzle leaves RETURNING's columns unqualified.
+          head: sql<
+            string | null
+          >`(select h.seq::text || ':' || h.hash from aura.audit_heads h where h.chain = 'conversation:' || "aura"."paused_states"."conversation_id" for update)`,
+        })
+        .prepare('askuser_answer_audited'),
+  });
+}
+
+// Built once per database or transaction handle, on first use.
+const built = new WeakMap<AskUserDatabase, ReturnType<typeof answerStatements>>();
+function statementsOf(db: AskUserDatabase) {
+  let statements = built.get(db);
+  if (statements === undefined) {
+    statements = answerStatements(db);
+    built.set(db, statements);
+  }
+  return statements;
+}
+
+/** The parsed options of an answer. */
+export interface AnswerContext {
+  answeredBy: string | null;
+  identity: Identity | undefined;
+  signedInWith: string | undefined;
+  channel: string | undefined;
+  shownDigest: string | undefined;
+}
+
+/** What an answer's audit entry records of it. */
+function answerData(token: string, answer: ResumeAnswer, c: AnswerContext) {
+  return {
+    token,
+    action: answer.action,
+    content: answer.content,
+    by: c.answeredBy,
+    roles: c.identity?.roles ?? null,
+    signedInWith: c.signedInWith ?? null,
+    channel: c.channel ?? null,
+    shownDigest: c.shownDigest ?? null,
+  };
+}
+
+/**
+ * Resolves one pause, refusing an identity its audience does not admit in the same UPDATE
+ * that records the answer. With a key, the answer (or its refusal) is appended to the
+ * conversation's chain in the same transaction; a refusal is committed with it, then thrown.
+ */
+export async function resolveGoverned(
+  db: AskUserDatabase,
+  key: Buffer | undefined,
+  token: string,
+  answer: ResumeAnswer,
+  c: AnswerContext,
+): Promise<void> {
+  const run = async (tx: AskUserDatabase): Promise<AskUserError | undefined> => {
+    const statements = statementsOf(tx);
+    const params = {
+      token,
+      answer,
+      answeredBy: c.answeredBy,
+      name: c.identity?.name ?? null,
+      roles: JSON.stringify(c.identity?.roles ?? []),
+    };
+    if (key === undefined) {
+      const [updated] = await statements.answer.execute(params);
+      return updated === undefined ? refusalOf(tx, undefined, token, answer, c) : undefined;
+    }
+    // The same statement locks the conversation's chain head (when the chain has one).
+    const [updated] = await statements.answerAudited.execute(params);
+    if (updated === undefined) return refusalOf(tx, key, token, answer, c);
+    const chain = conversationChain(updated.conversationId);
+    const [seq, hash] = updated.head?.split(':') ?? [];
+    await appendEntries(
+      tx,
+      key,
+      [{ chain, kind: 'question-answered', token, data: answerData(token, answer, c) }],
+      seq === undefined || hash === undefined ? undefined : { chain, seq: Number(seq), hash },
+    );
+    return undefined;
+  };
+  const refusal = key === undefined ? await run(db) : await inTransaction(db, run);
+  if (refusal) throw refusal;
+}
+
+/** Why an answer was refused (a new statement sees what a concurrent winner committed), recorded with a key. */
+async function refusalOf(
+  tx: AskUserDatabase,
+  key: Buffer | undefined,
+  token: string,
+  answer: ResumeAnswer,
+  c: AnswerContext,
+): Promise<AskUserError> {
+  const [row] = rowsOf(
+    await tx.execute(sql`select p.conversation_id, p.resumed_at is not null as resolved,
+          ${c.identity === undefined ? sql`true` : admits(sql`${c.identity.name}`, textArray(c.identity.roles ?? []))} as admitted,
+          p.requester_may_not_answer and p.requester is not distinct from ${c.identity?.name ?? null}::text as own
+        from aura.paused_states p where p.token = ${token}`),
+  );
+  if (row === undefined) return pauseNotFound([token]);
+  const resolved = row.resolved === true;
+  const refusal = resolved
+    ? pauseNotFound([token])
+    : row.own === true
+      ? forbidden(token, `${c.identity?.name} asked for it, and its requester may not answer it`)
+      : row.admitted !== true
+        ? forbidden(token, `its audience does not include ${c.identity?.name} or their roles`)
+        : pauseNotFound([token]);
+  if (key !== undefined && (resolved || refusal.code === 'forbidden')) {
+    await appendEntries(tx, key, [
+      {
+        chain: conversationChain(String(row.conversation_id)),
+        kind: 'answer-refused',
+        token,
+        data: {
+          ...answerData(token, answer, c),
+          reason: resolved ? 'already_answered' : 'forbidden',
+        },
+      },
+    ]);
+  }
+  return refusal;
+}
+
+function forbidden(token: string, why: string): AskUserError {
+  return new AskUserError(
+    'forbidden',
+    `the answer to ${JSON.stringify(token)} was refused: ${why}; nothing was changed`,
+    { tokens: [token] },
+  );
+}
+
+/**
+ * The condition that a pending pause is among the first `limit` in FIFO order that the
+ * identity may answer: per audience key it matches, an ordered read of `pending_audience`.
+ */
+export function answerableBy(identity: Identity, limit: number): SQL {
+  return sql`${t.token} in (select x.token from unnest(${textArray(identityKeys(identity))}) as k(key)
+    cross join lateral (select a.token from aura.pending_audience a
+      join aura.paused_states q on q.token = a.token
+      where a.audience_key = k.key
+        and not (q.requester_may_not_answer and q.requester is not distinct from ${identity.name}::text)
+      order by a.priority desc, a.created_at, a.token limit ${limit}) x)`;
+}
+
+/** Appends entries in `db`'s (sub)transaction after `write`, or only writes without a key. */
+export async function withEntries<T>(
+  db: AskUserDatabase,
+  key: Buffer | undefined,
+  write: (tx: AskUserDatabase) => Promise<T>,
+  entriesOf: (result: T) => NewEntry[],
+): Promise<T> {
+  if (key === undefined) return write(db);
+  return inTransaction(db, async (tx) => {
+    const result = await write(tx);
+    const entries = entriesOf(result);
+    if (entries.length > 0) await appendEntries(tx, key, entries);
+    return result;
+  });
+}
