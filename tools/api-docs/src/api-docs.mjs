@@ -144,7 +144,9 @@ export async function writeApiReference(dir, out, pages) {
  * @returns {string}
  */
 export function cliReference(root) {
-  const cli = path.join(root, 'apps/runner/dist/cli.js');
+  const runner = path.join(root, 'apps/runner');
+  const { bin } = JSON.parse(readFileSync(path.join(runner, 'package.json'), 'utf8'));
+  const cli = path.join(runner, bin.runner);
   const help = (...args) => {
     const result = spawnSync(process.execPath, [cli, ...args], {
       encoding: 'utf8',
