@@ -1,6 +1,6 @@
 /**
  * @packageDocumentation
- * `@x/session-postgres`: the `@x/session` {@link CheckpointStore} on PostgreSQL or PGlite
+ * `@x/session-postgres`: the `@x/session` {@link @x/session!CheckpointStore | CheckpointStore} on PostgreSQL or PGlite
  * through drizzle, with committed migrations applied by {@link migrate}.
  */
 export type { SessionDatabase } from './database.js';

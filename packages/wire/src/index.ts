@@ -15,8 +15,16 @@ export {
 } from './ai-sdk-prompt.js';
 export {
   AI_SDK_WIRE_OPTIONS_KEY,
+  type AiSdkImagePart,
   type AiSdkModelMessage,
   type AiSdkModelMessageParam,
+  type AiSdkProviderOptions,
+  type AiSdkReasoningPart,
+  type AiSdkTextPart,
+  type AiSdkToolCallPart,
+  type AiSdkToolResultContentPart,
+  type AiSdkToolResultOutput,
+  type AiSdkToolResultPart,
   type FromModelMessagesResult,
   type ToModelMessagesOptions,
 } from './ai-sdk-types.js';
@@ -81,9 +89,15 @@ export { toOpenAIChat } from './openai-chat.js';
 export { fromOpenAIChat } from './openai-chat-from.js';
 export type {
   FromOpenAIChatResult,
+  OpenAIChatAssistantMessage,
+  OpenAIChatImagePart,
   OpenAIChatMessage,
   OpenAIChatMessageParam,
+  OpenAIChatSystemMessage,
+  OpenAIChatTextPart,
   OpenAIChatToolCall,
+  OpenAIChatToolMessage,
+  OpenAIChatUserMessage,
   ToOpenAIChatOptions,
 } from './openai-chat-types.js';
 export { isParsedMessages } from './parsed-messages.js';

@@ -1,6 +1,6 @@
 /**
  * @packageDocumentation
- * `@x/session/testing`: the {@link CheckpointStore} conformance suite for adapter authors
+ * `@x/session/testing`: the {@link @x/session!CheckpointStore | CheckpointStore} conformance suite for adapter authors
  * (needs vitest), and sample data.
  */
 export {
