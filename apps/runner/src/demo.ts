@@ -4,9 +4,10 @@ import { checkTranscript, textOf, toolUses } from '@x/wire';
 import {
   answer,
   leasePolicyFromEnv,
+  type Resumed,
   type RunResult,
-  resumeNext,
   startRun,
+  wake,
 } from './executive/index.js';
 import { shellQuote } from './invocation.js';
 import { modelFromId } from './model/index.js';
@@ -78,10 +79,18 @@ export async function runDemo(
         `$ ${command(`answer ${result.token} ${answerFlags(given, pending.options)}`)}   # the operator ${step.say}`,
       );
       out.note(`$ ${command('wake --once')}`);
-      const resumed = await resumeNext(storage, {
+      let resumed: Resumed | undefined;
+      await wake(storage, {
+        once: true,
+        concurrency: 1,
         modelFor: () => model,
         observerFor: () => observer,
         policy: leasePolicyFromEnv(),
+        onResumed: (done) => {
+          resumed = done;
+        },
+        onUnavailable: () => {},
+        stop: new Promise(() => {}),
       });
       if (!resumed) throw new Error('the answered run was not resumed');
       const { outcome } = resumed;

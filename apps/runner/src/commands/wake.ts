@@ -1,10 +1,9 @@
 import { constants } from 'node:os';
 import { parseArgs } from 'node:util';
-import type { LeaseRecord } from '@x/continuation-postgres';
+import { describeAttempts, type LeaseRecord } from '@x/continuation-postgres';
 import { usageError } from '../errors.js';
 import {
   DEFAULT_GRACE_MS,
-  describeAttempts,
   leasePolicyFromEnv,
   type Resumed,
   wake as wakeLoop,

@@ -6,14 +6,10 @@ export {
   refusal,
 } from './answer.js';
 export {
-  type AttemptCounts,
-  backoffMs,
-  describeAttempts,
   type LeasePolicy,
   leasePolicyFromEnv,
   type Resumed,
   type ResumeOptions,
-  resumeNext,
 } from './resume.js';
 export {
   OPEN_RUN_STATUSES,
