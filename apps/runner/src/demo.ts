@@ -4,10 +4,9 @@ import { checkTranscript, textOf, toolUses } from '@x/wire';
 import {
   answer,
   leasePolicyFromEnv,
-  type Resumed,
   type RunResult,
+  resumeNext,
   startRun,
-  wake,
 } from './executive/index.js';
 import { shellQuote } from './invocation.js';
 import { modelFromId } from './model/index.js';
@@ -79,18 +78,10 @@ export async function runDemo(
         `$ ${command(`answer ${result.token} ${answerFlags(given, pending.options)}`)}   # the operator ${step.say}`,
       );
       out.note(`$ ${command('wake --once')}`);
-      let resumed: Resumed | undefined;
-      await wake(storage, {
-        once: true,
-        concurrency: 1,
+      const resumed = await resumeNext(storage, {
         modelFor: () => model,
         observerFor: () => observer,
         policy: leasePolicyFromEnv(),
-        onResumed: (done) => {
-          resumed = done;
-        },
-        onUnavailable: () => {},
-        stop: new Promise(() => {}),
       });
       if (!resumed) throw new Error('the answered run was not resumed');
       const { outcome } = resumed;

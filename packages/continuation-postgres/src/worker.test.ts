@@ -403,6 +403,16 @@ for (const t of await sqlTargets()) {
       expect(await queue.get(bad.runId)).toMatchObject({ status: 'ready', attempts: 1 });
     });
 
+    it('drains at most `max` runs, across its slots', async () => {
+      await readyRun();
+      await readyRun();
+      await readyRun();
+      const { worker: w } = worker({ concurrency: 2, resume: completing });
+      await w.drain(1);
+      expect(await queue.list({ status: 'completed' })).toHaveLength(1);
+      expect(await queue.list({ status: 'ready' })).toHaveLength(2);
+    });
+
     it('reports a database that fails, waits, and goes on over the connection `reconnect` gives', async () => {
       const { runId } = await readyRun();
       // Nothing listens on port 1: every statement of this queue is refused.

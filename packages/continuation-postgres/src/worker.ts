@@ -142,7 +142,8 @@ const TAKEOVER_CHECK_MS = 300;
  * policy (exponential backoff with jitter, an attempt limit, errors never retried), and
  * stops gracefully: nothing more is claimed, resumes in flight get a grace, then their
  * leases are released so another worker takes over at once. Every write names the claim's
- * lease owner, so a worker that lost its lease never finishes another's run.
+ * lease owner, so a worker that lost its lease never finishes another's run. A worker runs
+ * once ({@link run} or {@link drain}); make another to start again.
  *
  * @example
  * const worker = new RunWorker({
@@ -205,16 +206,16 @@ export class RunWorker<T = unknown> {
    * @returns when stopped and every resume in flight has ended.
    */
   run(): Promise<void> {
-    return this.#start(false);
+    return this.#start(undefined);
   }
 
   /**
    * Claims and resumes what is claimable now, each run at most once (a failed attempt is
-   * left for later), then resolves.
+   * left for later), at most `max` runs, then resolves.
    * @throws the database's error when it fails outside a run's attempt.
    */
-  drain(): Promise<void> {
-    return this.#start(true);
+  drain(max = Number.POSITIVE_INFINITY): Promise<void> {
+    return this.#start(max);
   }
 
   /**
@@ -235,22 +236,24 @@ export class RunWorker<T = unknown> {
     return this.#running ?? Promise.resolve();
   }
 
-  #start(once: boolean): Promise<void> {
+  /** `drain` is how many runs a drain may take; undefined for {@link run}. */
+  #start(drain: number | undefined): Promise<void> {
     if (this.#running) {
       throw new ContinuationError('invalid', '[@x/continuation-postgres] the worker already runs');
     }
-    this.#running = this.#loop(once);
+    this.#running = this.#loop(drain);
     return this.#running;
   }
 
-  async #loop(once: boolean): Promise<void> {
+  async #loop(drain: number | undefined): Promise<void> {
     // A drain tries each run at most once: a failed attempt is left for a later pass.
-    const tried = once ? new Set<string>() : undefined;
-    if (!once) await this.#listen();
-    const watching = once ? undefined : this.#watchLeases();
+    const tried = drain === undefined ? undefined : new Set<string>();
+    if (!tried) await this.#listen();
+    const watching = tried ? undefined : this.#watchLeases();
+    const budget = { left: drain ?? 0 };
     try {
       await Promise.all(
-        Array.from({ length: this.#concurrency }, (_, i) => this.#slot(i + 1, tried)),
+        Array.from({ length: this.#concurrency }, (_, i) => this.#slot(i + 1, tried, budget)),
       );
     } finally {
       this.#ended = true;
@@ -261,8 +264,14 @@ export class RunWorker<T = unknown> {
     }
   }
 
-  async #slot(index: number, tried: Set<string> | undefined): Promise<void> {
+  /** `budget`: how many more runs a drain may claim, shared by its slots. */
+  async #slot(
+    index: number,
+    tried: Set<string> | undefined,
+    budget: { left: number },
+  ): Promise<void> {
     while (!this.#stopping) {
+      if (tried && budget.left-- <= 0) return;
       // Taken before looking, so that a notification while this slot is busy wakes it.
       const woken = this.#woken;
       const using = this.#connection;

@@ -27,4 +27,4 @@ export {
   type SuspendedTurn,
   suspend,
 } from './suspend.js';
-export { DEFAULT_GRACE_MS, type WakeOptions, wake } from './wake.js';
+export { DEFAULT_GRACE_MS, resumeNext, type WakeOptions, wake } from './wake.js';

@@ -17,6 +17,8 @@ export { DEFAULT_GRACE_MS };
 export interface WakeOptions extends ResumeOptions {
   /** Resume what is ready now, then return (instead of waiting for more). */
   once: boolean;
+  /** With `once`: resume at most this many runs. */
+  max?: number;
   /** Workers resuming in parallel (each claims and resumes one run at a time). */
   concurrency: number;
   /** A claimed run ended this attempt (however it ended). */
@@ -103,8 +105,32 @@ export async function wake(
       : {}),
   });
   void options.stop.then(() => worker.stop());
-  await (options.once ? worker.drain() : worker.run());
+  await (options.once ? worker.drain(options.max) : worker.run());
   return { failed, storage };
+}
+
+/**
+ * Claims ONE ready run and resumes it, as {@link wake} would, then returns how it ended.
+ * @returns undefined when no run is ready.
+ * @throws the database's error when it cannot be reached.
+ */
+export async function resumeNext(
+  storage: Storage,
+  options: ResumeOptions,
+): Promise<Resumed | undefined> {
+  let resumed: Resumed | undefined;
+  await wake(storage, {
+    ...options,
+    once: true,
+    max: 1,
+    concurrency: 1,
+    onResumed: (done) => {
+      resumed = done;
+    },
+    onUnavailable: () => {},
+    stop: new Promise(() => {}),
+  });
+  return resumed;
 }
 
 /** How one attempt ended, as the runner reports it. */
