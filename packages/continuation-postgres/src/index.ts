@@ -47,11 +47,10 @@ export {
   suspensions,
 } from './schema.js';
 export { PostgresContinuationStore, type PostgresContinuationStoreOptions } from './store.js';
-export {
-  DEFAULT_GRACE_MS,
-  type RunJob,
-  RunWorker,
-  type RunWorkerConnection,
-  type RunWorkerEvent,
-  type RunWorkerOptions,
-} from './worker.js';
+export { DEFAULT_GRACE_MS, RunWorker } from './worker.js';
+export type {
+  RunJob,
+  RunWorkerConnection,
+  RunWorkerEvent,
+  RunWorkerOptions,
+} from './worker-options.js';
