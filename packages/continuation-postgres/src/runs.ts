@@ -6,12 +6,19 @@ import {
   type Suspension,
   type SuspensionRecord,
 } from '@x/continuation';
-import { lazyStatements, retryRead, rowsOf } from '@x/postgres-kit';
+import { retryRead, rowsOf } from '@x/postgres-kit';
 import type { Message } from '@x/wire';
-import { and, desc, eq, inArray, lt, type Placeholder, type SQL, sql } from 'drizzle-orm';
 import type { ContinuationDatabase } from './database.js';
 import { wrapDatabaseError } from './errors.js';
-import { type RunRow, runs, suspensions } from './schema.js';
+import {
+  FINISHED_RUN_STATUSES,
+  preparedRunStatements,
+  RUN_RELEASED_CHANNEL,
+  runStatements,
+  type SelectedRun,
+} from './run-statements.js';
+
+export { FINISHED_RUN_STATUSES, RUN_RELEASED_CHANNEL };
 
 /**
  * Where a run stands: `running` (a worker holds its lease), `waiting` (on a person's
@@ -19,15 +26,6 @@ import { type RunRow, runs, suspensions } from './schema.js';
  * `completed`, `cancelled` and `failed` (retries used up; `retry` makes it ready again).
  */
 export type RunStatus = 'running' | 'waiting' | 'ready' | 'completed' | 'cancelled' | 'failed';
-
-/**
- * The channel {@link PostgresRunQueue.release} notifies (with the run id) when it gives a run
- * back: a waiting worker that LISTENs to it claims the run at once instead of at its next poll.
- */
-export const RUN_RELEASED_CHANNEL = 'x_continuation_run_released';
-
-/** The statuses a run never leaves by itself. */
-export const FINISHED_RUN_STATUSES: readonly RunStatus[] = ['completed', 'cancelled', 'failed'];
 
 /** A run as {@link PostgresRunQueue} reports it. */
 export interface RunRecord {
@@ -153,39 +151,7 @@ export interface ListRunsOptions {
 
 const DEFAULT_LIST_LIMIT = 50;
 
-const columns = {
-  runId: runs.runId,
-  conversationId: runs.conversationId,
-  status: runs.status,
-  interactionId: runs.interactionId,
-  input: runs.input,
-  attempts: runs.attempts,
-  lostAttempts: runs.lostAttempts,
-  lastError: runs.lastError,
-  leaseOwner: runs.leaseOwner,
-  dueAt: runs.dueAt,
-  meta: runs.meta,
-  createdAt: runs.createdAt,
-  updatedAt: runs.updatedAt,
-  finishedAt: runs.finishedAt,
-};
-
-type Selected = Omit<RunRow, 'transcript' | 'leaseHolder'>;
-
-/** The first key of every holder lock (two-key advisory locks): "runs" in ASCII. */
-const HOLDER_LOCK_SPACE = 0x72756e73;
-
-/**
- * True when nobody holds the lock of a run's lease holder and it is not `own` (the asker's):
- * its process is gone. A shared try-lock, held to the end of the statement's transaction:
- * it fails only against the holder's exclusive session lock, never against another asker's.
- */
-function holderGone(own: SQL | Placeholder): SQL {
-  const holder = runs.leaseHolder;
-  return sql`(${holder} is not null and ${holder} is distinct from ${own}::integer and pg_try_advisory_xact_lock_shared(${HOLDER_LOCK_SPACE}, ${holder}))`;
-}
-
-function toRecord(row: Selected): RunRecord {
+function toRecord(row: SelectedRun): RunRecord {
   const { dueAt, ...rest } = row;
   return {
     ...rest,
@@ -214,13 +180,9 @@ export async function takeHolderLock(session: ContinuationDatabase, key?: number
   for (let tries = 0, wanted = key; tries < 20; tries++, wanted = undefined) {
     const candidate = wanted ?? randomHolderKey();
     const [row] = rowsOf(
-      await session
-        .execute(
-          sql`select pg_try_advisory_lock(${HOLDER_LOCK_SPACE}, ${candidate}::integer) as granted`,
-        )
-        .catch((error: unknown) => {
-          throw wrapDatabaseError(error, 'take the lease-holder lock');
-        }),
+      await runStatements.takeHolderLock(session, candidate).catch((error: unknown) => {
+        throw wrapDatabaseError(error, 'take the lease-holder lock');
+      }),
     );
     if (row?.granted === true) return candidate;
   }
@@ -230,133 +192,6 @@ export async function takeHolderLock(session: ContinuationDatabase, key?: number
 /** A random positive 31-bit integer, a holder key. */
 export function randomHolderKey(): number {
   return 1 + Math.floor(Math.random() * 0x7ffffffe);
-}
-
-/** The fence of every write a worker makes to its run: still leased to it, still running. */
-function heldBy(runId: string | Placeholder, owner: string | Placeholder): SQL {
-  return and(eq(runs.runId, runId), eq(runs.leaseOwner, owner), eq(runs.status, 'running')) as SQL;
-}
-
-// Hot statements are built once per queue, on first use, and run as named prepared
-// statements: one round trip each on postgres.js (PGlite ignores the names; a
-// `prepare: false` client wins).
-function prepareStatements(db: ContinuationDatabase) {
-  const p = sql.placeholder;
-  const lease = sql`now() + ${p('leaseMs')} * interval '1 millisecond'`;
-  // A completed run has no last error: one of a retried attempt would read as its outcome.
-  const completed = {
-    status: 'completed' as const,
-    lastError: null,
-    transcript: sql`${p('transcript')}`,
-    dueAt: null,
-    finishedAt: sql`now()`,
-    updatedAt: sql`now()`,
-  };
-  return lazyStatements({
-    // The claim commits asynchronously (unless told otherwise): losing it in a crash only
-    // makes the run claimable again, and the fenced terminal write refuses the worker that
-    // held it.
-    claim: () =>
-      db
-        .update(runs)
-        .set({
-          status: 'running',
-          leaseOwner: sql`${p('owner')}`,
-          dueAt: lease,
-          attempts: sql`${runs.attempts} + 1`,
-          // SET reads the row as it was: a run taken while running lost its worker.
-          lostAttempts: sql`${runs.lostAttempts} + (${runs.status} = 'running')::int`,
-          leaseHolder: sql`${p('holder')}::integer`,
-          updatedAt: sql`now()`,
-        })
-        .where(
-          and(
-            eq(
-              runs.runId,
-              // A due run ends the index scan before any holder is looked at; only when none
-              // is due are the live leases' holders tried, in due order.
-              sql`(select ${runs.runId} from ${runs} where ${runs.status} in ('ready', 'running') and (${runs.dueAt} <= now() or (${runs.status} = 'running' and ${holderGone(p('holder'))})) and not ${runs.runId} = any(${p('skip')}::text[]) order by ${runs.dueAt}, ${runs.runId} limit 1 for update skip locked)`,
-            ),
-            sql`set_config('synchronous_commit', ${p('commit')}, true) is not null`,
-          ),
-        )
-        .returning({
-          ...columns,
-          // Written out: drizzle leaves RETURNING's columns unqualified, which the subquery
-          // would read as its own.
-          record: sql<
-            string | null
-          >`(select s.record from x_continuation.suspensions s where s.interaction_id = "x_continuation"."runs"."interaction_id" and not s.resolved)`,
-        })
-        .prepare('x_runs_claim'),
-    // JSON text or null, passed as is: drizzle would encode a null `meta` as the JSON `null`.
-    create: () =>
-      db
-        .insert(runs)
-        .values({
-          runId: p('runId'),
-          conversationId: p('conversationId'),
-          status: p('status'),
-          interactionId: sql`${p('interactionId')}`,
-          meta: sql`${p('meta')}`,
-          transcript: sql`${p('transcript')}`,
-          finishedAt: sql`case when ${p('finished')} then now() end`,
-        })
-        .prepare('x_runs_create'),
-    markReady: () =>
-      db
-        .update(runs)
-        .set({ status: 'ready', input: p('input'), dueAt: sql`now()`, updatedAt: sql`now()` })
-        .where(and(eq(runs.interactionId, p('interactionId')), eq(runs.status, 'waiting')))
-        .returning(columns)
-        .prepare('x_runs_mark_ready'),
-    renew: () =>
-      db
-        .update(runs)
-        .set({ dueAt: lease, updatedAt: sql`now()` })
-        .where(heldBy(p('runId'), p('owner')))
-        .returning({ runId: runs.runId })
-        .prepare('x_runs_renew'),
-    // The attempt the claim counted is taken back: giving a run up is not a failure of it.
-    release: () =>
-      db
-        .update(runs)
-        .set({
-          status: 'ready',
-          dueAt: sql`now()`,
-          attempts: sql`greatest(${runs.attempts} - 1, 0)`,
-          updatedAt: sql`now()`,
-        })
-        .where(heldBy(p('runId'), p('owner')))
-        .returning({
-          runId: runs.runId,
-          notified: sql`pg_notify(${RUN_RELEASED_CHANNEL}, ${runs.runId})`,
-        })
-        .prepare('x_runs_release'),
-    complete: () =>
-      db
-        .update(runs)
-        .set(completed)
-        .where(heldBy(p('runId'), p('owner')))
-        .returning({ runId: runs.runId })
-        .prepare('x_runs_complete'),
-    // The run row is locked first (FOR UPDATE in the CTE), so that a worker that lost its
-    // lease resolves nothing; the run completes only if its continuation was resolved here.
-    completeResolving: () => {
-      const resolved = db
-        .$with('resolved', { interactionId: suspensions.interactionId })
-        .as(
-          sql`update ${suspensions} set resolved = true, resolved_at = now(), updated_at = now() where ${suspensions.interactionId} = (select ${runs.interactionId} from ${runs} where ${heldBy(p('runId'), p('owner'))} for update) and ${suspensions.resolved} = false returning ${suspensions.interactionId}`,
-        );
-      return db
-        .with(resolved)
-        .update(runs)
-        .set(completed)
-        .where(and(heldBy(p('runId'), p('owner')), sql`exists (select 1 from ${resolved})`))
-        .returning({ runId: runs.runId })
-        .prepare('x_runs_complete_resolving');
-    },
-  });
 }
 
 /**
@@ -388,13 +223,13 @@ function prepareStatements(db: ContinuationDatabase) {
  */
 export class PostgresRunQueue {
   readonly #db: ContinuationDatabase;
-  readonly #statements: ReturnType<typeof prepareStatements>;
+  readonly #statements: ReturnType<typeof preparedRunStatements>;
 
   readonly #claimCommit: 'on' | 'off';
 
   constructor(db: ContinuationDatabase, options: PostgresRunQueueOptions = {}) {
     this.#db = db;
-    this.#statements = prepareStatements(db);
+    this.#statements = preparedRunStatements(db);
     this.#claimCommit = options.synchronousClaim ? 'on' : 'off';
   }
 
@@ -423,7 +258,7 @@ export class PostgresRunQueue {
     const [row] = await this.#run(`mark the run of "${interactionId}" ready`, () =>
       this.#statements.markReady.execute({ interactionId, input }),
     );
-    return row && toRecord(row as Selected);
+    return row && toRecord(row as SelectedRun);
   }
 
   /**
@@ -438,11 +273,7 @@ export class PostgresRunQueue {
       answers.map((a) => ({ interaction_id: a.interactionId, input: a.input })),
     );
     const result = await this.#run('mark runs ready', () =>
-      this.#db.execute(sql`
-        update ${runs} set status = 'ready', input = a.input, due_at = now(), updated_at = now()
-        from jsonb_to_recordset(${entries}::jsonb) as a(interaction_id text, input jsonb)
-        where ${runs.interactionId} = a.interaction_id and ${runs.status} = 'waiting'
-        returning ${runs.runId}`),
+      runStatements.markReadyMany(this.#db, entries),
     );
     return rowsOf(result).length;
   }
@@ -466,7 +297,7 @@ export class PostgresRunQueue {
       }),
     );
     if (!row) return undefined;
-    const { record, ...run } = row as Selected & { record: string | null };
+    const { record, ...run } = row as SelectedRun & { record: string | null };
     if (record === null) return { run: toRecord(run), suspension: undefined };
     try {
       return { run: toRecord(run), suspension: decodeRecord(run.interactionId ?? '', record) };
@@ -487,13 +318,8 @@ export class PostgresRunQueue {
    * polling blindly.
    */
   async nextDueInMs(holder?: number): Promise<number | undefined> {
-    const own = sql`${holder ?? null}`;
     const [row] = rowsOf(
-      await this.#read('find the next due run', () =>
-        this.#db.execute(
-          sql`select ceil(extract(epoch from (min(case when ${runs.status} = 'running' and ${runs.dueAt} > now() and ${holderGone(own)} then now() else ${runs.dueAt} end) - now())) * 1000)::float8 as ms from ${runs} where ${runs.status} in ('ready', 'running')`,
-        ),
-      ),
+      await this.#read('find the next due run', () => runStatements.nextDue(this.#db, holder)),
     );
     return row?.ms == null ? undefined : Math.max(0, Number(row.ms));
   }
@@ -504,18 +330,10 @@ export class PostgresRunQueue {
    * a worker that found nothing to claim can tell about the work others hold.
    */
   async leases(options: { holder?: number; limit?: number } = {}): Promise<LeaseRecord[]> {
-    const own = sql`${options.holder ?? null}`;
     const limit = options.limit !== undefined && options.limit > 0 ? options.limit : 100;
     const rows = rowsOf(
       await this.#read('list the leases', () =>
-        this.#db.execute(sql`
-          select ${runs.runId} as run_id, ${runs.conversationId} as conversation_id,
-            ${runs.leaseOwner} as owner, ${runs.dueAt} as expires_at,
-            case when ${runs.leaseHolder} is null then 'unknown'
-              when ${runs.leaseHolder} = ${own}::integer then 'self'
-              when ${holderGone(own)} then 'gone' else 'alive' end as holder
-          from ${runs} where ${runs.status} = 'running'
-          order by ${runs.dueAt}, ${runs.runId} limit ${limit}`),
+        runStatements.leases(this.#db, options.holder, limit),
       ),
     );
     return rows.map((row) => ({
@@ -564,28 +382,14 @@ export class PostgresRunQueue {
           transcript: JSON.stringify(end.messages),
         });
       }
-      const set =
+      return runStatements.finish(
+        this.#db,
+        runId,
+        owner,
         end.status === 'waiting'
-          ? {
-              status: 'waiting' as const,
-              interactionId: end.interactionId,
-              input: null,
-              attempts: 0,
-              lostAttempts: 0,
-              lastError: null,
-              dueAt: null,
-            }
-          : {
-              status: end.status,
-              lastError: end.status === 'failed' ? end.error : end.reason,
-              dueAt: null,
-              finishedAt: sql`now()`,
-            };
-      return this.#db
-        .update(runs)
-        .set({ ...set, updatedAt: sql`now()` })
-        .where(heldBy(runId, owner))
-        .returning({ runId: runs.runId });
+          ? end
+          : { status: end.status, lastError: end.status === 'failed' ? end.error : end.reason },
+      );
     });
     if (rows.length === 0) throw leaseLost(runId, owner);
   }
@@ -612,10 +416,7 @@ export class PostgresRunQueue {
     if (run?.status !== 'running' || run.leaseOwner !== owner) throw leaseLost(runId, owner);
     const interactionId = run.interactionId ?? '';
     const [left] = await this.#read(`read the continuation of run "${runId}"`, () =>
-      this.#db
-        .select({ resolved: suspensions.resolved })
-        .from(suspensions)
-        .where(eq(suspensions.interactionId, interactionId)),
+      runStatements.suspensionResolved(this.#db, interactionId),
     );
     throw left ? alreadyResolved(interactionId) : notFound(interactionId);
   }
@@ -633,18 +434,7 @@ export class PostgresRunQueue {
   ): Promise<'ready' | 'failed'> {
     const status = retryInMs === undefined ? 'failed' : 'ready';
     const rows = await this.#run(`record a failed attempt of run "${runId}"`, () =>
-      this.#db
-        .update(runs)
-        .set({
-          status,
-          lastError: error,
-          dueAt:
-            retryInMs === undefined ? null : sql`now() + ${retryInMs} * interval '1 millisecond'`,
-          finishedAt: retryInMs === undefined ? sql`now()` : null,
-          updatedAt: sql`now()`,
-        })
-        .where(heldBy(runId, owner))
-        .returning({ runId: runs.runId }),
+      runStatements.fail(this.#db, runId, owner, error, retryInMs),
     );
     if (rows.length === 0) throw leaseLost(runId, owner);
     return status;
@@ -658,18 +448,7 @@ export class PostgresRunQueue {
    */
   async giveUp(runId: string, owner: string, error: string): Promise<void> {
     const rows = await this.#run(`give up run "${runId}"`, () =>
-      this.#db
-        .update(runs)
-        .set({
-          status: 'failed',
-          attempts: sql`${runs.attempts} - 1`,
-          lastError: error,
-          dueAt: null,
-          finishedAt: sql`now()`,
-          updatedAt: sql`now()`,
-        })
-        .where(heldBy(runId, owner))
-        .returning({ runId: runs.runId }),
+      runStatements.giveUp(this.#db, runId, owner, error),
     );
     if (rows.length === 0) throw leaseLost(runId, owner);
   }
@@ -680,18 +459,7 @@ export class PostgresRunQueue {
    */
   async retry(runId: string): Promise<RunRecord> {
     const [row] = await this.#run(`retry run "${runId}"`, () =>
-      this.#db
-        .update(runs)
-        .set({
-          status: 'ready',
-          attempts: 0,
-          lostAttempts: 0,
-          dueAt: sql`now()`,
-          finishedAt: null,
-          updatedAt: sql`now()`,
-        })
-        .where(and(eq(runs.runId, runId), eq(runs.status, 'failed')))
-        .returning(columns),
+      runStatements.retry(this.#db, runId),
     );
     if (row) return toRecord(row);
     const current = await this.get(runId);
@@ -709,63 +477,29 @@ export class PostgresRunQueue {
    */
   async cancelConversation(conversationId: string, reason = 'stopped'): Promise<number> {
     const rows = await this.#run(`cancel the runs of "${conversationId}"`, () =>
-      this.#db
-        .update(runs)
-        .set({
-          status: 'cancelled',
-          lastError: reason,
-          leaseOwner: null,
-          dueAt: null,
-          finishedAt: sql`now()`,
-          updatedAt: sql`now()`,
-        })
-        .where(
-          and(
-            eq(runs.conversationId, conversationId),
-            inArray(runs.status, ['running', 'waiting', 'ready']),
-          ),
-        )
-        .returning({ runId: runs.runId }),
+      runStatements.cancelConversation(this.#db, conversationId, reason),
     );
     return rows.length;
   }
 
   /** The run, or undefined. */
   async get(runId: string): Promise<RunRecord | undefined> {
-    const [row] = await this.#read(`read run "${runId}"`, () =>
-      this.#db.select(columns).from(runs).where(eq(runs.runId, runId)).limit(1),
-    );
+    const [row] = await this.#read(`read run "${runId}"`, () => runStatements.get(this.#db, runId));
     return row && toRecord(row);
   }
 
   /** These runs (those that exist), by run id. */
   async getMany(runIds: readonly string[]): Promise<Map<string, RunRecord>> {
     if (runIds.length === 0) return new Map();
-    const rows = await this.#read('read runs', () =>
-      this.#db
-        .select(columns)
-        .from(runs)
-        .where(inArray(runs.runId, [...runIds])),
-    );
+    const rows = await this.#read('read runs', () => runStatements.getMany(this.#db, runIds));
     return new Map(rows.map((row) => [row.runId, toRecord(row)]));
   }
 
   /** Runs newest first, optionally of one conversation and/or in one status. */
   async list(options: ListRunsOptions = {}): Promise<RunRecord[]> {
-    const conditions: SQL[] = [];
-    if (options.conversationId !== undefined)
-      conditions.push(eq(runs.conversationId, options.conversationId));
-    if (options.status !== undefined) conditions.push(eq(runs.status, options.status));
     const limit =
       options.limit !== undefined && options.limit > 0 ? options.limit : DEFAULT_LIST_LIMIT;
-    const rows = await this.#read('list runs', () =>
-      this.#db
-        .select(columns)
-        .from(runs)
-        .where(and(...conditions))
-        .orderBy(desc(runs.createdAt), desc(runs.runId))
-        .limit(limit),
-    );
+    const rows = await this.#read('list runs', () => runStatements.list(this.#db, options, limit));
     return rows.map(toRecord);
   }
 
@@ -776,16 +510,7 @@ export class PostgresRunQueue {
    */
   async transcript(runId: string): Promise<Message[] | undefined> {
     const [row] = await this.#read(`read the transcript of run "${runId}"`, () =>
-      this.#db
-        .select({
-          transcript: runs.transcript,
-          interactionId: runs.interactionId,
-          record: suspensions.record,
-        })
-        .from(runs)
-        .leftJoin(suspensions, eq(suspensions.interactionId, runs.interactionId))
-        .where(eq(runs.runId, runId))
-        .limit(1),
+      runStatements.transcript(this.#db, runId),
     );
     if (!row || row.transcript === null) return undefined;
     const added = JSON.parse(row.transcript) as Message[];
@@ -798,15 +523,14 @@ export class PostgresRunQueue {
    * `options.dryRun` only counts them.
    */
   async purgeFinishedBefore(cutoff: Date, options: { dryRun?: boolean } = {}): Promise<number> {
-    const old = and(inArray(runs.status, [...FINISHED_RUN_STATUSES]), lt(runs.finishedAt, cutoff));
     if (options.dryRun) {
       const [row] = await this.#read('count finished runs', () =>
-        this.#db.select({ count: sql<number>`count(*)::int` }).from(runs).where(old),
+        runStatements.countFinishedBefore(this.#db, cutoff),
       );
       return Number(row?.count ?? 0);
     }
     const rows = await this.#run('purge finished runs', () =>
-      this.#db.delete(runs).where(old).returning({ runId: runs.runId }),
+      runStatements.purgeFinishedBefore(this.#db, cutoff),
     );
     return rows.length;
   }
@@ -815,10 +539,7 @@ export class PostgresRunQueue {
   async conversationsWith(statuses: readonly RunStatus[]): Promise<string[]> {
     if (statuses.length === 0) return [];
     const rows = await this.#read('list the conversations of runs', () =>
-      this.#db
-        .selectDistinct({ conversationId: runs.conversationId })
-        .from(runs)
-        .where(inArray(runs.status, [...statuses])),
+      runStatements.conversationsWith(this.#db, statuses),
     );
     return rows.map((row) => row.conversationId);
   }

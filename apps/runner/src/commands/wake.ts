@@ -1,16 +1,11 @@
 import { constants } from 'node:os';
 import { parseArgs } from 'node:util';
-import type { LeaseRecord } from '@x/continuation-postgres';
+import { describeAttempts, type LeaseRecord } from '@x/continuation-postgres';
 import { createOutput, labelledLines, type Output, plural } from '../cli/output.js';
 import { observer } from '../cli/turn-output.js';
 import { OPTION_DEFAULTS, setting, VARIABLES } from '../config/index.js';
 import { postgresCause, usageError } from '../errors.js';
-import {
-  describeAttempts,
-  leasePolicyFromEnv,
-  type Resumed,
-  wake as wakeLoop,
-} from '../executive/index.js';
+import { leasePolicyFromEnv, type Resumed, wake as wakeLoop } from '../executive/index.js';
 import { modelFromId } from '../model/index.js';
 import { type Command, globalOptions } from './command.js';
 import { parseAge } from './paused-states.js';

@@ -1,3 +1,4 @@
+import { DEFAULT_GRACE_MS } from '@x/continuation-postgres';
 import { usageError } from '../errors.js';
 import { connectTimeoutSeconds, parseDatabaseUrl } from './database-url.js';
 
@@ -325,7 +326,7 @@ export const OPTION_DEFAULTS = {
   /** `wake --concurrency`. */
   concurrency: 1,
   /** `wake --grace` and `serve --grace`, in ms. */
-  graceMs: 30_000,
+  graceMs: DEFAULT_GRACE_MS,
   /** `serve --host`: this machine only. */
   host: '127.0.0.1',
   /** `serve --port`. */

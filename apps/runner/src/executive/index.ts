@@ -6,14 +6,10 @@ export {
   refusal,
 } from './answer.js';
 export {
-  type AttemptCounts,
-  backoffMs,
-  describeAttempts,
   type LeasePolicy,
   leasePolicyFromEnv,
   type Resumed,
   type ResumeOptions,
-  resumeNext,
 } from './resume.js';
 export {
   OPEN_RUN_STATUSES,
@@ -31,4 +27,4 @@ export {
   type SuspendedTurn,
   suspend,
 } from './suspend.js';
-export { DEFAULT_GRACE_MS, type WakeOptions, wake } from './wake.js';
+export { DEFAULT_GRACE_MS, resumeNext, type WakeOptions, wake } from './wake.js';

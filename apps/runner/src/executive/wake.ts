@@ -1,17 +1,24 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { ASKUSER_ANSWERED_CHANNEL } from '@x/askuser';
-import { type LeaseRecord, RUN_RELEASED_CHANNEL } from '@x/continuation-postgres';
-import { OPTION_DEFAULTS } from '../config/index.js';
+import {
+  DEFAULT_GRACE_MS,
+  type LeaseRecord,
+  type PostgresRunQueue,
+  RunWorker,
+  type RunWorkerConnection,
+  type RunWorkerEvent,
+} from '@x/continuation-postgres';
 import type { Storage } from '../storage/index.js';
-import { backoffMs, type Resumed, type ResumeOptions, resumeNext } from './resume.js';
+import { attemptError, claimOf, type Resumed, type ResumeOptions, resumeRun } from './resume.js';
+import type { RunResult } from './suspend.js';
 
-/** How long a stopping wake lets the turns in flight finish unless told otherwise. */
-export const DEFAULT_GRACE_MS = OPTION_DEFAULTS.graceMs;
+export { DEFAULT_GRACE_MS };
 
 /** Options of {@link wake}. */
 export interface WakeOptions extends ResumeOptions {
   /** Resume what is ready now, then return (instead of waiting for more). */
   once: boolean;
+  /** With `once`: resume at most this many runs. */
+  max?: number;
   /** Workers resuming in parallel (each claims and resumes one run at a time). */
   concurrency: number;
   /** A claimed run ended this attempt (however it ended). */
@@ -31,20 +38,20 @@ export interface WakeOptions extends ResumeOptions {
   /** How long turns in flight may take to finish once `stop` resolved; default 30 s. */
   graceMs?: number;
   /** How often to look for ready runs when no notification arrives. */
-  pollMs?: number;
+  pollMs?: number | undefined;
   /**
    * Opens a fresh storage after the database failed, closing the old one. A pool that lived
    * through a dropped connection can keep a broken connection checked out (postgres.js), so
    * after an outage the loop starts over on a new pool. Without it the loop keeps its storage.
    */
-  reopen?: () => Promise<Storage>;
+  reopen?: (() => Promise<Storage>) | undefined;
 }
 
 /**
- * The executive's wake loop: claims and resumes ready runs until told to stop (or, with
- * `once`, until none is ready). Wakes on LISTEN/NOTIFY where the storage offers it, when
- * the next retry backoff or lease runs out, and polls as the fallback. An unreachable
- * database is waited for.
+ * The executive's wake loop, the package's `RunWorker` over the runner's storage: claims and
+ * resumes ready runs until told to stop (or, with `once`, until none is ready). Wakes on
+ * LISTEN/NOTIFY (an answer, a released run) where the storage offers it, when the next retry
+ * backoff or lease runs out, and polls as the fallback. An unreachable database is waited for.
  *
  * @returns how many attempts did not end the run well (retrying, failed, lease lost: for
  *   `once` mode's exit code), and the storage in use at the end (a new one if it was
@@ -55,166 +62,107 @@ export async function wake(
   options: WakeOptions,
 ): Promise<{ failed: number; storage: Storage }> {
   let storage = initial;
-  let stopping = false;
   let failed = 0;
-  let wakeUp = () => {};
-  let signal = new Promise<void>((resolve) => {
-    wakeUp = resolve;
+  // A run is written through the storage it was claimed from, also after a reopen.
+  const storageOf = new WeakMap<PostgresRunQueue, Storage>();
+  const connect = (using: Storage): RunWorkerConnection => {
+    const queue = using.runs();
+    storageOf.set(queue, using);
+    const { listen } = using;
+    return {
+      queue,
+      holder: () => using.leaseHolder(),
+      ...(listen ? { listen: (channels, onNotify) => listen.call(using, channels, onNotify) } : {}),
+    };
+  };
+  const { reopen } = options;
+  const worker = new RunWorker<RunResult>({
+    ...connect(storage),
+    resume: (job) => resumeRun(storageOf.get(job.queue) ?? storage, job, options),
+    concurrency: Math.max(1, options.concurrency),
+    ...(options.pollMs === undefined ? {} : { pollMs: options.pollMs }),
+    leaseMs: options.policy.leaseMs,
+    retry: options.policy.retry,
+    describeError: attemptError,
+    channels: [ASKUSER_ANSWERED_CHANNEL],
+    graceMs: options.graceMs ?? DEFAULT_GRACE_MS,
+    onEvent: (event) => {
+      if (event.type === 'idle') return options.onLeased?.(event.leases);
+      if (event.type === 'error') return options.onUnavailable(event.error, event.retryInMs);
+      if (event.type === 'run-claimed') return options.onClaimed?.(claimOf(event.job));
+      const resumed = resumedOf(event);
+      const { status } = resumed.outcome;
+      if (status === 'retrying' || status === 'failed' || status === 'lease-lost') failed++;
+      options.onResumed(resumed);
+    },
+    ...(reopen
+      ? {
+          reconnect: async () => {
+            storage = await reopen();
+            return connect(storage);
+          },
+        }
+      : {}),
   });
-  const poke = () => {
-    wakeUp();
-    signal = new Promise<void>((resolve) => {
-      wakeUp = resolve;
-    });
-  };
-  const graceOver = new AbortController();
-  let grace: NodeJS.Timeout | undefined;
-  let ended = false;
-  // Ends the idle waits at a stop, so that no timer keeps the process up.
-  const halt = new AbortController();
-  const pause = (ms: number) => sleep(ms, undefined, { signal: halt.signal }).catch(() => {});
-  void options.stop.then(() => {
-    stopping = true;
-    halt.abort();
-    poke();
-    if (!ended) grace = setTimeout(() => graceOver.abort(), options.graceMs ?? DEFAULT_GRACE_MS);
-  });
-  const listen = () =>
-    storage
-      .listen?.([ASKUSER_ANSWERED_CHANNEL, RUN_RELEASED_CHANNEL], () => poke())
-      .catch(() => undefined);
-  let unlisten = await listen();
-  const pollMs = options.pollMs ?? (storage.listen ? 5_000 : 1_000);
-  let outages = 0;
-  // A --once pass tries each run at most once: a failed attempt is left for a later pass.
-  const tried = new Set<string>();
-  let reopening: Promise<void> | undefined;
-  // One reopen at a time; workers that failed on the old storage wait for it.
-  const reopen = (broken: Storage) => {
-    if (!options.reopen || storage !== broken) return reopening;
-    reopening ??= (async () => {
-      // Not awaited, like the old storage's close: the broken connection ends in the background.
-      void unlisten?.().catch(() => {});
-      storage = await options.reopen!();
-      unlisten = await listen();
-    })()
-      .catch(() => {}) // the next attempt reports the outage again
-      .finally(() => {
-        reopening = undefined;
-      });
-    return reopening;
-  };
-
-  let idle = 0;
-  const worker = async (index: number) => {
-    while (!stopping) {
-      // Taken before looking, so that an answer announced while this worker is busy wakes it.
-      const woken = signal;
-      const using = storage;
-      let resumed: Resumed | undefined;
-      try {
-        resumed = await resumeNext(using, {
-          ...options,
-          worker: `w${index}`,
-          graceOver: graceOver.signal,
-          ...(options.once ? { skip: [...tried] } : {}),
-        });
-        outages = 0;
-      } catch (error) {
-        const wait = backoffMs(outages++);
-        options.onUnavailable(error, wait);
-        if (options.once) throw error;
-        await pause(wait);
-        await reopen(using);
-        continue;
-      }
-      if (resumed) {
-        tried.add(resumed.runId);
-        const { status } = resumed.outcome;
-        if (status === 'retrying' || status === 'failed' || status === 'lease-lost') failed++;
-        options.onResumed(resumed);
-        continue;
-      }
-      if (options.once) return;
-      idle++;
-      await Promise.race([woken, pause(await untilNextDue(using, pollMs))]);
-      idle--;
-    }
-  };
-
-  const watching = options.once
-    ? undefined
-    : watchLeases(() => storage, {
-        pollMs,
-        stop: options.stop,
-        pause,
-        onGone: poke,
-        allIdle: () => idle === Math.max(1, options.concurrency),
-        onLeased: (leases) => options.onLeased?.(leases),
-      });
-  try {
-    await Promise.all(
-      Array.from({ length: Math.max(1, options.concurrency) }, (_, i) => worker(i + 1)),
-    );
-  } finally {
-    ended = true;
-    clearTimeout(grace);
-    await watching;
-    await unlisten?.();
-  }
+  void options.stop.then(() => worker.stop());
+  await (options.once ? worker.drain(options.max) : worker.run());
   return { failed, storage };
 }
 
-// A retry's backoff or an expired lease sends no notification: sleep until the next one is due.
-async function untilNextDue(storage: Storage, pollMs: number): Promise<number> {
-  const due = await storage
-    .leaseHolder()
-    .then((holder) => storage.runs().nextDueInMs(holder))
-    .catch(() => undefined);
-  return due === undefined ? pollMs : Math.min(pollMs, due + 10);
+/**
+ * Claims ONE ready run and resumes it, as {@link wake} would, then returns how it ended.
+ * @returns undefined when no run is ready.
+ * @throws the database's error when it cannot be reached.
+ */
+export async function resumeNext(
+  storage: Storage,
+  options: ResumeOptions,
+): Promise<Resumed | undefined> {
+  let resumed: Resumed | undefined;
+  await wake(storage, {
+    ...options,
+    once: true,
+    max: 1,
+    concurrency: 1,
+    onResumed: (done) => {
+      resumed = done;
+    },
+    onUnavailable: () => {},
+    stop: new Promise(() => {}),
+  });
+  return resumed;
 }
 
-/** How often the leases of live workers elsewhere are looked at: a dead one's run is taken within this. */
-const TAKEOVER_CHECK_MS = 300;
-
-/**
- * A worker process that dies sends no notification: while other processes hold leases
- * whose holders can be seen, look every {@link TAKEOVER_CHECK_MS} whether one of them is
- * gone (`onGone` wakes the workers to claim its runs); else at the poll interval. Also
- * tells `onLeased` of the other workers' leases when they changed and this process's
- * workers are all idle.
- */
-async function watchLeases(
-  storage: () => Storage,
-  options: {
-    pollMs: number;
-    stop: Promise<void>;
-    /** Sleeps, or less when the loop stops (so that no timer keeps the process up). */
-    pause: (ms: number) => Promise<void>;
-    onGone: () => void;
-    allIdle: () => boolean;
-    onLeased: (leases: LeaseRecord[]) => void;
-  },
-): Promise<void> {
-  let stopped = false;
-  void options.stop.then(() => {
-    stopped = true;
-  });
-  let said = '';
-  while (!stopped) {
-    const using = storage();
-    const leases = await using
-      .leaseHolder()
-      .then((holder) => using.runs().leases(holder === undefined ? {} : { holder }))
-      .catch(() => undefined);
-    const others = (leases ?? []).filter((lease) => lease.holder !== 'self');
-    if (others.some((lease) => lease.holder === 'gone')) options.onGone();
-    const seen = JSON.stringify(others.map((l) => [l.runId, l.owner, l.holder]));
-    if (leases && seen !== said && options.allIdle()) {
-      said = seen;
-      options.onLeased(others);
-    }
-    const soon = others.some((lease) => lease.holder === 'alive');
-    await options.pause(soon ? TAKEOVER_CHECK_MS : options.pollMs);
+/** How one attempt ended, as the runner reports it. */
+function resumedOf(
+  event: Exclude<RunWorkerEvent<RunResult>, { type: 'idle' | 'error' | 'run-claimed' }>,
+): Resumed {
+  const claim = claimOf(event.job);
+  const ids = { runId: claim.runId, conversationId: claim.conversationId };
+  switch (event.type) {
+    case 'run-resumed':
+      return { ...claim, outcome: event.result };
+    case 'retry-scheduled':
+      return {
+        ...claim,
+        outcome: { status: 'retrying', ...ids, error: event.reason, retryInMs: event.retryInMs },
+      };
+    case 'run-failed':
+      return {
+        ...claim,
+        // A give-up is no attempt: the attempt is the last one before this claim.
+        attempt: event.gaveUp ? claim.attempt - 1 : claim.attempt,
+        outcome: {
+          status: 'failed',
+          ...ids,
+          error: event.reason,
+          attempts: event.attempts,
+          ...(event.gaveUp ? { gaveUp: true } : {}),
+        },
+      };
+    case 'lease-lost':
+      return { ...claim, outcome: { status: 'lease-lost', ...ids } };
+    case 'run-released':
+      return { ...claim, outcome: { status: 'released', ...ids } };
   }
 }
