@@ -7,7 +7,12 @@ import { type RunRow, runs, suspensions } from './schema.js';
 // (preparedRunStatements), the others built per call (runStatements), and the fragments
 // they share. runs.ts runs them and turns their rows into records.
 
-type RunStatus = RunRow['status'];
+/**
+ * Where a run stands: `running` (a worker holds its lease), `waiting` (on a person's
+ * answer), `ready` (answered, or due for a retry: any worker may claim it), and the final
+ * `completed`, `cancelled` and `failed` (retries used up; `retry` makes it ready again).
+ */
+export type RunStatus = 'running' | 'waiting' | 'ready' | 'completed' | 'cancelled' | 'failed';
 
 /**
  * The channel {@link PostgresRunQueue.release} notifies (with the run id) when it gives a run

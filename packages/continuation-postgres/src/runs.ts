@@ -14,18 +14,13 @@ import {
   FINISHED_RUN_STATUSES,
   preparedRunStatements,
   RUN_RELEASED_CHANNEL,
+  type RunStatus,
   runStatements,
   type SelectedRun,
 } from './run-statements.js';
 
-export { FINISHED_RUN_STATUSES, RUN_RELEASED_CHANNEL };
+export { FINISHED_RUN_STATUSES, RUN_RELEASED_CHANNEL, type RunStatus };
 
-/**
- * Where a run stands: `running` (a worker holds its lease), `waiting` (on a person's
- * answer), `ready` (answered, or due for a retry: any worker may claim it), and the final
- * `completed`, `cancelled` and `failed` (retries used up; `retry` makes it ready again).
- */
-export type RunStatus = 'running' | 'waiting' | 'ready' | 'completed' | 'cancelled' | 'failed';
 
 /** A run as {@link PostgresRunQueue} reports it. */
 export interface RunRecord {
