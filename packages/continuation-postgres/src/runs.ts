@@ -21,7 +21,6 @@ import {
 
 export { FINISHED_RUN_STATUSES, RUN_RELEASED_CHANNEL, type RunStatus };
 
-
 /** A run as {@link PostgresRunQueue} reports it. */
 export interface RunRecord {
   runId: string;
