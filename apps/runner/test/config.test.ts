@@ -208,7 +208,7 @@ describe('the readers of settings', () => {
       'RUNNER_WORKER_CONCURRENCY must be a whole number ≥ 1, not "two"',
     );
     expect(leasePolicyFromEnv({ RUNNER_LEASE_MS: '1500', RUNNER_MAX_ATTEMPTS: '2' })).toMatchObject(
-      { leaseMs: 1500, maxAttempts: 2 },
+      { leaseMs: 1500, retry: { maxAttempts: 2 } },
     );
     expect(workerConcurrency({})).toBe(2);
   });

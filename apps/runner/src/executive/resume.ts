@@ -16,7 +16,7 @@ import {
   runWorkers,
   unsettledWorkers,
 } from '../delegation/run.js';
-import { failureOf, withoutOrigin } from '../errors.js';
+import { failureOf, postgresCause, withoutOrigin } from '../errors.js';
 import { lockFor, type Storage } from '../storage/index.js';
 import {
   answersOf,
@@ -179,7 +179,12 @@ function modelOf({ run }: ClaimedRun, options: ResumeOptions): Model {
  */
 export function attemptError(error: unknown): string {
   if (writtenByNewerCode(error)) return writtenByNewer(error as Error);
-  return error instanceof Error ? error.message : String(error);
+  const message = error instanceof Error ? error.message : String(error);
+  // A write cut by the database going away fails the attempt; the line says it was the database.
+  if (failureOf(error) === 'unavailable') {
+    return `database unavailable (${postgresCause(error) ?? message})`;
+  }
+  return message;
 }
 
 function writtenByNewerCode(error: unknown): boolean {
