@@ -25,8 +25,7 @@ export const serve: Command = async (ctx, args) => {
     throw usageError('--port takes a number from 0 to 65535');
   const host = values.host ?? OPTION_DEFAULTS.host;
   const token = values.token ?? setting(VARIABLES.RUNNER_TOKEN);
-  const { assertServeAllowed, startServe } = await import('../serve/index.js');
-  assertServeAllowed(host, token);
+  const { startServe } = await import('../serve/index.js');
   const graceMs = parseGrace(values.grace);
   // Before the storage opens: a signal while it opens closes the server as soon as it is up.
   const stop = stopOnSignals(ctx.out, graceMs);
