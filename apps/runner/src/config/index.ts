@@ -154,7 +154,7 @@ export const VARIABLES = {
   RUNNER_AUDIENCE: variable({
     name: 'RUNNER_AUDIENCE',
     kind: audiencePolicy,
-    default: {} as Readonly<Record<string, string[]>>,
+    default: undefined,
     defaultText: 'none: any operator answers any question',
     description:
       "who may answer each human tool's questions (ask_user, approve): an operator with one of the roles named for it, or an admin",

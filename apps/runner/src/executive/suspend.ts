@@ -49,7 +49,7 @@ export interface ResumeContext {
 
 /** Who may answer a question of the human tool `kind`, from RUNNER_AUDIENCE (roles; none: anyone). */
 export function audienceFor(kind: string): { roles: string[] } {
-  return { roles: setting(VARIABLES.RUNNER_AUDIENCE)[kind] ?? [] };
+  return { roles: setting(VARIABLES.RUNNER_AUDIENCE)?.[kind] ?? [] };
 }
 
 /** A run suspended on its delegate call: the parent turn stopped on it. */
