@@ -128,6 +128,7 @@ for (const target of targets) {
         },
       );
       const api = (path: string) => new URL(path, served?.url).toString();
+      expect(served.stdout()).toContain('"signIn":"key"');
       expect((await call(api('/api/pauses'))).status).toBe(401);
       for (const key of ['runner_0000000000000000_wrong', 'wrong', keys.dan, keys.eveOld]) {
         const refused = await call(api('/api/pauses'), { headers: bearer(key as string) });
@@ -207,6 +208,14 @@ for (const target of targets) {
       const refused = await run(['serve', '--host', '0.0.0.0', '--port', '0', ...fresh], env);
       expect(refused.code).toBe(2);
       expect(refused.stderr).toContain('runner operators add NAME --role admin');
+      // On this machine, the zero-set-up default stays: one local operator, no key.
+      const local = await serve(fresh, env);
+      try {
+        expect(local.stdout()).toContain('"signIn":"none"');
+        expect((await call(new URL('/api/pauses', local.url).toString())).status).toBe(200);
+      } finally {
+        await local.stop();
+      }
     });
   });
 }

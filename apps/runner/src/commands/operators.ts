@@ -31,11 +31,10 @@ export const operators: Command = async (ctx, args) => {
     const store = storage.operators();
     switch (action) {
       case 'add': {
-        const key = await store.add(needName(), values.role ?? []);
-        const [added] = (await store.list()).filter((o) => o.name === name);
+        const { roles, key } = await store.add(needName(), values.role ?? []);
         ctx.out.record(
-          { type: 'operator-added', name, roles: added?.roles ?? [], key },
-          `added operator ${name} (${added?.roles.join(', ')}); their key, ${keyNote}:\n${key}`,
+          { type: 'operator-added', name, roles, key },
+          `added operator ${name} (${roles.join(', ')}); their key, ${keyNote}:\n${key}`,
         );
         return 0;
       }

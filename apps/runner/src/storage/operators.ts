@@ -99,19 +99,21 @@ export class OperatorStore {
   constructor(private readonly db: Db) {}
 
   /**
-   * Adds an operator; returns the key, which is stored nowhere.
-   * @throws a usage error for a malformed name; a conflict when the name was used before.
+   * Adds an operator with {@link rolesOf} `given`; returns their roles and the key, which
+   * is stored nowhere.
+   * @throws a usage error for a malformed name or roles; a conflict when the name was used before.
    */
-  async add(name: string, roles: readonly string[]): Promise<string> {
+  async add(name: string, given: readonly string[]): Promise<{ roles: string[]; key: string }> {
     if (!NAME.test(name)) {
       throw usageError(
         `"${name}" is not an operator name: up to 100 letters, digits, '.', '_', '@' and '-'`,
       );
     }
+    const roles = rolesOf(given);
     const { key, keyId, keyHash } = newKey();
     try {
       await this.db.execute(sql`insert into runner.operators (name, roles, key_id, key_hash)
-        values (${name}, string_to_array(${rolesOf(roles).join(',')}, ','), ${keyId}, ${keyHash})`);
+        values (${name}, string_to_array(${roles.join(',')}, ','), ${keyId}, ${keyHash})`);
     } catch (error) {
       if (sqlStateOf(error) !== '23505') throw error;
       throw new RunnerError(
@@ -120,7 +122,7 @@ export class OperatorStore {
         { cause: error },
       );
     }
-    return key;
+    return { roles, key };
   }
 
   /** Every operator, revoked ones included, by name. */
