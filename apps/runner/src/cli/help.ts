@@ -32,8 +32,8 @@ commands:
 
 options for every command (--data, --model and --json may also come before it):
   --data DIR     the embedded default's data folder (default ${VARIABLES.RUNNER_DATA.default}, or RUNNER_DATA; not
-                 empty). Only exec, chat (not --resume), serve and migrate create a missing
-                 one (and say so); the other commands say it does not exist
+                 empty). Only exec, chat (not --resume), serve, migrate and operators add
+                 create a missing one (and say so); the other commands say it does not exist
   --model ID     scripted:trip | scripted:tools | scripted:siblings | scripted:team |
                  anthropic:MODEL | openai:MODEL (default ${VARIABLES.RUNNER_MODEL.default}, or RUNNER_MODEL);
                  scripted:team delegates sub-tasks to worker sub-agents w1..w3, two of

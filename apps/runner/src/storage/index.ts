@@ -155,7 +155,7 @@ function newDataFolder(options: OpenStorageOptions): string | undefined {
   if (options.create ?? true) return dir;
   throw new RunnerError(
     'unavailable',
-    `the data folder ${dir} does not exist: check --data (or RUNNER_DATA); \`runner ${options.command}\` reads an existing store, exec, chat, serve and migrate create one`,
+    `the data folder ${dir} does not exist: check --data (or RUNNER_DATA); \`runner ${options.command}\` reads an existing store, exec, chat, serve, migrate and operators add create one`,
   );
 }
 
