@@ -9,6 +9,7 @@ import type { Command, Context } from './commands/command.js';
 import { demo } from './commands/demo.js';
 import { exec } from './commands/exec.js';
 import { migrate } from './commands/migrate.js';
+import { operators } from './commands/operators.js';
 import { pausedStates } from './commands/paused-states.js';
 import { retry } from './commands/retry.js';
 import { runs } from './commands/runs.js';
@@ -32,11 +33,12 @@ const commands: Record<string, Command> = {
   show,
   retry,
   'paused-states': pausedStates,
+  operators,
   migrate,
 };
 
 // Commands that start something new may create the data folder; the others (and chat
-// --resume) need it to exist, so that a mistyped --data is an error, not a new empty store.
+// --resume) need it to exist (operators add may create it), so that a mistyped --data is an error, not a new empty store.
 const CREATES_DATA = new Set(['exec', 'chat', 'migrate', 'serve']);
 
 /** The value of `--name VALUE` or `--name=VALUE`, if given. */
@@ -142,7 +144,9 @@ export async function main(argv: string[]): Promise<number> {
         dataDir,
         databaseUrl: setting(VARIABLES.DATABASE_URL),
         command,
-        create: CREATES_DATA.has(command) && !(command === 'chat' && args.includes('--resume')),
+        create:
+          (CREATES_DATA.has(command) && !(command === 'chat' && args.includes('--resume'))) ||
+          (command === 'operators' && args[0] === 'add'),
         log: (line) => out.note(line),
         // On stderr: a person whose output goes elsewhere still learns a new store was made.
         created: (line) => json || process.stderr.write(`${line}\n`),

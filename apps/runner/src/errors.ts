@@ -3,12 +3,15 @@ import { ContinuationError } from '@x/continuation';
 import { SessionError } from '@x/session';
 
 /** What kind of failure an error is: the one thing exit codes and HTTP statuses follow. */
-export type Failure = 'usage' | 'not_found' | 'conflict' | 'unavailable' | 'failed';
+export type Failure = 'usage' | 'not_found' | 'conflict' | 'unavailable' | 'forbidden' | 'failed';
 
 const marker = Symbol.for('runner.RunnerError');
 const modelMarker = Symbol.for('runner.ModelError');
 
-/** The runner's own errors: bad usage, something named that does not exist, a busy resource. */
+/**
+ * The runner's own errors: bad usage, something named that does not exist, a busy resource,
+ * an operator not allowed to do what they asked.
+ */
 export class RunnerError extends Error {
   readonly [marker] = true;
   override readonly name = 'RunnerError';
@@ -35,6 +38,11 @@ export function usageError(message: string): RunnerError {
 /** A named conversation, run, session or question that does not exist (exit 3). */
 export function notFoundError(message: string): RunnerError {
   return new RunnerError('not_found', message);
+}
+
+/** An operator asked for what their roles do not allow (exit 6, HTTP 403). */
+export function forbiddenError(message: string): RunnerError {
+  return new RunnerError('forbidden', message);
 }
 
 /**
@@ -105,6 +113,7 @@ export const FAILURES = {
     httpMessage: 'the database is unavailable; try again shortly',
   },
   conflict: { exitCode: 5, httpStatus: 409, httpCode: 'conflict' },
+  forbidden: { exitCode: 6, httpStatus: 403, httpCode: 'forbidden' },
 } as const satisfies Record<
   Failure,
   { exitCode: number; httpStatus: number; httpCode: string; httpMessage?: string }
@@ -179,6 +188,8 @@ export function failureOf(error: unknown): Failure {
         return 'not_found';
       case 'duplicate':
         return 'conflict';
+      case 'forbidden':
+        return 'forbidden';
       case 'unavailable':
         return 'unavailable';
       default:

@@ -99,6 +99,16 @@ const ROWS = [
       new SessionError('conflict', 'changed by another writer'),
     ],
   },
+  {
+    failure: 'forbidden',
+    exitCode: 6,
+    httpStatus: 403,
+    httpCode: 'forbidden',
+    errors: [
+      new RunnerError('forbidden', 'vic is a viewer'),
+      new AskUserError('forbidden', 'cy may not answer question "t"'),
+    ],
+  },
 ] as const;
 
 describe('classifyFailure', () => {

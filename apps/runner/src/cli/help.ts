@@ -26,12 +26,14 @@ commands:
   paused-states list [--all | --conversation C] [--limit N]
   paused-states get TOKEN       one question: pending, or its answer and who gave it
   paused-states purge --older-than 7d [--dry-run]
+  operators add NAME [--role ROLE]... | list | revoke NAME | rotate NAME
+                                the people who sign in to serve with an API key
   migrate                       apply the database migrations
 
 options for every command (--data, --model and --json may also come before it):
   --data DIR     the embedded default's data folder (default ${VARIABLES.RUNNER_DATA.default}, or RUNNER_DATA; not
-                 empty). Only exec, chat (not --resume), serve and migrate create a missing
-                 one (and say so); the other commands say it does not exist
+                 empty). Only exec, chat (not --resume), serve, migrate and operators add
+                 create a missing one (and say so); the other commands say it does not exist
   --model ID     scripted:trip | scripted:tools | scripted:siblings | scripted:team |
                  anthropic:MODEL | openai:MODEL (default ${VARIABLES.RUNNER_MODEL.default}, or RUNNER_MODEL);
                  scripted:team delegates sub-tasks to worker sub-agents w1..w3, two of
@@ -58,7 +60,8 @@ exit codes: 0 done (completed, waiting, or answered) · 1 failed · 2 bad usage 
 server cannot be reached or refuses, the data folder cannot be used or is in use, serve's
 port is in use) · 5 conflict (someone else changed it first: the question was answered
 already, retry of a run that is not failed, or exec meets a conversation with open work
-and no --replace). The approval center's API answers 400, 404, 503 and 409 for the same.
+and no --replace) · 6 forbidden (an operator's roles or the question's audience do not allow
+it). The approval center's API answers 400, 404, 503, 409 and 403 for the same.
 With --json an error is one JSON object on stderr: {"type":"error","message","failure",
 "exitCode"}.
 
@@ -167,13 +170,23 @@ it listens on (--port 0 picks a free port). It also resumes answered runs, like
 \`runner wake\` (--no-wake to leave that to separate wake processes on PostgreSQL); on the
 embedded default it must, since one process at a time owns the data folder.
 
+Who may use it: once \`runner operators add\` made an operator, every request needs a live
+operator's key: "Authorization: Bearer KEY", or open /?token=KEY once and the browser
+keeps it in a cookie. An admin answers anything and stops conversations; an operator
+answers the questions whose audience (RUNNER_AUDIENCE) admits their name or a role, and
+GET /api/pauses lists just those; a viewer reads (403 forbidden on a write). Without
+operators and without --token, on this machine only, the page works for one local
+operator without a key.
+
 --port N        default ${OPTION_DEFAULTS.port}
---host ADDR     default ${OPTION_DEFAULTS.host} (this machine only). Any other address needs a token.
---token TOKEN   (or RUNNER_TOKEN) required on every request: "Authorization: Bearer
-                TOKEN", or open /?token=TOKEN once and the browser keeps it in a cookie.
---operator NAME (or RUNNER_OPERATOR) who answers through this server (the person behind
-                the token), recorded with every answer as answeredBy; default: the OS user
-                running serve. \`runner answer\` records the OS user running it.
+--host ADDR     default ${OPTION_DEFAULTS.host} (this machine only). Any other address needs operators
+                or a token, else serve refuses to start.
+--token TOKEN   (or RUNNER_TOKEN) a shared key, kept for compatibility: it signs in as an
+                admin named --operator, beside the operators' own keys.
+--operator NAME (or RUNNER_OPERATOR) who answers with the shared token (or, without
+                operators, on this machine), recorded with every answer as answeredBy;
+                default: the OS user running serve. \`runner answer\` records the OS user
+                running it, through the channel cli, with no audience check.
 --grace DURATION
                 on SIGTERM or Ctrl-C: how long requests and resumes in flight may take to
                 finish (default ${OPTION_DEFAULTS.graceMs / 1000}s). New connections are refused and nothing more is
@@ -204,6 +217,19 @@ purge   deletes answered questions and finished runs older than AGE (e.g. 30m, 1
         never a pending question, nor one of a conversation whose run may yet resume
         (waiting, ready, running, or failed: retry resumes it), which show still prints;
         --dry-run says what it would delete and deletes nothing`,
+  operators: `usage: runner operators add NAME [--role ROLE]... [--json]
+       runner operators list | revoke NAME | rotate NAME [--json]
+
+The operators who sign in to \`runner serve\` with an API key. add prints the new key once:
+only its SHA-256 is kept, so a lost key is replaced with rotate, which prints a new one
+and stops the old one at once. revoke stops an operator's key for good (the name is kept,
+and not reused). list shows names, roles and when each key was made, never a key.
+
+--role ROLE   one of admin (everything, manages operators), operator (answers what each
+              question's audience allows; the default) or viewer (reads), and any number
+              of audience roles (finance, ...) that RUNNER_AUDIENCE names.
+Exit 3 for an unknown or revoked NAME, 5 for a name used before. Operators are managed
+here, by whoever holds the data folder or DATABASE_URL: an administrator's tool.`,
   migrate: `usage: runner migrate [--data DIR]
 
 Applies the database migrations of every package (idempotent). Other commands also apply

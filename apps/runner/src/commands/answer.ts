@@ -53,6 +53,12 @@ function readBatch(file: string): Array<{ token: string; answer: ResumeAnswer }>
   });
 }
 
+/**
+ * Who the CLI answers as: the OS user, through the channel `cli`, with no audience check.
+ * It is an administrator's tool: whoever holds the database URL can bypass any check.
+ */
+const cliAnswerer = () => ({ answeredBy: osUserName(), signedInWith: 'os-user', channel: 'cli' });
+
 /** `runner answer TOKEN ...` and `runner answer --batch FILE`. */
 export const answer: Command = async (ctx, args) => {
   const { values, positionals } = parseArgs({
@@ -71,7 +77,7 @@ export const answer: Command = async (ctx, args) => {
     if (positionals.length) throw usageError('--batch takes no TOKEN');
     const batch = readBatch(values.batch);
     return withStorage(ctx, async (storage) => {
-      await answerBatch(storage, batch, osUserName());
+      await answerBatch(storage, batch, cliAnswerer());
       ctx.out.record(
         { type: 'answered', tokens: batch.map((b) => b.token) },
         `answered ${plural(batch.length, 'question')}`,
@@ -101,7 +107,7 @@ export const answer: Command = async (ctx, args) => {
       }
       given = { action: 'accept', content: chosen };
     }
-    await answerOne(storage, token, given, osUserName());
+    await answerOne(storage, token, given, cliAnswerer());
     ctx.out.record(
       { type: 'answered', token, answer: given },
       `answered ${token}: ${given.action}${given.content ? ` "${given.content}"` : ''}`,

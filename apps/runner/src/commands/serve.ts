@@ -25,27 +25,38 @@ export const serve: Command = async (ctx, args) => {
     throw usageError('--port takes a number from 0 to 65535');
   const host = values.host ?? OPTION_DEFAULTS.host;
   const token = values.token ?? setting(VARIABLES.RUNNER_TOKEN);
-  const { assertServeAllowed, startServe } = await import('../serve/index.js');
-  assertServeAllowed(host, token);
+  const { startServe } = await import('../serve/index.js');
   const graceMs = parseGrace(values.grace);
   // Before the storage opens: a signal while it opens closes the server as soon as it is up.
   const stop = stopOnSignals(ctx.out, graceMs);
+  const operator = values.operator || setting(VARIABLES.RUNNER_OPERATOR) || osUserName();
   return withStorage(ctx, async (storage) => {
     const server = await startServe(storage, {
       host,
       port,
       token,
-      operator: values.operator || setting(VARIABLES.RUNNER_OPERATOR) || osUserName(),
+      operator,
       wake: !values['no-wake'],
       graceMs,
       modelFor: (id) => modelFromId(id || ctx.modelId),
       onResumed: (resumed) => reportResumed(ctx.out, resumed),
       onError: (line) => ctx.out.error(line),
     });
+    // Who may come in, said once: keys, the shared token, or the one local operator.
+    const keys = await storage.operators().anyLive();
+    const signIn = keys ? 'key' : token ? 'token' : 'none';
     ctx.out.record(
-      { type: 'listening', url: server.url, where: storage.where, wake: !values['no-wake'] },
+      {
+        type: 'listening',
+        url: server.url,
+        where: storage.where,
+        wake: !values['no-wake'],
+        signIn,
+      },
       `approval center on ${server.url} (${storage.where}${values['no-wake'] ? '' : ', resuming answered runs'}); Ctrl-C to stop` +
-        (token ? '\nopen it once as URL?token=YOUR_TOKEN to sign the browser in' : ''),
+        (signIn === 'none'
+          ? `\nno operators: it answers as ${operator ?? 'the local operator'}, without a key, on this machine only (${ctx.out.command('operators add NAME')} adds one)`
+          : `\nsign in with ${keys ? "an operator's key" : 'the token'}: "Authorization: Bearer KEY", or open URL?token=KEY once in the browser`),
     );
     await stop.requested;
     await server.close();

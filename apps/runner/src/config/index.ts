@@ -86,6 +86,24 @@ export const postgresUrl: Kind<string> = {
   },
 };
 
+/**
+ * Who may answer the questions of each human tool: `TOOL=ROLE` pairs separated by commas
+ * (`approve=finance,approve=ops`), as tool name -> the roles any one of which may answer.
+ */
+export const audiencePolicy: Kind<Readonly<Record<string, string[]>>> = {
+  accepts: 'TOOL=ROLE pairs separated by commas, e.g. approve=finance',
+  parse: (given) => {
+    const policy: Record<string, string[]> = {};
+    for (const pair of given.split(',')) {
+      const match = /^\s*([a-z_][a-z0-9_]*)=([a-z][a-z0-9_-]*)\s*$/.exec(pair);
+      if (!match) return undefined;
+      const [, tool = '', role = ''] = match;
+      policy[tool] = [...new Set([...(policy[tool] ?? []), role])];
+    }
+    return policy;
+  },
+};
+
 /** Seconds above 0, up to an hour. */
 export const seconds: Kind<number> = {
   accepts: 'a number of seconds above 0 and up to 3600',
@@ -132,6 +150,14 @@ export const VARIABLES = {
     default: undefined,
     defaultText: 'the OS user',
     description: 'who answers through serve, as --operator',
+  }),
+  RUNNER_AUDIENCE: variable({
+    name: 'RUNNER_AUDIENCE',
+    kind: audiencePolicy,
+    default: undefined,
+    defaultText: 'none: any operator answers any question',
+    description:
+      "who may answer each human tool's questions (ask_user, approve): an operator with one of the roles named for it, or an admin",
   }),
   RUNNER_WAKE_POLL_MS: variable({
     name: 'RUNNER_WAKE_POLL_MS',

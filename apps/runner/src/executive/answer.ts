@@ -1,5 +1,6 @@
 import {
   type AnsweredPause,
+  type AnswerOptions,
   AskUserError,
   AUTO_TERMINATED_MARKER,
   type ResumeAnswer,
@@ -92,20 +93,29 @@ export function checkAnswerSize(token: string, given: ResumeAnswer): void {
 /**
  * Answers one pause and makes its run ready, in one transaction: an answer is never
  * recorded without its run becoming claimable, or the other way round.
- * `answeredBy` names who answered, for the audit trail.
+ * `by` says who answered and how: an operator's `identity` (the store admits only the
+ * question's audience), or an administrator's `answeredBy` (nothing checked).
  * @throws {AlreadyAnsweredError} for a question answered already (how, by whom, when);
- *   the askuser store's errors (unknown token, bad answer).
+ *   the askuser store's errors (unknown token, bad answer, `forbidden`).
  */
 export async function answer(
   storage: Storage,
   token: string,
   given: ResumeAnswer,
-  answeredBy: string | null = null,
+  by: AnswerOptions = {},
 ): Promise<void> {
   checkAnswerSize(token, given);
+  let refused: unknown;
   await storage
     .transaction(async (tx) => {
-      await storage.pauses(tx).markResumed(token, given, { answeredBy });
+      try {
+        await storage.pauses(tx).markResumed(token, given, by);
+      } catch (error) {
+        // Committed, not rolled back: the store's record of the refusal is kept.
+        if (!AskUserError.hasCode(error, 'forbidden')) throw error;
+        refused = error;
+        return;
+      }
       if (await storage.runs(tx).markReady(token, given)) return;
       // No run waits on the question itself: a worker's question readies its parent's run.
       const parent = await parentOf(tx, storage, token);
@@ -115,6 +125,7 @@ export async function answer(
       await storage.runs(tx).markReady(parent, given);
     })
     .catch((error: unknown) => refusal(storage, error, false));
+  if (refused) throw refused;
 }
 
 /** For a worker's question, the parent continuation its delegated run waits on. */
@@ -126,18 +137,25 @@ async function parentOf(tx: Db, storage: Storage, token: string): Promise<string
 
 /**
  * Answers many pauses all or nothing, and makes their runs ready, in one transaction.
- * Returns how many were answered.
+ * Returns how many were answered. With an `identity` in `by`, each answer is checked
+ * against its question's audience, and one `forbidden` answers none.
  * @throws {AlreadyAnsweredError} when some were answered already; nothing is answered.
  */
 export async function answerBatch(
   storage: Storage,
   answers: ReadonlyArray<{ token: string; answer: ResumeAnswer }>,
-  answeredBy: string | null = null,
+  by: AnswerOptions = {},
 ): Promise<number> {
   for (const a of answers) checkAnswerSize(a.token, a.answer);
   return storage
     .transaction(async (tx) => {
-      const answered = await storage.pauses(tx).markResumedBatch([...answers], { answeredBy });
+      const pauses = storage.pauses(tx);
+      let answered = answers.length;
+      if (by.identity) {
+        for (const a of answers) await pauses.markResumed(a.token, a.answer, by);
+      } else {
+        answered = await pauses.markResumedBatch([...answers], { answeredBy: by.answeredBy });
+      }
       const runs = storage.runs(tx);
       const readied = await runs.markReadyMany(
         answers.map((a) => ({ interactionId: a.token, input: a.answer })),

@@ -8,7 +8,7 @@ import { DELEGATE_TOOL } from '../agent/tools.js';
 import { getDelegation, putDelegation } from '../delegation/checkpoint.js';
 import { waitingWorkers } from '../delegation/run.js';
 import type { Db, Storage } from '../storage/index.js';
-import type { DelegatedTurn, ResumeContext, RunResult } from './suspend.js';
+import { audienceFor, type DelegatedTurn, type ResumeContext, type RunResult } from './suspend.js';
 
 /** A delegation of an unattended run, with what it needs to be written again. */
 export interface StoredDelegation {
@@ -65,6 +65,7 @@ export async function saveDelegation(tx: Db, storage: Storage, stored: StoredDel
       resumeContext,
       proxiedFromChildId: worker.id,
       proxiedToolCallId: question.toolCallId,
+      audience: audienceFor(question.kind),
     });
     stored.asked.add(question.token);
   }

@@ -3,6 +3,7 @@ import { createSuspension } from '@x/continuation';
 import type { Message } from '@x/wire';
 import type { Model } from '../agent/model-port.js';
 import type { TurnOutcome } from '../agent/turn.js';
+import { setting, VARIABLES } from '../config/index.js';
 import type { Db, Storage } from '../storage/index.js';
 
 /** A worker's question that a delegated run waits on. */
@@ -46,6 +47,11 @@ export interface ResumeContext {
   delegate?: { toolCallId: string; worker: string; task: string };
 }
 
+/** Who may answer a question of the human tool `kind`, from RUNNER_AUDIENCE (roles; none: anyone). */
+export function audienceFor(kind: string): { roles: string[] } {
+  return { roles: setting(VARIABLES.RUNNER_AUDIENCE)?.[kind] ?? [] };
+}
+
 /** A run suspended on its delegate call: the parent turn stopped on it. */
 export type DelegatedTurn = Extract<TurnOutcome, { status: 'delegated' }>;
 
@@ -82,6 +88,7 @@ export async function suspend(
     priority,
     toolCallId: outcome.toolUse.id,
     resumeContext,
+    audience: audienceFor(kind),
   });
   await storage.continuations(tx).save(suspension);
   return { status: 'waiting', ...run, token, question, options };

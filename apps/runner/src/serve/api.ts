@@ -18,6 +18,7 @@ import {
   stopKnownConversation,
 } from '../executive/index.js';
 import type { Storage } from '../storage/index.js';
+import { answererOf, type Caller, requireAdmin } from './auth.js';
 import type { EventHub } from './events.js';
 import { checkWrite, readJson, sendJson } from './http.js';
 import { HttpError } from './http-error.js';
@@ -114,8 +115,8 @@ function storeError(error: unknown): unknown {
 export interface ApiContext {
   storage: Storage;
   hub: EventHub;
-  /** Who answers through this server, recorded with each answer (`answeredBy`). */
-  operator: string | null;
+  /** Who sent this request: answers go through the store as theirs. */
+  caller: Caller;
   /** Called after a write that may have answered pauses (wakes this process's wake loop). */
   answered(): void;
 }
@@ -137,7 +138,13 @@ const routes: Route[] = [
     method: 'GET',
     pattern: /^\/api\/pauses$/,
     async handle(ctx, _m, _req, res, url) {
-      const pending = await ctx.storage.pauses().listPendingAll(limitOf(url, 100));
+      // An operator's list is what they may answer; an admin and a viewer see every question.
+      const pauses = ctx.storage.pauses();
+      const limit = limitOf(url, 100);
+      const { identity } = ctx.caller;
+      const pending = await (identity && ctx.caller.access === 'operator'
+        ? pauses.listAnswerable(identity, limit)
+        : pauses.listPendingAll(limit));
       const now = Date.now();
       sendJson(res, 200, {
         pauses: pending.map((p) => pauseView(p, now)),
@@ -149,11 +156,12 @@ const routes: Route[] = [
     pattern: /^\/api\/pauses\/answer-batch$/,
     async handle(ctx, _m, req, res) {
       checkWrite(req);
+      const by = answererOf(ctx.caller);
       const { answers } = parseBody(batchBodySchema, await readJson(req), 'invalid_answer');
       const answered = await answerBatch(
         ctx.storage,
         answers.map(({ token, action, content }) => ({ token, answer: { action, content } })),
-        ctx.operator,
+        by,
       ).catch((error) => Promise.reject(storeError(error)));
       ctx.answered();
       sendJson(res, 200, {
@@ -188,9 +196,10 @@ const routes: Route[] = [
     pattern: /^\/api\/pauses\/([^/]+)\/answer$/,
     async handle(ctx, [raw = ''], req, res) {
       checkWrite(req);
+      const by = answererOf(ctx.caller);
       const token = segment(raw);
       const given = parseBody(answerBodySchema, await readJson(req), 'invalid_answer');
-      await answer(ctx.storage, token, given, ctx.operator).catch((error) =>
+      await answer(ctx.storage, token, given, by).catch((error) =>
         Promise.reject(storeError(error)),
       );
       ctx.answered();
@@ -210,6 +219,8 @@ const routes: Route[] = [
     pattern: /^\/api\/conversations\/([^/]+)\/stop$/,
     async handle(ctx, [raw = ''], req, res) {
       checkWrite(req);
+      // Stopping closes every question of the conversation, whatever their audiences.
+      requireAdmin(ctx.caller, 'stop a conversation');
       parseBody(stopBodySchema, await readJson(req), 'invalid_request');
       const conversationId = segment(raw);
       // The id a person or script typed: refused like at the command line, never looked up.

@@ -3,6 +3,7 @@ const marker = Symbol.for('runner.serve.HttpError');
 /** Error codes the approval center's API answers with, in `{ "error": { "code" } }`. */
 export type HttpErrorCode =
   | 'unauthorized'
+  | 'forbidden'
   | 'forbidden_host'
   | 'cross_origin'
   | 'unsupported_media_type'

@@ -37,18 +37,6 @@ export function presentedToken(req: IncomingMessage): string | undefined {
   return cookie(req, TOKEN_COOKIE);
 }
 
-/** Throws 401 unless the request presents the token (checked on every request). */
-export function checkToken(req: IncomingMessage, token: string): void {
-  const given = presentedToken(req);
-  if (given === undefined || !sameSecret(given, token)) {
-    throw new HttpError(
-      401,
-      'unauthorized',
-      'this server needs its access token: send "Authorization: Bearer TOKEN", or open /?token=TOKEN once in the browser',
-    );
-  }
-}
-
 /** True for an address only this machine can reach. */
 export function isLoopback(host: string): boolean {
   return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
@@ -183,9 +171,10 @@ export function sendSignInPage(res: ServerResponse, error: HttpError): void {
   const html = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Sign in: runner approval center</title></head>
 <body>
-<h1>This approval center needs its access token</h1>
+<h1>This approval center needs a key</h1>
 <p>Open this address once with <code>?token=YOUR_TOKEN</code> added, for example
-<code>/?token=YOUR_TOKEN</code>: the token is the one <code>runner serve</code> was started with
+<code>/?token=YOUR_TOKEN</code>: the key is the one <code>runner operators add</code> (or
+<code>rotate</code>) printed for you, or the token <code>runner serve</code> was started with
 (<code>--token</code> or <code>RUNNER_TOKEN</code>). The browser then keeps it in a cookie and
 the address bar forgets it.</p>
 <p>Scripts send <code>Authorization: Bearer YOUR_TOKEN</code> to the JSON API under <code>/api</code>.</p>

@@ -12,12 +12,11 @@ import {
 } from '../executive/index.js';
 import type { Storage } from '../storage/index.js';
 import { type ApiContext, handleApi } from './api.js';
+import { acceptsKey, callerOf, type SignIn } from './auth.js';
 import { EventHub } from './events.js';
 import {
   checkHost,
-  checkToken,
   isLoopback,
-  sameSecret,
   sendError,
   sendSignInPage,
   TOKEN_COOKIE,
@@ -45,13 +44,16 @@ export { HttpError, type HttpErrorCode } from './http-error.js';
 
 /** Options of {@link startServe}. */
 export interface ServeOptions {
-  /** Address to bind; default `127.0.0.1`. Anything but loopback needs `token`. */
+  /** Address to bind; default `127.0.0.1`. Anything but loopback needs `token` or operators. */
   host?: string;
   /** Port; `0` picks a free one (read it from the returned `url`). Default 4319. */
   port?: number;
-  /** Access token every request must present (Bearer header, or the page's cookie). */
+  /**
+   * A shared token every request may present instead of an operator's key (Bearer header,
+   * or the page's cookie); it signs in as an admin named `operator`.
+   */
   token?: string | undefined;
-  /** Who answers through this server (the person behind the token), recorded with each answer. */
+  /** Who answers with the shared token or, without operators, on loopback; recorded with each answer. */
   operator?: string | null | undefined;
   /** Host the wake loop in this process (default true): one process owns PGlite. */
   wake?: boolean;
@@ -81,13 +83,17 @@ export interface ServeHandle {
 }
 
 /**
- * Throws a usage error when `host` is not loopback and there is no token: the server
- * refuses to start rather than expose unauthenticated answers.
+ * Throws a usage error when `host` is not loopback and there is neither a token nor a live
+ * operator: the server refuses to start rather than expose unauthenticated answers.
  */
-export function assertServeAllowed(host: string, token: string | undefined): void {
-  if (!isLoopback(host) && !token) {
+export function assertServeAllowed(
+  host: string,
+  token: string | undefined,
+  hasOperators: boolean,
+): void {
+  if (!isLoopback(host) && !token && !hasOperators) {
     throw usageError(
-      `binding ${host} exposes the approval center beyond this machine: give --token TOKEN (or RUNNER_TOKEN), or bind 127.0.0.1`,
+      `binding ${host} exposes the approval center beyond this machine: add an operator first (runner operators add NAME --role admin) and sign in with the key it prints, or give --token TOKEN (or RUNNER_TOKEN), or bind 127.0.0.1`,
     );
   }
 }
@@ -148,7 +154,7 @@ export async function startServe(storage: Storage, options: ServeOptions): Promi
   const host = options.host ?? OPTION_DEFAULTS.host;
   const loopback = isLoopback(host);
   const token = options.token || undefined;
-  assertServeAllowed(host, token);
+  assertServeAllowed(host, token, await storage.operators().anyLive());
   const onError = options.onError ?? (() => {});
   const graceMs = options.graceMs ?? DEFAULT_GRACE_MS;
   const hub = new EventHub({
@@ -159,10 +165,10 @@ export async function startServe(storage: Storage, options: ServeOptions): Promi
     onError: (error) => onError(`event feed: ${(error as Error)?.message ?? error}`),
   });
   const localAnswered = new Set<() => void>();
-  const api: ApiContext = {
+  const signIn: SignIn = { storage, token, operator: options.operator ?? null };
+  const api: Omit<ApiContext, 'caller'> = {
     storage,
     hub,
-    operator: options.operator ?? null,
     answered() {
       hub.poke();
       for (const listener of localAnswered) listener();
@@ -217,21 +223,28 @@ export async function startServe(storage: Storage, options: ServeOptions): Promi
     try {
       const url = new URL(req.url ?? '/', 'http://localhost');
       if (loopback) checkHost(req);
-      if (token && req.method === 'GET' && url.pathname === '/' && url.searchParams.has('token')) {
-        // Signs the browser in once: the token moves into an HttpOnly cookie and out of
-        // the address bar (and history).
-        if (!sameSecret(url.searchParams.get('token') ?? '', token)) checkToken(req, token);
+      const given = url.searchParams.get('token');
+      if (req.method === 'GET' && url.pathname === '/' && given !== null) {
+        // Signs the browser in once: the key moves into an HttpOnly cookie and out of the
+        // address bar (and history).
+        if (!(await acceptsKey(signIn, given))) {
+          throw new HttpError(
+            401,
+            'unauthorized',
+            "this key is not the server's token nor a live operator's",
+          );
+        }
         res.writeHead(303, {
           location: '/',
-          'set-cookie': `${TOKEN_COOKIE}=${encodeURIComponent(token)}; HttpOnly; SameSite=Strict; Path=/`,
+          'set-cookie': `${TOKEN_COOKIE}=${encodeURIComponent(given)}; HttpOnly; SameSite=Strict; Path=/`,
           'cache-control': 'no-store',
         });
         res.end();
         return;
       }
-      if (token) checkToken(req, token);
+      const caller = await callerOf(signIn, req);
       if (url.pathname.startsWith('/api/')) {
-        await handleApi(api, req, res, url);
+        await handleApi({ ...api, caller }, req, res, url);
         return;
       }
       if (isAsset(url.pathname)) {

@@ -24,6 +24,7 @@ import { type Env, setting, VARIABLES } from '../config/index.js';
 import { postgresCause, RunnerError } from '../errors.js';
 import { lockDataFolder } from './data-lock.js';
 import { holdLeaseLock, type LeaseHolderLock } from './lease-holder.js';
+import { migrateRunner, OperatorStore } from './operators.js';
 import { probeServer } from './postgres-probe.js';
 
 /** A drizzle database or transaction handle, on postgres.js or PGlite. */
@@ -43,6 +44,8 @@ export interface Storage {
   snapshot<T>(fn: (tx: Db) => Promise<T>): Promise<T>;
   /** The pause rows of the unattended executive (`paused_states`). */
   pauses(tx?: Db): AskUserStore;
+  /** The operators who sign in to `serve`, and their keys (the runner's own table). */
+  operators(tx?: Db): OperatorStore;
   /** The unattended executive's continuations, in the same database as the pauses. */
   continuations(tx?: Db): ContinuationStore;
   /** The unattended executive's runs, beside its continuations. */
@@ -80,11 +83,12 @@ export async function lockFor(tx: Db, key: string): Promise<void> {
   await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${key}))`);
 }
 
-/** Applies every package's migrations (idempotent). */
+/** Applies every package's migrations, then the runner's own (idempotent). */
 export async function migrateAll(db: Db): Promise<void> {
   await migrateAskUser(db);
   await migrateContinuations(db);
   await migrateCheckpoints(db);
+  await migrateRunner(db);
 }
 
 async function needsMigration(db: Db): Promise<boolean> {
@@ -151,7 +155,7 @@ function newDataFolder(options: OpenStorageOptions): string | undefined {
   if (options.create ?? true) return dir;
   throw new RunnerError(
     'unavailable',
-    `the data folder ${dir} does not exist: check --data (or RUNNER_DATA); \`runner ${options.command}\` reads an existing store, exec, chat, serve and migrate create one`,
+    `the data folder ${dir} does not exist: check --data (or RUNNER_DATA); \`runner ${options.command}\` reads an existing store, exec, chat, serve, migrate and operators add create one`,
   );
 }
 
@@ -167,6 +171,7 @@ function sqlStores(db: Db, queueOptions: PostgresRunQueueOptions = {}) {
         accessMode: 'read only',
       }),
     pauses: (tx?: Db) => new AskUserStore(tx ?? db),
+    operators: (tx?: Db) => new OperatorStore(tx ?? db),
     continuations: (tx?: Db): ContinuationStore => new PostgresContinuationStore(tx ?? db),
     runs: (tx?: Db) => (tx ? new PostgresRunQueue(tx) : queue),
     sessions: (tx?: Db): CheckpointStore => new PostgresCheckpointStore(tx ?? db),
