@@ -7,6 +7,9 @@ import { usageError } from '../errors.js';
 import { answerBatch, answer as answerOne, refusal } from '../executive/index.js';
 import { type Command, globalOptions, withStorage } from './command.js';
 
+/** How a CLI answer is recorded in the audit log: an administrator at this machine. */
+const CLI_CHANNEL = { channel: 'cli', signedInWith: 'os-user' } as const;
+
 function parseAnswer(
   values: {
     accept?: string | undefined;
@@ -101,7 +104,7 @@ export const answer: Command = async (ctx, args) => {
       }
       given = { action: 'accept', content: chosen };
     }
-    await answerOne(storage, token, given, osUserName());
+    await answerOne(storage, token, given, osUserName(), CLI_CHANNEL);
     ctx.out.record(
       { type: 'answered', token, answer: given },
       `answered ${token}: ${given.action}${given.content ? ` "${given.content}"` : ''}`,

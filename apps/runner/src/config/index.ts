@@ -86,6 +86,13 @@ export const postgresUrl: Kind<string> = {
   },
 };
 
+/** The audit log's signing key: at least 16 bytes, never repeated in a refusal. */
+export const auditKey: Kind<string> = {
+  accepts: 'at least 16 bytes',
+  echo: false,
+  parse: (given) => (Buffer.byteLength(given) >= 16 ? given : undefined),
+};
+
 /** Seconds above 0, up to an hour. */
 export const seconds: Kind<number> = {
   accepts: 'a number of seconds above 0 and up to 3600',
@@ -132,6 +139,22 @@ export const VARIABLES = {
     default: undefined,
     defaultText: 'the OS user',
     description: 'who answers through serve, as --operator',
+  }),
+  RUNNER_AUDIT_KEY_FILE: variable({
+    name: 'RUNNER_AUDIT_KEY_FILE',
+    kind: text('a file path'),
+    default: undefined,
+    defaultText:
+      "the data folder's audit.key (made on first use) on the embedded default; none on PostgreSQL: no audit log",
+    description:
+      "a file holding the audit log's signing key (at least 16 bytes), kept outside the database",
+  }),
+  RUNNER_AUDIT_KEY: variable({
+    name: 'RUNNER_AUDIT_KEY',
+    kind: auditKey,
+    default: undefined,
+    defaultText: 'none',
+    description: "the audit log's signing key itself, instead of RUNNER_AUDIT_KEY_FILE",
   }),
   RUNNER_WAKE_POLL_MS: variable({
     name: 'RUNNER_WAKE_POLL_MS',

@@ -89,10 +89,16 @@ export function checkAnswerSize(token: string, given: ResumeAnswer): void {
   );
 }
 
+/** Through what an answer came, for the audit log: `cli`, `api` or `page`, and how its sender signed in. */
+export interface AnswerChannel {
+  channel?: string;
+  signedInWith?: string;
+}
+
 /**
  * Answers one pause and makes its run ready, in one transaction: an answer is never
  * recorded without its run becoming claimable, or the other way round.
- * `answeredBy` names who answered, for the audit trail.
+ * `answeredBy` names who answered and `via` through what, for the audit trail.
  * @throws {AlreadyAnsweredError} for a question answered already (how, by whom, when);
  *   the askuser store's errors (unknown token, bad answer).
  */
@@ -101,20 +107,38 @@ export async function answer(
   token: string,
   given: ResumeAnswer,
   answeredBy: string | null = null,
+  via: AnswerChannel = {},
 ): Promise<void> {
   checkAnswerSize(token, given);
-  await storage
+  const refused = await storage
     .transaction(async (tx) => {
-      await storage.pauses(tx).markResumed(token, given, { answeredBy });
-      if (await storage.runs(tx).markReady(token, given)) return;
+      try {
+        await storage.pauses(tx).markResumed(token, given, { answeredBy, ...via });
+      } catch (error) {
+        return keptRefusal(error);
+      }
+      if (await storage.runs(tx).markReady(token, given)) return undefined;
       // No run waits on the question itself: a worker's question readies its parent's run.
       const parent = await parentOf(tx, storage, token);
-      if (!parent) return;
+      if (!parent) return undefined;
       // Serialised with the delegated run's terminal write (see resumeDelegation).
       await lockFor(tx, parent);
       await storage.runs(tx).markReady(parent, given);
+      return undefined;
     })
     .catch((error: unknown) => refusal(storage, error, false));
+  if (refused) await refusal(storage, refused.error, false);
+}
+
+/**
+ * A refused answer (already answered, unknown, forbidden), returned so that its transaction
+ * commits the refusal's audit entry, and thrown after; any other failure is thrown at once.
+ */
+function keptRefusal(error: unknown): { error: unknown } {
+  if (AskUserError.hasCode(error, 'not_found') || AskUserError.hasCode(error, 'forbidden')) {
+    return { error };
+  }
+  throw error;
 }
 
 /** For a worker's question, the parent continuation its delegated run waits on. */
@@ -135,9 +159,14 @@ export async function answerBatch(
   answeredBy: string | null = null,
 ): Promise<number> {
   for (const a of answers) checkAnswerSize(a.token, a.answer);
-  return storage
+  const done = await storage
     .transaction(async (tx) => {
-      const answered = await storage.pauses(tx).markResumedBatch([...answers], { answeredBy });
+      let answered: number;
+      try {
+        answered = await storage.pauses(tx).markResumedBatch([...answers], { answeredBy });
+      } catch (error) {
+        return keptRefusal(error);
+      }
       const runs = storage.runs(tx);
       const readied = await runs.markReadyMany(
         answers.map((a) => ({ interactionId: a.token, input: a.answer })),
@@ -155,7 +184,9 @@ export async function answerBatch(
           [...parents].map(([interactionId, input]) => ({ interactionId, input })),
         );
       }
-      return answered;
+      return { answered };
     })
     .catch((error: unknown) => refusal(storage, error, true));
+  if ('error' in done) return refusal(storage, done.error, true);
+  return done.answered;
 }
