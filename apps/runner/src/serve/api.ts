@@ -248,7 +248,7 @@ const routes: Route[] = [
     method: 'GET',
     pattern: /^\/api\/audit$/,
     async handle(ctx, _m, _req, res, url) {
-      // TODO(operators): admins only, once the API knows who asks.
+      // The admin check goes here once the API knows who asks (operators and roles).
       const limit = limitOf(url, 100);
       const entries = [];
       for await (const entry of exportAudit(ctx.storage.db, auditQuery(url, limit))) {
