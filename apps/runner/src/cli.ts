@@ -4,6 +4,7 @@ import { HELP } from './cli/help.js';
 import { invocation, shellQuote } from './cli/invocation.js';
 import { createOutput } from './cli/output.js';
 import { answer } from './commands/answer.js';
+import { audit } from './commands/audit.js';
 import { chat } from './commands/chat.js';
 import type { Command, Context } from './commands/command.js';
 import { demo } from './commands/demo.js';
@@ -33,6 +34,7 @@ const commands: Record<string, Command> = {
   show,
   retry,
   'paused-states': pausedStates,
+  audit,
   operators,
   migrate,
 };

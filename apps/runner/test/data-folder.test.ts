@@ -67,7 +67,9 @@ describe('the data folder', { timeout: 120_000 }, () => {
       fresh,
     ]);
     expect(first.code, first.stderr).toBe(0);
-    expect(first.stderr).toBe(`created the data folder ${fresh} (first use)\n`);
+    expect(first.stderr).toBe(
+      `created the data folder ${fresh} (first use), with the audit key ${path.join(fresh, 'audit.key')} (mode 0600)\n`,
+    );
     expect(first.stdout).not.toContain('created the data folder');
     const again = await runCli(['runs', '--data', fresh]);
     expect(again.code).toBe(0);

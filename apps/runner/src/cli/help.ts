@@ -28,6 +28,9 @@ commands:
   paused-states purge --older-than 7d [--dry-run]
   operators add NAME [--role ROLE]... | list | revoke NAME | rotate NAME
                                 the people who sign in to serve with an API key
+  audit [--conversation C] [--since T]
+                                the audit log: who asked and answered what, through what
+  audit verify | head           check the log for tampering; its latest hash, for anchoring
   migrate                       apply the database migrations
 
 options for every command (--data, --model and --json may also come before it):
@@ -230,6 +233,26 @@ and not reused). list shows names, roles and when each key was made, never a key
               of audience roles (finance, ...) that RUNNER_AUDIENCE names.
 Exit 3 for an unknown or revoked NAME, 5 for a name used before. Operators are managed
 here, by whoever holds the data folder or DATABASE_URL: an administrator's tool.`,
+  audit: `usage: runner audit [--conversation C] [--since TIME | AGE] [--json]
+       runner audit verify [--json]
+       runner audit head [--json]
+
+(list)  the audit log's entries, oldest first: questions created (run, tool call, a digest
+        of its arguments), answered (who, through which channel: cli, api or page, the
+        answer), refused (already answered, forbidden), cancelled (stop), purged, and the
+        seals of the conversations' chains; --conversation C only C's chain; --since an ISO
+        time or an age like 7d; --json one entry per line (an export)
+verify  checks every entry's hash, its HMAC under the audit key and its place in its chain,
+        and that every answered question still says what its entry recorded; names the
+        first bad entry of each chain. Exit 0 verified · 1 tampering found (the entries are
+        listed) · 2 no audit key (it says how to set one)
+head    the global chain's latest hash, which the wake loop advances when it seals the
+        conversations' chains (at most every 10 s, and when it stops): copy it elsewhere to
+        anchor the whole log
+
+The key: RUNNER_AUDIT_KEY_FILE or RUNNER_AUDIT_KEY; on the embedded default, without either,
+the data folder's audit.key (mode 0600, made on first use, beside the database, not in it).
+On PostgreSQL without a key nothing is recorded.`,
   migrate: `usage: runner migrate [--data DIR]
 
 Applies the database migrations of every package (idempotent). Other commands also apply

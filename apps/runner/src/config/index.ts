@@ -104,6 +104,13 @@ export const audiencePolicy: Kind<Readonly<Record<string, string[]>>> = {
   },
 };
 
+/** The audit log's signing key: at least 16 bytes, never repeated in a refusal. */
+export const auditKey: Kind<string> = {
+  accepts: 'at least 16 bytes',
+  echo: false,
+  parse: (given) => (Buffer.byteLength(given) >= 16 ? given : undefined),
+};
+
 /** Seconds above 0, up to an hour. */
 export const seconds: Kind<number> = {
   accepts: 'a number of seconds above 0 and up to 3600',
@@ -158,6 +165,22 @@ export const VARIABLES = {
     defaultText: 'none: any operator answers any question',
     description:
       "who may answer each human tool's questions (ask_user, approve): an operator with one of the roles named for it, or an admin",
+  }),
+  RUNNER_AUDIT_KEY_FILE: variable({
+    name: 'RUNNER_AUDIT_KEY_FILE',
+    kind: text('a file path'),
+    default: undefined,
+    defaultText:
+      "the data folder's audit.key (made on first use) on the embedded default; none on PostgreSQL: no audit log",
+    description:
+      "a file holding the audit log's signing key (at least 16 bytes), kept outside the database",
+  }),
+  RUNNER_AUDIT_KEY: variable({
+    name: 'RUNNER_AUDIT_KEY',
+    kind: auditKey,
+    default: undefined,
+    defaultText: 'none',
+    description: "the audit log's signing key itself, instead of RUNNER_AUDIT_KEY_FILE",
   }),
   RUNNER_WAKE_POLL_MS: variable({
     name: 'RUNNER_WAKE_POLL_MS',

@@ -94,7 +94,8 @@ export function checkAnswerSize(token: string, given: ResumeAnswer): void {
  * Answers one pause and makes its run ready, in one transaction: an answer is never
  * recorded without its run becoming claimable, or the other way round.
  * `by` says who answered and how: an operator's `identity` (the store admits only the
- * question's audience), or an administrator's `answeredBy` (nothing checked).
+ * question's audience), or an administrator's `answeredBy` (nothing checked), and through
+ * what (`channel`: cli, api or page; `signedInWith`), for the audit log.
  * @throws {AlreadyAnsweredError} for a question answered already (how, by whom, when);
  *   the askuser store's errors (unknown token, bad answer, `forbidden`).
  */
@@ -105,27 +106,35 @@ export async function answer(
   by: AnswerOptions = {},
 ): Promise<void> {
   checkAnswerSize(token, given);
-  let refused: unknown;
-  await storage
+  const refused = await storage
     .transaction(async (tx) => {
       try {
         await storage.pauses(tx).markResumed(token, given, by);
       } catch (error) {
-        // Committed, not rolled back: the store's record of the refusal is kept.
-        if (!AskUserError.hasCode(error, 'forbidden')) throw error;
-        refused = error;
-        return;
+        return keptRefusal(error);
       }
-      if (await storage.runs(tx).markReady(token, given)) return;
+      if (await storage.runs(tx).markReady(token, given)) return undefined;
       // No run waits on the question itself: a worker's question readies its parent's run.
       const parent = await parentOf(tx, storage, token);
-      if (!parent) return;
+      if (!parent) return undefined;
       // Serialised with the delegated run's terminal write (see resumeDelegation).
       await lockFor(tx, parent);
       await storage.runs(tx).markReady(parent, given);
+      return undefined;
     })
     .catch((error: unknown) => refusal(storage, error, false));
-  if (refused) throw refused;
+  if (refused) await refusal(storage, refused.error, false);
+}
+
+/**
+ * A refused answer (already answered, unknown, forbidden), returned so that its transaction
+ * commits the refusal's audit entry, and thrown after; any other failure is thrown at once.
+ */
+function keptRefusal(error: unknown): { error: unknown } {
+  if (AskUserError.hasCode(error, 'not_found') || AskUserError.hasCode(error, 'forbidden')) {
+    return { error };
+  }
+  throw error;
 }
 
 /** For a worker's question, the parent continuation its delegated run waits on. */
@@ -138,7 +147,8 @@ async function parentOf(tx: Db, storage: Storage, token: string): Promise<string
 /**
  * Answers many pauses all or nothing, and makes their runs ready, in one transaction.
  * Returns how many were answered. With an `identity` in `by`, each answer is checked
- * against its question's audience, and one `forbidden` answers none.
+ * against its question's audience, and one `forbidden` answers none (and, rolled back,
+ * leaves no audit entry of the refusal).
  * @throws {AlreadyAnsweredError} when some were answered already; nothing is answered.
  */
 export async function answerBatch(
@@ -147,14 +157,19 @@ export async function answerBatch(
   by: AnswerOptions = {},
 ): Promise<number> {
   for (const a of answers) checkAnswerSize(a.token, a.answer);
-  return storage
+  const done = await storage
     .transaction(async (tx) => {
       const pauses = storage.pauses(tx);
       let answered = answers.length;
       if (by.identity) {
+        // All or nothing: a refusal of one rolls back the answers before it.
         for (const a of answers) await pauses.markResumed(a.token, a.answer, by);
       } else {
-        answered = await pauses.markResumedBatch([...answers], { answeredBy: by.answeredBy });
+        try {
+          answered = await pauses.markResumedBatch([...answers], { answeredBy: by.answeredBy });
+        } catch (error) {
+          return keptRefusal(error);
+        }
       }
       const runs = storage.runs(tx);
       const readied = await runs.markReadyMany(
@@ -173,7 +188,9 @@ export async function answerBatch(
           [...parents].map(([interactionId, input]) => ({ interactionId, input })),
         );
       }
-      return answered;
+      return { answered };
     })
     .catch((error: unknown) => refusal(storage, error, true));
+  if ('error' in done) return refusal(storage, done.error, true);
+  return done.answered;
 }

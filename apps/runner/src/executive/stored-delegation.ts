@@ -54,19 +54,22 @@ export async function saveDelegation(tx: Db, storage: Storage, stored: StoredDel
       parent: interactionId,
       delegate: { toolCallId: delegation.toolCallId, worker: worker.id, task: worker.task },
     };
-    await storage.pauses(tx).insert({
-      token: question.token,
-      conversationId: run.conversationId,
-      kind: question.kind,
-      question: question.question,
-      options: question.options,
-      priority: question.priority,
-      toolCallId: delegation.toolCallId,
-      resumeContext,
-      proxiedFromChildId: worker.id,
-      proxiedToolCallId: question.toolCallId,
-      audience: audienceFor(question.kind),
-    });
+    await storage.pauses(tx).insert(
+      {
+        token: question.token,
+        conversationId: run.conversationId,
+        kind: question.kind,
+        question: question.question,
+        options: question.options,
+        priority: question.priority,
+        toolCallId: delegation.toolCallId,
+        resumeContext,
+        proxiedFromChildId: worker.id,
+        proxiedToolCallId: question.toolCallId,
+        audience: audienceFor(question.kind),
+      },
+      { runId: run.runId },
+    );
     stored.asked.add(question.token);
   }
 }

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { createSuspension } from '@x/continuation';
 import type { Message } from '@x/wire';
 import type { Model } from '../agent/model-port.js';
@@ -55,6 +55,13 @@ export function audienceFor(kind: string): { roles: string[] } {
 /** A run suspended on its delegate call: the parent turn stopped on it. */
 export type DelegatedTurn = Extract<TurnOutcome, { status: 'delegated' }>;
 
+/** `sha256:` and the hex SHA-256 of a tool call's arguments as JSON. */
+function argumentsDigest(input: unknown): string {
+  return `sha256:${createHash('sha256')
+    .update(JSON.stringify(input ?? null))
+    .digest('hex')}`;
+}
+
 /**
  * Saves a suspended turn for later: the pause row (token = interaction id) and the
  * continuation WITH the full messages. Call it inside `storage.transaction`, together with
@@ -79,17 +86,21 @@ export async function suspend(
   });
   const { kind, question, options, priority } = outcome.question;
   const resumeContext: ResumeContext = { model: model.id, run: run.runId };
-  await storage.pauses(tx).insert({
-    token,
-    conversationId: run.conversationId,
-    kind,
-    question,
-    options,
-    priority,
-    toolCallId: outcome.toolUse.id,
-    resumeContext,
-    audience: audienceFor(kind),
-  });
+  await storage.pauses(tx).insert(
+    {
+      token,
+      conversationId: run.conversationId,
+      kind,
+      question,
+      options,
+      priority,
+      toolCallId: outcome.toolUse.id,
+      resumeContext,
+      audience: audienceFor(kind),
+    },
+    // For the audit log: which run asked, and what the tool call's arguments were.
+    { runId: run.runId, argumentsDigest: argumentsDigest(outcome.toolUse.input) },
+  );
   await storage.continuations(tx).save(suspension);
   return { status: 'waiting', ...run, token, question, options };
 }

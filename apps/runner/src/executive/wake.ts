@@ -8,6 +8,7 @@ import {
   type RunWorkerEvent,
 } from '@x/continuation-postgres';
 import type { Storage } from '../storage/index.js';
+import { AuditSealer } from './audit-seal.js';
 import { attemptError, claimOf, type Resumed, type ResumeOptions, resumeRun } from './resume.js';
 import type { RunResult } from './suspend.js';
 
@@ -45,6 +46,8 @@ export interface WakeOptions extends ResumeOptions {
    * after an outage the loop starts over on a new pool. Without it the loop keeps its storage.
    */
   reopen?: (() => Promise<Storage>) | undefined;
+  /** How often, at most, the audit log's chains are sealed into its global chain; default 10 s. */
+  sealEveryMs?: number;
 }
 
 /**
@@ -76,6 +79,8 @@ export async function wake(
     };
   };
   const { reopen } = options;
+  // Resumes answer and cancel questions: their conversations' chains go into the global one.
+  const sealer = new AuditSealer(() => storage, options.sealEveryMs);
   const worker = new RunWorker<RunResult>({
     ...connect(storage),
     resume: (job) => resumeRun(storageOf.get(job.queue) ?? storage, job, options),
@@ -90,6 +95,7 @@ export async function wake(
       if (event.type === 'idle') return options.onLeased?.(event.leases);
       if (event.type === 'error') return options.onUnavailable(event.error, event.retryInMs);
       if (event.type === 'run-claimed') return options.onClaimed?.(claimOf(event.job));
+      sealer.poke();
       const resumed = resumedOf(event);
       const { status } = resumed.outcome;
       if (status === 'retrying' || status === 'failed' || status === 'lease-lost') failed++;
@@ -106,6 +112,7 @@ export async function wake(
   });
   void options.stop.then(() => worker.stop());
   await (options.once ? worker.drain(options.max) : worker.run());
+  await sealer.flush();
   return { failed, storage };
 }
 

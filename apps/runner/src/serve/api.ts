@@ -1,9 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { AskUserError } from '@x/askuser';
+import { AskUserError, exportAudit } from '@x/askuser';
 import { assertSafeId } from '@x/continuation';
 import { z } from 'zod';
 import type {
   AnswerResponse,
+  AuditResponse,
   BatchResponse,
   ContextResponse,
   PauseResponse,
@@ -89,6 +90,21 @@ function segment(text: string): string {
   } catch {
     throw new HttpError(400, 'invalid_request', 'malformed percent-encoding in the path');
   }
+}
+
+/** `GET /api/audit`'s `?conversation=C&since=ISO-TIME&after=ID`, checked. */
+function auditQuery(url: URL, limit: number) {
+  const conversationId = url.searchParams.get('conversation') ?? undefined;
+  const sinceText = url.searchParams.get('since');
+  const after = url.searchParams.get('after') ?? undefined;
+  const since = sinceText === null ? undefined : new Date(sinceText);
+  if (since !== undefined && Number.isNaN(since.getTime())) {
+    throw new HttpError(400, 'invalid_request', 'since takes a time like 2026-01-31T12:00:00Z');
+  }
+  if (after !== undefined && !/^\d{1,19}$/.test(after)) {
+    throw new HttpError(400, 'invalid_request', "after takes an entry's id, as next gives it");
+  }
+  return { conversationId, since, after, limit };
 }
 
 /** Turns the store's typed errors into HTTP errors; anything else is passed on. */
@@ -232,6 +248,22 @@ const routes: Route[] = [
       const closed = await stopKnownConversation(ctx.storage, conversationId);
       ctx.answered();
       sendJson(res, 200, { conversationId, ...closed } satisfies StopResponse);
+    },
+  },
+  {
+    method: 'GET',
+    pattern: /^\/api\/audit$/,
+    async handle(ctx, _m, _req, res, url) {
+      // The admin check goes here once the API knows who asks (operators and roles).
+      const limit = limitOf(url, 100);
+      const entries = [];
+      for await (const entry of exportAudit(ctx.storage.db, auditQuery(url, limit))) {
+        entries.push({ ...entry, at: entry.at.toISOString() });
+      }
+      sendJson(res, 200, {
+        entries,
+        next: entries.length === limit ? (entries.at(-1)?.id ?? null) : null,
+      } satisfies AuditResponse);
     },
   },
   {

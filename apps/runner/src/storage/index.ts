@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
-import { AskUserStore, migrate as migrateAskUser } from '@x/askuser';
+import { AskUserStore, type AuditKey, exportAudit, migrate as migrateAskUser } from '@x/askuser';
 import type { ContinuationStore } from '@x/continuation';
 import { FileContinuationStore, sessionDir } from '@x/continuation/file';
 import {
@@ -22,6 +22,7 @@ import postgres from 'postgres';
 import { connectTimeoutOf, describeUrl, parseDatabaseUrl } from '../config/database-url.js';
 import { type Env, setting, VARIABLES } from '../config/index.js';
 import { postgresCause, RunnerError } from '../errors.js';
+import { resolveAuditKey } from './audit-key.js';
 import { lockDataFolder } from './data-lock.js';
 import { holdLeaseLock, type LeaseHolderLock } from './lease-holder.js';
 import { migrateRunner, OperatorStore } from './operators.js';
@@ -42,10 +43,15 @@ export interface Storage {
   transaction<T>(fn: (tx: Db) => Promise<T>): Promise<T>;
   /** Runs `fn`'s reads in one consistent snapshot (a read-only repeatable-read transaction). */
   snapshot<T>(fn: (tx: Db) => Promise<T>): Promise<T>;
-  /** The pause rows of the unattended executive (`paused_states`). */
+  /**
+   * The pause rows of the unattended executive (`paused_states`), writing the audit log in
+   * the same transaction when there is an audit key.
+   */
   pauses(tx?: Db): AskUserStore;
   /** The operators who sign in to `serve`, and their keys (the runner's own table). */
   operators(tx?: Db): OperatorStore;
+  /** The audit log's signing key (see `resolveAuditKey`), or undefined: no audit log. */
+  auditKey(): AuditKey | undefined;
   /** The unattended executive's continuations, in the same database as the pauses. */
   continuations(tx?: Db): ContinuationStore;
   /** The unattended executive's runs, beside its continuations. */
@@ -124,16 +130,31 @@ export interface OpenStorageOptions {
  */
 export async function openStorage(options: OpenStorageOptions): Promise<Storage> {
   const created = options.databaseUrl ? undefined : newDataFolder(options);
+  const audit: AuditHolder = {};
   const storage = options.databaseUrl
-    ? await openPostgres(options.databaseUrl)
-    : await openEmbedded(options.dataDir, options.command);
+    ? await openPostgres(options.databaseUrl, audit)
+    : await openEmbedded(options.dataDir, options.command, audit);
   try {
-    if (created) {
-      (options.created ?? options.log)(`created the data folder ${created} (first use)`);
-    } else if (await needsMigration(storage.db)) {
+    if (!created && (await needsMigration(storage.db))) {
       options.log(`setting up the database in ${storage.where} (first use: applying migrations)`);
     }
     await migrateAll(storage.db);
+    const resolved = await resolveAuditKey({
+      kind: storage.kind,
+      dataDir: options.dataDir,
+      hasEntries: async () => {
+        for await (const _ of exportAudit(storage.db, { limit: 1 })) return true;
+        return false;
+      },
+    });
+    audit.key = resolved?.key;
+    const keyMade = resolved?.created ? `the audit key ${resolved.file} (mode 0600)` : undefined;
+    if (created) {
+      const withKey = keyMade ? `, with ${keyMade}` : '';
+      (options.created ?? options.log)(`created the data folder ${created} (first use)${withKey}`);
+    } else if (keyMade) {
+      (options.created ?? options.log)(`created ${keyMade} for the audit log (first use)`);
+    }
   } catch (error) {
     await storage.close().catch(() => {});
     const cause = storage.kind === 'postgres' ? postgresCause(error) : undefined;
@@ -159,7 +180,12 @@ function newDataFolder(options: OpenStorageOptions): string | undefined {
   );
 }
 
-function sqlStores(db: Db, queueOptions: PostgresRunQueueOptions = {}) {
+/** The audit key, set once migrations ran (a new key file needs an empty log). */
+interface AuditHolder {
+  key?: AuditKey | undefined;
+}
+
+function sqlStores(db: Db, audit: AuditHolder, queueOptions: PostgresRunQueueOptions = {}) {
   // One queue outside transactions: it keeps its prepared statements across calls.
   const queue = new PostgresRunQueue(db, queueOptions);
   return {
@@ -170,7 +196,9 @@ function sqlStores(db: Db, queueOptions: PostgresRunQueueOptions = {}) {
         isolationLevel: 'repeatable read',
         accessMode: 'read only',
       }),
-    pauses: (tx?: Db) => new AskUserStore(tx ?? db),
+    pauses: (tx?: Db) =>
+      new AskUserStore(tx ?? db, audit.key === undefined ? {} : { audit: { key: audit.key } }),
+    auditKey: () => audit.key,
     operators: (tx?: Db) => new OperatorStore(tx ?? db),
     continuations: (tx?: Db): ContinuationStore => new PostgresContinuationStore(tx ?? db),
     runs: (tx?: Db) => (tx ? new PostgresRunQueue(tx) : queue),
@@ -217,7 +245,11 @@ function makeFolder(dir: string): void {
   }
 }
 
-async function openEmbedded(dataDir: string, command: string): Promise<Storage> {
+async function openEmbedded(
+  dataDir: string,
+  command: string,
+  audit: AuditHolder,
+): Promise<Storage> {
   const dir = path.resolve(dataDir);
   let release: () => void;
   try {
@@ -238,7 +270,7 @@ async function openEmbedded(dataDir: string, command: string): Promise<Storage> 
       kind: 'embedded',
       where: dir,
       // PGlite has no WAL writer: an asynchronous claim would die with its process.
-      ...sqlStores(db, { synchronousClaim: true }),
+      ...sqlStores(db, audit, { synchronousClaim: true }),
       leaseHolder: async () => holder,
       chatContinuations: (sessionId) =>
         new FileContinuationStore(sessionDir(path.join(dir, 'chats'), sessionId)),
@@ -332,7 +364,7 @@ export function postgresTarget(databaseUrl: string, env?: Env): PostgresTarget {
   };
 }
 
-async function openPostgres(databaseUrl: string): Promise<Storage> {
+async function openPostgres(databaseUrl: string, audit: AuditHolder): Promise<Storage> {
   const target = postgresTarget(databaseUrl);
   // Behind a transaction-mode pooler a named statement prepared on one server connection is
   // missing on the next: every statement goes unprepared.
@@ -345,7 +377,7 @@ async function openPostgres(databaseUrl: string): Promise<Storage> {
   const where = describeUrl(target.url) + (target.pooled ? ' (through a pooler)' : '');
   await reachPostgres(client, target.connectTimeoutS, where);
   const db = drizzlePostgres({ client }) as unknown as Db;
-  const stores = sqlStores(db);
+  const stores = sqlStores(db, audit);
   // LISTEN needs a session of its own, which a transaction-mode pooler does not keep.
   const listenUrl = target.pooled ? target.listenUrl : target.url;
   // So does the lease-holder lock: the same direct connection's URL.

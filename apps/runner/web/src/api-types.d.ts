@@ -177,6 +177,26 @@ export interface StopResponse {
   runs: number;
 }
 
+/** One audit log entry, as `runner audit --json` prints it. */
+export interface AuditEntryView {
+  id: string;
+  chain: string;
+  seq: number;
+  kind: string;
+  at: string;
+  token: string | null;
+  data: unknown;
+  prev: string;
+  hash: string;
+  sig: string;
+}
+
+/** `GET /api/audit`: a page of the audit log; pass `next` as `?after=` for the next page. */
+export interface AuditResponse {
+  entries: AuditEntryView[];
+  next: string | null;
+}
+
 /** The body of every API failure: a stable code, a message, and details some codes add. */
 export interface ErrorResponse {
   error: { code: string; message: string; [detail: string]: unknown };
