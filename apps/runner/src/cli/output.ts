@@ -82,10 +82,36 @@ export function createOutput(options: {
   const stdout = options.stdout ?? process.stdout;
   const stderr = options.stderr ?? process.stderr;
   const colour = Boolean(stdout.isTTY) && !setting(VARIABLES.NO_COLOR);
-  const paint = (style: keyof typeof codes, text: string) =>
-    colour ? `\x1b[${codes[style]}m${text}\x1b[0m` : text;
   const command = (text: string) =>
     `${options.prefix ?? 'runner'} ${text}${options.suffix ? ` ${options.suffix}` : ''}`;
+  return options.json
+    ? jsonOutput(stdout, stderr, command)
+    : humanOutput(stdout, stderr, colour, command);
+}
+
+/** One JSON object a line: events and records on stdout, errors on stderr, no notes. */
+function jsonOutput(stdout: Sink, stderr: Sink, command: Output['command']): Output {
+  const emit = (value: object) => stdout.write(`${JSON.stringify(value)}\n`);
+  return {
+    json: true,
+    event: emit,
+    record: emit,
+    note: () => {},
+    error: (text, details = {}) =>
+      stderr.write(`${JSON.stringify({ type: 'error', message: text, ...details })}\n`),
+    command,
+  };
+}
+
+/** Lines for a person: the streamed reply, the plan, notes dimmed, errors in red on stderr. */
+function humanOutput(
+  stdout: Sink,
+  stderr: Sink,
+  colour: boolean,
+  command: Output['command'],
+): Output {
+  const paint = (style: keyof typeof codes, text: string) =>
+    colour ? `\x1b[${codes[style]}m${text}\x1b[0m` : text;
   let midLine = false;
   const line = (text: string) => {
     if (midLine) stdout.write('\n');
@@ -99,19 +125,6 @@ export function createOutput(options: {
         return `  ${paint(t.status === 'completed' ? 'green' : 'dim', box)} ${printable(t.content)}`;
       })
       .join('\n');
-
-  if (options.json) {
-    const emit = (value: object) => stdout.write(`${JSON.stringify(value)}\n`);
-    return {
-      json: true,
-      event: emit,
-      record: emit,
-      note: () => {},
-      error: (text, details = {}) =>
-        stderr.write(`${JSON.stringify({ type: 'error', message: text, ...details })}\n`),
-      command,
-    };
-  }
   return {
     json: false,
     event(event) {

@@ -5,8 +5,14 @@ import { createOutput, labelledLines, type Output, plural } from '../cli/output.
 import { observer } from '../cli/turn-output.js';
 import { OPTION_DEFAULTS, setting, VARIABLES } from '../config/index.js';
 import { postgresCause, usageError } from '../errors.js';
-import { leasePolicyFromEnv, type Resumed, wake as wakeLoop } from '../executive/index.js';
+import {
+  leasePolicyFromEnv,
+  type Resumed,
+  type ResumeOptions,
+  wake as wakeLoop,
+} from '../executive/index.js';
 import { modelFromId } from '../model/index.js';
+import type { Storage } from '../storage/index.js';
 import { type Command, globalOptions } from './command.js';
 import { parseAge } from './paused-states.js';
 import { report } from './run-report.js';
@@ -203,39 +209,21 @@ export const wake: Command = async (ctx, args) => {
   });
   try {
     const pollMs = setting(VARIABLES.RUNNER_WAKE_POLL_MS);
-    if (!values.once) {
-      ctx.out.record(
-        { type: 'ready', where: storage.where, concurrency },
-        `waiting for answers in ${storage.where} (Ctrl-C to stop)`,
-      );
-      if (!storage.listen && storage.kind === 'postgres') {
-        ctx.out.note(
-          `no LISTEN through the pooler: looking for answers every ${(pollMs ?? 5_000) / 1000} s (set RUNNER_LISTEN_URL to a direct connection to be woken at once)`,
-        );
-      }
-    }
+    if (!values.once) reportWaiting(ctx.out, storage, concurrency, pollMs);
     let resumed = 0;
-    const runLines = new Map<string, ReturnType<typeof labelledLines>>();
+    const runs = runOutputs(ctx.out);
     const outcome = await wakeLoop(storage, {
       once: Boolean(values.once),
       concurrency,
       pollMs,
       policy,
       modelFor: (id) => modelFromId(id || ctx.modelId),
-      observerFor: ({ runId, token, conversationId }) => {
-        const tags = { runId, token, conversationId };
-        if (ctx.out.json) return observer(ctx.out, tags);
-        // Each run's lines carry its conversation: runs resumed side by side stay readable.
-        const lines = labelledLines(`[${conversationId}]`, process.stdout);
-        runLines.set(runId, lines);
-        return observer(createOutput({ json: false, stdout: lines }), tags);
-      },
+      observerFor: runs.observerFor,
       onClaimed: (claimed) => reportClaimed(ctx.out, claimed),
       onLeased: (leases) => reportLeased(ctx.out, leases),
       onResumed: (done) => {
         resumed++;
-        runLines.get(done.runId)?.flush();
-        runLines.delete(done.runId);
+        runs.flush(done.runId);
         reportResumed(ctx.out, done, true);
       },
       onUnavailable: (error, wait) =>
@@ -256,19 +244,65 @@ export const wake: Command = async (ctx, args) => {
           : undefined,
     });
     storage = outcome.storage;
-    if (values.once) {
-      const holder = await storage.leaseHolder();
-      const leases = (await storage.runs().leases(holder === undefined ? {} : { holder })).filter(
-        (lease) => lease.holder !== 'self',
-      );
-      reportLeased(ctx.out, leases);
-      if (resumed === 0 && leases.length === 0) {
-        ctx.out.record({ type: 'idle' }, 'nothing to resume: no answered run is ready');
-      }
-    }
+    if (values.once) await reportDrained(ctx.out, storage, resumed);
     return outcome.failed > 0 && values.once ? 1 : 0;
   } finally {
     await storage.close();
     stop.dispose();
   }
 };
+
+/** Says that the loop waits for answers, and how it learns of them behind a pooler. */
+function reportWaiting(
+  out: Output,
+  storage: Storage,
+  concurrency: number,
+  pollMs: number | undefined,
+): void {
+  out.record(
+    { type: 'ready', where: storage.where, concurrency },
+    `waiting for answers in ${storage.where} (Ctrl-C to stop)`,
+  );
+  if (!storage.listen && storage.kind === 'postgres') {
+    out.note(
+      `no LISTEN through the pooler: looking for answers every ${(pollMs ?? 5_000) / 1000} s (set RUNNER_LISTEN_URL to a direct connection to be woken at once)`,
+    );
+  }
+}
+
+/**
+ * Each resumed run's output: the events as they are for scripts; for people, lines that
+ * carry the run's conversation, flushed when its attempt ended.
+ */
+function runOutputs(out: Output): {
+  observerFor: ResumeOptions['observerFor'];
+  flush(runId: string): void;
+} {
+  const runLines = new Map<string, ReturnType<typeof labelledLines>>();
+  return {
+    observerFor: ({ runId, token, conversationId }) => {
+      const tags = { runId, token, conversationId };
+      if (out.json) return observer(out, tags);
+      // Each run's lines carry its conversation: runs resumed side by side stay readable.
+      const lines = labelledLines(`[${conversationId}]`, process.stdout);
+      runLines.set(runId, lines);
+      return observer(createOutput({ json: false, stdout: lines }), tags);
+    },
+    flush(runId) {
+      runLines.get(runId)?.flush();
+      runLines.delete(runId);
+    },
+  };
+}
+
+/** After `--once`: the runs other workers still lease, or that nothing was ready. */
+async function reportDrained(out: Output, storage: Storage, resumed: number): Promise<void> {
+  const holder = await storage.leaseHolder();
+  const leases = (await storage.runs().leases(holder === undefined ? {} : { holder })).filter(
+    (lease) => lease.holder !== 'self',
+  );
+  reportLeased(out, leases);
+  if (resumed === 0 && leases.length === 0) {
+    out.record({ type: 'idle' }, 'nothing to resume: no answered run is ready');
+  }
+}

@@ -4,7 +4,7 @@ export {
   answerBatch,
   howAnswered,
   refusal,
-} from './answer.js';
+} from './record-answer.js';
 export {
   type LeasePolicy,
   leasePolicyFromEnv,
@@ -27,4 +27,4 @@ export {
   type SuspendedTurn,
   suspend,
 } from './suspend.js';
-export { DEFAULT_GRACE_MS, resumeNext, type WakeOptions, wake } from './wake.js';
+export { DEFAULT_GRACE_MS, resumeNext, type WakeOptions, wake } from './wake-loop.js';

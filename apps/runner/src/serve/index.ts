@@ -1,29 +1,16 @@
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ASKUSER_ANSWERED_CHANNEL, ASKUSER_CREATED_CHANNEL } from '@x/askuser';
 import { OPTION_DEFAULTS } from '../config/index.js';
-import { classifyFailure, RunnerError, usageError } from '../errors.js';
-import {
-  DEFAULT_GRACE_MS,
-  leasePolicyFromEnv,
-  type ModelFor,
-  type Resumed,
-  wake,
-} from '../executive/index.js';
+import { RunnerError, usageError } from '../errors.js';
+import { DEFAULT_GRACE_MS, type ModelFor, type Resumed } from '../executive/index.js';
 import type { Storage } from '../storage/index.js';
-import { type ApiContext, handleApi } from './api.js';
-import { acceptsKey, callerOf, type SignIn } from './auth.js';
+import type { ApiContext } from './api.js';
+import type { SignIn } from './auth.js';
 import { EventHub } from './events.js';
-import {
-  checkHost,
-  isLoopback,
-  sendError,
-  sendSignInPage,
-  TOKEN_COOKIE,
-  wantsPage,
-} from './http.js';
-import { HttpError } from './http-error.js';
-import { isAsset, sendAsset } from './static.js';
+import { type HostedWake, startHostedWake } from './hosted-wake.js';
+import { isLoopback } from './http.js';
+import { routeRequests } from './router.js';
 
 // The API's shapes are declared once, beside the page that reads them.
 export type {
@@ -98,22 +85,6 @@ export function assertServeAllowed(
   }
 }
 
-function toHttpError(error: unknown): { error: HttpError; unexpected: boolean } {
-  if (HttpError.is(error)) return { error, unexpected: false };
-  // The runner's and the packages' typed errors answer as the CLI does (one classifier).
-  const failure = classifyFailure(error);
-  return {
-    error: new HttpError(
-      failure.httpStatus,
-      failure.httpCode,
-      failure.httpMessage,
-      undefined,
-      error,
-    ),
-    unexpected: failure.internal,
-  };
-}
-
 /** Why the server cannot listen, in one line: a busy port, an address not of this machine. */
 function listenError(error: unknown, host: string, port: number): unknown {
   const where = `${host}:${port}`;
@@ -152,7 +123,6 @@ function listenError(error: unknown, host: string, port: number): unknown {
  */
 export async function startServe(storage: Storage, options: ServeOptions): Promise<ServeHandle> {
   const host = options.host ?? OPTION_DEFAULTS.host;
-  const loopback = isLoopback(host);
   const token = options.token || undefined;
   assertServeAllowed(host, token, await storage.operators().anyLive());
   const onError = options.onError ?? (() => {});
@@ -164,112 +134,31 @@ export async function startServe(storage: Storage, options: ServeOptions): Promi
     pollMs: storage.kind === 'postgres' ? 1_000 : 2_000,
     onError: (error) => onError(`event feed: ${(error as Error)?.message ?? error}`),
   });
-  const localAnswered = new Set<() => void>();
+  let hostedWake: HostedWake | undefined;
   const signIn: SignIn = { storage, token, operator: options.operator ?? null };
   const api: Omit<ApiContext, 'caller'> = {
     storage,
     hub,
     answered() {
       hub.poke();
-      for (const listener of localAnswered) listener();
+      hostedWake?.answered();
     },
   };
-
   const unlisten = await storage.listen?.([ASKUSER_CREATED_CHANNEL, ASKUSER_ANSWERED_CHANNEL], () =>
     hub.poke(),
   );
-
-  let stopWake: () => void = () => {};
-  let wakeLoop: Promise<unknown> = Promise.resolve();
   if (options.wake !== false) {
-    // Embedded: no other process can answer, so this server's own writes wake the loop.
-    const wakeStorage: Storage =
-      storage.listen !== undefined
-        ? storage
-        : {
-            ...storage,
-            async listen(_channels, onNotify) {
-              localAnswered.add(onNotify);
-              return async () => {
-                localAnswered.delete(onNotify);
-              };
-            },
-          };
-    const stopped = new Promise<void>((resolve) => {
-      stopWake = resolve;
-    });
-    wakeLoop = wake(wakeStorage, {
-      once: false,
-      // Several runs resume side by side: no transaction is held while a model runs.
-      concurrency: 4,
-      pollMs: storage.kind === 'postgres' ? 5_000 : 1_000,
-      policy: leasePolicyFromEnv(),
-      modelFor: options.modelFor,
-      observerFor: () => ({ event: () => {} }),
-      onResumed: (resumed) => {
-        hub.poke();
-        options.onResumed?.(resumed);
-      },
-      onUnavailable: (error, wait) =>
-        onError(
-          `database unavailable (${(error as Error)?.message ?? error}); retrying in ${Math.round(wait / 1000)}s`,
-        ),
-      stop: stopped,
+    hostedWake = startHostedWake(storage, {
+      hub,
       graceMs,
-    }).catch((error) => onError(`wake loop stopped: ${(error as Error)?.message ?? error}`));
+      modelFor: options.modelFor,
+      onResumed: options.onResumed,
+      onError,
+    });
   }
 
-  const handle = async (req: IncomingMessage, res: ServerResponse) => {
-    try {
-      const url = new URL(req.url ?? '/', 'http://localhost');
-      if (loopback) checkHost(req);
-      const given = url.searchParams.get('token');
-      if (req.method === 'GET' && url.pathname === '/' && given !== null) {
-        // Signs the browser in once: the key moves into an HttpOnly cookie and out of the
-        // address bar (and history).
-        if (!(await acceptsKey(signIn, given))) {
-          throw new HttpError(
-            401,
-            'unauthorized',
-            "this key is not the server's token nor a live operator's",
-          );
-        }
-        res.writeHead(303, {
-          location: '/',
-          'set-cookie': `${TOKEN_COOKIE}=${encodeURIComponent(given)}; HttpOnly; SameSite=Strict; Path=/`,
-          'cache-control': 'no-store',
-        });
-        res.end();
-        return;
-      }
-      const caller = await callerOf(signIn, req);
-      if (url.pathname.startsWith('/api/')) {
-        await handleApi({ ...api, caller }, req, res, url);
-        return;
-      }
-      if (isAsset(url.pathname)) {
-        if (req.method !== 'GET' && req.method !== 'HEAD') {
-          res.setHeader('allow', 'GET, HEAD');
-          throw new HttpError(
-            405,
-            'method_not_allowed',
-            `${req.method} is not allowed here; use GET`,
-          );
-        }
-        await sendAsset(res, url.pathname, req.method === 'HEAD');
-        return;
-      }
-      throw new HttpError(404, 'not_found', `nothing at ${url.pathname}`);
-    } catch (caught) {
-      const { error, unexpected } = toHttpError(caught);
-      if (unexpected) onError(`${req.method} ${req.url}: ${(caught as Error)?.message ?? caught}`);
-      const page = error.status === 401 && !req.url?.startsWith('/api/') && wantsPage(req);
-      if (page) sendSignInPage(res, error);
-      else sendError(res, error);
-    }
-  };
-
   let closing = false;
+  const handle = routeRequests({ api, signIn, loopback: isLoopback(host), onError });
   const server = createServer((req, res) => {
     // While closing, a keep-alive connection is closed as soon as its response is sent.
     res.once('finish', () => {
@@ -279,37 +168,51 @@ export async function startServe(storage: Storage, options: ServeOptions): Promi
   });
   const port = options.port ?? OPTION_DEFAULTS.port;
   try {
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(port, host, () => {
-        server.off('error', reject);
-        resolve();
-      });
-    });
+    await listen(server, port, host);
   } catch (error) {
     // The wake loop and the feed already run: stopped before the storage closes under them.
-    stopWake();
+    const wakeStopped = hostedWake?.stop();
     await hub.close();
-    await wakeLoop;
+    await wakeStopped;
     await unlisten?.();
     throw listenError(error, host, port);
   }
-  const address = server.address() as AddressInfo;
-  const shown = address.family === 'IPv6' ? `[${address.address}]` : address.address;
 
   return {
-    url: `http://${shown}:${address.port}/`,
+    url: urlOf(server),
     async close() {
-      stopWake();
+      const wakeStopped = hostedWake?.stop();
       closing = true;
       await hub.close();
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeIdleConnections();
-      const cut = setTimeout(() => server.closeAllConnections(), graceMs);
-      await closed;
-      clearTimeout(cut);
-      await wakeLoop;
+      await closeServer(server, graceMs);
+      await wakeStopped;
       await unlisten?.();
     },
   };
+}
+
+function listen(server: Server, port: number, host: string): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+}
+
+/** Where a listening server is reached, e.g. `http://[::1]:4319/`. */
+function urlOf(server: Server): string {
+  const address = server.address() as AddressInfo;
+  const shown = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  return `http://${shown}:${address.port}/`;
+}
+
+/** Stops accepting; the requests in flight get `graceMs`, then their connections are cut. */
+async function closeServer(server: Server, graceMs: number): Promise<void> {
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  server.closeIdleConnections();
+  const cut = setTimeout(() => server.closeAllConnections(), graceMs);
+  await closed;
+  clearTimeout(cut);
 }

@@ -1,0 +1,101 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { classifyFailure } from '../errors.js';
+import { type ApiContext, handleApi } from './api.js';
+import { acceptsKey, callerOf, type SignIn } from './auth.js';
+import { checkHost, sendError, sendSignInPage, TOKEN_COOKIE, wantsPage } from './http.js';
+import { HttpError } from './http-error.js';
+import { isAsset, sendAsset } from './static.js';
+
+/** What {@link routeRequests} needs to answer a request. */
+export interface RouteContext {
+  /** The API's context but the caller, whom each request names. */
+  api: Omit<ApiContext, 'caller'>;
+  /** Who may come in: the shared token, the operators' keys, or the one local operator. */
+  signIn: SignIn;
+  /** Bound to loopback: the Host header must name this machine. */
+  loopback: boolean;
+  /** An unexpected error answering a request. */
+  onError: (message: string) => void;
+}
+
+/**
+ * The approval center's request handler: checks the host and who is calling, then answers the
+ * API under `/api`, the page's assets, or 404; every error becomes one JSON (or sign-in) answer.
+ */
+export function routeRequests(
+  context: RouteContext,
+): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
+  const { api, signIn, loopback, onError } = context;
+  return async (req, res) => {
+    try {
+      const url = new URL(req.url ?? '/', 'http://localhost');
+      if (loopback) checkHost(req);
+      const given = url.searchParams.get('token');
+      if (req.method === 'GET' && url.pathname === '/' && given !== null) {
+        await signInBrowser(signIn, res, given);
+        return;
+      }
+      const caller = await callerOf(signIn, req);
+      if (url.pathname.startsWith('/api/')) {
+        await handleApi({ ...api, caller }, req, res, url);
+        return;
+      }
+      if (isAsset(url.pathname)) {
+        await answerAsset(req, res, url.pathname);
+        return;
+      }
+      throw new HttpError(404, 'not_found', `nothing at ${url.pathname}`);
+    } catch (caught) {
+      const { error, unexpected } = toHttpError(caught);
+      if (unexpected) onError(`${req.method} ${req.url}: ${(caught as Error)?.message ?? caught}`);
+      const page = error.status === 401 && !req.url?.startsWith('/api/') && wantsPage(req);
+      if (page) sendSignInPage(res, error);
+      else sendError(res, error);
+    }
+  };
+}
+
+/**
+ * Signs the browser in once: the key moves into an HttpOnly cookie and out of the address
+ * bar (and history).
+ */
+async function signInBrowser(signIn: SignIn, res: ServerResponse, given: string): Promise<void> {
+  if (!(await acceptsKey(signIn, given))) {
+    throw new HttpError(
+      401,
+      'unauthorized',
+      "this key is not the server's token nor a live operator's",
+    );
+  }
+  res.writeHead(303, {
+    location: '/',
+    'set-cookie': `${TOKEN_COOKIE}=${encodeURIComponent(given)}; HttpOnly; SameSite=Strict; Path=/`,
+    'cache-control': 'no-store',
+  });
+  res.end();
+}
+
+/** Sends one of the page's files, to GET or HEAD only. */
+async function answerAsset(req: IncomingMessage, res: ServerResponse, pathname: string) {
+  if (req.method !== 'GET' && req.method !== 'HEAD') {
+    res.setHeader('allow', 'GET, HEAD');
+    throw new HttpError(405, 'method_not_allowed', `${req.method} is not allowed here; use GET`);
+  }
+  await sendAsset(res, pathname, req.method === 'HEAD');
+}
+
+function toHttpError(error: unknown): { error: HttpError; unexpected: boolean } {
+  if (HttpError.is(error)) return { error, unexpected: false };
+  // The runner's and the packages' typed errors answer as the CLI does (one classifier).
+  const failure = classifyFailure(error);
+  return {
+    error: new HttpError(
+      failure.httpStatus,
+      failure.httpCode,
+      failure.httpMessage,
+      undefined,
+      error,
+    ),
+    unexpected: failure.internal,
+  };
+}

@@ -1,0 +1,94 @@
+import { mkdirSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import { FileContinuationStore, sessionDir } from '@x/continuation/file';
+import { randomHolderKey } from '@x/continuation-postgres';
+import { FileCheckpointStore } from '@x/session/file';
+import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
+import { RunnerError } from '../errors.js';
+import { lockDataFolder } from './data-lock.js';
+import { type AuditHolder, type Db, type Storage, sqlStores } from './stores.js';
+
+/** One line for a file-system error of the data folder, with its code (EACCES, ...). */
+function folderProblem(dir: string, error: unknown): RunnerError {
+  const { code, path: where = dir } = error as NodeJS.ErrnoException;
+  const reasons: Record<string, string> = {
+    EACCES: `permission denied on ${where}`,
+    EPERM: `permission denied on ${where}`,
+    EEXIST: `${where} is a file, not a folder`,
+    ENOTDIR: `a parent of ${where} is a file, not a folder`,
+    ENOENT: `no folder can be created at ${where}`,
+    EROFS: `${where} is on a read-only file system`,
+    ENOSPC: 'no space left on the device',
+  };
+  const reason = (code && reasons[code]) ?? (error as Error).message;
+  return new RunnerError('unavailable', `cannot use the data folder ${dir}: ${reason}`, {
+    cause: error,
+  });
+}
+
+// Creates the folder and its missing parents one level at a time: Node's recursive mkdir
+// loops forever where mkdir reports ENOENT under an existing parent (e.g. /proc/nope).
+function makeFolder(dir: string): void {
+  try {
+    if (statSync(dir).isDirectory()) return;
+    throw Object.assign(new Error(`${dir} is not a folder`), { code: 'EEXIST', path: dir });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+  const parent = path.dirname(dir);
+  if (parent !== dir) makeFolder(parent);
+  try {
+    mkdirSync(dir);
+  } catch (error) {
+    // Another process starting at the same moment made it first.
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || !statSync(dir).isDirectory()) {
+      throw error;
+    }
+  }
+}
+
+/** Opens the embedded default: PGlite and files in the data folder, which it locks. */
+export async function openEmbedded(
+  dataDir: string,
+  command: string,
+  audit: AuditHolder,
+): Promise<Storage> {
+  const dir = path.resolve(dataDir);
+  let release: () => void;
+  try {
+    makeFolder(dir);
+    release = lockDataFolder(dir, command);
+  } catch (error) {
+    if (RunnerError.is(error) || typeof (error as NodeJS.ErrnoException).code !== 'string')
+      throw error;
+    throw folderProblem(dir, error);
+  }
+  try {
+    const client = new PGlite(path.join(dir, 'pglite'));
+    await client.waitReady;
+    const db = drizzlePglite({ client }) as unknown as Db;
+    // Whoever held the folder's lock before has ended: every lease but this key's is gone.
+    const holder = randomHolderKey();
+    return {
+      kind: 'embedded',
+      where: dir,
+      // PGlite has no WAL writer: an asynchronous claim would die with its process.
+      ...sqlStores(db, audit, { synchronousClaim: true }),
+      leaseHolder: async () => holder,
+      chatContinuations: (sessionId) =>
+        new FileContinuationStore(sessionDir(path.join(dir, 'chats'), sessionId)),
+      checkpoints: new FileCheckpointStore(path.join(dir, 'sessions')),
+      async close() {
+        try {
+          await client.close();
+        } finally {
+          release();
+        }
+      },
+    };
+  } catch (error) {
+    release();
+    throw error;
+  }
+}
