@@ -3,40 +3,26 @@ import { readFileSync } from 'node:fs';
 import { HELP } from './cli/help.js';
 import { invocation, shellQuote } from './cli/invocation.js';
 import { createOutput } from './cli/output.js';
-import { answer } from './commands/answer.js';
-import { audit } from './commands/audit.js';
-import { chat } from './commands/chat.js';
 import type { Command, Context } from './commands/command.js';
-import { demo } from './commands/demo.js';
-import { exec } from './commands/exec.js';
-import { migrate } from './commands/migrate.js';
-import { operators } from './commands/operators.js';
-import { pausedStates } from './commands/paused-states.js';
-import { retry } from './commands/retry.js';
-import { runs } from './commands/runs.js';
-import { serve } from './commands/serve.js';
-import { show } from './commands/show.js';
-import { stop } from './commands/stop.js';
-import { wake } from './commands/wake.js';
 import { checkEnvironment, setting, VARIABLES } from './config/index.js';
 import { classifyFailure, FAILURES } from './errors.js';
-import { openStorage } from './storage/index.js';
 
-const commands: Record<string, Command> = {
-  demo,
-  chat,
-  exec,
-  answer,
-  wake,
-  stop,
-  serve,
-  runs,
-  show,
-  retry,
-  'paused-states': pausedStates,
-  audit,
-  operators,
-  migrate,
+// Each command's module loads only when it runs: a process pays for one command's imports.
+const commands: Record<string, () => Promise<Command>> = {
+  demo: async () => (await import('./commands/demo.js')).demo,
+  chat: async () => (await import('./commands/chat.js')).chat,
+  exec: async () => (await import('./commands/exec.js')).exec,
+  answer: async () => (await import('./commands/answer.js')).answer,
+  wake: async () => (await import('./commands/wake.js')).wake,
+  stop: async () => (await import('./commands/stop.js')).stop,
+  serve: async () => (await import('./commands/serve.js')).serve,
+  runs: async () => (await import('./commands/runs.js')).runs,
+  show: async () => (await import('./commands/show.js')).show,
+  retry: async () => (await import('./commands/retry.js')).retry,
+  'paused-states': async () => (await import('./commands/paused-states.js')).pausedStates,
+  audit: async () => (await import('./commands/audit.js')).audit,
+  operators: async () => (await import('./commands/operators.js')).operators,
+  migrate: async () => (await import('./commands/migrate.js')).migrate,
 };
 
 // Commands that start something new may create the data folder; the others (and chat
@@ -141,8 +127,8 @@ export async function main(argv: string[]): Promise<number> {
     dataDir,
     modelId,
     command,
-    open: () =>
-      openStorage({
+    open: async () =>
+      (await import('./storage/index.js')).openStorage({
         dataDir,
         databaseUrl: setting(VARIABLES.DATABASE_URL),
         command,
@@ -157,7 +143,7 @@ export async function main(argv: string[]): Promise<number> {
   try {
     // A bad setting anywhere is refused before the command does anything.
     checkEnvironment();
-    return await run(ctx, args);
+    return await (await run())(ctx, args);
   } catch (error) {
     const { failure, exitCode, message } = classifyFailure(error);
     // Node's argument parser explains over several lines; its first line says it all.

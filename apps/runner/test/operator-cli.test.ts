@@ -4,6 +4,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
   type CliResult,
+  copyDataTemplate,
   dataDirs,
   finished,
   runCli,
@@ -88,6 +89,7 @@ describe('runner for operators (embedded default)', { timeout: 300_000 }, () => 
   it('the hints run as printed (node path/to/cli.js, from where the person is, with their --data)', async () => {
     const cwd = scratch();
     const data = 'my data';
+    copyDataTemplate(path.join(cwd, data));
     const exec = await runCli(
       ['exec', 'Plan me a trip', '--conversation', 'hint', '--data', data],
       {
@@ -108,7 +110,7 @@ describe('runner for operators (embedded default)', { timeout: 300_000 }, () => 
     const forms = ['npx pnpm@12.4.2 --filter runner exec runner', 'npx pnpm@12.4.2 runner'];
     await Promise.all(
       forms.map(async (pnpm) => {
-        const data = scratch();
+        const data = dataDir();
         const exec = await runShell(
           `${pnpm} exec "Plan me a trip" --conversation p --data ${data}`,
           {
@@ -284,6 +286,7 @@ describe('runner for operators (embedded default)', { timeout: 300_000 }, () => 
   it('chat --resume alone resumes the latest waiting session; leaving prints the exact resume command', async () => {
     const cwd = scratch();
     const data = 'chats';
+    copyDataTemplate(path.join(cwd, data));
     const first = await runCli(['chat', '--session', 'older', '--data', data], {
       cwd,
       input: 'Plan me a trip\n',

@@ -26,9 +26,17 @@ export const DATA_TEMPLATE_ENV = 'X_RUNNER_DATA_TEMPLATE';
  */
 export function tempDataDir(options: { empty?: boolean } = {}): string {
   const dir = mkdtempSync(path.join(tmpdir(), 'runner-test-'));
-  const template = process.env[DATA_TEMPLATE_ENV];
-  if (template && !options.empty) cpSync(template, dir, { recursive: true });
+  if (!options.empty) copyDataTemplate(dir);
   return dir;
+}
+
+/**
+ * Puts a copy of the run's migrated template at `dir`, for a `--data` a test names itself
+ * (relative to its cwd) when what it checks is not the first use.
+ */
+export function copyDataTemplate(dir: string): void {
+  const template = process.env[DATA_TEMPLATE_ENV];
+  if (template) cpSync(template, dir, { recursive: true });
 }
 
 /** A maker of data folders (see {@link tempDataDir}), removed after the test file. */

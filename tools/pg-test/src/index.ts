@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
+import { setFlagsFromString } from 'node:v8';
 import { PGlite } from '@electric-sql/pglite';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
@@ -7,6 +8,10 @@ import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
 import { serverReachable, testServerUrl } from './probe.js';
 import { dropConnection, loadStockPostgres } from './stock-postgres.js';
+
+// As the runner does: a test's PGlite lives seconds, too short for optimising its
+// WebAssembly to pay back the CPU it takes (every PGlite below is made after this).
+setFlagsFromString('--liftoff-only');
 
 export {
   freePort,

@@ -1,5 +1,6 @@
 import { mkdirSync, statSync } from 'node:fs';
 import path from 'node:path';
+import { setFlagsFromString } from 'node:v8';
 import { PGlite } from '@electric-sql/pglite';
 import { FileContinuationStore, sessionDir } from '@x/continuation/file';
 import { randomHolderKey } from '@x/continuation-postgres';
@@ -65,6 +66,9 @@ export async function openEmbedded(
     throw folderProblem(dir, error);
   }
   try {
+    // A command is a short process: optimising PGlite's WebAssembly costs more CPU than it
+    // saves (a start of `runs` takes about 40% less), so its baseline code is kept.
+    setFlagsFromString('--liftoff-only');
     const client = new PGlite(path.join(dir, 'pglite'));
     await client.waitReady;
     const db = drizzlePglite({ client }) as unknown as Db;
