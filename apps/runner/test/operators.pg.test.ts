@@ -177,6 +177,16 @@ for (const target of targets) {
         headers: { ...stop.headers, ...bearer(keys.bob as string) },
       });
       expect(stopRefused.status).toBe(403);
+      // The audit log is an admin's to read.
+      for (const who of ['bob', 'vic']) {
+        const auditRefused = await call(api('/api/audit'), {
+          headers: bearer(keys[who] as string),
+        });
+        expect(auditRefused.status, who).toBe(403);
+      }
+      expect((await call(api('/api/audit'), { headers: bearer(keys.ada as string) })).status).toBe(
+        200,
+      );
 
       const accepted = await call(api(`/api/pauses/${token}/answer`), {
         ...accept,

@@ -254,7 +254,7 @@ const routes: Route[] = [
     method: 'GET',
     pattern: /^\/api\/audit$/,
     async handle(ctx, _m, _req, res, url) {
-      // The admin check goes here once the API knows who asks (operators and roles).
+      requireAdmin(ctx.caller, 'read the audit log');
       const limit = limitOf(url, 100);
       const entries = [];
       for await (const entry of exportAudit(ctx.storage.db, auditQuery(url, limit))) {
