@@ -14,7 +14,8 @@ export interface KeptLease {
 
 /**
  * Renews the lease every `renewMs` while the resume runs; aborts it the moment a renewal
- * finds the lease taken over (`lost`), or when `graceOver` is aborted (`cut`).
+ * finds the lease taken over (`lost`), or when `graceOver` is aborted (`cut`). A renewal that
+ * fails (the database is away) is told to `onRenewFailed` and tried again at the next tick.
  */
 export function keepLease(
   queue: PostgresRunQueue,
@@ -23,6 +24,7 @@ export function keepLease(
   leaseMs: number,
   renewMs: number,
   graceOver: AbortSignal,
+  onRenewFailed: (error: unknown) => void,
 ): KeptLease {
   const controller = new AbortController();
   let cut = false;
@@ -42,8 +44,7 @@ export function keepLease(
         lost = true;
         controller.abort(new Error(`the lease of run ${runId} was taken over`));
       })
-      // A renewal that fails (the database is away) is tried again at the next tick.
-      .catch(() => {});
+      .catch(onRenewFailed);
   }, renewMs);
   return {
     signal: controller.signal,

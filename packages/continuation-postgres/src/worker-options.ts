@@ -52,7 +52,8 @@ export interface RunJob extends ClaimedRun {
  * - `run-released`: the worker stopped and its grace ran out mid-resume: the lease was given
  *   back, so another worker takes the run at once;
  * - `idle`: every slot is idle and the leases other workers hold changed (`leases`);
- * - `error`: the database failed outside a run's attempt; the worker tries again in `retryInMs`.
+ * - `error`: the database failed outside a run's attempt, or renewing the lease of a running
+ *   resume (said at most once per renewal interval); the worker tries again in `retryInMs`.
  */
 export type RunWorkerEvent<T> =
   | { type: 'run-claimed'; job: RunJob }

@@ -448,6 +448,31 @@ for (const t of await sqlTargets()) {
       }
     });
 
+    it('reports a lease renewal the database refuses, and the resume goes on', async () => {
+      const { runId } = await readyRun();
+      // The queue's renewals fail as they would with the server away; its other writes work.
+      class RenewalsRefused extends PostgresRunQueue {
+        override renew(): Promise<boolean> {
+          return Promise.reject(new ContinuationError('unavailable', 'connection refused'));
+        }
+      }
+      const refusing = new RenewalsRefused(db, { synchronousClaim: t.kind === 'pglite' });
+      const events: RunWorkerEvent<string>[] = [];
+      const w = new RunWorker({
+        queue: refusing,
+        renewEveryMs: 30,
+        resume: async (job) => {
+          await new Promise((resolve) => setTimeout(resolve, 200));
+          return completing(job);
+        },
+        onEvent: (event) => events.push(event),
+      });
+      await w.drain(1);
+      const errors = events.filter((e) => e.type === 'error');
+      expect(errors[0]).toMatchObject({ error: expect.any(ContinuationError), retryInMs: 30 });
+      expect(await queue.get(runId)).toMatchObject({ status: 'completed' });
+    });
+
     it('refuses a concurrency, lease or poll that is not a positive number, naming it', () => {
       for (const [options, field] of [
         [{ concurrency: 0 }, 'concurrency'],

@@ -59,6 +59,7 @@ export class RunWorker<T = unknown> {
   #ended = false;
   #idle = 0;
   #outages = 0;
+  #renewFailedAt = Number.NEGATIVE_INFINITY;
   #claims = 0;
   #grace: NodeJS.Timeout | undefined;
   readonly #graceOver = new AbortController();
@@ -202,7 +203,15 @@ export class RunWorker<T = unknown> {
   async #attempt(queue: PostgresRunQueue, claimed: ClaimedRun, owner: string): Promise<void> {
     const { runId } = claimed.run;
     const renewMs = this.#options.renewEveryMs ?? this.#leaseMs / 3;
-    const lease = keepLease(queue, runId, owner, this.#leaseMs, renewMs, this.#graceOver.signal);
+    const lease = keepLease(
+      queue,
+      runId,
+      owner,
+      this.#leaseMs,
+      renewMs,
+      this.#graceOver.signal,
+      (error) => this.#renewFailed(error, renewMs),
+    );
     const job: RunJob = {
       ...claimed,
       owner,
@@ -234,6 +243,14 @@ export class RunWorker<T = unknown> {
       await lease.stop();
     }
     this.#emit({ type: 'run-resumed', job, result });
+  }
+
+  /** A failed renewal is the only sign of an outage while every slot waits on its resume; said once per tick, not once per run. */
+  #renewFailed(error: unknown, renewMs: number): void {
+    const now = Date.now();
+    if (now - this.#renewFailedAt < renewMs) return;
+    this.#renewFailedAt = now;
+    this.#emit({ type: 'error', error, retryInMs: renewMs });
   }
 
   async #giveUp(job: RunJob): Promise<void> {
