@@ -2,6 +2,7 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
+import SlowestFirst from './scripts/slowest-first.ts';
 
 // Every workspace is a project of one root run, so `pnpm test` prints one summary.
 const workspaces = ['packages', 'apps', 'tools', 'examples'].flatMap((group) =>
@@ -28,6 +29,7 @@ export default defineConfig({
     })),
     globalSetup: [rootSetup],
     reporters: ['default', './scripts/summary-reporter.ts'],
+    sequence: { sequencer: SlowestFirst },
     // Most files wait on child processes (the CLI, forked writers): one more worker than the
     // default keeps both cores busy on a 2-core machine.
     maxWorkers: Math.max(2, availableParallelism() - 1),

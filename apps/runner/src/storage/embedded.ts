@@ -10,6 +10,9 @@ import { RunnerError } from '../errors.js';
 import { lockDataFolder } from './data-lock.js';
 import { type AuditHolder, type Db, type Storage, sqlStores } from './stores.js';
 
+/** The embedded database's buffer cache: PGlite serves one process (see openEmbedded). */
+const SHARED_BUFFERS = '32MB';
+
 /** One line for a file-system error of the data folder, with its code (EACCES, ...). */
 function folderProblem(dir: string, error: unknown): RunnerError {
   const { code, path: where = dir } = error as NodeJS.ErrnoException;
@@ -69,7 +72,11 @@ export async function openEmbedded(
     // A command is a short process: optimising PGlite's WebAssembly costs more CPU than it
     // saves (a start of `runs` takes about 40% less), so its baseline code is kept.
     setFlagsFromString('--liftoff-only');
-    const client = new PGlite(path.join(dir, 'pglite'));
+    const client = new PGlite(path.join(dir, 'pglite'), {
+      // initdb's 128 MB of shared buffers are zeroed at every start (a fifth of PGlite's
+      // start-up): one process's store works in far less.
+      startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${SHARED_BUFFERS}`],
+    });
     await client.waitReady;
     const db = drizzlePglite({ client }) as unknown as Db;
     // Whoever held the folder's lock before has ended: every lease but this key's is gone.
