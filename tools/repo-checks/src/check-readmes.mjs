@@ -405,7 +405,8 @@ async function checkInProject(root, project, rootManifest, catalog, readmes, pub
     const result = await run(process.execPath, [js], {
       cwd,
       env: { ...env, TMPDIR: scratch },
-      timeout: 60_000,
+      // Generous: in verify this runs beside the tests, and PGlite's initdb shares the cores.
+      timeout: 180_000,
     });
     rmSync(cwd, { recursive: true, force: true });
     return result;
