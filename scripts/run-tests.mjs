@@ -8,11 +8,22 @@
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 
+const children = new Set();
+// A verify that is stopped stops its lanes too, instead of leaving them running unseen.
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.on(signal, () => {
+    for (const child of children) child.kill(signal);
+    process.exit(1);
+  });
+}
+
 /** Runs `command`, resolving to its exit code (1 when it died of a signal). */
 function run(command, args, { prefix }) {
   const child = spawn(command, args, {
     stdio: prefix ? ['ignore', 'pipe', 'pipe'] : 'inherit',
   });
+  children.add(child);
+  child.on('exit', () => children.delete(child));
   if (prefix) {
     for (const [from, to] of [
       [child.stdout, process.stdout],
