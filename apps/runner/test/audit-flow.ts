@@ -148,6 +148,61 @@ export function describeAuditFlow(name: string, target: () => Promise<AuditTarge
         expect(verified.code, verified.stdout + verified.stderr).toBe(0);
       }),
     );
+
+    it(
+      'operators added, revoked and rotated are recorded with their roles and who did it; verify passes',
+      withTarget(async (_t, cli) => {
+        expect((await cli(['operators', 'add', 'bob', '--role', 'finance'])).code).toBe(0);
+        expect((await cli(['operators', 'rotate', 'bob'])).code).toBe(0);
+        expect((await cli(['operators', 'revoke', 'bob'])).code).toBe(0);
+        // A refused change records nothing.
+        expect((await cli(['operators', 'revoke', 'bob'])).code).toBe(3);
+        const listed = await cli(['audit', '--json']);
+        const events = listed.events.filter((e) => e.kind === 'app-event');
+        const by = userInfo().username;
+        expect(events.map((e) => [e.chain, e.seq, e.data])).toEqual([
+          [
+            'operators',
+            1,
+            {
+              event: 'operator-added',
+              name: 'bob',
+              roles: ['operator', 'finance'],
+              by,
+              channel: 'cli',
+            },
+          ],
+          [
+            'operators',
+            2,
+            {
+              event: 'key-rotated',
+              name: 'bob',
+              roles: ['operator', 'finance'],
+              by,
+              channel: 'cli',
+            },
+          ],
+          [
+            'operators',
+            3,
+            {
+              event: 'operator-revoked',
+              name: 'bob',
+              roles: ['operator', 'finance'],
+              by,
+              channel: 'cli',
+            },
+          ],
+        ]);
+        // No key is ever recorded.
+        expect(listed.stdout).not.toMatch(/runner_[0-9a-f]{16}_/);
+        const human = await cli(['audit']);
+        expect(human.stdout).toContain(`operator-added bob (operator, finance) by ${by} via cli`);
+        const verified = await cli(['audit', 'verify']);
+        expect(verified.code, verified.stdout + verified.stderr).toBe(0);
+      }),
+    );
   });
 }
 

@@ -24,7 +24,8 @@ ratios with each target met or missed; also writes it as JSON (default
 bench-results/latest.json).
 
   --quick   a smoke run: short budgets and smaller tables (numbers are rough)
-  --only    run only these sections: file, pg, askuser, session, wire, runner, queue, takeover
+  --only    run only these sections: file, pg, askuser, session, wire, runner, queue, takeover,
+            audit
   --out     where to write the JSON
 
 PostgreSQL: BENCH_DATABASE_URL, else TEST_DATABASE_URL, else
@@ -40,6 +41,7 @@ const SECTIONS = [
   'runner',
   'queue',
   'takeover',
+  'audit',
 ] as const;
 type Section = (typeof SECTIONS)[number];
 
@@ -152,7 +154,8 @@ async function main(): Promise<number> {
     if (on('file')) await benchFileContinuation(ctx);
     if (on('session')) await benchSession(ctx);
     if (on('wire')) await benchWire(ctx);
-    const needsServer = on('pg') || on('askuser') || on('runner') || on('queue') || on('takeover');
+    const needsServer =
+      on('pg') || on('askuser') || on('runner') || on('queue') || on('takeover') || on('audit');
     if (needsServer) serverProblem = await probe(url);
     if (needsServer && serverProblem !== undefined) {
       console.error(`
@@ -160,7 +163,7 @@ pnpm bench needs a PostgreSQL server for the Postgres, askuser and runner rows, 
 answers at ${withoutPassword(url)} (${serverProblem}).
 Start one (e.g. \`docker run -d -p 5432:5432 -e POSTGRES_HOST_AUTH_METHOD=trust postgres:16\`)
 or point BENCH_DATABASE_URL at one whose user may CREATE DATABASE; those rows are skipped.`);
-      for (const s of ['pg', 'askuser', 'runner', 'queue', 'takeover'] as const) {
+      for (const s of ['pg', 'askuser', 'runner', 'queue', 'takeover', 'audit'] as const) {
         if (on(s)) skip(s, 'all rows', `no PostgreSQL server at ${withoutPassword(url)}`);
       }
     } else if (needsServer) {
@@ -200,6 +203,13 @@ or point BENCH_DATABASE_URL at one whose user may CREATE DATABASE; those rows ar
           await queue.benchClaim(ctx, server);
           await queue.benchWakeThroughput(ctx, server);
           await queue.benchApiDuringResume(ctx);
+        }
+        if (on('audit')) {
+          const audit = await import('./bench-audit.js');
+          await audit.benchAuditedAnswer(ctx, server);
+          await audit.benchConcurrentAnswers(ctx, server);
+          await audit.benchPendingForOperator(ctx, server);
+          await audit.benchAuditVerify(ctx, server);
         }
         if (on('takeover')) {
           const takeover = await import('./bench-takeover.js');

@@ -12,15 +12,32 @@ export function isHumanTool(name: string): name is HumanToolName {
   return (HUMAN_TOOLS as readonly string[]).includes(name);
 }
 
+const audienceName = z.string().min(1).max(200);
+
+/**
+ * Who the model asks to answer: operator names and/or roles. It can only narrow the
+ * runner's policy (RUNNER_AUDIENCE), never widen it; see the executive's `questionAudience`.
+ */
+export const AudienceInputSchema = z
+  .object({
+    names: z.array(audienceName).max(100).optional().describe('Operators, by name.'),
+    roles: z.array(audienceName).max(100).optional().describe('Roles, e.g. "finance".'),
+  })
+  .describe(
+    'Who may answer: operators by name and/or by role. Optional; it can narrow, never widen, who the runner lets answer.',
+  );
+
 export const AskUserInputSchema = z.object({
   question: z.string().min(1).describe('The question, in one or two sentences.'),
   options: z.array(z.string().min(1)).optional().describe('Choices to offer, if any.'),
   priority: z.number().int().min(0).max(10).optional().describe('0 (default) to 10; higher first.'),
+  audience: AudienceInputSchema.optional(),
 });
 
 export const ApproveInputSchema = z.object({
   action: z.string().min(1).describe('What will be done once approved.'),
   details: z.string().optional().describe('Cost, risk, or anything the person should know.'),
+  audience: AudienceInputSchema.optional(),
 });
 
 export const DelegateInputSchema = z.object({
@@ -147,6 +164,19 @@ export interface Question {
   question: string;
   options: string[] | null;
   priority: number;
+  /** Who the model asked to answer, when it named anyone. */
+  audience?: ModelAudience;
+}
+
+/** The audience a model named in a human tool call: operator names and roles. */
+export interface ModelAudience {
+  names: string[];
+  roles: string[];
+}
+
+function modelAudience(given: z.infer<typeof AudienceInputSchema> | undefined) {
+  if (given === undefined) return {};
+  return { audience: { names: given.names ?? [], roles: given.roles ?? [] } };
 }
 
 /** The question of a human tool call, or an error text when the model's input is bad. */
@@ -156,7 +186,13 @@ export function questionOf(use: ToolUseBlock): Question | { error: string } {
     if (!input.success) return { error: z.prettifyError(input.error) };
     const { action, details } = input.data;
     const question = details ? `Approve: ${action}? (${details})` : `Approve: ${action}?`;
-    return { kind: 'approve', question, options: null, priority: 5 };
+    return {
+      kind: 'approve',
+      question,
+      options: null,
+      priority: 5,
+      ...modelAudience(input.data.audience),
+    };
   }
   const input = AskUserInputSchema.safeParse(use.input);
   if (!input.success) return { error: z.prettifyError(input.error) };
@@ -165,5 +201,6 @@ export function questionOf(use: ToolUseBlock): Question | { error: string } {
     question: input.data.question,
     options: input.data.options ?? null,
     priority: input.data.priority ?? 0,
+    ...modelAudience(input.data.audience),
   };
 }

@@ -38,9 +38,10 @@ options for every command (--data, --model and --json may also come before it):
                  empty). Only exec, chat (not --resume), serve, migrate and operators add
                  create a missing one (and say so); the other commands say it does not exist
   --model ID     scripted:trip | scripted:tools | scripted:siblings | scripted:team |
-                 anthropic:MODEL | openai:MODEL (default ${VARIABLES.RUNNER_MODEL.default}, or RUNNER_MODEL);
+                 scripted:payment | anthropic:MODEL | openai:MODEL (default ${VARIABLES.RUNNER_MODEL.default}, or RUNNER_MODEL);
                  scripted:team delegates sub-tasks to worker sub-agents w1..w3, two of
-                 which ask a question (the delegate tool)
+                 which ask a question (the delegate tool); scripted:payment asks an
+                 approval whose audience (finance, travel) the model names itself
   --json         one JSON object per line, for scripts
   -h, --help     help for the command
   --version      the runner's version
@@ -90,7 +91,7 @@ question again and completes the turn; \`runner chat --resume\` alone resumes th
 whose question was saved last; \`runner chat --list\` lists the sessions of the data folder,
 each with its open question and the command that resumes it. Leaving while a question
 waits (/quit, Ctrl-C, Ctrl-D) keeps it saved and prints the exact command that resumes it.`,
-  exec: `usage: runner exec "GOAL" [--conversation ID] [--replace] [--data DIR] [--model ID] [--json]
+  exec: `usage: runner exec "GOAL" [--conversation ID] [--replace] [--requester NAME] [--data DIR] [--model ID] [--json]
        runner exec --goal-file PATH [--conversation ID] ...
 
 --goal-file PATH  read the goal from a file (- for standard input), for a goal too long
@@ -106,7 +107,10 @@ prints the token and exits 0 with status "waiting". Answer it with \`runner answ
 --replace          start over on a conversation that still has an open question or an
                    unfinished run (waiting, answered, running, or failed): they are stopped
                    first, as \`runner stop\` does. Without it such a conversation is refused
-                   (exit 5, nothing changed), so a question is never cancelled by accident.`,
+                   (exit 5, nothing changed), so a question is never cancelled by accident.
+--requester NAME   the person the run acts for, kept with each question it asks; with
+                   RUNNER_REQUESTER_MAY_NOT_APPROVE naming the question's tool (or *), the
+                   operator of that name may not answer it (403 forbidden).`,
   answer: `usage: runner answer TOKEN --accept TEXT | --option N | --decline [TEXT] | --cancel
        runner answer --batch FILE.json
 

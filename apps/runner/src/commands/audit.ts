@@ -47,6 +47,14 @@ function summary(entry: AuditEntry): string {
       return `sealed ${plural(Array.isArray(d.heads) ? d.heads.length : 0, 'chain')}`;
     case 'chain-purged':
       return `entries up to ${String(d.throughSeq)} purged`;
+    case 'app-event': {
+      // The runner's own events (an operator added, revoked, a key rotated) read as a line.
+      if (typeof d.event !== 'string' || typeof d.name !== 'string') return JSON.stringify(d);
+      const roles = Array.isArray(d.roles) ? ` (${d.roles.join(', ')})` : '';
+      const by = d.by ? ` by ${String(d.by)}` : '';
+      const via = d.channel ? ` via ${String(d.channel)}` : '';
+      return `${d.event} ${d.name}${roles}${by}${via}`;
+    }
     default:
       return JSON.stringify(d);
   }

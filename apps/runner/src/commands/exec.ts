@@ -35,6 +35,7 @@ export const exec: Command = async (ctx, args) => {
       conversation: { type: 'string' },
       'goal-file': { type: 'string' },
       replace: { type: 'boolean' },
+      requester: { type: 'string' },
     },
     allowPositionals: true,
   });
@@ -49,6 +50,9 @@ export const exec: Command = async (ctx, args) => {
   const conversationId = values.conversation ?? newId('c');
   // A made-up id is the one handle on the conversation (show, stop, exec again): say it.
   if (values.conversation === undefined) ctx.out.note(`conversation ${conversationId}`);
+  const requester = values.requester;
+  if (requester !== undefined && (requester.trim() === '' || requester.length > 200))
+    throw usageError('--requester takes a name of 1 to 200 characters');
   const model = modelFromId(ctx.modelId);
   return withStorage(ctx, async (storage) => {
     const result = await startRun(
@@ -59,6 +63,7 @@ export const exec: Command = async (ctx, args) => {
       observer(ctx.out, { conversationId }),
       {
         replace: values.replace === true,
+        ...(requester === undefined ? {} : { requester }),
         onStopped: (stopped) => {
           const what =
             stopped.pauses > 0

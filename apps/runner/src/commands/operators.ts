@@ -1,10 +1,39 @@
 import { parseArgs } from 'node:util';
+import { appendAuditEvent } from '@x/askuser';
+import { osUserName } from '../cli/os-user.js';
 import { plural } from '../cli/output.js';
 import { usageError } from '../errors.js';
+import type { Storage } from '../storage/index.js';
+import type { OperatorStore } from '../storage/operators.js';
 import { type Command, globalOptions, withStorage } from './command.js';
 
 const USAGE =
   'operators add NAME [--role ROLE]... | operators list | operators revoke NAME | operators rotate NAME';
+
+/** The audit log's events of operator management. */
+type OperatorEvent = 'operator-added' | 'operator-revoked' | 'key-rotated';
+
+/**
+ * Makes a change to the operators and, when there is an audit key, records it as an
+ * `app-event` naming the operator, their roles and who made it (the OS user, through the
+ * CLI), in the same transaction: the change and its entry commit together or not at all.
+ */
+function recorded<T extends { roles: string[] }>(
+  storage: Storage,
+  event: OperatorEvent,
+  name: string,
+  change: (store: OperatorStore) => Promise<T>,
+): Promise<T> {
+  return storage.transaction(async (tx) => {
+    const done = await change(storage.operators(tx));
+    const key = storage.auditKey();
+    if (key !== undefined) {
+      const data = { event, name, roles: done.roles, by: osUserName(), channel: 'cli' };
+      await appendAuditEvent(tx, data, { key, chain: 'operators' });
+    }
+    return done;
+  });
+}
 
 /**
  * `runner operators add | list | revoke | rotate`: the people who sign in to `serve` with an
@@ -31,7 +60,10 @@ export const operators: Command = async (ctx, args) => {
     const store = storage.operators();
     switch (action) {
       case 'add': {
-        const { roles, key } = await store.add(needName(), values.role ?? []);
+        const added = needName();
+        const { roles, key } = await recorded(storage, 'operator-added', added, (operators) =>
+          operators.add(added, values.role ?? []),
+        );
         ctx.out.record(
           { type: 'operator-added', name, roles, key },
           `added operator ${name} (${roles.join(', ')}); their key, ${keyNote}:\n${key}`,
@@ -62,15 +94,22 @@ export const operators: Command = async (ctx, args) => {
         } else ctx.out.note(plural(all.length, 'operator'));
         return 0;
       }
-      case 'revoke':
-        await store.revoke(needName());
+      case 'revoke': {
+        const revoked = needName();
+        await recorded(storage, 'operator-revoked', revoked, (operators) =>
+          operators.revoke(revoked),
+        );
         ctx.out.record(
           { type: 'operator-revoked', name },
           `revoked ${name}: their key no longer works`,
         );
         return 0;
+      }
       case 'rotate': {
-        const key = await store.rotate(needName());
+        const rotated = needName();
+        const { key } = await recorded(storage, 'key-rotated', rotated, (operators) =>
+          operators.rotate(rotated),
+        );
         ctx.out.record(
           { type: 'operator-rotated', name, key },
           `new key for ${name} (the old one no longer works), ${keyNote}:\n${key}`,

@@ -104,6 +104,19 @@ export const audiencePolicy: Kind<Readonly<Record<string, string[]>>> = {
   },
 };
 
+/**
+ * Human tools by name, separated by commas (`approve,ask_user`), or `*` for every one of
+ * them: as the set of names, `*` kept as itself.
+ */
+export const toolNames: Kind<ReadonlySet<string>> = {
+  accepts: 'tool names separated by commas, or *, e.g. approve',
+  parse: (given) => {
+    const names = given.split(',').map((name) => name.trim());
+    const valid = names.every((name) => name === '*' || /^[a-z_][a-z0-9_]*$/.test(name));
+    return valid ? new Set(names) : undefined;
+  },
+};
+
 /** The audit log's signing key: at least 16 bytes, never repeated in a refusal. */
 export const auditKey: Kind<string> = {
   accepts: 'at least 16 bytes',
@@ -165,6 +178,14 @@ export const VARIABLES = {
     defaultText: 'none: any operator answers any question',
     description:
       "who may answer each human tool's questions (ask_user, approve): an operator with one of the roles named for it, or an admin",
+  }),
+  RUNNER_REQUESTER_MAY_NOT_APPROVE: variable({
+    name: 'RUNNER_REQUESTER_MAY_NOT_APPROVE',
+    kind: toolNames,
+    default: undefined,
+    defaultText: 'none: a requester may answer their own questions',
+    description:
+      "the human tools whose questions their requester (exec --requester) may not answer, separation of duties: the store refuses that person's answer (403 forbidden)",
   }),
   RUNNER_AUDIT_KEY_FILE: variable({
     name: 'RUNNER_AUDIT_KEY_FILE',

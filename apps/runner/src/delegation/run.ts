@@ -111,12 +111,13 @@ async function stepWorker(
     return `${worker.id} finished: ${worker.report}`;
   }
   if (turn.status !== 'suspended') throw new Error('a worker cannot delegate');
-  const { kind, question, options, priority } = turn.question;
+  const { kind, question, options, priority, audience } = turn.question;
   const payload: WorkerQuestion = {
     kind,
     question,
     options,
     priority,
+    ...(audience ? { audience } : {}),
     token: randomUUID(),
     toolCallId: turn.toolUse.id,
   };

@@ -27,7 +27,7 @@ import {
   saveDelegation,
   suspendDelegation,
 } from './stored-delegation.js';
-import { type ModelFor, type RunResult, suspend } from './suspend.js';
+import { type ModelFor, type RunResult, requesterOf, suspend } from './suspend.js';
 
 /** How long a lease lasts unless renewed, and how failed attempts are retried. */
 export interface LeasePolicy {
@@ -237,6 +237,7 @@ async function finishTurn(
 ): Promise<RunResult> {
   const { runId, conversationId } = job.run;
   const token = job.run.interactionId ?? '';
+  const requester = requesterOf(job.run.meta);
   if (turn.status === 'completed') {
     await job.complete(turn.messages.slice(suspension.messages?.length ?? 0));
     return { status: 'completed', runId, conversationId, messages: turn.messages };
@@ -245,7 +246,7 @@ async function finishTurn(
     // The run first: a worker that lost its lease stops here, and the run row stays locked
     // until the rest is written.
     const next = randomUUID();
-    const ids = { runId, conversationId };
+    const ids = { runId, conversationId, ...(requester === undefined ? {} : { requester }) };
     await storage.runs(tx).finish(runId, job.owner, { status: 'waiting', interactionId: next });
     const waiting =
       turn.status === 'delegated'
@@ -275,8 +276,14 @@ async function resumeDelegation(
   const { owner } = job;
   const token = job.run.interactionId ?? '';
   const ids = { runId, conversationId };
+  const requester = requesterOf(job.run.meta);
   const model = modelOf(job, options);
-  const stored: StoredDelegation = await loadDelegation(storage, suspension, ids, model.id);
+  const stored: StoredDelegation = await loadDelegation(
+    storage,
+    suspension,
+    { ...ids, ...(requester === undefined ? {} : { requester }) },
+    model.id,
+  );
   const answers = await answersOf(storage, stored);
   if ([...answers.values()].some((a) => a.action === 'cancel')) {
     await storage.transaction(async (tx) => {

@@ -122,6 +122,11 @@ export interface StartOptions {
   onStopped?: (stopped: Stopped) => void;
   /** How the refusal names commands: a command line, and the exec that replaces. */
   hints?: { command: (line: string) => string; replace: string };
+  /**
+   * The person the run acts for: stored with its questions (and the run's meta, for those it
+   * asks later), where RUNNER_REQUESTER_MAY_NOT_APPROVE may bar them from answering.
+   */
+  requester?: string;
 }
 
 /**
@@ -156,7 +161,8 @@ export async function startRun(
   const outcome = await runTurn(model, [userMessage(goal)], observer, {
     delegate: runDelegate(model, observer),
   });
-  const meta = { model: model.id };
+  const { requester } = options;
+  const meta = { model: model.id, ...(requester === undefined ? {} : { requester }) };
   if (outcome.status === 'completed') {
     await storage.runs().create({
       runId,
@@ -168,7 +174,7 @@ export async function startRun(
     return { status: 'completed', runId, conversationId, messages: outcome.messages, stopped };
   }
   const waiting = await storage.transaction(async (tx) => {
-    const run = { runId, conversationId };
+    const run = { runId, conversationId, ...(requester === undefined ? {} : { requester }) };
     const interactionId = randomUUID();
     const result =
       outcome.status === 'delegated'

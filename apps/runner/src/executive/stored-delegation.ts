@@ -8,13 +8,14 @@ import { DELEGATE_TOOL } from '../agent/tools.js';
 import { getDelegation, putDelegation } from '../delegation/checkpoint.js';
 import { waitingWorkers } from '../delegation/run.js';
 import type { Db, Storage } from '../storage/index.js';
-import { audienceFor, type DelegatedTurn, type ResumeContext, type RunResult } from './suspend.js';
+import { questionPolicy } from './question-policy.js';
+import type { DelegatedTurn, ResumeContext, RunIds, RunResult } from './suspend.js';
 
 /** A delegation of an unattended run, with what it needs to be written again. */
 export interface StoredDelegation {
   /** The parent's continuation (the run waits on it), also the parent's checkpoint thread. */
   interactionId: string;
-  run: { runId: string; conversationId: string };
+  run: RunIds;
   modelId: string;
   delegation: Delegation;
   /** The parent's transcript, ending with the assistant message that delegated. */
@@ -66,7 +67,7 @@ export async function saveDelegation(tx: Db, storage: Storage, stored: StoredDel
         resumeContext,
         proxiedFromChildId: worker.id,
         proxiedToolCallId: question.toolCallId,
-        audience: audienceFor(question.kind),
+        ...questionPolicy(question, run.requester),
       },
       { runId: run.runId },
     );
@@ -83,7 +84,7 @@ export function readDelegation(storage: Storage, interactionId: string) {
 export async function loadDelegation(
   storage: Storage,
   suspension: Suspension,
-  run: { runId: string; conversationId: string },
+  run: RunIds,
   modelId: string,
 ): Promise<StoredDelegation> {
   const interactionId = suspension.interactionId;
@@ -131,9 +132,11 @@ export function delegatedResult(
     options: question.options,
   }));
   const first = questions[0];
+  const { runId, conversationId } = stored.run;
   return {
     status: 'waiting',
-    ...stored.run,
+    runId,
+    conversationId,
     token: first?.token ?? '',
     question: first?.question ?? '',
     options: first?.options ?? null,
@@ -149,7 +152,7 @@ export function delegatedResult(
 export async function suspendDelegation(
   tx: Db,
   storage: Storage,
-  run: { runId: string; conversationId: string },
+  run: RunIds,
   model: Pick<Model, 'id'>,
   outcome: DelegatedTurn,
   interactionId: string = randomUUID(),

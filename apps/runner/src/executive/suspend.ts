@@ -3,8 +3,8 @@ import { createSuspension } from '@x/continuation';
 import type { Message } from '@x/wire';
 import type { Model } from '../agent/model-port.js';
 import type { TurnOutcome } from '../agent/turn.js';
-import { setting, VARIABLES } from '../config/index.js';
 import type { Db, Storage } from '../storage/index.js';
+import { questionPolicy } from './question-policy.js';
 
 /** A worker's question that a delegated run waits on. */
 export interface WorkerQuestionInfo {
@@ -47,9 +47,18 @@ export interface ResumeContext {
   delegate?: { toolCallId: string; worker: string; task: string };
 }
 
-/** Who may answer a question of the human tool `kind`, from RUNNER_AUDIENCE (roles; none: anyone). */
-export function audienceFor(kind: string): { roles: string[] } {
-  return { roles: setting(VARIABLES.RUNNER_AUDIENCE)?.[kind] ?? [] };
+/** A run as a question of it is stored: its ids, and the person it acts for, if named. */
+export interface RunIds {
+  runId: string;
+  conversationId: string;
+  /** The requester (`exec --requester`), kept in the run's meta for the questions it asks. */
+  requester?: string;
+}
+
+/** The requester a run's meta names, if any. */
+export function requesterOf(meta: unknown): string | undefined {
+  const requester = (meta as { requester?: unknown } | null)?.requester;
+  return typeof requester === 'string' ? requester : undefined;
 }
 
 /** A run suspended on its delegate call: the parent turn stopped on it. */
@@ -71,7 +80,7 @@ function argumentsDigest(input: unknown): string {
 export async function suspend(
   tx: Db,
   storage: Storage,
-  run: { runId: string; conversationId: string },
+  { requester, ...run }: RunIds,
   model: Pick<Model, 'id'>,
   outcome: SuspendedTurn,
   token: string = randomUUID(),
@@ -96,7 +105,7 @@ export async function suspend(
       priority,
       toolCallId: outcome.toolUse.id,
       resumeContext,
-      audience: audienceFor(kind),
+      ...questionPolicy(outcome.question, requester),
     },
     // For the audit log: which run asked, and what the tool call's arguments were.
     { runId: run.runId, argumentsDigest: argumentsDigest(outcome.toolUse.input) },

@@ -39,7 +39,8 @@ const scenarioDir = new URL('../../scenarios/', import.meta.url);
 
 /** Loads `scenarios/NAME.json` shipped with the runner. */
 export function loadScenario(name: string): Scenario {
-  const known = 'known: scripted:trip, scripted:tools, scripted:siblings, scripted:team';
+  const known =
+    'known: scripted:trip, scripted:tools, scripted:siblings, scripted:team, scripted:payment';
   if (!/^[a-z0-9-]+$/.test(name)) throw usageError(`unknown scenario "${name}" (${known})`);
   let text: string;
   try {

@@ -141,26 +141,30 @@ export class OperatorStore {
   }
 
   /**
-   * Revokes an operator: their key stops working at once.
+   * Revokes an operator: their key stops working at once. Returns the roles they had.
    * @throws not found for an unknown or already revoked name.
    */
-  async revoke(name: string): Promise<void> {
+  async revoke(name: string): Promise<{ roles: string[] }> {
     const result = await this.db.execute(sql`update runner.operators set revoked_at = now()
-      where name = ${name} and revoked_at is null returning name`);
-    if (rowsOf(result).length === 0) throw notFoundError(`no live operator is named ${name}`);
+      where name = ${name} and revoked_at is null returning roles`);
+    const row = rowsOf(result)[0];
+    if (!row) throw notFoundError(`no live operator is named ${name}`);
+    return { roles: row.roles as string[] };
   }
 
   /**
-   * Gives an operator a new key and returns it; the old one stops working at once.
+   * Gives an operator a new key and returns it with their roles; the old key stops working
+   * at once.
    * @throws not found for an unknown or revoked name.
    */
-  async rotate(name: string): Promise<string> {
+  async rotate(name: string): Promise<{ roles: string[]; key: string }> {
     const { key, keyId, keyHash } = newKey();
     const result = await this.db.execute(sql`update runner.operators
       set key_id = ${keyId}, key_hash = ${keyHash}, key_created_at = now()
-      where name = ${name} and revoked_at is null returning name`);
-    if (rowsOf(result).length === 0) throw notFoundError(`no live operator is named ${name}`);
-    return key;
+      where name = ${name} and revoked_at is null returning roles`);
+    const row = rowsOf(result)[0];
+    if (!row) throw notFoundError(`no live operator is named ${name}`);
+    return { roles: row.roles as string[], key };
   }
 
   /** The live operator whose key `key` is, or undefined (malformed, unknown, rotated, revoked). */

@@ -1,0 +1,157 @@
+import { createTestDatabase, serverForTests, type TestDatabase } from '@internal/pg-test';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call, dataDirs, json, run, type Served, serve } from './serve-harness.js';
+
+// Who may answer a question from the runner's policy: the audience the model names in its
+// tool call (it narrows RUNNER_AUDIENCE, never widens it), and separation of duties
+// (RUNNER_REQUESTER_MAY_NOT_APPROVE with exec --requester), on the embedded default and on
+// PostgreSQL, through the HTTP API with operators' keys and into the audit log.
+
+const server = await serverForTests();
+const newDataDir = dataDirs();
+const AUDIT_KEY = { RUNNER_AUDIT_KEY: 'the policy tests key, 16+ bytes' };
+
+interface Target {
+  name: string;
+  skip: boolean;
+  setUp(): Promise<{ args: string[]; env: Record<string, string>; drop(): Promise<void> }>;
+}
+
+const targets: Target[] = [
+  {
+    name: 'embedded',
+    skip: false,
+    setUp: async () => ({ args: ['--data', newDataDir()], env: {}, drop: async () => {} }),
+  },
+  {
+    name: 'postgres',
+    skip: !server,
+    setUp: async () => {
+      const database: TestDatabase = await createTestDatabase(server);
+      return {
+        args: [],
+        env: { DATABASE_URL: database.url, ...AUDIT_KEY },
+        drop: () => database.drop(),
+      };
+    },
+  },
+];
+
+for (const target of targets) {
+  describe.skipIf(target.skip)(`the question policy (${target.name})`, { timeout: 300_000 }, () => {
+    let where: Awaited<ReturnType<Target['setUp']>>;
+    let served: Served | undefined;
+    const keys: Record<string, string> = {};
+    const tokens: Record<string, string> = {};
+    const cli = (args: string[], env: Record<string, string> = {}) =>
+      run([...args, '--json', ...where.args], { ...where.env, ...env });
+
+    // The embedded default's serve holds the data folder: every exec comes before it.
+    beforeAll(async () => {
+      where = await target.setUp();
+      for (const [name, role] of [
+        ['ada', 'admin'],
+        ['bob', 'finance'],
+        ['eve', 'finance'],
+        ['tia', 'travel'],
+        ['oz', 'ops'],
+      ] as const) {
+        const added = await cli(['operators', 'add', name, '--role', role]);
+        expect(added.code, added.stderr).toBe(0);
+        keys[name] = added.events.find((e) => e.type === 'operator-added')?.key as string;
+      }
+      const exec = async (
+        conversation: string,
+        env: Record<string, string>,
+        more: string[] = [],
+      ) => {
+        const started = await cli(
+          [
+            'exec',
+            'Pay invoice 42',
+            '--model',
+            'scripted:payment',
+            '--conversation',
+            conversation,
+            ...more,
+          ],
+          env,
+        );
+        expect(started.code, started.stderr).toBe(0);
+        tokens[conversation] = started.events.find((e) => e.type === 'run-waiting')
+          ?.token as string;
+      };
+      // The model names finance and travel; no policy for approve.
+      await exec('narrowed', {});
+      // The policy admits finance and ops; the model's travel is not added, ops is dropped.
+      await exec('within-policy', { RUNNER_AUDIENCE: 'approve=finance,approve=ops' });
+      // Bob asked for the payment; the requester of an approval may not answer it.
+      await exec('own-request', { RUNNER_REQUESTER_MAY_NOT_APPROVE: 'approve' }, [
+        '--requester',
+        'bob',
+      ]);
+      // The same, but the policy bars requesters of other tools only.
+      await exec('other-tools', { RUNNER_REQUESTER_MAY_NOT_APPROVE: 'ask_user' }, [
+        '--requester',
+        'bob',
+      ]);
+      served = await serve(where.args, where.env);
+    });
+    afterAll(async () => {
+      await served?.stop();
+      await where?.drop();
+    });
+
+    const answerAs = (who: string, conversation: string) => {
+      const body = json({ action: 'accept', content: 'approved' });
+      return call(new URL(`/api/pauses/${tokens[conversation]}/answer`, served?.url).toString(), {
+        ...body,
+        headers: { ...body.headers, authorization: `Bearer ${keys[who]}` },
+      });
+    };
+    const expectRefused = async (who: string, conversation: string) => {
+      const refused = await answerAs(who, conversation);
+      expect(refused.status, `${who} on ${conversation}`).toBe(403);
+      expect(refused.body.error.code).toBe('forbidden');
+      return refused;
+    };
+
+    it('the model narrows an empty policy to the audience it names', async () => {
+      await expectRefused('oz', 'narrowed');
+      expect((await answerAs('tia', 'narrowed')).status).toBe(200);
+    });
+
+    it('the model narrows a policy, and never widens it', async () => {
+      await expectRefused('tia', 'within-policy');
+      await expectRefused('oz', 'within-policy');
+      expect((await answerAs('bob', 'within-policy')).status).toBe(200);
+    });
+
+    it("the requester's own answer is refused, another operator's accepted, both in the audit log", async () => {
+      const refused = await expectRefused('bob', 'own-request');
+      expect(refused.body.error.message).toContain(
+        'bob asked for it, and its requester may not answer it',
+      );
+      expect((await answerAs('eve', 'own-request')).status).toBe(200);
+      // A policy for another tool leaves the requester free to answer.
+      expect((await answerAs('bob', 'other-tools')).status).toBe(200);
+
+      const audit = await call(
+        new URL('/api/audit?conversation=own-request', served?.url).toString(),
+        { headers: { authorization: `Bearer ${keys.ada}` } },
+      );
+      expect(audit.status, JSON.stringify(audit.body)).toBe(200);
+      const entries = audit.body.entries as Array<{ kind: string; data: Record<string, unknown> }>;
+      expect(entries[0]?.data).toMatchObject({
+        requester: 'bob',
+        requesterMayNotAnswer: true,
+        audience: { names: [], roles: ['finance', 'travel'] },
+      });
+      expect(entries.map((e) => [e.kind, e.data.by ?? null, e.data.reason ?? null])).toEqual([
+        ['question-created', null, null],
+        ['answer-refused', 'bob', 'forbidden'],
+        ['question-answered', 'eve', null],
+      ]);
+    });
+  });
+}
