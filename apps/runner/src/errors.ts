@@ -3,7 +3,14 @@ import { ContinuationError } from '@x/continuation';
 import { SessionError } from '@x/session';
 
 /** What kind of failure an error is: the one thing exit codes and HTTP statuses follow. */
-export type Failure = 'usage' | 'not_found' | 'conflict' | 'unavailable' | 'forbidden' | 'failed';
+export type Failure =
+  | 'usage'
+  | 'not_found'
+  | 'conflict'
+  | 'unavailable'
+  | 'forbidden'
+  | 'expired'
+  | 'failed';
 
 const marker = Symbol.for('runner.RunnerError');
 const modelMarker = Symbol.for('runner.ModelError');
@@ -114,6 +121,8 @@ export const FAILURES = {
   },
   conflict: { exitCode: 5, httpStatus: 409, httpCode: 'conflict' },
   forbidden: { exitCode: 6, httpStatus: 403, httpCode: 'forbidden' },
+  // The answer came after the question's deadline: its default is applied instead.
+  expired: { exitCode: 7, httpStatus: 410, httpCode: 'expired' },
 } as const satisfies Record<
   Failure,
   { exitCode: number; httpStatus: number; httpCode: string; httpMessage?: string }
@@ -190,6 +199,8 @@ export function failureOf(error: unknown): Failure {
         return 'conflict';
       case 'forbidden':
         return 'forbidden';
+      case 'expired':
+        return 'expired';
       case 'unavailable':
         return 'unavailable';
       default:

@@ -32,6 +32,33 @@ function refusal(variable: Variable<unknown>, given: string): RunnerError {
 const read = (variable: Variable<unknown>, given: string | undefined) =>
   setting(variable, { [variable.name]: given });
 
+describe('RUNNER_DEADLINE', () => {
+  it('takes TOOL=DURATION:DEFAULT pairs, the default decline, cancel or accept:TEXT', () => {
+    expect(
+      read(VARIABLES.RUNNER_DEADLINE, 'approve=24h:decline,ask_user=90s:accept:surprise me'),
+    ).toEqual({
+      approve: { ms: 86_400_000, answer: { action: 'decline', content: '' } },
+      ask_user: { ms: 90_000, answer: { action: 'accept', content: 'surprise me' } },
+    });
+    expect(read(VARIABLES.RUNNER_DEADLINE, 'approve=2w:cancel')).toEqual({
+      approve: { ms: 1_209_600_000, answer: { action: 'cancel', content: '' } },
+    });
+    expect(read(VARIABLES.RUNNER_DEADLINE, '')).toBeUndefined();
+  });
+
+  it('refuses a pair it cannot read, naming what it takes', () => {
+    for (const bad of [
+      'approve=24h',
+      'approve=soon:decline',
+      'approve=0s:decline',
+      'approve=1h:maybe',
+      'ask_user=1h:accept:a, b',
+    ]) {
+      expect(refusal(VARIABLES.RUNNER_DEADLINE, bad).message).toContain('TOOL=DURATION:DEFAULT');
+    }
+  });
+});
+
 describe('setting', () => {
   it('unset or empty is the default, for every kind', () => {
     expect(setting(VARIABLES.RUNNER_LEASE_MS, {})).toBe(60_000);

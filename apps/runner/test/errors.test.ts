@@ -109,6 +109,13 @@ const ROWS = [
       new AskUserError('forbidden', 'cy may not answer question "t"'),
     ],
   },
+  {
+    failure: 'expired',
+    exitCode: 7,
+    httpStatus: 410,
+    httpCode: 'expired',
+    errors: [new AskUserError('expired', 'the question "t" reached its deadline')],
+  },
 ] as const;
 
 describe('classifyFailure', () => {

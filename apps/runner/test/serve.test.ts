@@ -66,6 +66,7 @@ describe('runner serve: the API on the embedded default (no wake)', () => {
       source: null,
       createdAt: expect.any(String),
       ageMs: expect.any(Number),
+      deadline: null,
     });
     const limited = await call(api('/api/pauses?limit=2'));
     expect(limited.body.pauses).toHaveLength(2);

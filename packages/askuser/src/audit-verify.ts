@@ -241,7 +241,7 @@ async function checkPauses(
           r.seq::text as seq, r.body
         from aura.paused_states p
         left join lateral (select e.id, e.chain, e.seq, e.body from aura.audit_entries e
-          where e.token = p.token and e.kind in ('question-answered', 'question-cancelled')
+          where e.token = p.token and e.kind in ('question-answered', 'question-cancelled', 'question-expired')
           order by e.id desc limit 1) r on true
         where p.token > ${cursor} and exists (select 1 from aura.audit_entries c
           where c.token = p.token and c.kind = 'question-created')

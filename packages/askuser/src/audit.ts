@@ -26,6 +26,7 @@ export type AuditKind =
   | 'question-answered'
   | 'answer-refused'
   | 'question-cancelled'
+  | 'question-expired'
   | 'question-purged'
   | 'app-event'
   | 'chain-purged'

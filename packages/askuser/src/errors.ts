@@ -17,6 +17,11 @@ export type AskUserErrorCode =
    * audience, or it is the requester of a question its requester may not answer.
    */
   | 'forbidden'
+  /**
+   * An answer came at or after the question's deadline: refused, nothing changes (the
+   * deadline's default is, or will be, applied instead: the outcome `expired`).
+   */
+  | 'expired'
   /** A pause with this token already exists (SQLSTATE 23505). */
   | 'duplicate'
   /** The database failed or is unreachable, or the table is missing (run `migrate`); see `sqlState` and `cause`. */
@@ -81,6 +86,17 @@ export function pauseNotFound(tokens: readonly string[], message?: string): AskU
     'not_found',
     message ??
       `no pending pause for token${tokens.length === 1 ? '' : 's'} ${listed}: it does not exist or was already resolved; list pending pauses to find open tokens`,
+    { tokens },
+  );
+}
+
+/** The `expired` error for tokens whose deadline refuses an answer. */
+export function pauseExpired(tokens: readonly string[], before?: string): AskUserError {
+  const listed = tokens.map((t) => JSON.stringify(t)).join(', ');
+  const one = tokens.length === 1;
+  return new AskUserError(
+    'expired',
+    `${before ? `${before}: ` : ''}the question${one ? '' : 's'} ${listed} reached ${one ? 'its' : 'their'} deadline before the answer came: ${one ? 'its' : 'their'} default is applied instead, and nothing was changed`,
     { tokens },
   );
 }

@@ -6,8 +6,11 @@ import type { ResumeAnswer } from './answer.js';
 import { admits, type Identity, identityKeys, textArray } from './audience.js';
 import { appendEntries, conversationChain, inTransaction, type NewEntry } from './audit-chain.js';
 import type { AskUserDatabase } from './database.js';
-import { AskUserError, pauseNotFound } from './errors.js';
+import { AskUserError, pauseExpired, pauseNotFound } from './errors.js';
 import { pausedStates as t } from './schema.js';
+
+/** True for a pause whose deadline refuses an answer: applied already, or passed while pending. */
+export const expiredNow = sql`(${t.expiredAt} is not null or (${t.resumedAt} is null and ${t.deadlineAt} <= now()))`;
 
 /** The prepared answers with an identity check (skipped when `name` is null). */
 function answerStatements(db: AskUserDatabase) {
@@ -30,7 +33,14 @@ function answerStatements(db: AskUserDatabase) {
         resumedAnswer: p('answer'),
         answeredBy: sql`${p('answeredBy')}`,
       })
-      .where(and(eq(t.token, p('token')), isNull(t.resumedAt), admitted));
+      .where(
+        and(
+          eq(t.token, p('token')),
+          isNull(t.resumedAt),
+          sql`(${t.deadlineAt} is null or ${t.deadlineAt} > now())`,
+          admitted,
+        ),
+      );
   return lazyStatements({
     answer: () =>
       update().returning({ conversationId: t.conversationId }).prepare('askuser_answer_checked'),
@@ -133,20 +143,24 @@ async function refusalOf(
 ): Promise<AskUserError> {
   const [row] = rowsOf(
     await tx.execute(sql`select p.conversation_id, p.resumed_at is not null as resolved,
+          (p.expired_at is not null or (p.resumed_at is null and p.deadline_at <= now())) as expired,
           ${c.identity === undefined ? sql`true` : admits(sql`${c.identity.name}`, textArray(c.identity.roles ?? []))} as admitted,
           p.requester_may_not_answer and p.requester is not distinct from ${c.identity?.name ?? null}::text as own
         from aura.paused_states p where p.token = ${token}`),
   );
   if (row === undefined) return pauseNotFound([token]);
   const resolved = row.resolved === true;
-  const refusal = resolved
-    ? pauseNotFound([token])
-    : row.own === true
-      ? forbidden(token, `${c.identity?.name} asked for it, and its requester may not answer it`)
-      : row.admitted !== true
-        ? forbidden(token, `its audience does not include ${c.identity?.name} or their roles`)
-        : pauseNotFound([token]);
-  if (key !== undefined && (resolved || refusal.code === 'forbidden')) {
+  const expired = row.expired === true;
+  const refusal = expired
+    ? pauseExpired([token])
+    : resolved
+      ? pauseNotFound([token])
+      : row.own === true
+        ? forbidden(token, `${c.identity?.name} asked for it, and its requester may not answer it`)
+        : row.admitted !== true
+          ? forbidden(token, `its audience does not include ${c.identity?.name} or their roles`)
+          : pauseNotFound([token]);
+  if (key !== undefined && (resolved || refusal.code !== 'not_found')) {
     await appendEntries(tx, key, [
       {
         chain: conversationChain(String(row.conversation_id)),
@@ -154,7 +168,7 @@ async function refusalOf(
         token,
         data: {
           ...answerData(token, answer, c),
-          reason: resolved ? 'already_answered' : 'forbidden',
+          reason: expired ? 'expired' : resolved ? 'already_answered' : 'forbidden',
         },
       },
     ]);

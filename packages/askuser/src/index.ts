@@ -62,6 +62,7 @@ export type {
   InsertPauseParams,
   ListAnsweredOptions,
   MarkResumedOptions,
+  PauseDeadline,
   PauseRecord,
   Pending,
   ResumeAnswers,

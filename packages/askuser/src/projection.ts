@@ -26,6 +26,9 @@ export const columns = {
   audienceRoles: sql<string>`array_to_json(${t.audienceRoles})::text`,
   requester: t.requester,
   requesterMayNotAnswer: t.requesterMayNotAnswer,
+  deadlineAt: t.deadlineAt,
+  deadlineAnswer: sql<string | null>`${t.deadlineAnswer}::text`,
+  expiredAt: t.expiredAt,
 };
 
 export type Row = {
@@ -47,6 +50,9 @@ export type Row = {
   audienceRoles: string;
   requester: string | null;
   requesterMayNotAnswer: boolean;
+  deadlineAt: Date | null;
+  deadlineAnswer: string | null;
+  expiredAt: Date | null;
 };
 
 function parseJson(text: string | null): unknown {
@@ -72,16 +78,26 @@ export function toPending(row: Row): Pending {
     },
     requester: row.requester,
     requesterMayNotAnswer: row.requesterMayNotAnswer,
+    deadline:
+      row.deadlineAt === null
+        ? null
+        : { at: row.deadlineAt, answer: parseStoredAnswer(row, row.deadlineAnswer) ?? decline },
   };
 }
 
+const decline: ResumeAnswer = { action: 'decline', content: '' };
+
 function storedAnswer(row: Row): ResumeAnswer | null {
-  if (row.resumedAnswer === null) return null;
-  const parsed = resumeAnswerSchema.safeParse(parseJson(row.resumedAnswer));
+  return parseStoredAnswer(row, row.resumedAnswer);
+}
+
+function parseStoredAnswer(row: Row, text: string | null): ResumeAnswer | null {
+  if (text === null) return null;
+  const parsed = resumeAnswerSchema.safeParse(parseJson(text));
   if (parsed.success) return parsed.data;
   throw new AskUserError(
     'corrupt',
-    `resumed_answer of pause ${JSON.stringify(row.token)} is not { action, content }: was it written by another tool?`,
+    `an answer of pause ${JSON.stringify(row.token)} is not { action, content }: was it written by another tool?`,
     { tokens: [row.token], cause: parsed.error },
   );
 }
@@ -95,6 +111,7 @@ export function toRecord(row: Row): PauseRecord {
     answer,
     resumedAt: row.resumedAt,
     answeredBy: row.answeredBy,
+    expiredAt: row.expiredAt,
   };
 }
 
@@ -107,5 +124,11 @@ export function toAnswered(row: Row): AnsweredPause {
       { tokens: [row.token] },
     );
   }
-  return { ...toPending(row), answer, resumedAt: row.resumedAt, answeredBy: row.answeredBy };
+  return {
+    ...toPending(row),
+    answer,
+    resumedAt: row.resumedAt,
+    answeredBy: row.answeredBy,
+    expiredAt: row.expiredAt,
+  };
 }

@@ -47,6 +47,11 @@ export const pausedStates = auraSchema.table(
     // The person the agent acts for, and whether they are barred from answering.
     requester: text('requester'),
     requesterMayNotAnswer: boolean('requester_may_not_answer').notNull().default(false),
+    // When the wait ends without an answer, and the `{ action, content }` applied then.
+    deadlineAt: timestamp('deadline_at', { withTimezone: true }),
+    deadlineAnswer: jsonb('deadline_answer'),
+    // Set when the deadline was applied (the outcome `expired`), never by an answer.
+    expiredAt: timestamp('expired_at', { withTimezone: true }),
   },
   (t) => [
     // listPending(conversationId) and autoResolveForConversation: pending rows of one

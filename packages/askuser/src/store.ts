@@ -11,8 +11,14 @@ import { type Identity, identitySchema } from './audience.js';
 import type { AuditKey } from './audit.js';
 import { conversationChain, keyBytes } from './audit-chain.js';
 import type { AskUserDatabase } from './database.js';
-import { AskUserError, pauseNotFound, wrapDatabaseError } from './errors.js';
-import { type AnswerContext, answerableBy, resolveGoverned, withEntries } from './governed.js';
+import { AskUserError, pauseExpired, pauseNotFound, wrapDatabaseError } from './errors.js';
+import {
+  type AnswerContext,
+  answerableBy,
+  expiredNow,
+  resolveGoverned,
+  withEntries,
+} from './governed.js';
 import { columns, type Row, toAnswered, toPending, toRecord } from './projection.js';
 import { pausedStates as t } from './schema.js';
 import {
@@ -50,6 +56,7 @@ const fifo = [desc(t.priority), asc(t.createdAt), asc(t.token)];
 // stands for one SQL text; PGlite ignores names; a `prepare: false` client wins.
 function prepareStatements(db: AskUserDatabase) {
   const p = sql.placeholder;
+  const beforeDeadline = sql`(${t.deadlineAt} is null or ${t.deadlineAt} > now())`;
   return lazyStatements({
     insert: () =>
       db
@@ -70,6 +77,8 @@ function prepareStatements(db: AskUserDatabase) {
           audienceRoles: sql`array(select jsonb_array_elements_text(${p('audienceRoles')}::jsonb))`,
           requester: sql`${p('requester')}`,
           requesterMayNotAnswer: p('requesterMayNotAnswer'),
+          deadlineAt: sql`coalesce(${p('deadlineAt')}::timestamptz, now() + ${p('deadlineInMs')}::float8 * interval '1 millisecond')`,
+          deadlineAnswer: sql`${p('deadlineAnswer')}::jsonb`,
         })
         .prepare('askuser_insert'),
     markResumed: () =>
@@ -80,7 +89,7 @@ function prepareStatements(db: AskUserDatabase) {
           resumedAnswer: p('answer'),
           answeredBy: sql`${p('answeredBy')}`,
         })
-        .where(and(eq(t.token, p('token')), isNull(t.resumedAt)))
+        .where(and(eq(t.token, p('token')), isNull(t.resumedAt), beforeDeadline))
         .returning({ token: t.token })
         .prepare('askuser_mark_resumed'),
   });
@@ -138,6 +147,7 @@ export class AskUserStore {
     const audience = { names: p.audience?.names ?? [], roles: p.audience?.roles ?? [] };
     const requester = p.requester ?? null;
     const requesterMayNotAnswer = p.requesterMayNotAnswer ?? false;
+    const deadline = p.deadline ?? null;
     try {
       const write = (tx: AskUserDatabase) =>
         (tx === this.#db ? this.#statements : prepareStatements(tx)).insert.execute({
@@ -155,6 +165,9 @@ export class AskUserStore {
           audienceRoles: JSON.stringify(audience.roles),
           requester,
           requesterMayNotAnswer,
+          deadlineAt: deadline?.at?.toISOString() ?? null,
+          deadlineInMs: deadline?.inMs ?? null,
+          deadlineAnswer: deadline === null ? null : JSON.stringify(deadline.answer),
         });
       await withEntries(this.#db, this.#key, write, () => [
         {
@@ -172,6 +185,16 @@ export class AskUserStore {
             audience,
             requester,
             requesterMayNotAnswer,
+            // Only when set: the entries of questions without one stay as they were.
+            ...(deadline === null
+              ? {}
+              : {
+                  deadline: {
+                    at: deadline.at?.toISOString() ?? null,
+                    inMs: deadline.inMs ?? null,
+                    answer: deadline.answer,
+                  },
+                }),
           },
         },
       ]);
@@ -340,7 +363,68 @@ export class AskUserStore {
     } catch (error) {
       throw wrapDatabaseError(error, 'markResumed', token);
     }
-    if (updated.length === 0) throw pauseNotFound([token]);
+    if (updated.length === 0) throw await notAnswerable(this.#db, token);
+  }
+
+  /**
+   * Applies the deadline of one pause, exactly once: a pending pause whose deadline has
+   * passed (by the database's clock) is resolved with its default answer and marked expired
+   * (`expiredAt`), never as a person's answer. Of an answer racing it, exactly one wins: an
+   * answer after the deadline is refused as `expired`. With an audit key a
+   * `question-expired` entry is appended in the same transaction. Idempotent: call it again
+   * (another attempt of a run that crashed) and it returns the same resolved pause.
+   * @returns the resolved pause (by this call, an earlier one, or an answer that came in
+   *   time: see `expiredAt`), or `undefined` while it is pending and its deadline (if any)
+   *   has not come.
+   * @throws {AskUserError} `not_found` for an unknown token.
+   */
+  async expire(token: string): Promise<AnsweredPause | undefined> {
+    try {
+      await withEntries(
+        this.#db,
+        this.#key,
+        (tx) =>
+          tx
+            .update(t)
+            .set({
+              resumedAt: sql`now()`,
+              resumedAnswer: sql`${t.deadlineAnswer}`,
+              expiredAt: sql`now()`,
+            })
+            .where(
+              and(
+                eq(t.token, token),
+                isNull(t.resumedAt),
+                isNotNull(t.deadlineAnswer),
+                sql`${t.deadlineAt} <= now()`,
+              ),
+            )
+            .returning({
+              conversationId: t.conversationId,
+              answer: sql<string>`${t.resumedAnswer}::text`,
+              deadlineAt: t.deadlineAt,
+            }),
+        (expired) =>
+          expired.map((row) => {
+            const answer = JSON.parse(row.answer) as ResumeAnswer;
+            return {
+              chain: conversationChain(row.conversationId),
+              kind: 'question-expired',
+              token,
+              data: {
+                token,
+                action: answer.action,
+                content: answer.content,
+                by: null,
+                deadline: new Date(row.deadlineAt ?? 0).toISOString(),
+              },
+            };
+          }),
+      );
+    } catch (error) {
+      throw wrapDatabaseError(error, 'expire', token);
+    }
+    return this.getAnswer(token);
   }
 
   /**
@@ -381,7 +465,8 @@ export class AskUserStore {
         select a.token, a.answer from jsonb_to_recordset(${JSON.stringify(items)}::jsonb) as a(token text, answer jsonb)
       ), locked as materialized (
         select p.token from ${t} p join answers a on a.token = p.token
-        where p.resumed_at is null order by p.token for update of p
+        where p.resumed_at is null and (p.deadline_at is null or p.deadline_at > now())
+        order by p.token for update of p
       ), updated as (
         update ${t} p set resumed_at = now(), resumed_answer = a.answer, answered_by = ${answeredBy}::text
         from locked l join answers a on a.token = l.token
@@ -406,18 +491,18 @@ export class AskUserStore {
           }
           // A new statement sees what a concurrent batch committed: those are refusals.
           const refused = rowsOf(
-            await tx.execute(sql`select token, conversation_id from ${t}
-              where resumed_at is not null and token in
+            await tx.execute(sql`select token, conversation_id, ${expiredNow} as expired from ${t}
+              where (resumed_at is not null or deadline_at <= now()) and token in
                 (select jsonb_array_elements_text(${String(result?.missing ?? '[]')}::jsonb))`),
           );
           return { row: result, refused };
         },
         ({ row: result, refused }) => {
-          const done: [string, string][] =
+          const done: [string, string, boolean?][] =
             refused.length > 0
-              ? refused.map((r) => [String(r.token), String(r.conversation_id)])
+              ? refused.map((r) => [String(r.token), String(r.conversation_id), isTrue(r.expired)])
               : JSON.parse(String(result?.resolved ?? '[]'));
-          return done.map(([token, conversationId]) => {
+          return done.map(([token, conversationId, expired]) => {
             const answer = answerOf.get(token);
             return {
               chain: conversationChain(conversationId),
@@ -428,7 +513,7 @@ export class AskUserStore {
                 action: answer?.action,
                 content: answer?.content,
                 by: answeredBy,
-                ...(refused.length > 0 ? { reason: 'already_answered' } : {}),
+                ...(refused.length > 0 ? { reason: expired ? 'expired' : 'already_answered' } : {}),
               },
             };
           });
@@ -440,6 +525,8 @@ export class AskUserStore {
     const updated = Number(row?.updated);
     if (updated === items.length) return updated;
     const missing = JSON.parse(String(row?.missing ?? '[]')) as string[];
+    const expired = await expiredAmong(this.#db, missing);
+    if (expired.length > 0) throw pauseExpired(expired, 'batch not applied, nothing was resolved');
     throw pauseNotFound(
       missing,
       `batch not applied, nothing was resolved: no pending pause for ${missing
@@ -546,6 +633,28 @@ export class AskUserStore {
       throw wrapDatabaseError(error, doing);
     }
   }
+}
+
+function isTrue(value: unknown): boolean {
+  return value === true || value === 't';
+}
+
+/** Of these tokens, those whose deadline refuses an answer (applied, or passed). */
+async function expiredAmong(db: AskUserDatabase, tokens: readonly string[]): Promise<string[]> {
+  if (tokens.length === 0) return [];
+  const rows = rowsOf(
+    await db.execute(sql`select token from ${t} where ${expiredNow} and token in
+      (select jsonb_array_elements_text(${JSON.stringify(tokens)}::jsonb)) order by token`),
+  );
+  return rows.map((r) => String(r.token));
+}
+
+/** Why a pause took no answer: its deadline (`expired`), else `not_found`. */
+async function notAnswerable(db: AskUserDatabase, token: string): Promise<AskUserError> {
+  const expired = await expiredAmong(db, [token]).catch((error: unknown) => {
+    throw wrapDatabaseError(error, 'markResumed', token);
+  });
+  return expired.length > 0 ? pauseExpired([token]) : pauseNotFound([token]);
 }
 
 function selectQuery(db: AskUserDatabase) {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { ResumeAnswer } from './answer.js';
+import { type ResumeAnswer, resumeAnswerSchema } from './answer.js';
 import { audienceSchema, type Identity, identitySchema } from './audience.js';
 
 const int32 = z.number().int().min(-2_147_483_648).max(2_147_483_647);
@@ -32,6 +32,20 @@ export const insertPauseParamsSchema = z.object({
   audience: audienceSchema.optional(),
   requester: z.string().min(1).max(200).nullish(),
   requesterMayNotAnswer: z.boolean().optional(),
+  deadline: z
+    .object({
+      at: z.coerce.date().optional(),
+      inMs: z.number().int().min(0).max(2_147_483_647_000).optional(),
+      answer: resumeAnswerSchema,
+    })
+    .strict()
+    .refine((d) => (d.at === undefined) !== (d.inMs === undefined), {
+      message: 'a deadline has exactly one of at (a time) or inMs (milliseconds from now)',
+    })
+    .refine((d) => d.at === undefined || !Number.isNaN(d.at.getTime()), {
+      message: 'deadline.at must be a valid time',
+    })
+    .nullish(),
 });
 
 /**
@@ -46,6 +60,10 @@ export const insertPauseParamsSchema = z.object({
  *   any operator. Enforced only for answers that name an identity.
  * - `requester`: the person the agent acts for; `requesterMayNotAnswer: true` (separation
  *   of duties) refuses an answer by that identity as `forbidden`.
+ * - `deadline`: when the wait ends without an answer (`at`, a time; or `inMs` from now by
+ *   the database's clock) and the `answer` applied then (`decline`, `cancel`, or `accept`
+ *   with its content). From then on an answer is refused as `expired`; {@link
+ *   AskUserStore.expire} applies it, once. Omitted or `null`: the question waits forever.
  */
 export type InsertPauseParams = z.input<typeof insertPauseParamsSchema>;
 
@@ -77,6 +95,15 @@ export interface Pending {
   requester: string | null;
   /** Whether the requester is barred from answering (separation of duties). */
   requesterMayNotAnswer: boolean;
+  /** When the wait ends without an answer and what is applied then, or `null`: it waits forever. */
+  deadline: PauseDeadline | null;
+}
+
+/** A question's deadline: at `at` the outcome is `expired` and `answer` is applied. */
+export interface PauseDeadline {
+  at: Date;
+  /** The default applied at the deadline: `decline`, `cancel`, or `accept` with its content. */
+  answer: ResumeAnswer;
 }
 
 /**
@@ -92,6 +119,8 @@ export interface PauseRecord extends Pending {
   resumedAt: Date | null;
   /** Who answered (the `answeredBy` given to `markResumed`), or `null`: pending, or not told. */
   answeredBy: string | null;
+  /** When the deadline was applied (the outcome `expired`; `answer` is the default), else `null`. */
+  expiredAt: Date | null;
 }
 
 /** A resolved pause with its answer: what an executive resumes from. */
@@ -100,6 +129,11 @@ export interface AnsweredPause extends Pending {
   resumedAt: Date;
   /** Who answered, or `null` when the answer did not say. */
   answeredBy: string | null;
+  /**
+   * When the deadline was applied, or `null`: an answer. When set, nobody answered and
+   * `answer` is the question's default (`deadline.answer`), never a person's decline.
+   */
+  expiredAt: Date | null;
 }
 
 /** Schema of {@link MarkResumedOptions}. */

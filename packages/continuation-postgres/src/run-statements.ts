@@ -35,6 +35,7 @@ export const runColumns = {
   lastError: runs.lastError,
   leaseOwner: runs.leaseOwner,
   dueAt: runs.dueAt,
+  deadlineAt: runs.deadlineAt,
   meta: runs.meta,
   createdAt: runs.createdAt,
   updatedAt: runs.updatedAt,
@@ -52,6 +53,12 @@ export const HOLDER_LOCK_SPACE = 0x72756e73;
  * its process is gone. A shared try-lock, held to the end of the statement's transaction:
  * it fails only against the holder's exclusive session lock, never against another asker's.
  */
+/**
+ * The runs a claim may take: ready, running, or waiting with a deadline. Written as the
+ * partial index `runs_claimable_idx` is, so that the planner reads only that index.
+ */
+const claimable = sql`${runs.status} in ('ready', 'running', 'waiting') and ${runs.dueAt} is not null`;
+
 function holderGone(own: SQL | Placeholder): SQL {
   const holder = runs.leaseHolder;
   return sql`(${holder} is not null and ${holder} is distinct from ${own}::integer and pg_try_advisory_xact_lock_shared(${HOLDER_LOCK_SPACE}, ${holder}))`;
@@ -102,7 +109,7 @@ export function preparedRunStatements(db: ContinuationDatabase) {
               runs.runId,
               // A due run ends the index scan before any holder is looked at; only when none
               // is due are the live leases' holders tried, in due order.
-              sql`(select ${runs.runId} from ${runs} where ${runs.status} in ('ready', 'running') and (${runs.dueAt} <= now() or (${runs.status} = 'running' and ${holderGone(p('holder'))})) and not ${runs.runId} = any(${p('skip')}::text[]) order by ${runs.dueAt}, ${runs.runId} limit 1 for update skip locked)`,
+              sql`(select ${runs.runId} from ${runs} where ${claimable} and (${runs.dueAt} <= now() or (${runs.status} = 'running' and ${holderGone(p('holder'))})) and not ${runs.runId} = any(${p('skip')}::text[]) order by ${runs.dueAt}, ${runs.runId} limit 1 for update skip locked)`,
             ),
             sql`set_config('synchronous_commit', ${p('commit')}, true) is not null`,
           ),
@@ -125,6 +132,8 @@ export function preparedRunStatements(db: ContinuationDatabase) {
           conversationId: p('conversationId'),
           status: p('status'),
           interactionId: sql`${p('interactionId')}`,
+          dueAt: sql`${p('deadlineAt')}::timestamptz`,
+          deadlineAt: sql`${p('deadlineAt')}::timestamptz`,
           meta: sql`${p('meta')}`,
           transcript: sql`${p('transcript')}`,
           finishedAt: sql`case when ${p('finished')} then now() end`,
@@ -133,7 +142,13 @@ export function preparedRunStatements(db: ContinuationDatabase) {
     markReady: () =>
       db
         .update(runs)
-        .set({ status: 'ready', input: p('input'), dueAt: sql`now()`, updatedAt: sql`now()` })
+        .set({
+          status: 'ready',
+          input: p('input'),
+          dueAt: sql`now()`,
+          deadlineAt: null,
+          updatedAt: sql`now()`,
+        })
         .where(and(eq(runs.interactionId, p('interactionId')), eq(runs.status, 'waiting')))
         .returning(runColumns)
         .prepare('x_runs_mark_ready'),
@@ -188,7 +203,7 @@ export function preparedRunStatements(db: ContinuationDatabase) {
 
 /** The end of a run that {@link runStatements.finish} writes (a completed one is prepared). */
 export type FinishedEnd =
-  | { status: 'waiting'; interactionId: string }
+  | { status: 'waiting'; interactionId: string; deadlineAt?: Date | undefined }
   | { status: 'cancelled' | 'failed'; lastError: string };
 
 /**
@@ -203,7 +218,7 @@ export const runStatements = {
   /** Makes the waiting runs of many answers ready, `entries` a JSON array of `{interaction_id, input}`. */
   markReadyMany: (db: ContinuationDatabase, entries: string) =>
     db.execute(sql`
-      update ${runs} set status = 'ready', input = a.input, due_at = now(), updated_at = now()
+      update ${runs} set status = 'ready', input = a.input, due_at = now(), deadline_at = null, updated_at = now()
       from jsonb_to_recordset(${entries}::jsonb) as a(interaction_id text, input jsonb)
       where ${runs.interactionId} = a.interaction_id and ${runs.status} = 'waiting'
       returning ${runs.runId}`),
@@ -212,7 +227,7 @@ export const runStatements = {
   nextDue: (db: ContinuationDatabase, holder: number | undefined) => {
     const own = sql`${holder ?? null}`;
     return db.execute(
-      sql`select ceil(extract(epoch from (min(case when ${runs.status} = 'running' and ${runs.dueAt} > now() and ${holderGone(own)} then now() else ${runs.dueAt} end) - now())) * 1000)::float8 as ms from ${runs} where ${runs.status} in ('ready', 'running')`,
+      sql`select ceil(extract(epoch from (min(case when ${runs.status} = 'running' and ${runs.dueAt} > now() and ${holderGone(own)} then now() else ${runs.dueAt} end) - now())) * 1000)::float8 as ms from ${runs} where ${claimable}`,
     );
   },
 
@@ -240,7 +255,8 @@ export const runStatements = {
             attempts: 0,
             lostAttempts: 0,
             lastError: null,
-            dueAt: null,
+            dueAt: end.deadlineAt ?? null,
+            deadlineAt: end.deadlineAt ?? null,
           }
         : { status: end.status, lastError: end.lastError, dueAt: null, finishedAt: sql`now()` };
     return db

@@ -27,7 +27,7 @@ describe.skipIf(serverUrl === undefined)('the claim at 100,000 runs (server)', (
   it('reads only the partial index of claimable runs, whatever else the table holds', async () => {
     const client = target.client as postgres.Sql;
     const [row] = await client.unsafe(`explain (analyze, buffers, format json)
-      select run_id from x_continuation.runs where status in ('ready', 'running')
+      select run_id from x_continuation.runs where status in ('ready', 'running', 'waiting') and due_at is not null
         and (due_at <= now() or (status = 'running' and lease_holder is not null and lease_holder is distinct from null::integer
           and pg_try_advisory_xact_lock_shared(1920298611, lease_holder)))
       order by due_at, run_id limit 1 for update skip locked`);

@@ -46,6 +46,12 @@ export interface RunRecord {
   leaseExpiresAt: Date | null;
   /** `ready`: when it may be claimed (later than now while a retry backs off). */
   readyAt: Date | null;
+  /**
+   * The deadline of the question the run waits on (`waiting`: a worker claims it then), or
+   * of the wait it was claimed at (`running`, and after: no answer readied it); `null` when
+   * the wait has none or an answer readied the run.
+   */
+  deadlineAt: Date | null;
   /** The caller's own data, given at {@link PostgresRunQueue.create} (e.g. the model id). */
   meta: unknown;
   createdAt: Date;
@@ -60,6 +66,8 @@ export interface NewRun {
   /** `waiting` on `interactionId`, or `completed` at once (a turn that asked nothing). */
   status: 'waiting' | 'completed';
   interactionId?: string;
+  /** For `waiting`: the deadline of the question, when the run is claimed unless answered. */
+  deadlineAt?: Date;
   meta?: unknown;
   /** For `completed`: the whole transcript. */
   messages?: readonly Message[];
@@ -67,7 +75,12 @@ export interface NewRun {
 
 /** A run taken by {@link PostgresRunQueue.claim}, with what its resume needs. */
 export interface ClaimedRun {
-  /** Now `running`, leased to the claiming worker, `attempts` counted. */
+  /**
+   * Now `running`, leased to the claiming worker, `attempts` counted. With `deadlineAt` set
+   * it was claimed because the deadline of its wait passed and no answer readied it
+   * (`input` is null): apply the deadline (e.g. `AskUserStore.expire`) and resume with
+   * its outcome.
+   */
   run: RunRecord;
   /**
    * The continuation to resume, or undefined when it is gone, was resolved by another route,
@@ -85,8 +98,11 @@ export interface ClaimedRun {
 export type RunEnd =
   /** The turn completed: `messages` are those the resume added after the continuation's. */
   | { status: 'completed'; messages: readonly Message[] }
-  /** The turn asked again: the run now waits on that new continuation. */
-  | { status: 'waiting'; interactionId: string }
+  /**
+   * The turn asked again: the run now waits on that new continuation (until `deadlineAt`,
+   * when given: then a worker claims it without an answer).
+   */
+  | { status: 'waiting'; interactionId: string; deadlineAt?: Date }
   | { status: 'cancelled'; reason: string }
   | { status: 'failed'; error: string };
 
@@ -236,6 +252,7 @@ export class PostgresRunQueue {
         conversationId: run.conversationId,
         status: run.status,
         interactionId: run.interactionId ?? null,
+        deadlineAt: !completed && run.deadlineAt ? run.deadlineAt.toISOString() : null,
         meta: run.meta === undefined || run.meta === null ? null : JSON.stringify(run.meta),
         transcript: completed ? JSON.stringify(run.messages ?? []) : null,
         finished: completed,

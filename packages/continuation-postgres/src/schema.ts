@@ -50,8 +50,9 @@ export type SuspensionRow = typeof suspensions.$inferSelect;
  * One row per unattended run: a conversation's turn, from the question it first stopped on
  * until it completes, is cancelled or fails. `interaction_id` is the continuation the run
  * waits on or resumes; `due_at` is when it may be claimed (ready: from then on, after a
- * retry's backoff; running: when its lease expires), so one partial index finds all
- * claimable work and never reads finished or waiting runs. Every index is written on every
+ * retry's backoff; running: when its lease expires; waiting: at its question's deadline,
+ * `deadline_at`, or never), so one partial index finds all claimable work and never reads
+ * finished runs or runs waiting without a deadline. Every index is written on every
  * update of a run (its status changes, so no update is HOT): they are kept few, and
  * partial where a lookup needs only some runs. `lease_holder` names the process that holds
  * a running run's lease (its advisory lock, see `takeHolderLock`); `lost_attempts` counts
@@ -73,6 +74,9 @@ export const runs = continuationSchema.table(
     leaseOwner: text('lease_owner'),
     leaseHolder: integer('lease_holder'),
     dueAt: timestamp('due_at', { withTimezone: true, mode: 'date' }),
+    // The deadline of the question a waiting run waits on (then also its due_at): from then
+    // on a worker claims it to apply the deadline. An answer that readies the run clears it.
+    deadlineAt: timestamp('deadline_at', { withTimezone: true, mode: 'date' }),
     meta: jsonb('meta'),
     transcript: text('transcript'),
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
@@ -82,7 +86,7 @@ export const runs = continuationSchema.table(
   (t) => [
     index('runs_claimable_idx')
       .on(t.dueAt, t.runId)
-      .where(sql`${t.status} in ('ready', 'running')`),
+      .where(sql`${t.status} in ('ready', 'running', 'waiting') and ${t.dueAt} is not null`),
     // Only a waiting run is looked up by its question (an answer readies it); one run per wait.
     uniqueIndex('runs_waiting_interaction_idx')
       .on(t.interactionId)

@@ -158,6 +158,20 @@ export function answerResult(toolUseId: string, answer: HumanAnswer): ToolResult
   return toolResult(toolUseId, reason ? `${DECLINED_PREFIX}: ${reason}` : `${DECLINED_PREFIX}.`);
 }
 
+/**
+ * The tool result of a question nobody answered before its deadline: the model is told so,
+ * and which default was applied (never as the person's decision).
+ */
+export function expiredResult(
+  toolUseId: string,
+  answer: HumanAnswer,
+  deadline: Date,
+): ToolResultBlock {
+  const applied = `No answer came before the deadline (${deadline.toISOString()}); the default (${answer.action}) was applied`;
+  const content = answer.content.trim();
+  return toolResult(toolUseId, content ? `${applied}: ${content}` : `${applied}.`);
+}
+
 /** The question a human tool call asks, as plain fields for a pause row. */
 export interface Question {
   kind: HumanToolName;

@@ -65,7 +65,8 @@ server cannot be reached or refuses, the data folder cannot be used or is in use
 port is in use) · 5 conflict (someone else changed it first: the question was answered
 already, retry of a run that is not failed, or exec meets a conversation with open work
 and no --replace) · 6 forbidden (an operator's roles or the question's audience do not allow
-it). The approval center's API answers 400, 404, 503, 409 and 403 for the same.
+it) · 7 expired (the answer came after the question's deadline; its default is applied).
+The approval center's API answers 400, 404, 503, 409, 403 and 410 for the same.
 With --json an error is one JSON object on stderr: {"type":"error","message","failure",
 "exitCode"}.
 
@@ -120,7 +121,8 @@ prints the token and exits 0 with status "waiting". Answer it with \`runner answ
 --batch FILE      answers for several questions, all or nothing:
                   [{"token": "...", "action": "accept", "content": "Lisbon"}, ...]
 Nothing is changed when an answer is refused: exit 3 for an unknown token; exit 5 for a
-question answered already, saying how, by whom and when. An answer over 1 MiB encoded is
+question answered already, saying how, by whom and when; exit 7 for an answer after the
+question's deadline (see RUNNER_DEADLINE). An answer over 1 MiB encoded is
 refused (exit 2): its turn could not be saved again.`,
   wake: `usage: runner wake [--once] [--concurrency N] [--grace DURATION] [--data DIR] [--json]
 
@@ -243,7 +245,8 @@ here, by whoever holds the data folder or DATABASE_URL: an administrator's tool.
 
 (list)  the audit log's entries, oldest first: questions created (run, tool call, a digest
         of its arguments), answered (who, through which channel: cli, api or page, the
-        answer), refused (already answered, forbidden), cancelled (stop), purged, and the
+        answer), refused (already answered, forbidden, after the deadline), expired (nobody
+        answered before the deadline: its default applied), cancelled (stop), purged, and the
         seals of the conversations' chains; --conversation C only C's chain; --since an ISO
         time or an age like 7d; --json one entry per line (an export)
 verify  checks every entry's hash, its HMAC under the audit key and its place in its chain,

@@ -3,8 +3,14 @@ import { AskUserError, type PauseRecord, type Pending } from '@x/askuser';
 import { assertSafeId } from '@x/continuation';
 import { plural } from '../cli/output.js';
 import { workerLabel } from '../cli/turn-output.js';
+import { durationMs } from '../config/index.js';
 import { notFoundError, usageError } from '../errors.js';
-import { howAnswered, OPEN_RUN_STATUSES, type ResumeContext } from '../executive/index.js';
+import {
+  deadlineText,
+  howAnswered,
+  OPEN_RUN_STATUSES,
+  type ResumeContext,
+} from '../executive/index.js';
 import { priorityLabel } from '../serve/views.js';
 import { type Command, type Context, globalOptions, withStorage } from './command.js';
 
@@ -17,10 +23,9 @@ export function parseAge(
   flag = '--older-than',
   like = 'an age like 30m, 12h or 7d',
 ): number {
-  const match = /^(\d+)\s*(ms|s|m|h|d|w)$/.exec(text.trim());
-  if (!match) throw usageError(`${flag} takes ${like}, not "${text}"`);
-  const unit = { ms: 1, s: 1e3, m: 60e3, h: 3600e3, d: 86400e3, w: 604800e3 }[match[2] as 's'];
-  return Number(match[1]) * unit;
+  const ms = durationMs(text);
+  if (ms === undefined) throw usageError(`${flag} takes ${like}, not "${text}"`);
+  return ms;
 }
 
 /** The source thread of a worker's question, on a line of its own; '' for the turn's own. */
@@ -41,11 +46,16 @@ function describePending(p: Pending): string {
   const options = Array.isArray(p.options)
     ? `  options: ${(p.options as unknown[]).map((o, i) => `${i + 1}) ${String(o)}`).join(' ')}`
     : '';
-  return `${p.token}  [${p.conversationId}]${priorityOf(p)} ${p.kind}: ${p.question}${options}${sourceOf(p)}`;
+  const deadline = p.deadline
+    ? `  ${deadlineText(p.deadline.at)}, then ${p.deadline.answer.action}`
+    : '';
+  return `${p.token}  [${p.conversationId}]${priorityOf(p)} ${p.kind}: ${p.question}${options}${deadline}${sourceOf(p)}`;
 }
 
 /** One line about any question: pending (…), or how and by whom it was answered (✓). */
-function describeRecord(r: Pick<PauseRecord, 'answer' | 'answeredBy' | 'resumedAt'> & Pending) {
+function describeRecord(
+  r: Pick<PauseRecord, 'answer' | 'answeredBy' | 'resumedAt' | 'expiredAt'> & Pending,
+) {
   const { answer } = r;
   if (!answer) return `… ${describePending(r)}`;
   return `✓ ${r.token}  [${r.conversationId}]${priorityOf(r)} ${r.kind}: ${r.question}  → ${howAnswered({ ...r, answer })}${sourceOf(r)}`;

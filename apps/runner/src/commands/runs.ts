@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { assertSafeId } from '@x/continuation';
 import type { LeaseRecord, RunRecord, RunStatus } from '@x/continuation-postgres';
 import { usageError } from '../errors.js';
+import { deadlineText } from '../executive/index.js';
 import { type Command, globalOptions, withStorage } from './command.js';
 
 const STATUSES: readonly RunStatus[] = [
@@ -33,6 +34,7 @@ export function describeRun(
     parts.push(`retry in ${Math.ceil((run.readyAt.getTime() - now) / 1000)} s`);
   }
   if (run.status === 'waiting' && run.interactionId) parts.push(`on question ${run.interactionId}`);
+  if (run.status === 'waiting' && run.deadlineAt) parts.push(deadlineText(run.deadlineAt, now));
   parts.push(`updated ${run.updatedAt.toISOString()}`);
   if (run.lastError) parts.push(`\n    last error: ${run.lastError}`);
   if (run.status === 'failed') parts.push(`\n    retry it: ${command(`retry ${run.runId}`)}`);

@@ -5,7 +5,14 @@ import type { RunRecord } from '@x/continuation-postgres';
 import type { Message } from '@x/wire';
 import type { Delegation } from '../agent/delegate-port.js';
 import { notFoundError, usageError } from '../errors.js';
-import { messageText, type ResumeContext, runMessages, runOf } from '../executive/index.js';
+import {
+  deadlineText,
+  howAnswered,
+  messageText,
+  type ResumeContext,
+  runMessages,
+  runOf,
+} from '../executive/index.js';
 import { readDelegation } from '../executive/stored-delegation.js';
 import type { Storage } from '../storage/index.js';
 import { type Command, globalOptions, withStorage } from './command.js';
@@ -20,8 +27,10 @@ interface RunStory {
 }
 
 function answerOf(q: PauseRecord): string {
-  return q.answer
-    ? `${q.answer.action}${q.answer.content ? ` "${q.answer.content}"` : ''}`
+  if (q.answer && q.expiredAt) return howAnswered({ ...q, answer: q.answer, answeredBy: null });
+  if (q.answer) return `${q.answer.action}${q.answer.content ? ` "${q.answer.content}"` : ''}`;
+  return q.deadline
+    ? `waiting for an answer, ${deadlineText(q.deadline.at)}, then ${q.deadline.answer.action}`
     : 'waiting for an answer';
 }
 

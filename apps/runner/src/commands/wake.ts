@@ -17,8 +17,9 @@ import { type Command, globalOptions } from './command.js';
 import { parseAge } from './paused-states.js';
 import { report } from './run-report.js';
 
-/** `accept "Lisbon"`, `decline`: an answer in a few words. */
-function describeAnswer(answer: Resumed['answer']): string {
+/** `accept "Lisbon"`, `decline`, `deadline 2026-…Z passed`: an answer in a few words. */
+function describeAnswer(answer: Resumed['answer'], deadline?: Date): string {
+  if (!answer) return `deadline ${deadline?.toISOString() ?? ''} passed`;
   return `${answer.action}${answer.content ? ` "${answer.content}"` : ''}`;
 }
 
@@ -68,12 +69,17 @@ export function reportResumed(out: Output, resumed: Resumed, announced = false):
       return;
     default:
       out.record(
-        { type: 'resumed', ...base, action: answer.action, status: outcome.status },
+        {
+          type: 'resumed',
+          ...base,
+          action: answer?.action ?? 'expired',
+          status: outcome.status,
+        },
         announced
           ? undefined
           : resumed.delegated
             ? `resumed the delegate call of ${conversationId} (answered worker questions)`
-            : `resumed ${token} (${describeAnswer(answer)}) of ${conversationId}`,
+            : `resumed ${token} (${describeAnswer(answer, resumed.deadline)}) of ${conversationId}`,
       );
       report(out, outcome);
   }
@@ -84,9 +90,16 @@ export function reportClaimed(out: Output, claimed: Omit<Resumed, 'outcome'>): v
   const { runId, token, conversationId, answer, attempt } = claimed;
   const what = claimed.delegated
     ? `the delegate call of ${conversationId} (answered worker questions)`
-    : `${token} (${describeAnswer(answer)}) of ${conversationId}`;
+    : `${token} (${describeAnswer(answer, claimed.deadline)}) of ${conversationId}`;
   out.record(
-    { type: 'run-claimed', runId, token, conversationId, attempt, action: answer.action },
+    {
+      type: 'run-claimed',
+      runId,
+      token,
+      conversationId,
+      attempt,
+      action: answer?.action ?? 'expired',
+    },
     `\nresumed ${what}${attempt > 1 ? `, attempt ${attempt}` : ''}`,
   );
 }

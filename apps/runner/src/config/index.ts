@@ -117,6 +117,49 @@ export const toolNames: Kind<ReadonlySet<string>> = {
   },
 };
 
+/** A duration like `500ms`, `30s`, `30m`, `12h`, `7d` or `2w`, in milliseconds; undefined when it is none. */
+export function durationMs(text: string): number | undefined {
+  const match = /^(\d+)\s*(ms|s|m|h|d|w)$/.exec(text.trim());
+  if (!match) return undefined;
+  const unit = { ms: 1, s: 1e3, m: 60e3, h: 3600e3, d: 86400e3, w: 604800e3 }[match[2] as 's'];
+  return Number(match[1]) * unit;
+}
+
+/** What a deadline policy sets for one human tool: how long its questions wait, and the default. */
+export interface DeadlineRule {
+  ms: number;
+  answer: { action: 'accept' | 'decline' | 'cancel'; content: string };
+}
+
+/**
+ * How long the questions of each human tool wait, and what is applied when nobody answered
+ * in time: `TOOL=DURATION:DEFAULT` pairs separated by commas, DEFAULT one of `decline`,
+ * `cancel` or `accept:TEXT` (`approve=24h:decline,ask_user=2h:accept:go on without me`).
+ */
+export const deadlinePolicy: Kind<Readonly<Record<string, DeadlineRule>>> = {
+  accepts:
+    'TOOL=DURATION:DEFAULT pairs separated by commas, DEFAULT decline, cancel or accept:TEXT, e.g. approve=24h:decline',
+  parse: (given) => {
+    const policy: Record<string, DeadlineRule> = {};
+    for (const pair of given.split(',')) {
+      const match = /^\s*([a-z_][a-z0-9_]*)=(\d+\s*[a-z]+):(decline|cancel|accept:(.*))\s*$/.exec(
+        pair,
+      );
+      const ms = match ? durationMs(match[2] ?? '') : undefined;
+      if (!match || ms === undefined || ms <= 0) return undefined;
+      const [, tool = '', , action = '', content] = match;
+      policy[tool] = {
+        ms,
+        answer:
+          content === undefined
+            ? { action: action as 'decline' | 'cancel', content: '' }
+            : { action: 'accept', content },
+      };
+    }
+    return policy;
+  },
+};
+
 /** The audit log's signing key: at least 16 bytes, never repeated in a refusal. */
 export const auditKey: Kind<string> = {
   accepts: 'at least 16 bytes',
@@ -186,6 +229,14 @@ export const VARIABLES = {
     defaultText: 'none: a requester may answer their own questions',
     description:
       "the human tools whose questions their requester (exec --requester) may not answer, separation of duties: the store refuses that person's answer (403 forbidden)",
+  }),
+  RUNNER_DEADLINE: variable({
+    name: 'RUNNER_DEADLINE',
+    kind: deadlinePolicy,
+    default: undefined,
+    defaultText: 'none: a question waits until it is answered',
+    description:
+      "how long each human tool's questions (ask_user, approve) wait, and the default applied when nobody answered in time (the outcome expired)",
   }),
   RUNNER_AUDIT_KEY_FILE: variable({
     name: 'RUNNER_AUDIT_KEY_FILE',

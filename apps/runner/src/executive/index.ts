@@ -2,6 +2,7 @@ export {
   AlreadyAnsweredError,
   answer,
   answerBatch,
+  deadlineText,
   howAnswered,
   refusal,
 } from './record-answer.js';

@@ -21,16 +21,33 @@ export class AlreadyAnsweredError extends RunnerError {
   }
 }
 
-/** How a question was answered, for a person: `accept "Kyoto" by ada at 2026-…`. */
+/**
+ * How a question was answered, for a person: `accept "Kyoto" by ada at 2026-…`, or for one
+ * nobody answered in time `expired at 2026-…: its default decline was applied`.
+ */
 export function howAnswered(pause: {
   answer: ResumeAnswer;
   answeredBy: string | null;
   resumedAt: Date | null;
+  expiredAt?: Date | null;
 }): string {
   const content = pause.answer.content ? ` "${pause.answer.content}"` : '';
+  if (pause.expiredAt) {
+    return `expired at ${pause.expiredAt.toISOString()}: its default ${pause.answer.action}${content} was applied`;
+  }
   const by = pause.answeredBy ? ` by ${pause.answeredBy}` : '';
   const at = pause.resumedAt ? ` at ${pause.resumedAt.toISOString()}` : '';
   return `${pause.answer.action}${content}${by}${at}`;
+}
+
+/** A deadline and the time left until it, for a person: `deadline 2026-…Z (3 min left)`. */
+export function deadlineText(at: Date, now = Date.now()): string {
+  const left = at.getTime() - now;
+  if (left <= 0) return `deadline ${at.toISOString()} (passed)`;
+  const s = Math.ceil(left / 1000);
+  const span =
+    s < 120 ? `${s} s` : s < 7200 ? `${Math.round(s / 60)} min` : `${Math.round(s / 3600)} h`;
+  return `deadline ${at.toISOString()} (${span} left)`;
 }
 
 /** Why a question is closed, for a person: how it was answered, or that its conversation stopped. */
@@ -127,11 +144,15 @@ export async function answer(
 }
 
 /**
- * A refused answer (already answered, unknown, forbidden), returned so that its transaction
+ * A refused answer (already answered, unknown, forbidden, after the deadline), returned so that its transaction
  * commits the refusal's audit entry, and thrown after; any other failure is thrown at once.
  */
 function keptRefusal(error: unknown): { error: unknown } {
-  if (AskUserError.hasCode(error, 'not_found') || AskUserError.hasCode(error, 'forbidden')) {
+  if (
+    AskUserError.hasCode(error, 'not_found') ||
+    AskUserError.hasCode(error, 'forbidden') ||
+    AskUserError.hasCode(error, 'expired')
+  ) {
     return { error };
   }
   throw error;

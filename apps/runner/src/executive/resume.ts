@@ -1,11 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import { AskUserError, type ResumeAnswer, resumeAnswerSchema } from '@x/askuser';
+import {
+  type AnsweredPause,
+  AskUserError,
+  type ResumeAnswer,
+  resumeAnswerSchema,
+} from '@x/askuser';
 import { ContinuationError, resumeMessages, type Suspension } from '@x/continuation';
 import type { AttemptCounts, ClaimedRun, RetryPolicy, RunJob } from '@x/continuation-postgres';
 import { SessionError } from '@x/session';
 import type { ToolUseBlock } from '@x/wire';
 import type { Model } from '../agent/model-port.js';
-import { answerResult, DELEGATE_TOOL, isHumanTool } from '../agent/tools.js';
+import { answerResult, DELEGATE_TOOL, expiredResult, isHumanTool } from '../agent/tools.js';
 import { runTurn, type TurnObserver, type TurnOutcome } from '../agent/turn.js';
 import { type Env, setting, VARIABLES } from '../config/index.js';
 import {
@@ -27,7 +32,7 @@ import {
   saveDelegation,
   suspendDelegation,
 } from './stored-delegation.js';
-import { type ModelFor, type RunResult, requesterOf, suspend } from './suspend.js';
+import { deadlineFor, type ModelFor, type RunResult, requesterOf, suspend } from './suspend.js';
 
 /** How long a lease lasts unless renewed, and how failed attempts are retried. */
 export interface LeasePolicy {
@@ -54,7 +59,10 @@ export interface Resumed {
   /** The question whose answer the run resumed from. */
   token: string;
   conversationId: string;
-  answer: ResumeAnswer;
+  /** The answer it resumes from; undefined when it was claimed at its question's deadline. */
+  answer: ResumeAnswer | undefined;
+  /** Claimed because its question's deadline passed unanswered: that deadline. */
+  deadline?: Date;
   /** This attempt's number (1 for the first). */
   attempt: number;
   /** The run waited on its delegate call: `token` is the parent's continuation. */
@@ -108,9 +116,10 @@ export function claimOf({ run, suspension }: ClaimedRun): Omit<Resumed, 'outcome
     runId: run.runId,
     token: run.interactionId ?? '',
     conversationId: run.conversationId,
-    answer: resumeAnswerSchema.parse(run.input),
+    answer: run.deadlineAt ? undefined : resumeAnswerSchema.parse(run.input),
     attempt: run.attempts,
     ...(delegated ? { delegated } : {}),
+    ...(run.deadlineAt ? { deadline: run.deadlineAt } : {}),
   };
 }
 
@@ -131,9 +140,12 @@ export async function resumeRun(
   const { run, suspension } = job;
   const { runId, conversationId } = run;
   const token = run.interactionId ?? '';
-  const answer: ResumeAnswer = resumeAnswerSchema.parse(run.input);
   const ids = { runId, conversationId };
   const refusal = unresumable(job);
+  // Claimed at its deadline: the expiry is applied (once) and its outcome resumed from.
+  const applied = run.deadlineAt && !job.unreadable ? await applyDeadline(storage, job) : undefined;
+  const answer: ResumeAnswer = applied?.answer ?? resumeAnswerSchema.parse(run.input);
+  const expiredAt = applied?.expiredAt ? run.deadlineAt : null;
   // A cancel resumes nothing: it only needs a readable continuation to mark resolved.
   if (refusal !== undefined && (job.unreadable || answer.action !== 'cancel')) {
     // Resuming it would pair the answer with a turn this runner does not know: fail, never retry.
@@ -151,7 +163,9 @@ export async function resumeRun(
     await storage.transaction(async (tx) => {
       await storage.runs(tx).finish(runId, job.owner, {
         status: 'cancelled',
-        reason: 'the person cancelled',
+        reason: expiredAt
+          ? `no answer came before the deadline (${expiredAt.toISOString()}); its default (cancel) was applied`
+          : 'the person cancelled',
       });
       await storage.continuations(tx).markResolved(token);
     });
@@ -159,13 +173,38 @@ export async function resumeRun(
   }
   // A model that cannot be made (a missing API key) fails this attempt.
   const model = modelOf(job, options);
-  const messages = resumeMessages(suspension, answerResult(suspension.toolUseId, answer));
+  const result = expiredAt
+    ? expiredResult(suspension.toolUseId, answer, expiredAt)
+    : answerResult(suspension.toolUseId, answer);
+  const messages = resumeMessages(suspension, result);
   const observer = options.observerFor({ runId, token, conversationId });
   const turn = await runTurn(model, messages, observer, {
     signal: job.signal,
     delegate: runDelegate(model, observer),
   });
   return finishTurn(storage, job, suspension, model, turn);
+}
+
+/**
+ * Applies the deadline of the question a run was claimed at, through the askuser store,
+ * exactly once and only while this worker holds the lease: the pause row first (as an answer
+ * takes it before the run's), then the lease check, in one transaction. Returns the
+ * question's outcome: expired with its default, or the answer that came in time (it found the
+ * run claimed already, so it could not ready it).
+ */
+async function applyDeadline(storage: Storage, job: RunJob): Promise<AnsweredPause> {
+  const { runId } = job.run;
+  const token = job.run.interactionId ?? '';
+  const outcome = await storage.transaction(async (tx) => {
+    const resolved = await storage.pauses(tx).expire(token);
+    if (!(await storage.runs(tx).renew(runId, job.owner, job.leaseMs))) {
+      throw new ContinuationError('lease_lost', `run "${runId}" was taken over`);
+    }
+    return resolved;
+  });
+  if (outcome) return outcome;
+  // The run's deadline came before the question's (a clock moved back): try again later.
+  throw new Error(`the deadline of question ${token} has not passed yet`);
 }
 
 function modelOf({ run }: ClaimedRun, options: ResumeOptions): Model {
@@ -247,11 +286,16 @@ async function finishTurn(
     // until the rest is written.
     const next = randomUUID();
     const ids = { runId, conversationId, ...(requester === undefined ? {} : { requester }) };
-    await storage.runs(tx).finish(runId, job.owner, { status: 'waiting', interactionId: next });
+    const deadline = turn.status === 'delegated' ? undefined : deadlineFor(turn.question.kind);
+    await storage.runs(tx).finish(runId, job.owner, {
+      status: 'waiting',
+      interactionId: next,
+      ...(deadline ? { deadlineAt: deadline.at } : {}),
+    });
     const waiting =
       turn.status === 'delegated'
         ? await suspendDelegation(tx, storage, ids, model, turn, next)
-        : await suspend(tx, storage, ids, model, turn, next);
+        : await suspend(tx, storage, ids, model, turn, next, deadline);
     await storage.continuations(tx).markResolved(token);
     return waiting;
   });

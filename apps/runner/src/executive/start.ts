@@ -180,9 +180,15 @@ export async function startRun(
       outcome.status === 'delegated'
         ? await suspendDelegation(tx, storage, run, model, outcome, interactionId)
         : await suspend(tx, storage, run, model, outcome, interactionId);
-    await storage
-      .runs(tx)
-      .create({ runId, conversationId, status: 'waiting', interactionId, meta });
+    const deadlineAt = result.deadline?.at;
+    await storage.runs(tx).create({
+      runId,
+      conversationId,
+      status: 'waiting',
+      interactionId,
+      meta,
+      ...(deadlineAt ? { deadlineAt } : {}),
+    });
     return result;
   });
   return { ...waiting, stopped };

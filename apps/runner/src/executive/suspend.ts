@@ -1,4 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
+import type { ResumeAnswer } from '@x/askuser';
 import { createSuspension } from '@x/continuation';
 import type { Message } from '@x/wire';
 import type { Model } from '../agent/model-port.js';
@@ -27,6 +28,8 @@ export type RunResult =
       options: string[] | null;
       /** A delegated run: every worker question it waits on (`token` is the first's). */
       questions?: WorkerQuestionInfo[];
+      /** When the question stops waiting, and its default (RUNNER_DEADLINE). */
+      deadline?: QuestionDeadline;
     }
   | { status: 'cancelled'; runId: string; conversationId: string };
 
@@ -61,6 +64,18 @@ export function requesterOf(meta: unknown): string | undefined {
   return typeof requester === 'string' ? requester : undefined;
 }
 
+/** When a question stops waiting, and the default applied then (the outcome expired). */
+export interface QuestionDeadline {
+  at: Date;
+  answer: ResumeAnswer;
+}
+
+/** The deadline of a new question of the human tool `kind`, from RUNNER_DEADLINE (none: it waits). */
+export function deadlineFor(kind: string, now = Date.now()): QuestionDeadline | undefined {
+  const rule = setting(VARIABLES.RUNNER_DEADLINE)?.[kind];
+  return rule && { at: new Date(now + rule.ms), answer: rule.answer };
+}
+
 /** A run suspended on its delegate call: the parent turn stopped on it. */
 export type DelegatedTurn = Extract<TurnOutcome, { status: 'delegated' }>;
 
@@ -72,8 +87,9 @@ function argumentsDigest(input: unknown): string {
 }
 
 /**
- * Saves a suspended turn for later: the pause row (token = interaction id) and the
- * continuation WITH the full messages. Call it inside `storage.transaction`, together with
+ * Saves a suspended turn for later: the pause row (token = interaction id, with its
+ * `deadline`) and the continuation WITH the full messages. The run's own write takes the
+ * same deadline (`deadlineAt`), so that a worker claims it then. Call it inside `storage.transaction`, together with
  * the run's own write (created waiting, or finished as waiting on this token), so that all
  * are written or none.
  */
@@ -84,6 +100,7 @@ export async function suspend(
   model: Pick<Model, 'id'>,
   outcome: SuspendedTurn,
   token: string = randomUUID(),
+  deadline: QuestionDeadline | undefined = deadlineFor(outcome.question.kind),
 ): Promise<Extract<RunResult, { status: 'waiting' }>> {
   const suspension = createSuspension({
     interactionId: token,
@@ -106,10 +123,18 @@ export async function suspend(
       toolCallId: outcome.toolUse.id,
       resumeContext,
       ...questionPolicy(outcome.question, requester),
+      deadline: deadline ?? null,
     },
     // For the audit log: which run asked, and what the tool call's arguments were.
     { runId: run.runId, argumentsDigest: argumentsDigest(outcome.toolUse.input) },
   );
   await storage.continuations(tx).save(suspension);
-  return { status: 'waiting', ...run, token, question, options };
+  return {
+    status: 'waiting',
+    ...run,
+    token,
+    question,
+    options,
+    ...(deadline ? { deadline } : {}),
+  };
 }

@@ -13,6 +13,7 @@ export type HttpErrorCode =
   | 'invalid_answer'
   | 'pause_not_found'
   | 'already_answered'
+  | 'expired'
   | 'not_found'
   | 'conflict'
   | 'method_not_allowed'

@@ -1,6 +1,7 @@
 import type { PauseRecord, Pending } from '@x/askuser';
 import type { RunRecord } from '@x/continuation-postgres';
 import type {
+  DeadlineView,
   PauseStatus,
   PauseView,
   PriorityLabel,
@@ -49,7 +50,15 @@ export function pauseView(pause: Pending, now = Date.now()): PauseView {
     source: sourceOf(pause),
     createdAt: pause.createdAt.toISOString(),
     ageMs: Math.max(0, now - pause.createdAt.getTime()),
+    deadline: deadlineView(pause, now),
   };
+}
+
+/** The API view of a question's deadline, or null. */
+function deadlineView(pause: Pick<Pending, 'deadline'>, now = Date.now()): DeadlineView | null {
+  if (!pause.deadline) return null;
+  const { at, answer } = pause.deadline;
+  return { at: at.toISOString(), answer, msLeft: Math.max(0, at.getTime() - now) };
 }
 
 /**
@@ -89,6 +98,8 @@ export function recentView(record: PauseRecord, runs: ReadonlyMap<string, RunRec
     answeredAt: record.resumedAt?.toISOString() ?? null,
     answer: record.answer,
     answeredBy: record.answeredBy,
+    deadline: deadlineView(record),
+    expiredAt: record.expiredAt?.toISOString() ?? null,
     status,
     outcome,
     run: run ? runView(run) : null,
@@ -112,6 +123,8 @@ function standing(
   run: RunRecord | undefined,
 ): { status: PauseStatus; outcome: RunOutcome | null } {
   if (!record.resumed) return { status: 'pending', outcome: null };
+  if (record.expiredAt)
+    return { status: 'expired', outcome: standing({ ...record, expiredAt: null }, run).outcome };
   if (!run) return { status: 'closed', outcome: null };
   // The run went on to a later question: this answer's turn asked again.
   if (run.interactionId !== record.token) return { status: 'resumed', outcome: 'waiting' };

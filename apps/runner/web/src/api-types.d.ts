@@ -36,15 +36,26 @@ export interface PauseView {
   createdAt: string;
   /** Milliseconds since the question was asked (server clock). */
   ageMs: number;
+  /** When the question stops waiting and what is applied then (RUNNER_DEADLINE), or `null`. */
+  deadline: DeadlineView | null;
 }
 
 /**
  * Where a question stands: `pending` (no answer yet), `answered` (its run is ready or being
  * resumed), `resumed` (its run went on past it: see `outcome`), `failed` (its run failed
  * after its retries: `runner retry` makes it ready again), `closed` (answered, but no run
- * will resume from it: the conversation was stopped, or no run was recorded for it).
+ * will resume from it: the conversation was stopped, or no run was recorded for it),
+ * `expired` (nobody answered before its deadline: its default was applied, see `outcome`).
  */
-export type PauseStatus = 'pending' | 'answered' | 'resumed' | 'failed' | 'closed';
+export type PauseStatus = 'pending' | 'answered' | 'resumed' | 'failed' | 'closed' | 'expired';
+
+/** A question's deadline: when it stops waiting, the default applied then, and the time left. */
+export interface DeadlineView {
+  at: string;
+  answer: AnswerBody;
+  /** Milliseconds until the deadline (server clock), 0 once it passed. */
+  msLeft: number;
+}
 
 /** What became of the run after this question's answer, as the run records it. */
 export type RunOutcome = 'completed' | 'waiting' | 'cancelled' | 'failed';
@@ -75,6 +86,10 @@ export interface RecentView {
   answer: AnswerBody | null;
   /** Who answered (an operator's name, an OS user), or `null`: pending, or not recorded. */
   answeredBy: string | null;
+  /** The question's deadline, or `null` when it has none. */
+  deadline: DeadlineView | null;
+  /** When its deadline was applied (status `expired`; `answer` is the default), or `null`. */
+  expiredAt: string | null;
   status: PauseStatus;
   /** For `resumed` and `failed`: how the run went on (a new question → `waiting`). */
   outcome: RunOutcome | null;

@@ -133,6 +133,8 @@ export function statusText(record: RecentView): string {
       return 'answered · the run failed (runner retry makes it ready again)';
     case 'closed':
       return 'answered';
+    case 'expired':
+      return `expired · no answer before the deadline, its default applied · ${outcomeText[record.outcome ?? ''] ?? 'resuming'}`;
     default:
       return 'pending';
   }

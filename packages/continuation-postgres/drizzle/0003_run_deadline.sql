@@ -1,0 +1,3 @@
+DROP INDEX "x_continuation"."runs_claimable_idx";--> statement-breakpoint
+ALTER TABLE "x_continuation"."runs" ADD COLUMN "deadline_at" timestamp with time zone;--> statement-breakpoint
+CREATE INDEX "runs_claimable_idx" ON "x_continuation"."runs" USING btree ("due_at","run_id") WHERE "x_continuation"."runs"."status" in ('ready', 'running', 'waiting') and "x_continuation"."runs"."due_at" is not null;
