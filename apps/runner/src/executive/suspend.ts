@@ -4,6 +4,7 @@ import { createSuspension } from '@x/continuation';
 import type { Message } from '@x/wire';
 import type { Model } from '../agent/model-port.js';
 import type { TurnOutcome } from '../agent/turn.js';
+import { setting, VARIABLES } from '../config/index.js';
 import type { Db, Storage } from '../storage/index.js';
 import { questionPolicy } from './question-policy.js';
 
