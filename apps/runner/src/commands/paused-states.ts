@@ -3,6 +3,7 @@ import { AskUserError, type PauseRecord, type Pending } from '@x/askuser';
 import { assertSafeId } from '@x/continuation';
 import { plural } from '../cli/output.js';
 import { workerLabel } from '../cli/turn-output.js';
+import { durationMs } from '../config/index.js';
 import { notFoundError, usageError } from '../errors.js';
 import { howAnswered, OPEN_RUN_STATUSES, type ResumeContext } from '../executive/index.js';
 import { priorityLabel } from '../serve/views.js';
@@ -17,10 +18,9 @@ export function parseAge(
   flag = '--older-than',
   like = 'an age like 30m, 12h or 7d',
 ): number {
-  const match = /^(\d+)\s*(ms|s|m|h|d|w)$/.exec(text.trim());
-  if (!match) throw usageError(`${flag} takes ${like}, not "${text}"`);
-  const unit = { ms: 1, s: 1e3, m: 60e3, h: 3600e3, d: 86400e3, w: 604800e3 }[match[2] as 's'];
-  return Number(match[1]) * unit;
+  const ms = durationMs(text);
+  if (ms === undefined) throw usageError(`${flag} takes ${like}, not "${text}"`);
+  return ms;
 }
 
 /** The source thread of a worker's question, on a line of its own; '' for the turn's own. */
