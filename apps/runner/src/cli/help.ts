@@ -179,9 +179,10 @@ with the key (POST /api/sign-in) and keeps only a random session id in an HttpOn
 SameSite=Strict cookie for RUNNER_SESSION_TTL (8h); its writes carry the session's CSRF
 token (X-CSRF-Token, from GET /api/session), and POST /api/sign-out ends it. Failed
 sign-ins get 429 after RUNNER_SIGN_IN_FAILURES per address or
-RUNNER_SIGN_IN_FAILURES_PER_NAME per operator within RUNNER_SIGN_IN_WINDOW. An admin answers anything and stops conversations; an operator
-answers the questions whose audience (RUNNER_AUDIENCE) admits their name or a role, and
-GET /api/pauses lists just those; a viewer reads (403 forbidden on a write). Without
+RUNNER_SIGN_IN_FAILURES_PER_NAME per operator within RUNNER_SIGN_IN_WINDOW. An admin
+answers anything and stops conversations; an operator answers the questions whose audience
+(RUNNER_AUDIENCE) admits their name or a role, and GET /api/pauses lists just those; a
+viewer reads (403 forbidden on a write; the page shows no answer form). Without
 operators and without --token, on this machine only, the page works for one local
 operator without a key.
 
@@ -206,8 +207,9 @@ operator without a key.
 API: GET /api/pauses?limit=N · GET /api/pauses/TOKEN · POST /api/pauses/TOKEN/answer
 {"action":"accept"|"decline"|"cancel","content":"..."} · POST /api/pauses/answer-batch
 {"answers":[{"token","action","content"}]} (all or nothing) · GET /api/recent?limit=N ·
-POST /api/conversations/ID/stop · GET /api/events. Writes take application/json from this
-server's own origin; bodies up to 64 KiB. Errors: {"error":{"code","message"}}, with the
+POST /api/conversations/ID/stop · GET /api/events · GET /api/session · POST /api/sign-in
+{"key"} · POST /api/sign-out. Writes take application/json from this server's own origin
+(and, by the page's session, its CSRF token); bodies up to 64 KiB. Errors: {"error":{"code","message"}}, with the
 statuses of the exit codes (an unknown conversation's stop is 404 not_found, as
 \`runner stop\` is exit 3); an answer to a question answered already is 409
 already_answered, with "answered": each question's token, answer, answeredBy and

@@ -122,11 +122,11 @@ export function durationMs(text: string): number | undefined {
   return Number(match[1]) * unit;
 }
 
-/** A duration of at least a second, in ms. */
+/** A duration of at least a second, in ms (a bare whole number is ms, as the *_MS variables). */
 export const duration: Kind<number> = {
-  accepts: 'a duration like 30s, 15m or 8h',
+  accepts: 'a duration like 30s, 15m or 8h (a bare number: ms) of at least 1s',
   parse: (given) => {
-    const ms = durationMs(given);
+    const ms = /^\d+$/.test(given.trim()) ? Number(given) : durationMs(given);
     return ms !== undefined && ms >= 1000 ? ms : undefined;
   },
 };
