@@ -1,4 +1,6 @@
 import { mkdirSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { serverForTests } from '@internal/pg-test';
 import { AskUserStore } from '@x/askuser';
@@ -13,6 +15,7 @@ import {
   startApprovalCenter,
 } from './browser-harness.js';
 import {
+  call,
   exec,
   pendingOf as pendingAt,
   run,
@@ -199,5 +202,135 @@ describe.skipIf(!server || !chromiumFound)('approval center in headless Chromium
       page.locator('#recent-list li[data-token="batch-2"] .answer').textContent(),
     ).resolves.toBe('declined · not today');
     expect(pageErrors).toEqual([]);
+  });
+  it('signs in with a key; a viewer reads without an answer form; forged writes are refused; sign-out ends the session', {
+    timeout: 300_000,
+  }, async () => {
+    // Operators added while the page is served: from now on it needs a sign-in.
+    const keys: Record<string, string> = {};
+    for (const [name, role] of [
+      ['vic', 'viewer'],
+      ['bob', 'operator'],
+    ] as const) {
+      const added = await run(['operators', 'add', name, '--role', role, '--json'], env);
+      expect(added.code, added.stderr).toBe(0);
+      keys[name] = added.events.find((e) => e.type === 'operator-added')?.key as string;
+    }
+    const sql = postgres(database.url, { max: 1, onnotice: () => {} });
+    try {
+      await new AskUserStore(drizzle({ client: sql })).insert({
+        token: 'signin-1',
+        conversationId: 'ops-signin',
+        kind: 'ask_user',
+        question: 'Which region for the new cache?',
+        toolCallId: 'call_signin',
+      });
+    } finally {
+      await sql.end();
+    }
+    const stillPending = async () =>
+      (
+        await call(new URL('/api/pauses', served.url).toString(), {
+          headers: { authorization: `Bearer ${keys.bob}` },
+        })
+      ).body.pauses.some((p: { token: string }) => p.token === 'signin-1');
+    const signIn = async (key: string) => {
+      await page.locator('#sign-in-key').fill(key);
+      await page.locator('#sign-in-submit').click();
+    };
+    // A write made by script in the page, as a forged one would be: status and message.
+    const post = (headers: Record<string, string>) =>
+      page.evaluate(async (headers) => {
+        const response = await fetch('/api/pauses/signin-1/answer', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', ...headers },
+          body: JSON.stringify({ action: 'accept', content: 'eu-west' }),
+        });
+        return {
+          status: response.status,
+          body: (await response.json()) as { error: { message: string } },
+        };
+      }, headers);
+    const csrfToken = () =>
+      page.evaluate(
+        async () =>
+          ((await (await fetch('/api/session')).json()) as { csrfToken: string }).csrfToken,
+      );
+
+    await page.goto(served.url);
+    await page.locator('#sign-in').waitFor({ state: 'visible' });
+    await expect(page.locator('#pending-panel').isVisible()).resolves.toBe(false);
+    await signIn('runner_0000000000000000_not-a-key');
+    await page
+      .locator('#sign-in-error', { hasText: "not the server's token nor any operator's key" })
+      .waitFor();
+
+    // The viewer: the question, read only, and no answer form.
+    await signIn(keys.vic as string);
+    await page.locator('#who-name', { hasText: 'vic · viewer (read only)' }).waitFor();
+    await row('signin-1').locator('button.open').click();
+    await page.locator('#read-only').waitFor();
+    await expect(
+      page.locator('#detail textarea, #detail #send, #detail #decline').count(),
+    ).resolves.toBe(0);
+    await expect(row('signin-1').locator('input.check').isDisabled()).resolves.toBe(true);
+    // The session id is HttpOnly: no script of the page reads it.
+    await expect(page.evaluate('document.cookie')).resolves.toBe('');
+    const asViewer = await post({ 'x-csrf-token': await csrfToken() });
+    expect(asViewer.status).toBe(403);
+    expect(asViewer.body.error.message).toContain('vic is a viewer');
+    expect(await stillPending()).toBe(true);
+
+    // Sign-out ends the session on the server: its cookie is refused afterwards.
+    const [vicCookie] = await center.browser.context.cookies(served.url);
+    expect(vicCookie).toMatchObject({ name: 'runner_session', httpOnly: true, sameSite: 'Strict' });
+    await page.locator('#sign-out').click();
+    await page.locator('#sign-in').waitFor({ state: 'visible' });
+    const replayed = await call(new URL('/api/pauses', served.url).toString(), {
+      headers: { cookie: `runner_session=${vicCookie?.value}` },
+    });
+    expect(replayed.status).toBe(401);
+    expect(replayed.body.error.message).toContain('your session has ended');
+
+    // An operator: the answer form; a write without the CSRF token is refused.
+    await signIn(keys.bob as string);
+    await page.locator('#who-name', { hasText: 'bob · operator' }).waitFor();
+    const noToken = await post({});
+    expect(noToken.status).toBe(403);
+    expect(noToken.body.error.message).toContain('must carry its CSRF token');
+    // Another site's page (same site, another origin: the browser sends the cookie) posts
+    // a form at the approval center: refused, nothing changed.
+    const evil = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/html' });
+      res.end(`<!doctype html><form id="f" method="POST" enctype="text/plain"
+        action="${new URL('/api/pauses/signin-1/answer', served.url)}">
+        <input name='{"action":"accept","content":"x","a":"' value='"}'></form>`);
+    });
+    await new Promise<void>((resolve) => evil.listen(0, '127.0.0.1', resolve));
+    try {
+      const evilPage = await center.browser.context.newPage();
+      await evilPage.goto(`http://127.0.0.1:${(evil.address() as AddressInfo).port}/`);
+      const [refused] = await Promise.all([
+        evilPage.waitForResponse((r) => r.url().includes('/api/pauses/signin-1/answer')),
+        evilPage.evaluate('document.getElementById("f").submit()'),
+      ]);
+      expect(refused.status()).toBe(403);
+      expect(await refused.text()).toContain('CSRF token');
+      await evilPage.close();
+    } finally {
+      evil.close();
+    }
+    expect(await stillPending()).toBe(true);
+
+    // The page itself sends the token: bob answers.
+    await row('signin-1').locator('button.open').click();
+    await page.locator('#answer-text').fill('eu-west');
+    await page.locator('#send').click();
+    await row('signin-1').waitFor({ state: 'detached' });
+    expect(await stillPending()).toBe(false);
+    mkdirSync(ARTIFACTS, { recursive: true });
+    await page.screenshot({ path: path.join(ARTIFACTS, 'approval-center-signed-in.png') });
+    // The refusals above logged their failed requests; nothing else went wrong.
+    expect(pageErrors.filter((e) => !e.startsWith('Failed to load resource'))).toEqual([]);
   });
 });

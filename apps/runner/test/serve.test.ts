@@ -67,6 +67,7 @@ describe('runner serve: the API on the embedded default (no wake)', () => {
       createdAt: expect.any(String),
       ageMs: expect.any(Number),
       deadline: null,
+      canAnswer: true,
     });
     const limited = await call(api('/api/pauses?limit=2'));
     expect(limited.body.pauses).toHaveLength(2);
@@ -352,7 +353,7 @@ describe('runner serve: access token', () => {
     expect(result.stdout).not.toContain('listening');
   });
 
-  it('checks the token on every request: Bearer header, or the cookie set from /?token=', {
+  it('checks the token on every API request: Bearer header, or a page session signed in with it', {
     timeout: 120_000,
   }, async () => {
     const server = await serve(['--host', '0.0.0.0', '--no-wake', '--data', dataDir()], {
@@ -370,21 +371,13 @@ describe('runner serve: access token', () => {
         expect(res.status).toBe(401);
         expect(res.body.error.code).toBe('unauthorized');
       }
-      expect((await fetch(url('/'))).status).toBe(401);
       expect((await fetch(url('/api/events'))).status).toBe(401);
-      // A browser gets a page that says how to sign in; the API stays JSON for it too.
-      const browser = { headers: { accept: 'text/html,application/xhtml+xml,*/*;q=0.8' } };
-      for (const page of ['/', '/?token=wrong', '/app.js']) {
-        const res = await fetch(url(page), browser);
-        expect(res.status, page).toBe(401);
-        expect(res.headers.get('content-type'), page).toContain('text/html');
-        const html = await res.text();
-        expect(html, page).toContain('?token=YOUR_TOKEN');
-        expect(html, page).toContain('RUNNER_TOKEN');
+      // The page's files hold no data: anyone gets them, and the page asks for a key.
+      for (const page of ['/', '/app.js', '/sign-in.js']) {
+        expect((await fetch(url(page))).status, page).toBe(200);
       }
-      const api = await fetch(url('/api/pauses'), browser);
-      expect(api.headers.get('content-type')).toContain('application/json');
-      expect(((await api.json()) as { error: { code: string } }).error.code).toBe('unauthorized');
+      const session = await call(url('/api/session'));
+      expect(session.body).toMatchObject({ signedIn: false, methods: ['key'] });
       const write = await call(
         url('/api/pauses/x/answer'),
         json({ action: 'accept', content: 'x' }),
@@ -397,14 +390,17 @@ describe('runner serve: access token', () => {
       expect(ok.status).toBe(200);
       expect(ok.body.pauses).toEqual([]);
 
-      expect((await fetch(url('/?token=wrong'), { redirect: 'manual' })).status).toBe(401);
-      const signIn = await fetch(url('/?token=s3cret-token'), { redirect: 'manual' });
-      expect(signIn.status).toBe(303);
-      expect(signIn.headers.get('location')).toBe('/');
+      expect((await call(url('/api/sign-in'), json({ key: 'wrong' }))).status).toBe(401);
+      const signIn = await fetch(url('/api/sign-in'), json({ key: 's3cret-token' }));
+      expect(signIn.status).toBe(200);
       const cookie = signIn.headers.get('set-cookie') ?? '';
       expect(cookie).toMatch(/HttpOnly/);
       expect(cookie).toMatch(/SameSite=Strict/);
-      const withCookie = await fetch(url('/'), { headers: { cookie: cookie.split(';')[0] ?? '' } });
+      // The cookie holds a random session id, never the token.
+      expect(cookie).not.toContain('s3cret-token');
+      const withCookie = await call(url('/api/pauses'), {
+        headers: { cookie: cookie.split(';')[0] ?? '' },
+      });
       expect(withCookie.status).toBe(200);
     } finally {
       expect(await server.stop()).toBe(0);

@@ -170,8 +170,8 @@ not failed.`,
 Closes every open question of the conversation with the auto-terminated marker, marks its
 saved turns resolved and cancels its runs, atomically. Nothing of it will be resumed (a
 worker running one of its runs has its result refused). Exit 3 for an unknown conversation.`,
-  serve: `usage: runner serve [--port N] [--host ADDR] [--token TOKEN] [--no-wake] [--grace DURATION]
-                    [--data DIR] [--json]
+  serve: `usage: runner serve [--port N] [--host ADDR] [--token TOKEN] [--public-url URL] [--no-wake]
+                    [--grace DURATION] [--data DIR] [--json]
 
 The approval center: a web page at / and a JSON API under /api for answering the pending
 questions of every conversation, live (Server-Sent Events at /api/events). Prints the URL
@@ -179,11 +179,16 @@ it listens on (--port 0 picks a free port). It also resumes answered runs, like
 \`runner wake\` (--no-wake to leave that to separate wake processes on PostgreSQL); on the
 embedded default it must, since one process at a time owns the data folder.
 
-Who may use it: once \`runner operators add\` made an operator, every request needs a live
-operator's key: "Authorization: Bearer KEY", or open /?token=KEY once and the browser
-keeps it in a cookie. An admin answers anything and stops conversations; an operator
-answers the questions whose audience (RUNNER_AUDIENCE) admits their name or a role, and
-GET /api/pauses lists just those; a viewer reads (403 forbidden on a write). Without
+Who may use it: once \`runner operators add\` made an operator, every API request needs a
+live operator's key: "Authorization: Bearer KEY", or a session of the page, which signs in
+with the key (POST /api/sign-in) and keeps only a random session id in an HttpOnly,
+SameSite=Strict cookie for RUNNER_SESSION_TTL (8h); its writes carry the session's CSRF
+token (X-CSRF-Token, from GET /api/session), and POST /api/sign-out ends it. Failed
+sign-ins get 429 after RUNNER_SIGN_IN_FAILURES per address or
+RUNNER_SIGN_IN_FAILURES_PER_NAME per operator within RUNNER_SIGN_IN_WINDOW. An admin
+answers anything and stops conversations; an operator answers the questions whose audience
+(RUNNER_AUDIENCE) admits their name or a role, and GET /api/pauses lists just those; a
+viewer reads (403 forbidden on a write; the page shows no answer form). Without
 operators and without --token, on this machine only, the page works for one local
 operator without a key.
 
@@ -192,6 +197,8 @@ operator without a key.
                 or a token, else serve refuses to start.
 --token TOKEN   (or RUNNER_TOKEN) a shared key, kept for compatibility: it signs in as an
                 admin named --operator, beside the operators' own keys.
+--public-url URL (or RUNNER_PUBLIC_URL) the address people open, when a TLS proxy sits in
+                front: an https:// one marks the session cookie Secure.
 --operator NAME (or RUNNER_OPERATOR) who answers with the shared token (or, without
                 operators, on this machine), recorded with every answer as answeredBy;
                 default: the OS user running serve. \`runner answer\` records the OS user
@@ -206,13 +213,13 @@ operator without a key.
 API: GET /api/pauses?limit=N · GET /api/pauses/TOKEN · POST /api/pauses/TOKEN/answer
 {"action":"accept"|"decline"|"cancel","content":"..."} · POST /api/pauses/answer-batch
 {"answers":[{"token","action","content"}]} (all or nothing) · GET /api/recent?limit=N ·
-POST /api/conversations/ID/stop · GET /api/events. Writes take application/json from this
-server's own origin; bodies up to 64 KiB. Errors: {"error":{"code","message"}}, with the
+POST /api/conversations/ID/stop · GET /api/events · GET /api/session · POST /api/sign-in
+{"key"} · POST /api/sign-out. Writes take application/json from this server's own origin
+(and, by the page's session, its CSRF token); bodies up to 64 KiB. Errors: {"error":{"code","message"}}, with the
 statuses of the exit codes (an unknown conversation's stop is 404 not_found, as
 \`runner stop\` is exit 3); an answer to a question answered already is 409
 already_answered, with "answered": each question's token, answer, answeredBy and
-answeredAt. A browser that opens the page without the token gets a page that says how to
-sign in. A port in use is exit 4.`,
+answeredAt. A page without a session shows a sign-in form. A port in use is exit 4.`,
   'paused-states': `usage: runner paused-states list [--all | --conversation C] [--limit N] [--json]
        runner paused-states get TOKEN [--json]
        runner paused-states purge --older-than AGE [--dry-run] [--json]

@@ -17,6 +17,7 @@ export const serve: Command = async (ctx, args) => {
       token: { type: 'string' },
       'no-wake': { type: 'boolean' },
       operator: { type: 'string' },
+      'public-url': { type: 'string' },
       grace: { type: 'string' },
     },
   });
@@ -25,6 +26,12 @@ export const serve: Command = async (ctx, args) => {
     throw usageError('--port takes a number from 0 to 65535');
   const host = values.host ?? OPTION_DEFAULTS.host;
   const token = values.token ?? setting(VARIABLES.RUNNER_TOKEN);
+  const publicUrl = values['public-url'] ?? setting(VARIABLES.RUNNER_PUBLIC_URL);
+  if (
+    publicUrl !== undefined &&
+    VARIABLES.RUNNER_PUBLIC_URL.kind.parse(publicUrl, '') === undefined
+  )
+    throw usageError(`--public-url takes an http:// or https:// URL, not "${publicUrl}"`);
   const { startServe } = await import('../serve/index.js');
   const graceMs = parseGrace(values.grace);
   // Before the storage opens: a signal while it opens closes the server as soon as it is up.
@@ -36,6 +43,11 @@ export const serve: Command = async (ctx, args) => {
       port,
       token,
       operator,
+      publicUrl,
+      sessionTtlMs: setting(VARIABLES.RUNNER_SESSION_TTL),
+      signInFailures: setting(VARIABLES.RUNNER_SIGN_IN_FAILURES),
+      signInFailuresPerName: setting(VARIABLES.RUNNER_SIGN_IN_FAILURES_PER_NAME),
+      signInWindowMs: setting(VARIABLES.RUNNER_SIGN_IN_WINDOW),
       wake: !values['no-wake'],
       graceMs,
       modelFor: (id) => modelFromId(id || ctx.modelId),
@@ -56,7 +68,7 @@ export const serve: Command = async (ctx, args) => {
       `approval center on ${server.url} (${storage.where}${values['no-wake'] ? '' : ', resuming answered runs'}); Ctrl-C to stop` +
         (signIn === 'none'
           ? `\nno operators: it answers as ${operator ?? 'the local operator'}, without a key, on this machine only (${ctx.out.command('operators add NAME')} adds one)`
-          : `\nsign in with ${keys ? "an operator's key" : 'the token'}: "Authorization: Bearer KEY", or open URL?token=KEY once in the browser`),
+          : `\nsign in on the page with ${keys ? "an operator's key" : 'the token'}; scripts send "Authorization: Bearer KEY"`),
     );
     await stop.requested;
     await server.close();

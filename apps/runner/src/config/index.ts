@@ -167,6 +167,15 @@ export const auditKey: Kind<string> = {
   parse: (given) => (Buffer.byteLength(given) >= 16 ? given : undefined),
 };
 
+/** A duration of at least a second, in ms (a bare whole number is ms, as the *_MS variables). */
+export const duration: Kind<number> = {
+  accepts: 'a duration like 30s, 15m or 8h (a bare number: ms) of at least 1s',
+  parse: (given) => {
+    const ms = /^\d+$/.test(given.trim()) ? Number(given) : durationMs(given);
+    return ms !== undefined && ms >= 1000 ? ms : undefined;
+  },
+};
+
 /** Seconds above 0, up to an hour. */
 export const seconds: Kind<number> = {
   accepts: 'a number of seconds above 0 and up to 3600',
@@ -206,6 +215,42 @@ export const VARIABLES = {
     default: undefined,
     defaultText: 'none',
     description: "serve's token, as --token",
+  }),
+  RUNNER_PUBLIC_URL: variable({
+    name: 'RUNNER_PUBLIC_URL',
+    kind: httpUrl,
+    default: undefined,
+    defaultText: 'none',
+    description:
+      "the address people open serve's page at, as --public-url: an https:// one (a TLS proxy in front) marks the session cookie Secure",
+  }),
+  RUNNER_SESSION_TTL: variable({
+    name: 'RUNNER_SESSION_TTL',
+    kind: duration,
+    default: 8 * 3600e3,
+    defaultText: '8h',
+    description: "how long a sign-in on serve's page lasts before the operator signs in again",
+  }),
+  RUNNER_SIGN_IN_FAILURES: variable({
+    name: 'RUNNER_SIGN_IN_FAILURES',
+    kind: wholeNumber(1),
+    default: 20,
+    description:
+      'failed sign-ins to serve from one source address within RUNNER_SIGN_IN_WINDOW before it gets 429',
+  }),
+  RUNNER_SIGN_IN_FAILURES_PER_NAME: variable({
+    name: 'RUNNER_SIGN_IN_FAILURES_PER_NAME',
+    kind: wholeNumber(1),
+    default: 5,
+    description:
+      'failed sign-ins as one operator within RUNNER_SIGN_IN_WINDOW before signing in as them gets 429',
+  }),
+  RUNNER_SIGN_IN_WINDOW: variable({
+    name: 'RUNNER_SIGN_IN_WINDOW',
+    kind: duration,
+    default: 15 * 60e3,
+    defaultText: '15m',
+    description: 'the window the failed sign-ins are counted in',
   }),
   RUNNER_OPERATOR: variable({
     name: 'RUNNER_OPERATOR',

@@ -19,7 +19,7 @@ import {
   stopKnownConversation,
 } from '../executive/index.js';
 import type { Storage } from '../storage/index.js';
-import { answererOf, type Caller, requireAdmin } from './auth.js';
+import { answererOf, type Caller, mayAnswer, requireAdmin } from './auth.js';
 import type { EventHub } from './events.js';
 import { checkWrite, readJson, sendJson } from './http.js';
 import { HttpError } from './http-error.js';
@@ -163,7 +163,7 @@ const routes: Route[] = [
         : pauses.listPendingAll(limit));
       const now = Date.now();
       sendJson(res, 200, {
-        pauses: pending.map((p) => pauseView(p, now)),
+        pauses: pending.map((p) => pauseView(p, now, mayAnswer(ctx.caller, p))),
       } satisfies PausesResponse);
     },
   },
@@ -194,7 +194,9 @@ const routes: Route[] = [
         .pauses()
         .getByToken(segment(token))
         .catch((error) => Promise.reject(storeError(error)));
-      sendJson(res, 200, { pause: pauseView(pause) } satisfies PauseResponse);
+      sendJson(res, 200, {
+        pause: pauseView(pause, Date.now(), mayAnswer(ctx.caller, pause)),
+      } satisfies PauseResponse);
     },
   },
   {

@@ -1,10 +1,22 @@
-import type { IncomingMessage } from 'node:http';
-import type { AnswerOptions, Identity } from '@x/askuser';
-import { forbiddenError } from '../errors.js';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { type AnswerOptions, appendAuditEvent, type Identity, type Pending } from '@x/askuser';
+import { z } from 'zod';
+import type { SessionResponse, SignOutResponse } from '../../web/src/api-types.d.ts';
+import { forbiddenError, usageError } from '../errors.js';
 import type { Storage } from '../storage/index.js';
 import type { AccessRole } from '../storage/operators.js';
-import { presentedToken, sameSecret } from './http.js';
+import { checkWrite, readJson, sameSecret, sendJson } from './http.js';
 import { HttpError } from './http-error.js';
+import type { FailureLimiter } from './rate-limit.js';
+import {
+  checkCsrf,
+  endSession,
+  openSession,
+  type Session,
+  type SessionIdentity,
+  type SessionOptions,
+  sessionOf,
+} from './sessions.js';
 
 /** Who sent a request, as the API acts on it. */
 export interface Caller {
@@ -13,63 +25,131 @@ export interface Caller {
   access: AccessRole;
   /** An operator's identity, for the store's audience check; none for an admin. */
   identity?: Identity;
-  /** `key` (an operator's API key), `token` (the shared --token), `local` (no key, loopback). */
-  signedInWith: 'key' | 'token' | 'local';
-  /** `page` when the browser's cookie carried the key, else `api`. */
+  /**
+   * `key` (an operator's API key), `token` (the shared --token), `oidc` (an OpenID
+   * provider), `local` (no key, loopback).
+   */
+  signedInWith: 'key' | 'token' | 'oidc' | 'local';
+  /** `page` for the page's session (or, without sign-in, a request naming its origin), else `api`. */
   channel: 'page' | 'api';
+  /** The page's session that signed the request in, if a cookie did. */
+  session?: Session;
 }
 
-/** How a server signs requests in: its shared token and the name of who answers through it. */
+/** How a server signs requests in: its shared token, the name of who answers through it, sessions. */
 export interface SignIn {
   storage: Storage;
   token: string | undefined;
   operator: string | null;
+  sessions: SessionOptions;
+  /** Failed sign-ins counted per source address and per operator name. */
+  limiters: { source: FailureLimiter; name: FailureLimiter };
 }
 
 const unauthorized = (why: string) =>
   new HttpError(
     401,
     'unauthorized',
-    `${why}: send "Authorization: Bearer KEY" (a key from \`runner operators add\`, or the server's --token), or open /?token=KEY once in the browser`,
+    `${why}: sign in on the page with your key, or send "Authorization: Bearer KEY" (a key from \`runner operators add\`, or the server's --token)`,
   );
 
-/** True when `key` signs a request in: the shared token, or a live operator's key. */
-export async function acceptsKey(signIn: SignIn, key: string): Promise<boolean> {
-  if (signIn.token && sameSecret(key, signIn.token)) return true;
-  return (await signIn.storage.operators().authenticate(key)) !== undefined;
+/** The key of `Authorization: Bearer KEY`, if the request sends one. */
+function bearerOf(req: IncomingMessage): string | undefined {
+  const header = req.headers.authorization;
+  return header?.startsWith('Bearer ') ? header.slice('Bearer '.length).trim() : undefined;
+}
+
+/** True when requests need a key: a shared token was given or an operator is live. */
+async function needsSignIn(signIn: SignIn): Promise<boolean> {
+  return Boolean(signIn.token) || (await signIn.storage.operators().anyLive());
 }
 
 /**
- * Who sent `req`: a live operator by their key, an admin by the shared token, or, when the
- * server has neither a token nor live operators, the one local operator as an admin.
- * @throws {HttpError} 401 for a missing, wrong, rotated or revoked key.
+ * Who `key` signs in: the shared token's admin or a live operator (when `name` is given,
+ * only that one).
+ * @throws {HttpError} 429 while the source address or the operator named has failed too often
+ *   (nothing checked), 401 for a wrong key, recorded in the audit log as `sign-in-failed`.
  */
-export async function callerOf(signIn: SignIn, req: IncomingMessage): Promise<Caller> {
-  const key = presentedToken(req);
-  // A browser names the (checked) origin of its writes; a script calling the API does not.
-  const channel = req.headers.origin === undefined ? 'api' : 'page';
-  if (key === undefined) {
-    if (signIn.token || (await signIn.storage.operators().anyLive())) {
-      throw unauthorized('this server needs a key');
-    }
-    return { name: signIn.operator, access: 'admin', signedInWith: 'local', channel };
+async function signInWith(
+  signIn: SignIn,
+  req: IncomingMessage,
+  key: string,
+  name?: string,
+): Promise<SessionIdentity> {
+  const { storage, limiters } = signIn;
+  const source = req.socket.remoteAddress ?? 'unknown';
+  const owner = name ?? (await storage.operators().ownerOf(key));
+  const waitMs = Math.max(
+    limiters.source.retryAfterMs(source),
+    owner === undefined ? 0 : limiters.name.retryAfterMs(owner),
+  );
+  if (waitMs > 0) {
+    const seconds = Math.ceil(waitMs / 1000);
+    throw new HttpError(
+      429,
+      'rate_limited',
+      `too many failed sign-ins ${owner === undefined ? 'from this address' : `from this address or as ${owner}`}: try again in ${seconds} s`,
+      { retryAfter: seconds },
+    );
   }
   if (signIn.token && sameSecret(key, signIn.token)) {
-    return { name: signIn.operator, access: 'admin', signedInWith: 'token', channel };
+    const tokenName = signIn.operator ?? 'admin';
+    if (name === undefined || name === tokenName) {
+      return { name: tokenName, access: 'admin', roles: ['admin'], signedInWith: 'token' };
+    }
   }
-  const operator = await signIn.storage.operators().authenticate(key);
-  if (!operator)
-    throw unauthorized(
-      "this key is not the server's token nor a live operator's (unknown, rotated or revoked)",
-    );
-  const { name, roles, access } = operator;
+  const operator = await storage.operators().authenticate(key);
+  if (operator && (name === undefined || name === operator.name)) {
+    const { roles, access, keyId } = operator;
+    return { name: operator.name, access, roles: [...(roles ?? [])], signedInWith: 'key', keyId };
+  }
+  const why =
+    owner === undefined
+      ? "not the server's token nor any operator's key"
+      : `not a live key of ${owner} (wrong, rotated or revoked)`;
+  limiters.source.fail(source);
+  if (owner !== undefined) limiters.name.fail(owner);
+  const auditKey = storage.auditKey();
+  if (auditKey) {
+    const data = { event: 'sign-in-failed', source, ...(owner ? { name: owner } : {}), why };
+    await appendAuditEvent(storage.db, data, { key: auditKey });
+  }
+  throw unauthorized(`this key is ${why}`);
+}
+
+function callerFrom(who: SessionIdentity, channel: Caller['channel']): Caller {
+  const { name, roles, access } = who;
   return {
     name,
     access,
     ...(access === 'admin' ? {} : { identity: { name, roles } }),
-    signedInWith: 'key',
+    signedInWith: who.signedInWith,
     channel,
   };
+}
+
+/**
+ * Who sent `req`: a live operator or the shared token's admin by the Bearer key, the one
+ * its page session signed in, or, when the server has neither a token nor live operators,
+ * the one local operator as an admin.
+ * @throws {HttpError} 401 for a missing, wrong, rotated or revoked key or an ended session,
+ *   429 after too many failures.
+ */
+export async function callerOf(signIn: SignIn, req: IncomingMessage): Promise<Caller> {
+  const key = bearerOf(req);
+  if (key !== undefined) return callerFrom(await signInWith(signIn, req, key), 'api');
+  const session = await sessionOf(signIn.storage, req, signIn.sessions);
+  if (session) return { ...callerFrom(session, 'page'), session };
+  if (await needsSignIn(signIn)) {
+    throw unauthorized(
+      session === null
+        ? 'your session has ended (signed out, expired, or its key rotated or revoked)'
+        : 'this server needs a key',
+    );
+  }
+  // A browser names the (checked) origin of its writes; a script calling the API does not.
+  const channel = req.headers.origin === undefined ? 'api' : 'page';
+  return { name: signIn.operator, access: 'admin', signedInWith: 'local', channel };
 }
 
 /**
@@ -87,6 +167,22 @@ export function answererOf(caller: Caller): AnswerOptions {
     : { ...how, answeredBy: caller.name };
 }
 
+/**
+ * Whether `caller` may answer `pause`, for the page to offer an answer form or not: the
+ * store's own check ({@link answererOf}'s identity against the audience) decides.
+ */
+export function mayAnswer(caller: Caller, pause: Pending): boolean {
+  if (caller.access === 'viewer') return false;
+  const identity = caller.identity;
+  if (!identity) return true;
+  const { names, roles } = pause.audience;
+  const admitted =
+    (names.length === 0 && roles.length === 0) ||
+    names.includes(identity.name) ||
+    roles.some((role) => identity.roles?.includes(role));
+  return admitted && !(pause.requesterMayNotAnswer && pause.requester === identity.name);
+}
+
 /** @throws a `forbidden` error unless `caller` is an admin. */
 export function requireAdmin(caller: Caller, doing: string): void {
   if (caller.access !== 'admin') {
@@ -94,4 +190,96 @@ export function requireAdmin(caller: Caller, doing: string): void {
       `only an admin may ${doing}; ${caller.name} is ${caller.access === 'viewer' ? 'a viewer' : 'an operator'}`,
     );
   }
+}
+
+/** Body of `POST /api/sign-in`: a key (an operator's, or the shared token), and whose it is. */
+const signInBodySchema = z
+  .object({ key: z.string().min(1).max(1000), name: z.string().min(1).max(200).optional() })
+  .strict();
+
+/** The page's sign-in methods: a key, unless the server needs none. */
+async function methodsOf(signIn: SignIn): Promise<SessionResponse['methods']> {
+  return (await needsSignIn(signIn)) ? ['key'] : [];
+}
+
+function sessionResponse(caller: Caller, methods: SessionResponse['methods']): SessionResponse {
+  return {
+    signedIn: true,
+    name: caller.name,
+    access: caller.access,
+    signedInWith: caller.signedInWith,
+    csrfToken: caller.session?.csrfToken ?? null,
+    expiresAt: caller.session?.expiresAt.toISOString() ?? null,
+    methods,
+  };
+}
+
+/**
+ * Serves the sign-in routes, which a request reaches before it is signed in:
+ * `GET /api/session` (who is signed in, and the page's CSRF token), `POST /api/sign-in`
+ * (a key in, a session cookie out) and `POST /api/sign-out` (the session ends).
+ * @returns false for any other path.
+ */
+export async function handleSignIn(
+  signIn: SignIn,
+  req: IncomingMessage,
+  res: ServerResponse,
+  pathname: string,
+): Promise<boolean> {
+  const method = { '/api/session': 'GET', '/api/sign-in': 'POST', '/api/sign-out': 'POST' }[
+    pathname
+  ];
+  if (method === undefined) return false;
+  if (req.method !== method) {
+    res.setHeader('allow', method);
+    throw new HttpError(
+      405,
+      'method_not_allowed',
+      `${req.method} is not allowed here; use ${method}`,
+    );
+  }
+  const methods = await methodsOf(signIn);
+  if (pathname === '/api/session') {
+    const caller = await callerOf(signIn, req).catch((error) => {
+      if (HttpError.is(error) && error.status === 401) return undefined;
+      throw error;
+    });
+    const none = { name: null, access: null, signedInWith: null, csrfToken: null, expiresAt: null };
+    sendJson(
+      res,
+      200,
+      caller ? sessionResponse(caller, methods) : { signedIn: false, ...none, methods },
+    );
+    return true;
+  }
+  checkWrite(req);
+  if (pathname === '/api/sign-in') {
+    const parsed = signInBodySchema.safeParse(await readJson(req));
+    if (!parsed.success) {
+      throw new HttpError(
+        400,
+        'invalid_request',
+        'the body is {"key": "..."} (and optionally "name")',
+      );
+    }
+    if (methods.length === 0) {
+      throw usageError(
+        'this server needs no sign-in: it answers as the local operator on this machine',
+      );
+    }
+    const who = await signInWith(signIn, req, parsed.data.key, parsed.data.name);
+    const session = await openSession(signIn.storage, res, who, signIn.sessions);
+    sendJson(res, 200, sessionResponse({ ...callerFrom(who, 'page'), session }, methods));
+    return true;
+  }
+  const caller = await callerOf(signIn, req);
+  if (!caller.session) {
+    throw usageError(
+      'only a page session signs out: an API key stops working when `runner operators revoke` or `rotate` replaces it',
+    );
+  }
+  checkCsrf(req, caller.session);
+  await endSession(signIn.storage, res, caller.session, signIn.sessions);
+  sendJson(res, 200, { signedOut: true } satisfies SignOutResponse);
+  return true;
 }

@@ -17,6 +17,7 @@ export type HttpErrorCode =
   | 'not_found'
   | 'conflict'
   | 'method_not_allowed'
+  | 'rate_limited'
   | 'unavailable'
   | 'internal';
 

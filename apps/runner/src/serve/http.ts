@@ -6,35 +6,11 @@ import { HttpError } from './http-error.js';
 /** Largest request body the API reads (larger ones get 413). */
 export const MAX_BODY_BYTES = 64 * 1024;
 
-/** The cookie the page carries the access token in (set from `/?token=...`). */
-export const TOKEN_COOKIE = 'runner_token';
-
 const digest = (text: string) => createHash('sha256').update(text).digest();
 
 /** Compares two secrets in constant time (equal-length digests, so no length leak). */
 export function sameSecret(given: string, expected: string): boolean {
   return timingSafeEqual(digest(given), digest(expected));
-}
-
-function cookie(req: IncomingMessage, name: string): string | undefined {
-  for (const part of (req.headers.cookie ?? '').split(';')) {
-    const eq = part.indexOf('=');
-    if (eq > 0 && part.slice(0, eq).trim() === name) {
-      try {
-        return decodeURIComponent(part.slice(eq + 1).trim());
-      } catch {
-        return undefined;
-      }
-    }
-  }
-  return undefined;
-}
-
-/** The token a request presents: `Authorization: Bearer ...` or the page's cookie. */
-export function presentedToken(req: IncomingMessage): string | undefined {
-  const header = req.headers.authorization;
-  if (header?.startsWith('Bearer ')) return header.slice('Bearer '.length).trim();
-  return cookie(req, TOKEN_COOKIE);
 }
 
 /** True for an address only this machine can reach. */
@@ -153,40 +129,12 @@ export function sendError(res: ServerResponse, error: HttpError): void {
     res.destroy();
     return;
   }
+  // A refusal that lifts with time (429) says when, as well as in its body.
+  const retryAfter = error.details?.retryAfter;
+  if (typeof retryAfter === 'number') res.setHeader('retry-after', String(retryAfter));
   sendJson(res, error.status, {
     error: { code: error.code, message: withoutOrigin(error.message), ...error.details },
   });
-}
-
-/** True when a browser asks for a page (`Accept: text/html`), not a script for JSON. */
-export function wantsPage(req: IncomingMessage): boolean {
-  return (req.headers.accept ?? '').includes('text/html');
-}
-
-/**
- * The 401 a browser gets for the page: a few lines that say how to sign in, instead of the
- * API's JSON. Nothing of the request is echoed into it.
- */
-export function sendSignInPage(res: ServerResponse, error: HttpError): void {
-  const html = `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>Sign in: runner approval center</title></head>
-<body>
-<h1>This approval center needs a key</h1>
-<p>Open this address once with <code>?token=YOUR_TOKEN</code> added, for example
-<code>/?token=YOUR_TOKEN</code>: the key is the one <code>runner operators add</code> (or
-<code>rotate</code>) printed for you, or the token <code>runner serve</code> was started with
-(<code>--token</code> or <code>RUNNER_TOKEN</code>). The browser then keeps it in a cookie and
-the address bar forgets it.</p>
-<p>Scripts send <code>Authorization: Bearer YOUR_TOKEN</code> to the JSON API under <code>/api</code>.</p>
-</body></html>
-`;
-  res.writeHead(error.status, {
-    ...baseHeaders,
-    'content-type': 'text/html; charset=utf-8',
-    'content-security-policy': "default-src 'none'",
-    'content-length': Buffer.byteLength(html),
-  });
-  res.end(html);
 }
 
 export { baseHeaders };

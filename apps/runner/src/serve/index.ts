@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ASKUSER_ANSWERED_CHANNEL, ASKUSER_CREATED_CHANNEL } from '@x/askuser';
-import { OPTION_DEFAULTS } from '../config/index.js';
+import { OPTION_DEFAULTS, VARIABLES } from '../config/index.js';
 import { RunnerError, usageError } from '../errors.js';
 import { DEFAULT_GRACE_MS, type ModelFor, type Resumed } from '../executive/index.js';
 import type { Storage } from '../storage/index.js';
@@ -10,6 +10,7 @@ import type { SignIn } from './auth.js';
 import { EventHub } from './events.js';
 import { type HostedWake, startHostedWake } from './hosted-wake.js';
 import { isLoopback } from './http.js';
+import { FailureLimiter } from './rate-limit.js';
 import { routeRequests } from './router.js';
 
 // The API's shapes are declared once, beside the page that reads them.
@@ -37,11 +38,24 @@ export interface ServeOptions {
   port?: number;
   /**
    * A shared token every request may present instead of an operator's key (Bearer header,
-   * or the page's cookie); it signs in as an admin named `operator`.
+   * or the page's sign-in form); it signs in as an admin named `operator`.
    */
   token?: string | undefined;
   /** Who answers with the shared token or, without operators, on loopback; recorded with each answer. */
   operator?: string | null | undefined;
+  /**
+   * The address people open the page at, when a TLS proxy sits in front: an `https://` one
+   * marks the session cookie `Secure` (and names it `__Host-runner_session`).
+   */
+  publicUrl?: string | undefined;
+  /** How long a page session lasts from sign-in, in ms; default RUNNER_SESSION_TTL (8 h). */
+  sessionTtlMs?: number;
+  /** Failed sign-ins from one address within the window before 429; default RUNNER_SIGN_IN_FAILURES. */
+  signInFailures?: number;
+  /** Failed sign-ins as one operator within the window before 429; default RUNNER_SIGN_IN_FAILURES_PER_NAME. */
+  signInFailuresPerName?: number;
+  /** The window failed sign-ins are counted in, in ms; default RUNNER_SIGN_IN_WINDOW (15 min). */
+  signInWindowMs?: number;
   /** Host the wake loop in this process (default true): one process owns PGlite. */
   wake?: boolean;
   /**
@@ -135,7 +149,27 @@ export async function startServe(storage: Storage, options: ServeOptions): Promi
     onError: (error) => onError(`event feed: ${(error as Error)?.message ?? error}`),
   });
   let hostedWake: HostedWake | undefined;
-  const signIn: SignIn = { storage, token, operator: options.operator ?? null };
+  const windowMs = options.signInWindowMs ?? VARIABLES.RUNNER_SIGN_IN_WINDOW.default;
+  const signIn: SignIn = {
+    storage,
+    token,
+    operator: options.operator ?? null,
+    sessions: {
+      ttlMs: options.sessionTtlMs ?? VARIABLES.RUNNER_SESSION_TTL.default,
+      secure: options.publicUrl?.startsWith('https:') ?? false,
+      token,
+    },
+    limiters: {
+      source: new FailureLimiter({
+        max: options.signInFailures ?? VARIABLES.RUNNER_SIGN_IN_FAILURES.default,
+        windowMs,
+      }),
+      name: new FailureLimiter({
+        max: options.signInFailuresPerName ?? VARIABLES.RUNNER_SIGN_IN_FAILURES_PER_NAME.default,
+        windowMs,
+      }),
+    },
+  };
   const api: Omit<ApiContext, 'caller'> = {
     storage,
     hub,

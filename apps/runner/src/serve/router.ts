@@ -1,16 +1,17 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { classifyFailure } from '../errors.js';
 import { type ApiContext, handleApi } from './api.js';
-import { acceptsKey, callerOf, type SignIn } from './auth.js';
-import { checkHost, sendError, sendSignInPage, TOKEN_COOKIE, wantsPage } from './http.js';
+import { callerOf, handleSignIn, type SignIn } from './auth.js';
+import { checkHost, sendError } from './http.js';
 import { HttpError } from './http-error.js';
+import { checkCsrf } from './sessions.js';
 import { isAsset, sendAsset } from './static.js';
 
 /** What {@link routeRequests} needs to answer a request. */
 export interface RouteContext {
   /** The API's context but the caller, whom each request names. */
   api: Omit<ApiContext, 'caller'>;
-  /** Who may come in: the shared token, the operators' keys, or the one local operator. */
+  /** Who may come in: the shared token, the operators' keys and their sessions, or the one local operator. */
   signIn: SignIn;
   /** Bound to loopback: the Host header must name this machine. */
   loopback: boolean;
@@ -19,8 +20,10 @@ export interface RouteContext {
 }
 
 /**
- * The approval center's request handler: checks the host and who is calling, then answers the
- * API under `/api`, the page's assets, or 404; every error becomes one JSON (or sign-in) answer.
+ * The approval center's request handler: checks the host, serves the page's files (which
+ * hold no data) and the sign-in routes to anyone, then checks who is calling (and, for a
+ * write by the page's session, its CSRF token) and answers the API under `/api`, or 404;
+ * every error becomes one JSON answer.
  */
 export function routeRequests(
   context: RouteContext,
@@ -30,49 +33,26 @@ export function routeRequests(
     try {
       const url = new URL(req.url ?? '/', 'http://localhost');
       if (loopback) checkHost(req);
-      const given = url.searchParams.get('token');
-      if (req.method === 'GET' && url.pathname === '/' && given !== null) {
-        await signInBrowser(signIn, res, given);
-        return;
-      }
-      const caller = await callerOf(signIn, req);
-      if (url.pathname.startsWith('/api/')) {
-        await handleApi({ ...api, caller }, req, res, url);
-        return;
-      }
       if (isAsset(url.pathname)) {
         await answerAsset(req, res, url.pathname);
+        return;
+      }
+      if (await handleSignIn(signIn, req, res, url.pathname)) return;
+      const caller = await callerOf(signIn, req);
+      if (caller.session && req.method !== 'GET' && req.method !== 'HEAD') {
+        checkCsrf(req, caller.session);
+      }
+      if (url.pathname.startsWith('/api/')) {
+        await handleApi({ ...api, caller }, req, res, url);
         return;
       }
       throw new HttpError(404, 'not_found', `nothing at ${url.pathname}`);
     } catch (caught) {
       const { error, unexpected } = toHttpError(caught);
       if (unexpected) onError(`${req.method} ${req.url}: ${(caught as Error)?.message ?? caught}`);
-      const page = error.status === 401 && !req.url?.startsWith('/api/') && wantsPage(req);
-      if (page) sendSignInPage(res, error);
-      else sendError(res, error);
+      sendError(res, error);
     }
   };
-}
-
-/**
- * Signs the browser in once: the key moves into an HttpOnly cookie and out of the address
- * bar (and history).
- */
-async function signInBrowser(signIn: SignIn, res: ServerResponse, given: string): Promise<void> {
-  if (!(await acceptsKey(signIn, given))) {
-    throw new HttpError(
-      401,
-      'unauthorized',
-      "this key is not the server's token nor a live operator's",
-    );
-  }
-  res.writeHead(303, {
-    location: '/',
-    'set-cookie': `${TOKEN_COOKIE}=${encodeURIComponent(given)}; HttpOnly; SameSite=Strict; Path=/`,
-    'cache-control': 'no-store',
-  });
-  res.end();
 }
 
 /** Sends one of the page's files, to GET or HEAD only. */

@@ -36,8 +36,8 @@ export function sourceOf(
   return { worker: pause.proxiedFromChildId, task: typeof task === 'string' ? task : null };
 }
 
-/** The API view of a pending pause. */
-export function pauseView(pause: Pending, now = Date.now()): PauseView {
+/** The API view of a pending pause; `canAnswer` for the caller (default: an admin's, true). */
+export function pauseView(pause: Pending, now = Date.now(), canAnswer = true): PauseView {
   return {
     token: pause.token,
     conversationId: pause.conversationId,
@@ -51,6 +51,7 @@ export function pauseView(pause: Pending, now = Date.now()): PauseView {
     createdAt: pause.createdAt.toISOString(),
     ageMs: Math.max(0, now - pause.createdAt.getTime()),
     deadline: deadlineView(pause, now),
+    canAnswer,
   };
 }
 

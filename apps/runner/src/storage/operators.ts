@@ -24,6 +24,8 @@ export interface OperatorRecord {
 /** An operator who presented a live key: who they are for the askuser store. */
 export interface SignedIn extends Identity {
   access: AccessRole;
+  /** The id of the key they presented: a page session opened with it ends when it is rotated. */
+  keyId: string;
 }
 
 const NAME = /^[A-Za-z0-9][\w.@-]{0,99}$/;
@@ -169,10 +171,9 @@ export class OperatorStore {
 
   /** The live operator whose key `key` is, or undefined (malformed, unknown, rotated, revoked). */
   async authenticate(key: string): Promise<SignedIn | undefined> {
-    if (!key.startsWith(KEY_PREFIX)) return undefined;
-    const keyId = key.slice(KEY_PREFIX.length, KEY_PREFIX.length + 16);
+    const keyId = keyIdOf(key);
+    if (keyId === undefined) return undefined;
     const secret = key.slice(KEY_PREFIX.length + 17);
-    if (!KEY_ID.test(keyId) || key[KEY_PREFIX.length + 16] !== '_') return undefined;
     const result = await this.db.execute(sql`select name, roles, key_hash from runner.operators
       where key_id = ${keyId} and revoked_at is null`);
     const row = rowsOf(result)[0];
@@ -180,6 +181,27 @@ export class OperatorStore {
     const stored = Buffer.from(String(row.key_hash), 'hex');
     if (!timingSafeEqual(Buffer.from(hashOf(secret), 'hex'), stored)) return undefined;
     const roles = row.roles as string[];
-    return { name: String(row.name), roles, access: accessOf(roles) };
+    return { name: String(row.name), roles, access: accessOf(roles), keyId };
   }
+
+  /**
+   * The operator a key names by its key id, whether or not its secret is right (revoked
+   * ones too), or undefined: whom a failed sign-in tried to sign in as.
+   */
+  async ownerOf(key: string): Promise<string | undefined> {
+    const keyId = keyIdOf(key);
+    if (keyId === undefined) return undefined;
+    const result = await this.db.execute(
+      sql`select name from runner.operators where key_id = ${keyId}`,
+    );
+    const row = rowsOf(result)[0];
+    return row ? String(row.name) : undefined;
+  }
+}
+
+/** The key id of a well-formed `runner_<key id>_<secret>` key, else undefined. */
+function keyIdOf(key: string): string | undefined {
+  if (!key.startsWith(KEY_PREFIX) || key[KEY_PREFIX.length + 16] !== '_') return undefined;
+  const keyId = key.slice(KEY_PREFIX.length, KEY_PREFIX.length + 16);
+  return KEY_ID.test(keyId) ? keyId : undefined;
 }

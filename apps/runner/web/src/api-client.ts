@@ -7,8 +7,19 @@ import type {
   ErrorResponse,
   PausesResponse,
   RecentResponse,
+  SessionResponse,
+  SignInBody,
+  SignOutResponse,
   StopResponse,
 } from './api-types.d.ts';
+
+/** The page session's CSRF token, which every write sends (set by the session calls). */
+let csrfToken: string | null = null;
+
+const remember = (session: SessionResponse) => {
+  csrfToken = session.csrfToken;
+  return session;
+};
 
 /** An API failure, with the server's code and message. */
 export class ApiError extends Error {
@@ -25,7 +36,11 @@ async function call<T>(path: string, body?: unknown): Promise<T> {
   const init: RequestInit = { headers: { accept: 'application/json' } };
   if (body !== undefined) {
     init.method = 'POST';
-    init.headers = { accept: 'application/json', 'content-type': 'application/json' };
+    init.headers = {
+      accept: 'application/json',
+      'content-type': 'application/json',
+      ...(csrfToken ? { 'x-csrf-token': csrfToken } : {}),
+    };
     init.body = JSON.stringify(body);
   }
   const response = await fetch(path, init);
@@ -45,6 +60,14 @@ async function call<T>(path: string, body?: unknown): Promise<T> {
 
 /** The calls this page makes, each typed with the server's shapes. */
 export const api = {
+  session: () => call<SessionResponse>('/api/session').then(remember),
+  signIn: (key: string) =>
+    call<SessionResponse>('/api/sign-in', { key } satisfies SignInBody).then(remember),
+  signOut: () =>
+    call<SignOutResponse>('/api/sign-out', {}).then((done) => {
+      csrfToken = null;
+      return done;
+    }),
   pending: () => call<PausesResponse>('/api/pauses?limit=500').then((d) => d.pauses),
   recent: () => call<RecentResponse>('/api/recent?limit=100').then((d) => d.recent),
   context: (token: string) =>

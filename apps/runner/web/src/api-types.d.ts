@@ -38,6 +38,11 @@ export interface PauseView {
   ageMs: number;
   /** When the question stops waiting and what is applied then (RUNNER_DEADLINE), or `null`. */
   deadline: DeadlineView | null;
+  /**
+   * Whether the caller may answer it (not a viewer, inside its audience): the page shows an
+   * answer form only then. The store checks again when an answer comes.
+   */
+  canAnswer: boolean;
 }
 
 /**
@@ -190,6 +195,35 @@ export interface StopResponse {
   pauses: number;
   continuations: number;
   runs: number;
+}
+
+/** Body of `POST /api/sign-in`: an operator's key (or the server's --token), and whose. */
+export interface SignInBody {
+  key: string;
+  /** When given, the key must be this operator's. */
+  name?: string;
+}
+
+/**
+ * `GET /api/session` (and `POST /api/sign-in`): who is signed in, and how the page may sign in.
+ * A page session's writes send `csrfToken` as `X-CSRF-Token`.
+ */
+export interface SessionResponse {
+  signedIn: boolean;
+  name: string | null;
+  access: 'admin' | 'operator' | 'viewer' | null;
+  signedInWith: 'key' | 'token' | 'oidc' | 'local' | null;
+  /** The session's CSRF token; `null` without a page session (a Bearer key, no sign-in). */
+  csrfToken: string | null;
+  /** When the page session ends, unless signed out before. */
+  expiresAt: string | null;
+  /** How one signs in on the page: `key` (an operator's key or the token); none when not needed. */
+  methods: Array<'key' | 'oidc'>;
+}
+
+/** `POST /api/sign-out`. */
+export interface SignOutResponse {
+  signedOut: true;
 }
 
 /** One audit log entry, as `runner audit --json` prints it. */

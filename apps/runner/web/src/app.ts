@@ -4,6 +4,7 @@ import { connect, refresh } from './feed.js';
 import { ui } from './page.js';
 import { batch, clearChecked, render, showTab } from './queue.js';
 import { onKey } from './shortcuts.js';
+import { signedIn } from './sign-in.js';
 import { ageOf, onChange, state } from './state.js';
 
 onChange(render);
@@ -28,5 +29,8 @@ setInterval(() => {
   }
 }, 15_000);
 
-connect();
-void refresh();
+// The lists and the feed once signed in; else the sign-in form.
+if (await signedIn()) {
+  connect();
+  void refresh();
+}

@@ -45,7 +45,7 @@ function detailOf(pause: PauseView): Child[] {
     error: h('p', { class: 'error', role: 'alert' }),
   };
   const changes = approve ? changesPart(form) : undefined;
-  return [
+  const heading = [
     backButton(),
     h('h2', { class: 'question', id: 'detail-question' }, pause.question),
     h(
@@ -56,6 +56,21 @@ function detailOf(pause: PauseView): Child[] {
       h('span', { class: 'age' }, askedWhen(ageOf(pause))),
     ),
     sourcePart(pause),
+  ];
+  // What the server says this operator may not answer gets no answer form at all.
+  if (!pause.canAnswer) {
+    return [
+      ...heading,
+      contextSlot(pause.token),
+      h(
+        'p',
+        { class: 'read-only', id: 'read-only' },
+        'Read only: you may read this question, not answer it (a viewer, or not in its audience).',
+      ),
+    ];
+  }
+  return [
+    ...heading,
     contextSlot(pause.token, changes?.follow),
     options.length ? optionButtons(form, options) : null,
     h(

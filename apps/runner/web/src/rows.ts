@@ -92,6 +92,8 @@ export function pendingRow(
     onchange: (event) => on.check((event.target as HTMLInputElement).checked),
   });
   checkbox.checked = state.checked;
+  // A question this operator may not answer cannot join a batch answer either.
+  checkbox.disabled = !pause.canAnswer;
   return h(
     'li',
     { class: `row${state.selected ? ' selected' : ''}`, 'data-token': pause.token },
