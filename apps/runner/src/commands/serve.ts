@@ -25,7 +25,10 @@ export const serve: Command = async (ctx, args) => {
     throw usageError('--port takes a number from 0 to 65535');
   const host = values.host ?? OPTION_DEFAULTS.host;
   const token = values.token ?? setting(VARIABLES.RUNNER_TOKEN);
-  const { startServe } = await import('../serve/index.js');
+  const { Oidc, oidcSettings, startServe } = await import('../serve/index.js');
+  const settings = oidcSettings();
+  // Before the storage opens: a provider that cannot be found stops the start at once.
+  const oidc = settings && (await Oidc.discover(settings));
   const graceMs = parseGrace(values.grace);
   // Before the storage opens: a signal while it opens closes the server as soon as it is up.
   const stop = stopOnSignals(ctx.out, graceMs);
@@ -36,6 +39,7 @@ export const serve: Command = async (ctx, args) => {
       port,
       token,
       operator,
+      oidc,
       wake: !values['no-wake'],
       graceMs,
       modelFor: (id) => modelFromId(id || ctx.modelId),
@@ -44,7 +48,7 @@ export const serve: Command = async (ctx, args) => {
     });
     // Who may come in, said once: keys, the shared token, or the one local operator.
     const keys = await storage.operators().anyLive();
-    const signIn = keys ? 'key' : token ? 'token' : 'none';
+    const signIn = keys ? 'key' : token ? 'token' : oidc ? 'oidc' : 'none';
     ctx.out.record(
       {
         type: 'listening',
@@ -56,7 +60,8 @@ export const serve: Command = async (ctx, args) => {
       `approval center on ${server.url} (${storage.where}${values['no-wake'] ? '' : ', resuming answered runs'}); Ctrl-C to stop` +
         (signIn === 'none'
           ? `\nno operators: it answers as ${operator ?? 'the local operator'}, without a key, on this machine only (${ctx.out.command('operators add NAME')} adds one)`
-          : `\nsign in with ${keys ? "an operator's key" : 'the token'}: "Authorization: Bearer KEY", or open URL?token=KEY once in the browser`),
+          : `\nsign in with ${keys ? "an operator's key" : token ? 'the token' : 'a JWT of the identity provider'}: "Authorization: Bearer KEY", or open URL?token=KEY once in the browser` +
+            (settings?.clientId ? `, or ${server.url}auth/oidc/login` : '')),
     );
     await stop.requested;
     await server.close();

@@ -5,6 +5,7 @@ import type { Storage } from '../storage/index.js';
 import type { AccessRole } from '../storage/operators.js';
 import { presentedToken, sameSecret } from './http.js';
 import { HttpError } from './http-error.js';
+import { looksLikeJwt, type Oidc } from './oidc.js';
 
 /** Who sent a request, as the API acts on it. */
 export interface Caller {
@@ -13,8 +14,11 @@ export interface Caller {
   access: AccessRole;
   /** An operator's identity, for the store's audience check; none for an admin. */
   identity?: Identity;
-  /** `key` (an operator's API key), `token` (the shared --token), `local` (no key, loopback). */
-  signedInWith: 'key' | 'token' | 'local';
+  /**
+   * `key` (an operator's API key), `token` (the shared --token), `oidc` (a bearer JWT of the
+   * identity provider), `local` (no key, loopback).
+   */
+  signedInWith: 'key' | 'token' | 'oidc' | 'local';
   /** `page` when the browser's cookie carried the key, else `api`. */
   channel: 'page' | 'api';
 }
@@ -24,6 +28,8 @@ export interface SignIn {
   storage: Storage;
   token: string | undefined;
   operator: string | null;
+  /** The identity provider whose bearer JWTs sign in too (RUNNER_OIDC_ISSUER). */
+  oidc?: Oidc | undefined;
 }
 
 const unauthorized = (why: string) =>
@@ -40,16 +46,17 @@ export async function acceptsKey(signIn: SignIn, key: string): Promise<boolean> 
 }
 
 /**
- * Who sent `req`: a live operator by their key, an admin by the shared token, or, when the
- * server has neither a token nor live operators, the one local operator as an admin.
- * @throws {HttpError} 401 for a missing, wrong, rotated or revoked key.
+ * Who sent `req`: a live operator by their key, a user of the identity provider by their
+ * bearer JWT, an admin by the shared token, or, when the server has neither a token, nor an
+ * identity provider, nor live operators, the one local operator as an admin.
+ * @throws {HttpError} 401 for a missing, wrong, rotated or revoked key, or a JWT refused.
  */
 export async function callerOf(signIn: SignIn, req: IncomingMessage): Promise<Caller> {
   const key = presentedToken(req);
   // A browser names the (checked) origin of its writes; a script calling the API does not.
   const channel = req.headers.origin === undefined ? 'api' : 'page';
   if (key === undefined) {
-    if (signIn.token || (await signIn.storage.operators().anyLive())) {
+    if (signIn.token || signIn.oidc || (await signIn.storage.operators().anyLive())) {
       throw unauthorized('this server needs a key');
     }
     return { name: signIn.operator, access: 'admin', signedInWith: 'local', channel };
@@ -57,7 +64,10 @@ export async function callerOf(signIn: SignIn, req: IncomingMessage): Promise<Ca
   if (signIn.token && sameSecret(key, signIn.token)) {
     return { name: signIn.operator, access: 'admin', signedInWith: 'token', channel };
   }
-  const operator = await signIn.storage.operators().authenticate(key);
+  const operator =
+    signIn.oidc && looksLikeJwt(key)
+      ? await signIn.oidc.verifyBearer(key)
+      : await signIn.storage.operators().authenticate(key);
   if (!operator)
     throw unauthorized(
       "this key is not the server's token nor a live operator's (unknown, rotated or revoked)",
@@ -67,7 +77,7 @@ export async function callerOf(signIn: SignIn, req: IncomingMessage): Promise<Ca
     name,
     access,
     ...(access === 'admin' ? {} : { identity: { name, roles } }),
-    signedInWith: 'key',
+    signedInWith: signIn.oidc && looksLikeJwt(key) ? 'oidc' : 'key',
     channel,
   };
 }

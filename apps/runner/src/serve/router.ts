@@ -4,6 +4,7 @@ import { type ApiContext, handleApi } from './api.js';
 import { acceptsKey, callerOf, type SignIn } from './auth.js';
 import { checkHost, sendError, sendSignInPage, TOKEN_COOKIE, wantsPage } from './http.js';
 import { HttpError } from './http-error.js';
+import { answerOidcRoute } from './oidc.js';
 import { isAsset, sendAsset } from './static.js';
 
 /** What {@link routeRequests} needs to answer a request. */
@@ -33,6 +34,9 @@ export function routeRequests(
       const given = url.searchParams.get('token');
       if (req.method === 'GET' && url.pathname === '/' && given !== null) {
         await signInBrowser(signIn, res, given);
+        return;
+      }
+      if (signIn.oidc && (await answerOidcRoute(signIn.oidc, signIn.storage, req, res, url))) {
         return;
       }
       const caller = await callerOf(signIn, req);
