@@ -6,11 +6,15 @@ import Provider, { type ClientMetadata } from 'oidc-provider';
 // A real OpenID provider (panva's oidc-provider) on 127.0.0.1, for the tests of serve's
 // sign-in: users log in through a one-step interaction, machines through client credentials.
 
-/** A user of the provider, or a machine client: their name and groups. */
+/** A user of the provider, or a machine client: their name, groups and other claims. */
 export interface Member {
   name: string;
   groups: string[];
+  /** More claims: `email`, `realm_access` (each behind the scope of its name). */
+  claims?: { email?: string; realm_access?: { roles: string[] } };
 }
+
+const SCOPES = 'openid profile groups email realm_access';
 
 /** A running provider and what a test drives it with. */
 export interface TestProvider {
@@ -36,6 +40,8 @@ export async function startProvider(options: {
   pageClient?: ClientMetadata;
   users?: Member[];
   machines?: Member[];
+  /** False: the ID token carries the claims the scopes ask for (default: userinfo only). */
+  conformIdTokenClaims?: boolean;
 }): Promise<TestProvider> {
   const server: Server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -65,14 +71,22 @@ export async function startProvider(options: {
     clients: [...(options.pageClient ? [options.pageClient] : []), ...machines],
     jwks: { keys: [signingKey] },
     cookies: { keys: ['cookie-key-of-the-test'] },
-    claims: { openid: ['sub'], profile: ['preferred_username'], groups: ['groups'] },
-    scopes: ['openid', 'profile', 'groups'],
+    claims: {
+      openid: ['sub'],
+      profile: ['preferred_username'],
+      groups: ['groups'],
+      email: ['email'],
+      realm_access: ['realm_access'],
+    },
+    scopes: SCOPES.split(' '),
+    conformIdTokenClaims: options.conformIdTokenClaims ?? true,
     findAccount: async (_ctx, sub) => ({
       accountId: sub,
       claims: async () => ({
         sub,
         preferred_username: sub,
         groups: members.get(sub)?.groups ?? [],
+        ...members.get(sub)?.claims,
       }),
     }),
     features: {
@@ -92,7 +106,7 @@ export async function startProvider(options: {
     extraTokenClaims: async (_ctx, token) => {
       const member = members.get(String(token.clientId));
       return token.kind === 'ClientCredentials' && member
-        ? { preferred_username: member.name, groups: member.groups }
+        ? { preferred_username: member.name, groups: member.groups, ...member.claims }
         : undefined;
     },
     // Consent is implied: the test's users have granted the page what it asks.
@@ -101,7 +115,7 @@ export async function startProvider(options: {
         clientId: ctx.oidc.client?.clientId ?? '',
         accountId: ctx.oidc.session?.accountId ?? '',
       });
-      grant.addOIDCScope('openid profile groups');
+      grant.addOIDCScope(SCOPES);
       await grant.save();
       return grant;
     },
@@ -144,4 +158,49 @@ export async function startProvider(options: {
         server.close(() => resolve());
       }),
   };
+}
+
+/** A port nothing listens on now, for a server whose URL the provider must know first. */
+export async function freePort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as AddressInfo;
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
+
+/** A browser's cookies, as Set-Cookie headers leave them (one jar for all hosts, paths ignored). */
+function cookieJar() {
+  const cookies = new Map<string, string>();
+  return {
+    header: () => [...cookies].map(([name, value]) => `${name}=${value}`).join('; '),
+    keep(response: Response) {
+      for (const line of response.headers.getSetCookie()) {
+        const [pair = ''] = line.split(';');
+        const eq = pair.indexOf('=');
+        const [name, value] = [pair.slice(0, eq), pair.slice(eq + 1)];
+        if (value === '' || /expires=Thu, 01 Jan 1970/i.test(line)) cookies.delete(name);
+        else cookies.set(name, value);
+      }
+    },
+  };
+}
+
+/**
+ * Follows redirects from `url` as a browser would, until one leads to `stop` (a URL prefix):
+ * returns that location, not fetched.
+ */
+export async function follow(url: string, stop: string, jar = cookieJar()): Promise<string> {
+  let at = url;
+  for (let hop = 0; hop < 10; hop++) {
+    const response = await fetch(at, { redirect: 'manual', headers: { cookie: jar.header() } });
+    jar.keep(response);
+    const location = response.headers.get('location');
+    if (response.status < 300 || response.status >= 400 || !location) {
+      throw new Error(`${at} answered ${response.status}: ${await response.text()}`);
+    }
+    at = new URL(location, at).toString();
+    if (at.startsWith(stop)) return at;
+  }
+  throw new Error(`too many redirects from ${url}`);
 }

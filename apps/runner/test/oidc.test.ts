@@ -1,8 +1,6 @@
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { generateKeyPair, importJWK, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startProvider, type TestProvider } from './oidc-provider.js';
+import { follow, freePort, startProvider, type TestProvider } from './oidc-provider.js';
 import { call, dataDirs, exec, json, run, type Served, serve } from './serve-harness.js';
 
 // `runner serve` signs in the users of a real OpenID provider (oidc-provider, started here):
@@ -11,51 +9,6 @@ import { call, dataDirs, exec, json, run, type Served, serve } from './serve-har
 const dataDir = dataDirs();
 const API = 'https://runner.test/api';
 const ROLE_MAP = 'ops-admins=admin,approvers=operator,finance=finance,readers=viewer';
-
-/** A port nothing listens on now, for a server whose URL the provider must know first. */
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as AddressInfo;
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
-
-/** A browser's cookies, as Set-Cookie headers leave them (one jar for all hosts, paths ignored). */
-function cookieJar() {
-  const cookies = new Map<string, string>();
-  return {
-    header: () => [...cookies].map(([name, value]) => `${name}=${value}`).join('; '),
-    keep(response: Response) {
-      for (const line of response.headers.getSetCookie()) {
-        const [pair = ''] = line.split(';');
-        const eq = pair.indexOf('=');
-        const [name, value] = [pair.slice(0, eq), pair.slice(eq + 1)];
-        if (value === '' || /expires=Thu, 01 Jan 1970/i.test(line)) cookies.delete(name);
-        else cookies.set(name, value);
-      }
-    },
-  };
-}
-
-/**
- * Follows redirects from `url` as a browser would, until one leads to `stop` (a URL prefix):
- * returns that location, not fetched.
- */
-async function follow(url: string, stop: string, jar = cookieJar()): Promise<string> {
-  let at = url;
-  for (let hop = 0; hop < 10; hop++) {
-    const response = await fetch(at, { redirect: 'manual', headers: { cookie: jar.header() } });
-    jar.keep(response);
-    const location = response.headers.get('location');
-    if (response.status < 300 || response.status >= 400 || !location) {
-      throw new Error(`${at} answered ${response.status}: ${await response.text()}`);
-    }
-    at = new URL(location, at).toString();
-    if (at.startsWith(stop)) return at;
-  }
-  throw new Error(`too many redirects from ${url}`);
-}
 
 describe('runner serve with an OpenID provider (embedded default, no wake)', {
   timeout: 60_000,

@@ -236,11 +236,15 @@ export class Oidc {
     return this.identityOf(await this.withUserInfo(claims, tokens.access_token));
   }
 
-  /** The scopes the page asks for: openid, profile, and the roles claim's when it is one. */
+  /**
+   * The scopes the page asks for: openid, profile, and those named as the roles and the name
+   * claims (`groups`, `email`) where the provider lists them.
+   */
   private scope(): string {
-    const top = this.settings.rolesClaim.split('.')[0] ?? '';
-    const extra = this.discovery.scopes_supported?.includes(top) ? [top] : [];
-    return ['openid', 'profile', ...extra].join(' ');
+    const { rolesClaim, nameClaim } = this.settings;
+    const named = [rolesClaim, nameClaim].map((claim) => claim.split('.')[0] ?? '');
+    const extra = named.filter((scope) => this.discovery.scopes_supported?.includes(scope));
+    return [...new Set(['openid', 'profile', ...extra])].join(' ');
   }
 
   private forgetExpired(): void {
