@@ -233,6 +233,10 @@ export class Oidc {
     const clientId = this.settings.clientId ?? '';
     const claims = await this.verify(tokens.id_token, clientId, 'ID token');
     if (claims.nonce !== pending.nonce) throw unauthorized('the ID token is not of this sign-in');
+    // A token for several audiences must name this client as the party it was issued to.
+    if (Array.isArray(claims.aud) && claims.aud.length > 1 && claims.azp !== clientId) {
+      throw unauthorized('the ID token was issued to another client (azp)');
+    }
     return this.identityOf(await this.withUserInfo(claims, tokens.access_token));
   }
 
