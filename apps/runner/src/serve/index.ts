@@ -29,7 +29,8 @@ export type {
 } from '../../web/src/api-types.d.ts';
 export { MAX_BODY_BYTES } from './http.js';
 export { HttpError, type HttpErrorCode } from './http-error.js';
-export { Oidc, type OidcIdentity, type OidcSettings, oidcSettings } from './oidc.js';
+export { Oidc, type OidcIdentity } from './oidc.js';
+export { type OidcSettings, oidcSettings } from './oidc-settings.js';
 
 /** Options of {@link startServe}. */
 export interface ServeOptions {
