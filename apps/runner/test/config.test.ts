@@ -13,6 +13,7 @@ import { workerConcurrency } from '../src/delegation/run.js';
 import { classifyFailure, RunnerError } from '../src/errors.js';
 import { leasePolicyFromEnv } from '../src/executive/index.js';
 import { modelFromId } from '../src/model/index.js';
+import { oidcSettings } from '../src/serve/index.js';
 
 // Every variable is read through its declaration: unset or empty is the default, a text
 // the kind takes is its value, anything else a usage error naming the variable and what it
@@ -162,6 +163,53 @@ describe('setting', () => {
     expect(read(VARIABLES.RUNNER_TOKEN, 's3cret')).toBe('s3cret');
     expect(read(VARIABLES.NO_COLOR, '1')).toBe(true);
     expect(read(VARIABLES.RUNNER_DEBUG, '0')).toBe(true);
+  });
+
+  it('a claim path and a role map: dotted names, VALUE=ROLE pairs; others refused', () => {
+    expect(read(VARIABLES.RUNNER_OIDC_ROLES_CLAIM, '')).toBe('groups');
+    expect(read(VARIABLES.RUNNER_OIDC_ROLES_CLAIM, 'realm_access.roles')).toBe(
+      'realm_access.roles',
+    );
+    for (const given of ['realm_access.', '.roles', 'a b']) {
+      expect(refusal(VARIABLES.RUNNER_OIDC_ROLES_CLAIM, given).message).toContain(
+        'RUNNER_OIDC_ROLES_CLAIM must be a claim name, or a dotted path',
+      );
+    }
+    expect(
+      read(VARIABLES.RUNNER_OIDC_ROLE_MAP, 'ops admins=admin, ops admins=finance,readers=viewer'),
+    ).toEqual({
+      'ops admins': ['admin', 'finance'],
+      readers: ['viewer'],
+    });
+    for (const given of ['admins', 'ops=Admin', '=admin', 'ops=admin,', 'cn=x=viewer']) {
+      expect(refusal(VARIABLES.RUNNER_OIDC_ROLE_MAP, given).message).toContain(
+        'RUNNER_OIDC_ROLE_MAP must be VALUE=ROLE pairs',
+      );
+    }
+  });
+
+  it('the OpenID settings: none without an issuer, the audience defaults to the client, orphans refused', () => {
+    expect(oidcSettings({})).toBeUndefined();
+    const issuer = 'https://id.example/realms/team';
+    expect(oidcSettings({ RUNNER_OIDC_ISSUER: issuer, RUNNER_OIDC_CLIENT_ID: 'runner' })).toEqual({
+      issuer,
+      audience: 'runner',
+      clientId: 'runner',
+      clientSecret: undefined,
+      redirectUri: undefined,
+      rolesClaim: 'groups',
+      roleMap: undefined,
+      nameClaim: 'preferred_username',
+    });
+    expect(
+      oidcSettings({ RUNNER_OIDC_ISSUER: issuer, RUNNER_OIDC_AUDIENCE: 'api' })?.audience,
+    ).toBe('api');
+    expect(() => oidcSettings({ RUNNER_OIDC_ISSUER: issuer })).toThrow(
+      'RUNNER_OIDC_ISSUER needs RUNNER_OIDC_CLIENT_ID (the page signs in) or RUNNER_OIDC_AUDIENCE',
+    );
+    expect(() => oidcSettings({ RUNNER_OIDC_AUDIENCE: 'api' })).toThrow(
+      'RUNNER_OIDC_AUDIENCE needs RUNNER_OIDC_ISSUER',
+    );
   });
 
   it('a refusal is a usage error: exit 2, as any bad input', () => {

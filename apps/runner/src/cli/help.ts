@@ -190,11 +190,13 @@ answers anything and stops conversations; an operator answers the questions whos
 (RUNNER_AUDIENCE) admits their name or a role, and GET /api/pauses lists just those; a
 viewer reads (403 forbidden on a write; the page shows no answer form). Without
 operators and without --token, on this machine only, the page works for one local
-operator without a key.
+operator without a key. With RUNNER_OIDC_ISSUER set, the users of that OpenID provider
+sign in too, by a bearer JWT or through /auth/oidc/login on the page, their roles mapped
+from a claim (RUNNER_OIDC_*, in \`runner --help\`); then every request needs a key or a JWT.
 
 --port N        default ${OPTION_DEFAULTS.port}
---host ADDR     default ${OPTION_DEFAULTS.host} (this machine only). Any other address needs operators
-                or a token, else serve refuses to start.
+--host ADDR     default ${OPTION_DEFAULTS.host} (this machine only). Any other address needs operators,
+                a token or RUNNER_OIDC_ISSUER, else serve refuses to start.
 --token TOKEN   (or RUNNER_TOKEN) a shared key, kept for compatibility: it signs in as an
                 admin named --operator, beside the operators' own keys.
 --public-url URL (or RUNNER_PUBLIC_URL) the address people open, when a TLS proxy sits in

@@ -32,7 +32,10 @@ export const serve: Command = async (ctx, args) => {
     VARIABLES.RUNNER_PUBLIC_URL.kind.parse(publicUrl, '') === undefined
   )
     throw usageError(`--public-url takes an http:// or https:// URL, not "${publicUrl}"`);
-  const { startServe } = await import('../serve/index.js');
+  const { Oidc, oidcSettings, startServe } = await import('../serve/index.js');
+  const settings = oidcSettings();
+  // Before the storage opens: a provider that cannot be found stops the start at once.
+  const oidc = settings && (await Oidc.discover(settings));
   const graceMs = parseGrace(values.grace);
   // Before the storage opens: a signal while it opens closes the server as soon as it is up.
   const stop = stopOnSignals(ctx.out, graceMs);
@@ -48,6 +51,7 @@ export const serve: Command = async (ctx, args) => {
       signInFailures: setting(VARIABLES.RUNNER_SIGN_IN_FAILURES),
       signInFailuresPerName: setting(VARIABLES.RUNNER_SIGN_IN_FAILURES_PER_NAME),
       signInWindowMs: setting(VARIABLES.RUNNER_SIGN_IN_WINDOW),
+      oidc,
       wake: !values['no-wake'],
       graceMs,
       modelFor: (id) => modelFromId(id || ctx.modelId),
@@ -56,7 +60,7 @@ export const serve: Command = async (ctx, args) => {
     });
     // Who may come in, said once: keys, the shared token, or the one local operator.
     const keys = await storage.operators().anyLive();
-    const signIn = keys ? 'key' : token ? 'token' : 'none';
+    const signIn = keys ? 'key' : token ? 'token' : oidc ? 'oidc' : 'none';
     ctx.out.record(
       {
         type: 'listening',
@@ -68,7 +72,7 @@ export const serve: Command = async (ctx, args) => {
       `approval center on ${server.url} (${storage.where}${values['no-wake'] ? '' : ', resuming answered runs'}); Ctrl-C to stop` +
         (signIn === 'none'
           ? `\nno operators: it answers as ${operator ?? 'the local operator'}, without a key, on this machine only (${ctx.out.command('operators add NAME')} adds one)`
-          : `\nsign in on the page with ${keys ? "an operator's key" : 'the token'}; scripts send "Authorization: Bearer KEY"`),
+          : `\nsign in on the page with ${keys ? "an operator's key" : token ? 'the token' : 'your identity provider'}${settings?.clientId ? ` (${server.url}auth/oidc/login)` : ''}; scripts send "Authorization: Bearer KEY"${oidc ? ' or a JWT of the identity provider' : ''}`),
     );
     await stop.requested;
     await server.close();

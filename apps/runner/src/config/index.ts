@@ -160,6 +160,30 @@ export const deadlinePolicy: Kind<Readonly<Record<string, DeadlineRule>>> = {
   },
 };
 
+/** A claim of a token, or a dotted path into one: `groups`, `realm_access.roles`. */
+export const claimPath: Kind<string> = {
+  accepts: 'a claim name, or a dotted path like realm_access.roles',
+  parse: (given) => (/^[^.\s]+(\.[^.\s]+)*$/.test(given) ? given : undefined),
+};
+
+/**
+ * How an identity provider's roles or groups become the runner's: `VALUE=ROLE` pairs
+ * separated by commas (`ops-admins=admin,approvers=operator`), as claim value -> roles.
+ */
+export const roleMap: Kind<Readonly<Record<string, string[]>>> = {
+  accepts: 'VALUE=ROLE pairs separated by commas, e.g. ops-admins=admin,approvers=operator',
+  parse: (given) => {
+    const map: Record<string, string[]> = {};
+    for (const pair of given.split(',')) {
+      const match = /^\s*([^=\s][^=]*?)\s*=\s*([a-z][a-z0-9_-]{0,49})\s*$/.exec(pair);
+      if (!match) return undefined;
+      const [, value = '', role = ''] = match;
+      map[value] = [...new Set([...(map[value] ?? []), role])];
+    }
+    return map;
+  },
+};
+
 /** The audit log's signing key: at least 16 bytes, never repeated in a refusal. */
 export const auditKey: Kind<string> = {
   accepts: 'at least 16 bytes',
@@ -258,6 +282,63 @@ export const VARIABLES = {
     default: undefined,
     defaultText: 'the OS user',
     description: 'who answers through serve, as --operator',
+  }),
+  RUNNER_OIDC_ISSUER: variable({
+    name: 'RUNNER_OIDC_ISSUER',
+    kind: httpUrl,
+    default: undefined,
+    defaultText: 'none: operators sign in with keys only',
+    description:
+      'an OpenID Connect provider whose users sign in to serve: bearer JWTs it signs, and the page through /auth/oidc/login',
+  }),
+  RUNNER_OIDC_AUDIENCE: variable({
+    name: 'RUNNER_OIDC_AUDIENCE',
+    kind: text('an audience'),
+    default: undefined,
+    defaultText: 'RUNNER_OIDC_CLIENT_ID',
+    description: "the `aud` a bearer JWT must name to sign in to serve's API",
+  }),
+  RUNNER_OIDC_CLIENT_ID: variable({
+    name: 'RUNNER_OIDC_CLIENT_ID',
+    kind: text('a client id'),
+    default: undefined,
+    defaultText: 'none: no sign-in from the page',
+    description: "the page's client at the provider (authorization code with PKCE)",
+  }),
+  RUNNER_OIDC_CLIENT_SECRET: variable({
+    name: 'RUNNER_OIDC_CLIENT_SECRET',
+    kind: text('a secret'),
+    default: undefined,
+    defaultText: 'none: a public client',
+    description: "the page's client secret, for a confidential client",
+  }),
+  RUNNER_OIDC_REDIRECT_URI: variable({
+    name: 'RUNNER_OIDC_REDIRECT_URI',
+    kind: httpUrl,
+    default: undefined,
+    defaultText: 'http://HOST/auth/oidc/callback, HOST as the request names it',
+    description:
+      'where the provider sends the browser back; set it to https://PUBLIC-NAME/auth/oidc/callback behind a proxy',
+  }),
+  RUNNER_OIDC_ROLES_CLAIM: variable({
+    name: 'RUNNER_OIDC_ROLES_CLAIM',
+    kind: claimPath,
+    default: 'groups',
+    description: "the claim holding a user's roles or groups, a list or one value",
+  }),
+  RUNNER_OIDC_ROLE_MAP: variable({
+    name: 'RUNNER_OIDC_ROLE_MAP',
+    kind: roleMap,
+    default: undefined,
+    defaultText: 'none: each value is the role of its name',
+    description:
+      "the runner's roles of each value of the roles claim (admin, operator, viewer, or an audience role); values it does not name give none",
+  }),
+  RUNNER_OIDC_NAME_CLAIM: variable({
+    name: 'RUNNER_OIDC_NAME_CLAIM',
+    kind: claimPath,
+    default: 'preferred_username',
+    description: 'the claim that names who answered, falling back to `sub`',
   }),
   RUNNER_AUDIENCE: variable({
     name: 'RUNNER_AUDIENCE',

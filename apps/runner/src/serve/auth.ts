@@ -7,6 +7,7 @@ import type { Storage } from '../storage/index.js';
 import type { AccessRole } from '../storage/operators.js';
 import { checkWrite, readJson, sameSecret, sendJson } from './http.js';
 import { HttpError } from './http-error.js';
+import { looksLikeJwt, type Oidc } from './oidc.js';
 import type { FailureLimiter } from './rate-limit.js';
 import {
   checkCsrf,
@@ -44,6 +45,8 @@ export interface SignIn {
   sessions: SessionOptions;
   /** Failed sign-ins counted per source address and per operator name. */
   limiters: { source: FailureLimiter; name: FailureLimiter };
+  /** The identity provider whose bearer JWTs sign in too (RUNNER_OIDC_ISSUER). */
+  oidc?: Oidc | undefined;
 }
 
 const unauthorized = (why: string) =>
@@ -59,9 +62,13 @@ function bearerOf(req: IncomingMessage): string | undefined {
   return header?.startsWith('Bearer ') ? header.slice('Bearer '.length).trim() : undefined;
 }
 
-/** True when requests need a key: a shared token was given or an operator is live. */
+/** True when requests need a key: a shared token was given, an identity provider set, or an operator is live. */
 async function needsSignIn(signIn: SignIn): Promise<boolean> {
-  return Boolean(signIn.token) || (await signIn.storage.operators().anyLive());
+  return (
+    Boolean(signIn.token) ||
+    signIn.oidc !== undefined ||
+    (await signIn.storage.operators().anyLive())
+  );
 }
 
 /**
@@ -137,6 +144,9 @@ function callerFrom(who: SessionIdentity, channel: Caller['channel']): Caller {
  */
 export async function callerOf(signIn: SignIn, req: IncomingMessage): Promise<Caller> {
   const key = bearerOf(req);
+  if (key !== undefined && signIn.oidc && looksLikeJwt(key)) {
+    return callerFrom({ ...(await signIn.oidc.verifyBearer(key)), signedInWith: 'oidc' }, 'api');
+  }
   if (key !== undefined) return callerFrom(await signInWith(signIn, req, key), 'api');
   const session = await sessionOf(signIn.storage, req, signIn.sessions);
   if (session) return { ...callerFrom(session, 'page'), session };
@@ -197,9 +207,10 @@ const signInBodySchema = z
   .object({ key: z.string().min(1).max(1000), name: z.string().min(1).max(200).optional() })
   .strict();
 
-/** The page's sign-in methods: a key, unless the server needs none. */
+/** The page's sign-in methods: a key, and the identity provider when the page may use it; none when not needed. */
 async function methodsOf(signIn: SignIn): Promise<SessionResponse['methods']> {
-  return (await needsSignIn(signIn)) ? ['key'] : [];
+  if (!(await needsSignIn(signIn))) return [];
+  return signIn.oidc?.settings.clientId ? ['key', 'oidc'] : ['key'];
 }
 
 function sessionResponse(caller: Caller, methods: SessionResponse['methods']): SessionResponse {

@@ -10,6 +10,7 @@ import type { SignIn } from './auth.js';
 import { EventHub } from './events.js';
 import { type HostedWake, startHostedWake } from './hosted-wake.js';
 import { isLoopback } from './http.js';
+import type { Oidc } from './oidc.js';
 import { FailureLimiter } from './rate-limit.js';
 import { routeRequests } from './router.js';
 
@@ -29,6 +30,8 @@ export type {
 } from '../../web/src/api-types.d.ts';
 export { MAX_BODY_BYTES } from './http.js';
 export { HttpError, type HttpErrorCode } from './http-error.js';
+export { Oidc, type OidcIdentity } from './oidc.js';
+export { type OidcSettings, oidcSettings } from './oidc-settings.js';
 
 /** Options of {@link startServe}. */
 export interface ServeOptions {
@@ -56,6 +59,11 @@ export interface ServeOptions {
   signInFailuresPerName?: number;
   /** The window failed sign-ins are counted in, in ms; default RUNNER_SIGN_IN_WINDOW (15 min). */
   signInWindowMs?: number;
+  /**
+   * An OpenID Connect provider whose users sign in (bearer JWTs, and the page through
+   * `/auth/oidc/login`): `await Oidc.discover(oidcSettings())`.
+   */
+  oidc?: Oidc | undefined;
   /** Host the wake loop in this process (default true): one process owns PGlite. */
   wake?: boolean;
   /**
@@ -84,15 +92,16 @@ export interface ServeHandle {
 }
 
 /**
- * Throws a usage error when `host` is not loopback and there is neither a token nor a live
- * operator: the server refuses to start rather than expose unauthenticated answers.
+ * Throws a usage error when `host` is not loopback and there is neither a token nor a way to
+ * sign in (a live operator, an identity provider): the server refuses to start rather than
+ * expose unauthenticated answers.
  */
 export function assertServeAllowed(
   host: string,
   token: string | undefined,
-  hasOperators: boolean,
+  signsIn: boolean,
 ): void {
-  if (!isLoopback(host) && !token && !hasOperators) {
+  if (!isLoopback(host) && !token && !signsIn) {
     throw usageError(
       `binding ${host} exposes the approval center beyond this machine: add an operator first (runner operators add NAME --role admin) and sign in with the key it prints, or give --token TOKEN (or RUNNER_TOKEN), or bind 127.0.0.1`,
     );
@@ -138,7 +147,8 @@ function listenError(error: unknown, host: string, port: number): unknown {
 export async function startServe(storage: Storage, options: ServeOptions): Promise<ServeHandle> {
   const host = options.host ?? OPTION_DEFAULTS.host;
   const token = options.token || undefined;
-  assertServeAllowed(host, token, await storage.operators().anyLive());
+  const { oidc } = options;
+  assertServeAllowed(host, token, oidc !== undefined || (await storage.operators().anyLive()));
   const onError = options.onError ?? (() => {});
   const graceMs = options.graceMs ?? DEFAULT_GRACE_MS;
   const hub = new EventHub({
@@ -154,6 +164,7 @@ export async function startServe(storage: Storage, options: ServeOptions): Promi
     storage,
     token,
     operator: options.operator ?? null,
+    oidc,
     sessions: {
       ttlMs: options.sessionTtlMs ?? VARIABLES.RUNNER_SESSION_TTL.default,
       secure: options.publicUrl?.startsWith('https:') ?? false,

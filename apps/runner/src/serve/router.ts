@@ -4,6 +4,7 @@ import { type ApiContext, handleApi } from './api.js';
 import { callerOf, handleSignIn, type SignIn } from './auth.js';
 import { checkHost, sendError } from './http.js';
 import { HttpError } from './http-error.js';
+import { answerOidcRoute } from './oidc.js';
 import { checkCsrf } from './sessions.js';
 import { isAsset, sendAsset } from './static.js';
 
@@ -38,6 +39,12 @@ export function routeRequests(
         return;
       }
       if (await handleSignIn(signIn, req, res, url.pathname)) return;
+      if (
+        signIn.oidc &&
+        (await answerOidcRoute(signIn.oidc, signIn.storage, signIn.sessions, req, res, url))
+      ) {
+        return;
+      }
       const caller = await callerOf(signIn, req);
       if (caller.session && req.method !== 'GET' && req.method !== 'HEAD') {
         checkCsrf(req, caller.session);

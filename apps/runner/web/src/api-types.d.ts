@@ -217,7 +217,7 @@ export interface SessionResponse {
   csrfToken: string | null;
   /** When the page session ends, unless signed out before. */
   expiresAt: string | null;
-  /** How one signs in on the page: `key` (an operator's key or the token); none when not needed. */
+  /** How one signs in on the page: `key` (an operator's key or the token), `oidc` (`/auth/oidc/login`); none when not needed. */
   methods: Array<'key' | 'oidc'>;
 }
 

@@ -22,6 +22,7 @@ export async function signedIn(): Promise<boolean> {
   const key = byId<HTMLInputElement>('sign-in-key');
   const error = byId('sign-in-error');
   form.hidden = false;
+  byId('sign-in-oidc').hidden = !session.methods.includes('oidc');
   key.focus();
   form.addEventListener('submit', (event) => {
     event.preventDefault();
