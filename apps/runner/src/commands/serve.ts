@@ -41,7 +41,9 @@ export const serve: Command = async (ctx, args) => {
       modelFor: (id) => modelFromId(id || ctx.modelId),
       onResumed: (resumed) => reportResumed(ctx.out, resumed),
       onError: (line) => ctx.out.error(line),
+      ...(ctx.hostCommands ? { hostCommand: ctx.hostCommands(storage) } : {}),
     });
+    const socket = server.socket && 'path' in server.socket ? server.socket.path : undefined;
     // Who may come in, said once: keys, the shared token, or the one local operator.
     const keys = await storage.operators().anyLive();
     const signIn = keys ? 'key' : token ? 'token' : 'none';
@@ -52,12 +54,17 @@ export const serve: Command = async (ctx, args) => {
         where: storage.where,
         wake: !values['no-wake'],
         signIn,
+        ...(socket ? { socket } : {}),
       },
       `approval center on ${server.url} (${storage.where}${values['no-wake'] ? '' : ', resuming answered runs'}); Ctrl-C to stop` +
         (signIn === 'none'
           ? `\nno operators: it answers as ${operator ?? 'the local operator'}, without a key, on this machine only (${ctx.out.command('operators add NAME')} adds one)`
-          : `\nsign in with ${keys ? "an operator's key" : 'the token'}: "Authorization: Bearer KEY", or open URL?token=KEY once in the browser`),
+          : `\nsign in with ${keys ? "an operator's key" : 'the token'}: "Authorization: Bearer KEY", or open URL?token=KEY once in the browser`) +
+        (socket ? `\ncommands of other terminals on this folder go through ${socket}` : ''),
     );
+    if (server.socket && 'skipped' in server.socket) {
+      ctx.out.note(`no socket for other terminals: ${server.socket.skipped}`);
+    }
     await stop.requested;
     await server.close();
     return 0;

@@ -1,10 +1,12 @@
 import type { IncomingMessage } from 'node:http';
 import type { AnswerOptions, Identity } from '@x/askuser';
+import { osUserName } from '../cli/os-user.js';
 import { forbiddenError } from '../errors.js';
 import type { Storage } from '../storage/index.js';
 import type { AccessRole } from '../storage/operators.js';
 import { presentedToken, sameSecret } from './http.js';
 import { HttpError } from './http-error.js';
+import { fromLocalSocket } from './local-socket.js';
 
 /** Who sent a request, as the API acts on it. */
 export interface Caller {
@@ -13,10 +15,13 @@ export interface Caller {
   access: AccessRole;
   /** An operator's identity, for the store's audience check; none for an admin. */
   identity?: Identity;
-  /** `key` (an operator's API key), `token` (the shared --token), `local` (no key, loopback). */
-  signedInWith: 'key' | 'token' | 'local';
-  /** `page` when the browser's cookie carried the key, else `api`. */
-  channel: 'page' | 'api';
+  /**
+   * `key` (an operator's API key), `token` (the shared --token), `local` (no key, loopback),
+   * `os-user` (over the data folder's socket, as the CLI).
+   */
+  signedInWith: 'key' | 'token' | 'local' | 'os-user';
+  /** `page` when the browser's cookie carried the key, `cli` over the socket, else `api`. */
+  channel: 'page' | 'api' | 'cli';
 }
 
 /** How a server signs requests in: its shared token and the name of who answers through it. */
@@ -40,11 +45,15 @@ export async function acceptsKey(signIn: SignIn, key: string): Promise<boolean> 
 }
 
 /**
- * Who sent `req`: a live operator by their key, an admin by the shared token, or, when the
+ * Who sent `req`: the folder's owner over its socket, a live operator by their key, an admin by the shared token, or, when the
  * server has neither a token nor live operators, the one local operator as an admin.
  * @throws {HttpError} 401 for a missing, wrong, rotated or revoked key.
  */
 export async function callerOf(signIn: SignIn, req: IncomingMessage): Promise<Caller> {
+  // Only the data folder's owner can open its socket: they administer it, as the CLI does.
+  if (fromLocalSocket(req)) {
+    return { name: osUserName(), access: 'admin', signedInWith: 'os-user', channel: 'cli' };
+  }
   const key = presentedToken(req);
   // A browser names the (checked) origin of its writes; a script calling the API does not.
   const channel = req.headers.origin === undefined ? 'api' : 'page';
