@@ -3,6 +3,7 @@ import { osUserName } from '../cli/os-user.js';
 import { OPTION_DEFAULTS, setting, VARIABLES } from '../config/index.js';
 import { usageError } from '../errors.js';
 import { modelFromId } from '../model/index.js';
+import type { HostCommand } from '../serve/api-cli.js';
 import { type Command, globalOptions, withStorage } from './command.js';
 import { parseGrace, reportResumed, stopOnSignals } from './wake.js';
 
@@ -31,6 +32,17 @@ export const serve: Command = async (ctx, args) => {
   const stop = stopOnSignals(ctx.out, graceMs);
   const operator = values.operator || setting(VARIABLES.RUNNER_OPERATOR) || osUserName();
   return withStorage(ctx, async (storage) => {
+    const runHere = ctx.hostCommands?.(storage);
+    // The log says which commands of other terminals ran here, as they start.
+    const hosted: HostCommand | undefined =
+      runHere &&
+      ((request, sinks) => {
+        ctx.out.record(
+          { type: 'hosted', command: request.argv[0] },
+          `running \`${request.argv[0]}\` for another terminal`,
+        );
+        return runHere(request, sinks);
+      });
     const server = await startServe(storage, {
       host,
       port,
@@ -41,7 +53,7 @@ export const serve: Command = async (ctx, args) => {
       modelFor: (id) => modelFromId(id || ctx.modelId),
       onResumed: (resumed) => reportResumed(ctx.out, resumed),
       onError: (line) => ctx.out.error(line),
-      ...(ctx.hostCommands ? { hostCommand: ctx.hostCommands(storage) } : {}),
+      ...(hosted ? { hostCommand: hosted } : {}),
     });
     const socket = server.socket && 'path' in server.socket ? server.socket.path : undefined;
     // Who may come in, said once: keys, the shared token, or the one local operator.
