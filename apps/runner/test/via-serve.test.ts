@@ -1,8 +1,24 @@
 import { spawnSync } from 'node:child_process';
 import { chmodSync, statSync, writeFileSync } from 'node:fs';
+import { request } from 'node:http';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dataDirs, run, type Served, serve, until } from './serve-harness.js';
+import { call, dataDirs, json, run, type Served, serve, until } from './serve-harness.js';
+
+/** A GET over the data folder's socket. */
+function overSocket(socketPath: string, at: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request({ socketPath, path: at }, (res) => {
+      let body = '';
+      res.on('data', (d) => {
+        body += d;
+      });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
 
 const dataDir = dataDirs();
 const env = { RUNNER_MODEL: 'scripted:trip' };
@@ -118,6 +134,36 @@ describe('commands of other processes go through the serve that holds the data f
     expect(answered.stdout).toBe('answered 1 question\n');
     const stopped = await run(['stop', 'j', '--json', '--data', data], env);
     expect(stopped.events).toMatchObject([{ type: 'stopped', conversationId: 'j' }]);
+  }, 60_000);
+
+  it('starts, lists, shows and retries runs over the HTTP API, and serves it on the socket', async () => {
+    const started = await call(
+      new URL('/api/runs', server.url).href,
+      json({ goal: 'Plan me a trip', conversation: 'api' }),
+    );
+    expect(started.status, JSON.stringify(started.body)).toBe(200);
+    expect(started.body).toMatchObject({ conversationId: 'api', result: { status: 'waiting' } });
+    const listed = await call(new URL('/api/runs?conversation=api', server.url).href);
+    expect(listed.body.runs).toHaveLength(1);
+    const runId = listed.body.runs[0].runId as string;
+    const shown = await call(new URL(`/api/runs/${runId}`, server.url).href);
+    expect(shown.body.run).toMatchObject({ runId, status: 'waiting' });
+    const retried = await call(new URL(`/api/runs/${runId}/retry`, server.url).href, json({}));
+    expect(retried.status).toBe(409);
+    const again = await call(
+      new URL('/api/runs', server.url).href,
+      json({ goal: 'Plan me a trip', conversation: 'api' }),
+    );
+    expect(again.status).toBe(409);
+    const socketList = await overSocket(
+      path.join(data, 'serve.sock'),
+      '/api/runs?conversation=api',
+    );
+    expect(socketList.status).toBe(200);
+    expect(JSON.parse(socketList.body).runs[0].runId).toBe(runId);
+    // Running commands is the socket's alone: over TCP the route does not exist.
+    const cli = await call(new URL('/api/cli', server.url).href, json({ argv: ['runs'] }));
+    expect(cli.status).toBe(404);
   }, 60_000);
 
   it('says migrate has nothing to do, and keeps wake out (serve hosts it)', async () => {

@@ -152,6 +152,7 @@ export async function startServe(storage: Storage, options: ServeOptions): Promi
   const api: Omit<ApiContext, 'caller'> = {
     storage,
     hub,
+    modelFor: options.modelFor,
     answered() {
       hub.poke();
       hostedWake?.answered();
