@@ -177,7 +177,7 @@ export async function startServe(storage: Storage, options: ServeOptions): Promi
     signIn,
     loopback: isLoopback(host),
     onError,
-    hostCommand: options.hostCommand,
+    hostCommand: options.hostCommand && hostedThenAnswered(options.hostCommand, api),
   });
   const server = createServer((req, res) => {
     // While closing, a keep-alive connection is closed as soon as its response is sent.
@@ -218,6 +218,17 @@ export async function startServe(storage: Storage, options: ServeOptions): Promi
       await wakeStopped;
       await unlisten?.();
     },
+  };
+}
+
+/** A command of another process may have answered or stopped: the feed and wake look again. */
+function hostedThenAnswered(host: HostCommand, api: Pick<ApiContext, 'answered'>): HostCommand {
+  return async (command, sinks) => {
+    try {
+      return await host(command, sinks);
+    } finally {
+      api.answered();
+    }
   };
 }
 
