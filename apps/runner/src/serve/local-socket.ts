@@ -1,7 +1,7 @@
-import { chmodSync } from 'node:fs';
+import { chmodSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import path from 'node:path';
-import { forgetServing, recordServing, SOCKET_FILE } from '../storage/via-serve.js';
+import { recordServing, SOCKET_FILE } from '../storage/via-serve.js';
 
 /** Requests that came in over the data folder's socket (their sender owns the folder). */
 const overSocket = new WeakSet<IncomingMessage>();
@@ -33,7 +33,7 @@ export async function listenLocal(
     return { skipped: `the data folder's path is too long for a socket (${socket})` };
   }
   // This process holds the folder's lock: a socket left there is a killed server's.
-  forgetServing(dir);
+  rmSync(socket, { force: true });
   const server = createServer((req, res) => {
     overSocket.add(req);
     handle(req, res);
@@ -57,7 +57,7 @@ export async function listenLocal(
     recordServing(dir, socket);
   } catch (error) {
     server.close();
-    forgetServing(dir);
+    rmSync(socket, { force: true });
     recordServing(dir, null);
     return { skipped: `cannot listen on ${socket}: ${(error as Error).message}` };
   }

@@ -9,7 +9,7 @@ import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { RunnerError } from '../errors.js';
 import { lockDataFolder } from './data-lock.js';
 import { type AuditHolder, type Db, type Storage, sqlStores } from './stores.js';
-import { forgetServing } from './via-serve.js';
+import { forgetServing, recordServing } from './via-serve.js';
 
 /** One line for a file-system error of the data folder, with its code (EACCES, ...). */
 function folderProblem(dir: string, error: unknown): RunnerError {
@@ -61,8 +61,10 @@ export async function openEmbedded(
   try {
     makeFolder(dir);
     release = lockDataFolder(dir, command);
-    // A serve that was killed left its socket: whoever holds the lock now clears it.
-    if (command !== 'serve') forgetServing(dir);
+    // A serve that was killed left its socket: whoever holds the lock now clears it; a serve
+    // says at once that it is starting, so that commands of other terminals wait for it.
+    if (command === 'serve') recordServing(dir, 'starting');
+    else forgetServing(dir);
   } catch (error) {
     if (RunnerError.is(error) || typeof (error as NodeJS.ErrnoException).code !== 'string')
       throw error;

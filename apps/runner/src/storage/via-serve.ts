@@ -14,8 +14,11 @@ const RECORD_FILE = 'serve.json';
 /** A live `runner serve` that holds a data folder, and its socket. */
 export interface Serving {
   pid: number;
-  /** `null`: this serve has no socket (see its log): commands cannot reach it. */
-  socket: string | null;
+  /**
+   * `null`: this serve has no socket (see its log): commands cannot reach it; `starting`: it
+   * is opening the folder and will listen soon.
+   */
+  socket: string | null | 'starting';
 }
 
 /** What a command sends to serve: its arguments and what it would read from this machine. */
@@ -37,7 +40,7 @@ export interface HostedCommand {
 export type HostedFrame = { out: string } | { err: string } | { exit: number };
 
 /** Records that this process serves the folder `dir` on `socket` (written whole, by rename). */
-export function recordServing(dir: string, socket: string | null): void {
+export function recordServing(dir: string, socket: Serving['socket']): void {
   const draft = path.join(dir, `${RECORD_FILE}.${process.pid}`);
   writeFileSync(draft, JSON.stringify({ pid: process.pid, socket } satisfies Serving));
   renameSync(draft, path.join(dir, RECORD_FILE));
@@ -66,9 +69,8 @@ export async function servingHolder(
     if (holder?.command !== 'serve' || !alive(holder.pid)) return undefined;
     const record = readRecord(dir);
     // A record left by a serve that was killed names a pid that no longer holds the lock.
-    if (record?.pid === holder.pid) {
-      return record.socket === null ? undefined : { pid: record.pid, socket: record.socket };
-    }
+    if (record?.pid !== holder.pid || record.socket === null) return undefined;
+    if (record.socket !== 'starting') return { pid: record.pid, socket: record.socket };
     if (Date.now() - Date.parse(holder.since) > STARTING_MS) return undefined;
     await sleep(100);
   }
