@@ -1,11 +1,16 @@
 #!/usr/bin/env node
 import { readFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { text } from 'node:stream/consumers';
 import { HELP } from './cli/help.js';
 import { invocation, shellQuote } from './cli/invocation.js';
-import { createOutput } from './cli/output.js';
+import { createOutput, type Output } from './cli/output.js';
 import type { Command, Context } from './commands/command.js';
 import { checkEnvironment, setting, VARIABLES } from './config/index.js';
 import { classifyFailure, FAILURES } from './errors.js';
+import type { HostCommand } from './serve/api-cli.js';
+import type { Storage } from './storage/index.js';
+import type { HostedCommand } from './storage/via-serve.js';
 
 // Each command's module loads only when it runs: a process pays for one command's imports.
 const commands: Record<string, () => Promise<Command>> = {
@@ -28,6 +33,12 @@ const commands: Record<string, () => Promise<Command>> = {
 // Commands that start something new may create the data folder; the others (and chat
 // --resume) need it to exist (operators add may create it), so that a mistyped --data is an error, not a new empty store.
 const CREATES_DATA = new Set(['exec', 'chat', 'migrate', 'serve']);
+
+// Commands that, on the embedded default, go through the serve that holds the data folder.
+const VIA_SERVE = new Set(['exec', 'answer', 'stop', 'retry', 'runs', 'show', 'paused-states']);
+
+/** Files a command reads, by the option that names them: read by the caller, sent to serve. */
+const INPUT_OPTIONS = ['--goal-file', '--batch'];
 
 /** The value of `--name VALUE` or `--name=VALUE`, if given. */
 function flag(args: readonly string[], name: string): string | undefined {
@@ -122,6 +133,17 @@ export async function main(argv: string[]): Promise<number> {
   }
   const dataDir = dataFlag ?? setting(VARIABLES.RUNNER_DATA);
   const modelId = flag(args, '--model') ?? setting(VARIABLES.RUNNER_MODEL);
+  if (!setting(VARIABLES.DATABASE_URL) && (VIA_SERVE.has(command) || command === 'migrate')) {
+    const hosted = await viaServe(out, dataDir, {
+      argv: [command, ...args],
+      modelId,
+      prefix: invocation(),
+      ...(dataFlag === undefined ? {} : { suffix: `--data ${shellQuote(dataFlag)}` }),
+      tty: Boolean(process.stdout.isTTY),
+      inputs: {},
+    });
+    if (hosted !== undefined) return hosted;
+  }
   const ctx: Context = {
     out,
     dataDir,
@@ -139,7 +161,15 @@ export async function main(argv: string[]): Promise<number> {
         // On stderr: a person whose output goes elsewhere still learns a new store was made.
         created: (line) => json || process.stderr.write(`${line}\n`),
       }),
+    readInput: (file) => (file === '-' ? text(process.stdin) : readFile(file, 'utf8')),
+    hostCommands,
   };
+  return execute(run, ctx, args);
+}
+
+/** Runs a command; a failure becomes one error line and its exit code. */
+async function execute(run: () => Promise<Command>, ctx: Context, args: string[]): Promise<number> {
+  const { out, command } = ctx;
   try {
     // A bad setting anywhere is refused before the command does anything.
     checkEnvironment();
@@ -155,6 +185,100 @@ export async function main(argv: string[]): Promise<number> {
     if (failure === 'failed' && setting(VARIABLES.RUNNER_DEBUG)) console.error(error);
     return exitCode;
   }
+}
+
+/**
+ * When a live `serve` holds the data folder, sends it `request` and returns the command's
+ * exit code (`migrate` is answered here: serve migrated the folder when it opened it);
+ * `undefined` when none does, or it could not be reached before anything was sent.
+ */
+async function viaServe(
+  out: Output,
+  dataDir: string,
+  request: HostedCommand,
+): Promise<number | undefined> {
+  const { servingHolder, sendToServe } = await import('./storage/via-serve.js');
+  const serving = await servingHolder(dataDir);
+  if (!serving) return undefined;
+  const said = `via serve (pid ${serving.pid})`;
+  if (request.argv[0] === 'migrate') {
+    out.record(
+      { type: 'migrated', where: dataDir, via: 'serve', pid: serving.pid },
+      `nothing to migrate: serve (pid ${serving.pid}) holds ${dataDir} and applied the migrations when it opened it`,
+    );
+    return 0;
+  }
+  request.inputs = await inputsOf(request.argv);
+  process.stderr.write(
+    out.json ? `${JSON.stringify({ type: 'via-serve', pid: serving.pid })}\n` : `${said}\n`,
+  );
+  try {
+    return await sendToServe(serving, request, process);
+  } catch (error) {
+    const { failure, exitCode, message } = classifyFailure(error);
+    out.error(message, { failure, exitCode });
+    return exitCode;
+  }
+}
+
+/** The files (or standard input) named by {@link INPUT_OPTIONS}, as this machine has them. */
+async function inputsOf(argv: readonly string[]): Promise<HostedCommand['inputs']> {
+  const inputs: HostedCommand['inputs'] = {};
+  for (const option of INPUT_OPTIONS) {
+    const file = flag(argv, option);
+    if (file === undefined) continue;
+    try {
+      inputs[file] = {
+        text: file === '-' ? await text(process.stdin) : await readFile(file, 'utf8'),
+      };
+    } catch (error) {
+      const { code, message } = error as NodeJS.ErrnoException;
+      inputs[file] = { error: { ...(code === undefined ? {} : { code }), message } };
+    }
+  }
+  return inputs;
+}
+
+/**
+ * How `serve` runs a command another process sent over the data folder's socket: parsed as
+ * `main` parses it, on the storage serve holds (never closed by the command), printing to
+ * the caller's sinks, reading the files the caller sent.
+ */
+function hostCommands(storage: Storage): HostCommand {
+  const shared: Storage = { ...storage, close: async () => {} };
+  return async (request, sinks) => {
+    const { command, given } = commandOf(request.argv);
+    const args = attachNegativeValues(given);
+    const out = createOutput({
+      json: args.includes('--json'),
+      prefix: request.prefix,
+      ...(request.suffix === undefined ? {} : { suffix: request.suffix }),
+      ...sinks,
+    });
+    const load = command && VIA_SERVE.has(command) ? commands[command] : undefined;
+    if (!command || !load) {
+      out.error(`serve does not run "${command}" for other processes`, {
+        failure: 'usage',
+        exitCode: FAILURES.usage.exitCode,
+      });
+      return FAILURES.usage.exitCode;
+    }
+    const ctx: Context = {
+      out,
+      dataDir: storage.where,
+      modelId: flag(args, '--model') ?? request.modelId,
+      command,
+      open: async () => shared,
+      readInput: async (file) => {
+        const input = request.inputs[file];
+        if (input && 'text' in input) return input.text;
+        throw Object.assign(new Error(input?.error.message ?? `${file} was not sent`), {
+          code: input?.error.code,
+        });
+      },
+    };
+    return execute(load, ctx, args);
+  };
 }
 
 const exitCode = await main(process.argv.slice(2));

@@ -177,7 +177,10 @@ The approval center: a web page at / and a JSON API under /api for answering the
 questions of every conversation, live (Server-Sent Events at /api/events). Prints the URL
 it listens on (--port 0 picks a free port). It also resumes answered runs, like
 \`runner wake\` (--no-wake to leave that to separate wake processes on PostgreSQL); on the
-embedded default it must, since one process at a time owns the data folder.
+embedded default it must, since one process owns the data folder. There it also listens
+on DIR/serve.sock (mode 0600, the folder's owner only): exec, answer, stop, retry, runs,
+show and paused-states of other terminals go through it (saying "via serve (pid N)" on
+stderr), and migrate has nothing to do.
 
 Who may use it: once \`runner operators add\` made an operator, every API request needs a
 live operator's key: "Authorization: Bearer KEY", or a session of the page, which signs in
@@ -215,9 +218,10 @@ from a claim (RUNNER_OIDC_*, in \`runner --help\`); then every request needs a k
 API: GET /api/pauses?limit=N · GET /api/pauses/TOKEN · POST /api/pauses/TOKEN/answer
 {"action":"accept"|"decline"|"cancel","content":"..."} · POST /api/pauses/answer-batch
 {"answers":[{"token","action","content"}]} (all or nothing) · GET /api/recent?limit=N ·
-POST /api/conversations/ID/stop · GET /api/events · GET /api/session · POST /api/sign-in
-{"key"} · POST /api/sign-out. Writes take application/json from this server's own origin
-(and, by the page's session, its CSRF token); bodies up to 64 KiB. Errors: {"error":{"code","message"}}, with the
+POST /api/conversations/ID/stop · GET /api/runs · GET /api/runs/ID · POST /api/runs
+{"goal","conversation","model"} · POST /api/runs/ID/retry · GET /api/events · GET /api/session ·
+POST /api/sign-in {"key"} · POST /api/sign-out. Writes take application/json from this server's
+own origin (and, by the page's session, its CSRF token); bodies up to 64 KiB. Errors: {"error":{"code","message"}}, with the
 statuses of the exit codes (an unknown conversation's stop is 404 not_found, as
 \`runner stop\` is exit 3); an answer to a question answered already is 409
 already_answered, with "answered": each question's token, answer, answeredBy and

@@ -1,11 +1,10 @@
-import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { ResumeAnswer } from '@x/askuser';
 import { osUserName } from '../cli/os-user.js';
 import { plural } from '../cli/output.js';
 import { usageError } from '../errors.js';
 import { answerBatch, answer as answerOne, refusal } from '../executive/index.js';
-import { type Command, globalOptions, withStorage } from './command.js';
+import { type Command, type Context, globalOptions, withStorage } from './command.js';
 
 function parseAnswer(
   values: {
@@ -33,10 +32,13 @@ function parseAnswer(
   return { option };
 }
 
-function readBatch(file: string): Array<{ token: string; answer: ResumeAnswer }> {
+async function readBatch(
+  ctx: Context,
+  file: string,
+): Promise<Array<{ token: string; answer: ResumeAnswer }>> {
   let parsed: unknown;
   try {
-    parsed = JSON.parse(readFileSync(file, 'utf8'));
+    parsed = JSON.parse(await ctx.readInput(file));
   } catch (error) {
     throw usageError(`cannot read batch file ${file}: ${(error as Error).message}`);
   }
@@ -75,7 +77,7 @@ export const answer: Command = async (ctx, args) => {
   });
   if (values.batch !== undefined) {
     if (positionals.length) throw usageError('--batch takes no TOKEN');
-    const batch = readBatch(values.batch);
+    const batch = await readBatch(ctx, values.batch);
     return withStorage(ctx, async (storage) => {
       await answerBatch(storage, batch, cliAnswerer());
       ctx.out.record(

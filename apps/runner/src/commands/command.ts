@@ -1,4 +1,5 @@
 import type { Output } from '../cli/output.js';
+import type { HostCommand } from '../serve/api-cli.js';
 import type { Storage } from '../storage/index.js';
 
 /** The options every command takes. */
@@ -17,6 +18,10 @@ export interface Context {
   command: string;
   /** Opens the storage (embedded default or DATABASE_URL), migrated. */
   open(): Promise<Storage>;
+  /** The text of a file the command reads (`-`: standard input), as the caller's machine has it. */
+  readInput(file: string): Promise<string>;
+  /** How `serve` runs the commands other processes send it, on the storage it holds. */
+  hostCommands?: (storage: Storage) => HostCommand;
 }
 
 /** A command: parses its own arguments, returns the exit code. */

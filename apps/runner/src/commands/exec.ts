@@ -1,5 +1,3 @@
-import { readFile } from 'node:fs/promises';
-import { text } from 'node:stream/consumers';
 import { parseArgs } from 'node:util';
 import { assertSafeId } from '@x/continuation';
 import { shellQuote } from '../cli/invocation.js';
@@ -8,7 +6,7 @@ import { observer } from '../cli/turn-output.js';
 import { usageError } from '../errors.js';
 import { startRun } from '../executive/index.js';
 import { modelFromId } from '../model/index.js';
-import { type Command, globalOptions, withStorage } from './command.js';
+import { type Command, type Context, globalOptions, withStorage } from './command.js';
 import { report } from './run-report.js';
 
 function newId(prefix: string): string {
@@ -16,9 +14,9 @@ function newId(prefix: string): string {
 }
 
 /** The goal of `--goal-file PATH` (`-`: standard input), for a goal too long for a command line. */
-async function goalFromFile(file: string): Promise<string> {
+async function goalFromFile(ctx: Context, file: string): Promise<string> {
   try {
-    return file === '-' ? await text(process.stdin) : await readFile(file, 'utf8');
+    return await ctx.readInput(file);
   } catch (error) {
     throw usageError(
       `--goal-file ${file} cannot be read: ${(error as NodeJS.ErrnoException).code ?? error}`,
@@ -42,7 +40,7 @@ export const exec: Command = async (ctx, args) => {
   const file = values['goal-file'];
   if (file !== undefined && positionals.length > 0)
     throw usageError('exec takes a GOAL or --goal-file PATH, not both');
-  const goal = (file === undefined ? positionals.join(' ') : await goalFromFile(file)).trim();
+  const goal = (file === undefined ? positionals.join(' ') : await goalFromFile(ctx, file)).trim();
   if (!goal && file !== undefined)
     throw usageError(`--goal-file ${file} holds no goal (it is empty)`);
   if (!goal) throw usageError('exec needs a GOAL, e.g. runner exec "Plan a trip"');

@@ -3,6 +3,7 @@ import { osUserName } from '../cli/os-user.js';
 import { OPTION_DEFAULTS, setting, VARIABLES } from '../config/index.js';
 import { usageError } from '../errors.js';
 import { modelFromId } from '../model/index.js';
+import type { HostCommand } from '../serve/api-cli.js';
 import { type Command, globalOptions, withStorage } from './command.js';
 import { parseGrace, reportResumed, stopOnSignals } from './wake.js';
 
@@ -41,6 +42,17 @@ export const serve: Command = async (ctx, args) => {
   const stop = stopOnSignals(ctx.out, graceMs);
   const operator = values.operator || setting(VARIABLES.RUNNER_OPERATOR) || osUserName();
   return withStorage(ctx, async (storage) => {
+    const runHere = ctx.hostCommands?.(storage);
+    // The log says which commands of other terminals ran here, as they start.
+    const hosted: HostCommand | undefined =
+      runHere &&
+      ((request, sinks) => {
+        ctx.out.record(
+          { type: 'hosted', command: request.argv[0] },
+          `running \`${request.argv[0]}\` for another terminal`,
+        );
+        return runHere(request, sinks);
+      });
     const server = await startServe(storage, {
       host,
       port,
@@ -57,7 +69,9 @@ export const serve: Command = async (ctx, args) => {
       modelFor: (id) => modelFromId(id || ctx.modelId),
       onResumed: (resumed) => reportResumed(ctx.out, resumed),
       onError: (line) => ctx.out.error(line),
+      ...(hosted ? { hostCommand: hosted } : {}),
     });
+    const socket = server.socket && 'path' in server.socket ? server.socket.path : undefined;
     // Who may come in, said once: keys, the shared token, or the one local operator.
     const keys = await storage.operators().anyLive();
     const signIn = keys ? 'key' : token ? 'token' : oidc ? 'oidc' : 'none';
@@ -68,12 +82,17 @@ export const serve: Command = async (ctx, args) => {
         where: storage.where,
         wake: !values['no-wake'],
         signIn,
+        ...(socket ? { socket } : {}),
       },
       `approval center on ${server.url} (${storage.where}${values['no-wake'] ? '' : ', resuming answered runs'}); Ctrl-C to stop` +
         (signIn === 'none'
           ? `\nno operators: it answers as ${operator ?? 'the local operator'}, without a key, on this machine only (${ctx.out.command('operators add NAME')} adds one)`
-          : `\nsign in on the page with ${keys ? "an operator's key" : token ? 'the token' : 'your identity provider'}${settings?.clientId ? ` (${server.url}auth/oidc/login)` : ''}; scripts send "Authorization: Bearer KEY"${oidc ? ' or a JWT of the identity provider' : ''}`),
+          : `\nsign in on the page with ${keys ? "an operator's key" : token ? 'the token' : 'your identity provider'}${settings?.clientId ? ` (${server.url}auth/oidc/login)` : ''}; scripts send "Authorization: Bearer KEY"${oidc ? ' or a JWT of the identity provider' : ''}`) +
+        (socket ? `\ncommands of other terminals on this folder go through ${socket}` : ''),
     );
+    if (server.socket && 'skipped' in server.socket) {
+      ctx.out.note(`no socket for other terminals: ${server.socket.skipped}`);
+    }
     await stop.requested;
     await server.close();
     return 0;

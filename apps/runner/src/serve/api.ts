@@ -19,6 +19,7 @@ import {
   stopKnownConversation,
 } from '../executive/index.js';
 import type { Storage } from '../storage/index.js';
+import { type RunsContext, runRoutes } from './api-runs.js';
 import { answererOf, type Caller, mayAnswer, requireAdmin } from './auth.js';
 import type { EventHub } from './events.js';
 import { checkWrite, readJson, sendJson } from './http.js';
@@ -128,7 +129,7 @@ function storeError(error: unknown): unknown {
 }
 
 /** What the API routes need. */
-export interface ApiContext {
+export interface ApiContext extends RunsContext {
   storage: Storage;
   hub: EventHub;
   /** Who sent this request: answers go through the store as theirs. */
@@ -284,7 +285,7 @@ export async function handleApi(
   res: ServerResponse,
   url: URL,
 ): Promise<void> {
-  const matching = routes
+  const matching = [...routes, ...(runRoutes as Route[])]
     .map((route) => ({ route, match: route.pattern.exec(url.pathname) }))
     .filter((r) => r.match !== null);
   if (matching.length === 0) throw new HttpError(404, 'not_found', `no API route ${url.pathname}`);

@@ -2,11 +2,13 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type AnswerOptions, appendAuditEvent, type Identity, type Pending } from '@x/askuser';
 import { z } from 'zod';
 import type { SessionResponse, SignOutResponse } from '../../web/src/api-types.d.ts';
+import { osUserName } from '../cli/os-user.js';
 import { forbiddenError, usageError } from '../errors.js';
 import type { Storage } from '../storage/index.js';
 import type { AccessRole } from '../storage/operators.js';
 import { checkWrite, readJson, sameSecret, sendJson } from './http.js';
 import { HttpError } from './http-error.js';
+import { fromLocalSocket } from './local-socket.js';
 import { looksLikeJwt, type Oidc } from './oidc.js';
 import type { FailureLimiter } from './rate-limit.js';
 import {
@@ -28,11 +30,12 @@ export interface Caller {
   identity?: Identity;
   /**
    * `key` (an operator's API key), `token` (the shared --token), `oidc` (an OpenID
-   * provider), `local` (no key, loopback).
+   * provider), `local` (no key, loopback), `os-user` (over the data folder's
+   * socket, as the CLI).
    */
-  signedInWith: 'key' | 'token' | 'oidc' | 'local';
-  /** `page` for the page's session (or, without sign-in, a request naming its origin), else `api`. */
-  channel: 'page' | 'api';
+  signedInWith: 'key' | 'token' | 'oidc' | 'local' | 'os-user';
+  /** `page` for the page's session (or, without sign-in, a request naming its origin), `cli` over the data folder's socket, else `api`. */
+  channel: 'page' | 'api' | 'cli';
   /** The page's session that signed the request in, if a cookie did. */
   session?: Session;
 }
@@ -136,13 +139,18 @@ function callerFrom(who: SessionIdentity, channel: Caller['channel']): Caller {
 }
 
 /**
- * Who sent `req`: a live operator or the shared token's admin by the Bearer key, the one
- * its page session signed in, or, when the server has neither a token nor live operators,
- * the one local operator as an admin.
+ * Who sent `req`: the data folder's owner over its socket, a user of the identity provider
+ * by a bearer JWT, a live operator or the shared token's admin by the Bearer key, the one
+ * its page session signed in, or, when the server needs no sign-in, the one local operator
+ * as an admin.
  * @throws {HttpError} 401 for a missing, wrong, rotated or revoked key or an ended session,
  *   429 after too many failures.
  */
 export async function callerOf(signIn: SignIn, req: IncomingMessage): Promise<Caller> {
+  // Only the data folder's owner can open its socket: they administer it, as the CLI does.
+  if (fromLocalSocket(req)) {
+    return { name: osUserName(), access: 'admin', signedInWith: 'os-user', channel: 'cli' };
+  }
   const key = bearerOf(req);
   if (key !== undefined && signIn.oidc && looksLikeJwt(key)) {
     return callerFrom({ ...(await signIn.oidc.verifyBearer(key)), signedInWith: 'oidc' }, 'api');

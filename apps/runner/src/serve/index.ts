@@ -5,11 +5,14 @@ import { OPTION_DEFAULTS, VARIABLES } from '../config/index.js';
 import { RunnerError, usageError } from '../errors.js';
 import { DEFAULT_GRACE_MS, type ModelFor, type Resumed } from '../executive/index.js';
 import type { Storage } from '../storage/index.js';
+import { forgetServing } from '../storage/via-serve.js';
 import type { ApiContext } from './api.js';
+import type { HostCommand } from './api-cli.js';
 import type { SignIn } from './auth.js';
 import { EventHub } from './events.js';
 import { type HostedWake, startHostedWake } from './hosted-wake.js';
 import { isLoopback } from './http.js';
+import { type LocalSocket, listenLocal } from './local-socket.js';
 import type { Oidc } from './oidc.js';
 import { FailureLimiter } from './rate-limit.js';
 import { routeRequests } from './router.js';
@@ -78,12 +81,22 @@ export interface ServeOptions {
   onResumed?: (resumed: Resumed) => void;
   /** Something went wrong in the background (a resume, the database, a request). */
   onError?: (message: string) => void;
+  /**
+   * Runs a `runner` command that another process sent over the data folder's socket (the
+   * embedded default only; without it, the socket serves the API alone).
+   */
+  hostCommand?: HostCommand;
 }
 
 /** A running approval center. */
 export interface ServeHandle {
   /** Where it listens, e.g. `http://127.0.0.1:4319/`. */
   readonly url: string;
+  /**
+   * On the embedded default, the socket in the data folder that serves the same API to its
+   * owner (and commands of other processes), or why there is none.
+   */
+  readonly socket?: LocalSocket;
   /**
    * Stops gracefully: no new connection or claim; requests and resumes in flight get the
    * grace to finish, then resumes are cut (their leases released) and connections closed.
@@ -184,6 +197,7 @@ export async function startServe(storage: Storage, options: ServeOptions): Promi
   const api: Omit<ApiContext, 'caller'> = {
     storage,
     hub,
+    modelFor: options.modelFor,
     answered() {
       hub.poke();
       hostedWake?.answered();
@@ -203,7 +217,13 @@ export async function startServe(storage: Storage, options: ServeOptions): Promi
   }
 
   let closing = false;
-  const handle = routeRequests({ api, signIn, loopback: isLoopback(host), onError });
+  const handle = routeRequests({
+    api,
+    signIn,
+    loopback: isLoopback(host),
+    onError,
+    hostCommand: options.hostCommand && hostedThenAnswered(options.hostCommand, api),
+  });
   const server = createServer((req, res) => {
     // While closing, a keep-alive connection is closed as soon as its response is sent.
     res.once('finish', () => {
@@ -222,17 +242,38 @@ export async function startServe(storage: Storage, options: ServeOptions): Promi
     await unlisten?.();
     throw listenError(error, host, port);
   }
+  // PGlite is this process's: other processes reach it through the folder's socket.
+  const socket =
+    storage.kind === 'embedded'
+      ? await listenLocal(storage.where, (req, res) => void handle(req, res))
+      : undefined;
 
   return {
     url: urlOf(server),
+    ...(socket ? { socket } : {}),
     async close() {
       const wakeStopped = hostedWake?.stop();
       closing = true;
       await hub.close();
-      await closeServer(server, graceMs);
+      await Promise.all([
+        closeServer(server, graceMs),
+        socket && 'server' in socket ? closeServer(socket.server, graceMs) : undefined,
+      ]);
+      if (socket && 'server' in socket) forgetServing(storage.where);
       await wakeStopped;
       await unlisten?.();
     },
+  };
+}
+
+/** A command of another process may have answered or stopped: the feed and wake look again. */
+function hostedThenAnswered(host: HostCommand, api: Pick<ApiContext, 'answered'>): HostCommand {
+  return async (command, sinks) => {
+    try {
+      return await host(command, sinks);
+    } finally {
+      api.answered();
+    }
   };
 }
 

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { classifyFailure } from '../errors.js';
 import { type ApiContext, handleApi } from './api.js';
+import { answerHostedCommand, type HostCommand } from './api-cli.js';
 import { callerOf, handleSignIn, type SignIn } from './auth.js';
 import { checkHost, sendError } from './http.js';
 import { HttpError } from './http-error.js';
@@ -18,6 +19,8 @@ export interface RouteContext {
   loopback: boolean;
   /** An unexpected error answering a request. */
   onError: (message: string) => void;
+  /** Runs a command sent over the data folder's socket (`POST /api/cli`). */
+  hostCommand?: HostCommand | undefined;
 }
 
 /**
@@ -29,7 +32,7 @@ export interface RouteContext {
 export function routeRequests(
   context: RouteContext,
 ): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
-  const { api, signIn, loopback, onError } = context;
+  const { api, signIn, loopback, onError, hostCommand } = context;
   return async (req, res) => {
     try {
       const url = new URL(req.url ?? '/', 'http://localhost');
@@ -46,6 +49,10 @@ export function routeRequests(
         return;
       }
       const caller = await callerOf(signIn, req);
+      if (req.method === 'POST' && url.pathname === '/api/cli') {
+        await answerHostedCommand(hostCommand, req, res);
+        return;
+      }
       if (caller.session && req.method !== 'GET' && req.method !== 'HEAD') {
         checkCsrf(req, caller.session);
       }

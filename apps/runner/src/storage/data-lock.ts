@@ -2,19 +2,26 @@ import { linkSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs
 import path from 'node:path';
 import { RunnerError } from '../errors.js';
 
-interface LockHolder {
+/** Who holds a data folder, as its lock file names them. */
+export interface LockHolder {
   pid: number;
   command: string;
   since: string;
 }
 
-function alive(pid: number): boolean {
+/** True while process `pid` lives (one of another user counts as alive). */
+export function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
+}
+
+/** The holder of the data folder `dir`'s lock, if it is locked (alive or not). */
+export function lockHolder(dir: string): LockHolder | undefined {
+  return readHolder(path.join(dir, 'runner.lock'));
 }
 
 function readHolder(file: string): LockHolder | undefined {

@@ -9,6 +9,7 @@ import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { RunnerError } from '../errors.js';
 import { lockDataFolder } from './data-lock.js';
 import { type AuditHolder, type Db, type Storage, sqlStores } from './stores.js';
+import { forgetServing, recordServing } from './via-serve.js';
 
 /** The embedded database's buffer cache: PGlite serves one process (see openEmbedded). */
 const SHARED_BUFFERS = '32MB';
@@ -63,6 +64,10 @@ export async function openEmbedded(
   try {
     makeFolder(dir);
     release = lockDataFolder(dir, command);
+    // A serve that was killed left its socket: whoever holds the lock now clears it; a serve
+    // says at once that it is starting, so that commands of other terminals wait for it.
+    if (command === 'serve') recordServing(dir, 'starting');
+    else forgetServing(dir);
   } catch (error) {
     if (RunnerError.is(error) || typeof (error as NodeJS.ErrnoException).code !== 'string')
       throw error;

@@ -1,0 +1,147 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { assertSafeId, ContinuationError } from '@x/continuation';
+import type { RunStatus } from '@x/continuation-postgres';
+import { z } from 'zod';
+import { RunnerError } from '../errors.js';
+import { type ModelFor, startRun } from '../executive/index.js';
+import type { Storage } from '../storage/index.js';
+import { answererOf, type Caller, requireAdmin } from './auth.js';
+import { checkWrite, readJson, sendJson } from './http.js';
+import { HttpError } from './http-error.js';
+
+/** What the run routes need of the API's context. */
+export interface RunsContext {
+  storage: Storage;
+  caller: Caller;
+  /** The model a new run uses (`''`: the server's default). */
+  modelFor?: ModelFor | undefined;
+}
+
+const STATUSES = ['running', 'waiting', 'ready', 'completed', 'cancelled', 'failed'] as const;
+
+/** Body of `POST /api/runs`: a new run of `conversation` toward `goal`. */
+export const startRunBodySchema = z
+  .object({
+    goal: z
+      .string()
+      .trim()
+      .min(1)
+      .max(32 * 1024),
+    conversation: z.string().min(1).max(200),
+    model: z.string().min(1).max(200).optional(),
+    /** Stop the conversation's open work first (as `exec --replace`). */
+    replace: z.boolean().default(false),
+  })
+  .strict();
+
+function safeId(what: string, id: string): string {
+  try {
+    assertSafeId(what, id);
+  } catch (error) {
+    throw new HttpError(400, 'invalid_request', (error as Error).message, undefined, error);
+  }
+  return id;
+}
+
+function decoded(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    throw new HttpError(400, 'invalid_request', 'malformed percent-encoding in the path');
+  }
+}
+
+type RunRoute = {
+  method: 'GET' | 'POST';
+  pattern: RegExp;
+  handle: (
+    ctx: RunsContext,
+    match: string[],
+    req: IncomingMessage,
+    res: ServerResponse,
+    url: URL,
+  ) => Promise<void>;
+};
+
+/** The run routes: list, show, start, retry (same routing as the API's other routes). */
+export const runRoutes: RunRoute[] = [
+  {
+    method: 'GET',
+    pattern: /^\/api\/runs$/,
+    async handle(ctx, _m, _req, res, url) {
+      const conversation = url.searchParams.get('conversation');
+      const status = url.searchParams.get('status');
+      if (status !== null && !(STATUSES as readonly string[]).includes(status)) {
+        throw new HttpError(400, 'invalid_request', `status takes one of ${STATUSES.join(', ')}`);
+      }
+      const limitText = url.searchParams.get('limit') ?? '100';
+      const limit = Number(limitText);
+      if (!Number.isInteger(limit) || limit < 1 || limit > 1000) {
+        throw new HttpError(400, 'invalid_request', 'limit takes a whole number from 1 to 1000');
+      }
+      const runs = await ctx.storage.runs().list({
+        ...(conversation === null ? {} : { conversationId: safeId('conversation', conversation) }),
+        ...(status === null ? {} : { status: status as RunStatus }),
+        limit,
+      });
+      sendJson(res, 200, { runs });
+    },
+  },
+  {
+    method: 'POST',
+    pattern: /^\/api\/runs$/,
+    async handle(ctx, _m, req, res) {
+      checkWrite(req);
+      // Whoever may answer may start a run; a viewer may do neither.
+      answererOf(ctx.caller);
+      const parsed = startRunBodySchema.safeParse(await readJson(req));
+      if (!parsed.success) {
+        throw new HttpError(
+          400,
+          'invalid_request',
+          `invalid body: ${z.prettifyError(parsed.error).replaceAll('\n', ' ')}`,
+        );
+      }
+      const { goal, conversation, model, replace } = parsed.data;
+      if (!ctx.modelFor) throw new HttpError(404, 'not_found', 'this server does not start runs');
+      const result = await startRun(
+        ctx.storage,
+        ctx.modelFor(model ?? ''),
+        goal,
+        safeId('conversation', conversation),
+        { event: () => {} },
+        { replace },
+      );
+      sendJson(res, 200, { conversationId: conversation, result });
+    },
+  },
+  {
+    method: 'GET',
+    pattern: /^\/api\/runs\/([^/]+)$/,
+    async handle(ctx, [raw = ''], _req, res) {
+      const runId = decoded(raw);
+      const run = await ctx.storage.runs().get(safeId('run id', runId));
+      if (!run) throw new HttpError(404, 'not_found', `no run ${runId}`);
+      sendJson(res, 200, { run });
+    },
+  },
+  {
+    method: 'POST',
+    pattern: /^\/api\/runs\/([^/]+)\/retry$/,
+    async handle(ctx, [raw = ''], req, res) {
+      checkWrite(req);
+      requireAdmin(ctx.caller, 'retry a run');
+      const runId = safeId('run id', decoded(raw));
+      const run = await ctx.storage
+        .runs()
+        .retry(runId)
+        .catch((error: unknown) => {
+          // A run that is not failed stands as someone else left it: a conflict.
+          if (ContinuationError.hasCode(error, 'invalid'))
+            throw new RunnerError('conflict', error.message, { cause: error });
+          throw error;
+        });
+      sendJson(res, 200, { run });
+    },
+  },
+];
