@@ -131,6 +131,12 @@ export async function main(argv: string[]): Promise<number> {
     });
     return FAILURES.usage.exitCode;
   }
+  try {
+    // A bad setting anywhere is refused before the command does anything, here or in serve.
+    checkEnvironment();
+  } catch (error) {
+    return report(out, command, error);
+  }
   const dataDir = dataFlag ?? setting(VARIABLES.RUNNER_DATA);
   const modelId = flag(args, '--model') ?? setting(VARIABLES.RUNNER_MODEL);
   if (!setting(VARIABLES.DATABASE_URL) && (VIA_SERVE.has(command) || command === 'migrate')) {
@@ -141,7 +147,7 @@ export async function main(argv: string[]): Promise<number> {
       ...(dataFlag === undefined ? {} : { suffix: `--data ${shellQuote(dataFlag)}` }),
       tty: Boolean(process.stdout.isTTY),
       inputs: {},
-    });
+    }).catch((error: unknown) => report(out, command, error));
     if (hosted !== undefined) return hosted;
   }
   const ctx: Context = {
@@ -169,22 +175,24 @@ export async function main(argv: string[]): Promise<number> {
 
 /** Runs a command; a failure becomes one error line and its exit code. */
 async function execute(run: () => Promise<Command>, ctx: Context, args: string[]): Promise<number> {
-  const { out, command } = ctx;
   try {
-    // A bad setting anywhere is refused before the command does anything.
-    checkEnvironment();
     return await (await run())(ctx, args);
   } catch (error) {
-    const { failure, exitCode, message } = classifyFailure(error);
-    // Node's argument parser explains over several lines; its first line says it all.
-    const parser = (error as { code?: unknown })?.code?.toString().startsWith('ERR_PARSE_ARGS');
-    out.error(
-      parser ? `${message.split('\n')[0]} (see ${out.command(`${command} --help`)})` : message,
-      { failure, exitCode },
-    );
-    if (failure === 'failed' && setting(VARIABLES.RUNNER_DEBUG)) console.error(error);
-    return exitCode;
+    return report(ctx.out, ctx.command, error);
   }
+}
+
+/** A command's failure as one error line; returns its exit code. */
+function report(out: Output, command: string, error: unknown): number {
+  const { failure, exitCode, message } = classifyFailure(error);
+  // Node's argument parser explains over several lines; its first line says it all.
+  const parser = (error as { code?: unknown })?.code?.toString().startsWith('ERR_PARSE_ARGS');
+  out.error(
+    parser ? `${message.split('\n')[0]} (see ${out.command(`${command} --help`)})` : message,
+    { failure, exitCode },
+  );
+  if (failure === 'failed' && setting(VARIABLES.RUNNER_DEBUG)) console.error(error);
+  return exitCode;
 }
 
 /**

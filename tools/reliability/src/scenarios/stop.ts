@@ -9,8 +9,13 @@ import { createDatabase } from '../server.js';
 
 /** Rounds of every case, per storage kind. */
 const ROUNDS = knob('RELIABILITY_STOP_ROUNDS', 1, 1);
-/** The resumed model call that the SIGTERM lands in. */
+/** The resumed model call that the SIGTERM lands in, finished within the default grace. */
 const SLOW = { RUNNER_SCRIPTED_DELAY_MS: '5000' };
+/**
+ * The call that a cut or a second signal ends: long enough that starting the waiting wake
+ * on a loaded machine cannot outlast it (it never runs to its end).
+ */
+const CUT = { RUNNER_SCRIPTED_DELAY_MS: '30000' };
 /** The lease of a wake stopped at once: its run is claimable again this long after. */
 const SHORT_LEASE_MS = 1_500;
 
@@ -96,7 +101,7 @@ async function round(
   const token = await readyRun(cli, id);
   const all: CliEvent[] = [];
   const stopped = startWake(kind, how === 'grace cut' ? ['--grace', '1s'] : [], {
-    ...SLOW,
+    ...(how === 'within the grace' ? SLOW : CUT),
     ...(how === 'second signal' ? { RUNNER_LEASE_MS: String(SHORT_LEASE_MS) } : {}),
   });
   // On PostgreSQL the next worker already waits, woken by nothing but the release: its poll
