@@ -14,6 +14,7 @@ export {
 } from './resume.js';
 export {
   OPEN_RUN_STATUSES,
+  retryRun,
   type StartOptions,
   type Stopped,
   startRun,

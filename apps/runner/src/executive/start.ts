@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Pending } from '@x/askuser';
+import { ContinuationError } from '@x/continuation';
 import type { RunRecord, RunStatus } from '@x/continuation-postgres';
 import { userMessage } from '@x/wire';
 import type { Model } from '../agent/model-port.js';
@@ -192,4 +193,19 @@ export async function startRun(
     return result;
   });
   return { ...waiting, stopped };
+}
+
+/**
+ * Makes a failed run ready again (`runner retry`, `POST /api/runs/:id/retry`).
+ * @throws {RunnerError} `conflict` for a run that is not failed: it stands as someone else left it.
+ */
+export async function retryRun(storage: Storage, runId: string): Promise<RunRecord> {
+  return storage
+    .runs()
+    .retry(runId)
+    .catch((error: unknown) => {
+      if (ContinuationError.hasCode(error, 'invalid'))
+        throw new RunnerError('conflict', error.message, { cause: error });
+      throw error;
+    });
 }

@@ -1,9 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { assertSafeId, ContinuationError } from '@x/continuation';
+import { assertSafeId } from '@x/continuation';
 import type { RunStatus } from '@x/continuation-postgres';
 import { z } from 'zod';
-import { RunnerError } from '../errors.js';
-import { type ModelFor, startRun } from '../executive/index.js';
+import { type ModelFor, retryRun, startRun } from '../executive/index.js';
 import type { Storage } from '../storage/index.js';
 import { answererOf, type Caller, requireAdmin } from './auth.js';
 import { checkWrite, readJson, sendJson } from './http.js';
@@ -132,15 +131,7 @@ export const runRoutes: RunRoute[] = [
       checkWrite(req);
       requireAdmin(ctx.caller, 'retry a run');
       const runId = safeId('run id', decoded(raw));
-      const run = await ctx.storage
-        .runs()
-        .retry(runId)
-        .catch((error: unknown) => {
-          // A run that is not failed stands as someone else left it: a conflict.
-          if (ContinuationError.hasCode(error, 'invalid'))
-            throw new RunnerError('conflict', error.message, { cause: error });
-          throw error;
-        });
+      const run = await retryRun(ctx.storage, runId);
       sendJson(res, 200, { run });
     },
   },
