@@ -35,7 +35,9 @@ describe.skipIf(serverUrl === undefined)('the claim at 100,000 runs (server)', (
     const plan = JSON.stringify(explained?.Plan);
     expect(plan).toContain('"Index Name":"runs_claimable_idx"');
     expect(plan).not.toContain('"Node Type":"Seq Scan"');
-    expect(plan).not.toContain('"Node Type":"Sort"');
+    // Since the index also holds waiting runs with a deadline, the planner may sort the few
+    // claimable rows it found through the index instead of reading them in order: the buffer
+    // bound below is what keeps the finished and waiting runs unread.
     // A handful of buffers, not thousands: the finished and waiting runs are never read.
     const buffers = [...plan.matchAll(/"Shared Hit Blocks":(\d+)/g)].map((m) => Number(m[1]));
     expect(Math.max(...buffers)).toBeLessThan(50);
