@@ -4,13 +4,14 @@ import { readFile } from 'node:fs/promises';
 import { text } from 'node:stream/consumers';
 import { HELP } from './cli/help.js';
 import { invocation, shellQuote } from './cli/invocation.js';
+import { createLineReader } from './cli/lines.js';
 import { createOutput, type Output } from './cli/output.js';
 import type { Command, Context } from './commands/command.js';
 import { checkEnvironment, setting, VARIABLES } from './config/index.js';
 import { classifyFailure, FAILURES } from './errors.js';
 import type { HostCommand } from './serve/api-cli.js';
 import type { Storage } from './storage/index.js';
-import type { HostedCommand } from './storage/via-serve.js';
+import type { HostedCommand, Serving } from './storage/via-serve.js';
 
 // Each command's module loads only when it runs: a process pays for one command's imports.
 const commands: Record<string, () => Promise<Command>> = {
@@ -35,7 +36,21 @@ const commands: Record<string, () => Promise<Command>> = {
 const CREATES_DATA = new Set(['exec', 'chat', 'migrate', 'serve']);
 
 // Commands that, on the embedded default, go through the serve that holds the data folder.
-const VIA_SERVE = new Set(['exec', 'answer', 'stop', 'retry', 'runs', 'show', 'paused-states']);
+const VIA_SERVE = new Set([
+  'exec',
+  'answer',
+  'stop',
+  'retry',
+  'runs',
+  'show',
+  'paused-states',
+  'chat',
+  'audit',
+  'operators',
+]);
+
+// Commands that, with a serve holding the folder, are answered here: serve did their work.
+const ANSWERED_HERE = new Set(['migrate', 'wake']);
 
 /** Files a command reads, by the option that names them: read by the caller, sent to serve. */
 const INPUT_OPTIONS = ['--goal-file', '--batch'];
@@ -139,7 +154,7 @@ export async function main(argv: string[]): Promise<number> {
   }
   const dataDir = dataFlag ?? setting(VARIABLES.RUNNER_DATA);
   const modelId = flag(args, '--model') ?? setting(VARIABLES.RUNNER_MODEL);
-  if (!setting(VARIABLES.DATABASE_URL) && (VIA_SERVE.has(command) || command === 'migrate')) {
+  if (!setting(VARIABLES.DATABASE_URL) && (VIA_SERVE.has(command) || ANSWERED_HERE.has(command))) {
     const hosted = await viaServe(out, dataDir, {
       argv: [command, ...args],
       modelId,
@@ -216,17 +231,45 @@ async function viaServe(
     );
     return 0;
   }
+  if (request.argv[0] === 'wake') return wakeHeld(out, dataDir, serving);
   request.inputs = await inputsOf(request.argv);
   process.stderr.write(
     out.json ? `${JSON.stringify({ type: 'via-serve', pid: serving.pid })}\n` : `${said}\n`,
   );
+  // Chat reads the person's lines here, at this terminal, and sends each when serve asks.
+  const lines = request.argv[0] === 'chat' ? createLineReader() : undefined;
+  const interrupt = () => lines?.close();
+  if (lines) process.once('SIGINT', interrupt);
   try {
-    return await sendToServe(serving, request, process);
+    return await sendToServe(serving, request, process, lines);
   } catch (error) {
     const { failure, exitCode, message } = classifyFailure(error);
     out.error(message, { failure, exitCode });
     return exitCode;
+  } finally {
+    process.off('SIGINT', interrupt);
+    lines?.close();
   }
+}
+
+/**
+ * `wake` on a folder a serve holds: its hosted loop resumes the answered runs, so there is
+ * nothing to do (0); a serve started with `--no-wake` keeps the folder from any wake (4).
+ */
+function wakeHeld(out: Output, dataDir: string, serving: Serving): number {
+  if (serving.wake !== false) {
+    out.record(
+      { type: 'idle', where: dataDir, via: 'serve', pid: serving.pid },
+      `nothing to wake: serve (pid ${serving.pid}) holds ${dataDir} and resumes its answered runs itself`,
+    );
+    return 0;
+  }
+  const { exitCode } = FAILURES.unavailable;
+  out.error(
+    `serve (pid ${serving.pid}) holds ${dataDir} without its wake loop (--no-wake): restart it without --no-wake to resume answered runs, or stop it and run ${out.command('wake')}`,
+    { failure: 'unavailable', exitCode },
+  );
+  return exitCode;
 }
 
 /** The files (or standard input) named by {@link INPUT_OPTIONS}, as this machine has them. */
@@ -277,6 +320,7 @@ function hostCommands(storage: Storage): HostCommand {
       modelId: flag(args, '--model') ?? request.modelId,
       command,
       open: async () => shared,
+      ...(sinks.lines ? { lines: sinks.lines } : {}),
       readInput: async (file) => {
         const input = request.inputs[file];
         if (input && 'text' in input) return input.text;

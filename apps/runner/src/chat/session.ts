@@ -32,6 +32,7 @@ import {
   waitingWorkers,
 } from '../delegation/run.js';
 import { notFoundError, usageError } from '../errors.js';
+import { checkAnswerSize } from '../executive/index.js';
 import { modelFromId } from '../model/index.js';
 import type { Storage } from '../storage/index.js';
 import { choices, describeQuestion, parseReply } from './prompt.js';
@@ -43,6 +44,8 @@ export interface ChatContext {
   modelId: string;
   /** Opens the storage (embedded default or DATABASE_URL), migrated. */
   open(): Promise<Storage>;
+  /** Where the person's lines come from (default standard input; through serve, the caller's). */
+  lines?: LineReader | undefined;
 }
 
 /** How `runner chat` was asked to start. */
@@ -86,7 +89,8 @@ export async function runChat(ctx: ChatContext, options: ChatOptions): Promise<n
   const resumeCommand = out.command(
     `chat --resume --session ${sessionId}${options.model === undefined ? '' : ` --model ${shellQuote(options.model)}`}`,
   );
-  return new ChatSession(out, storage, model, sessionId, resumeCommand).run(options.resume);
+  const lines = ctx.lines ?? createLineReader();
+  return new ChatSession(out, storage, model, sessionId, resumeCommand, lines).run(options.resume);
 }
 
 /** What became of a saved question at the prompt. */
@@ -98,7 +102,7 @@ type Reply = 'answered' | 'cancelled' | 'left-waiting';
  * `resolve` hands back just the assistant/answer pair to append.
  */
 class ChatSession {
-  readonly #lines: LineReader = createLineReader();
+  readonly #lines: LineReader;
   readonly #session = new SessionManager();
   readonly #checkpointer = new Checkpointer();
   readonly #continuations: ContinuationStore;
@@ -118,7 +122,9 @@ class ChatSession {
     model: Model,
     sessionId: string,
     resumeCommand: string,
+    lines: LineReader,
   ) {
+    this.#lines = lines;
     this.#out = out;
     this.#storage = storage;
     this.#model = model;
@@ -344,8 +350,17 @@ class ChatSession {
       const line = await this.#lines.next('answer> ');
       if (line === null || line.trim() === '/quit') return null;
       const given = parseReply(line, question);
-      if (given) return given;
-      this.#out.note(choices(question));
+      if (!given) {
+        this.#out.note(choices(question));
+        continue;
+      }
+      try {
+        // The same limit as `runner answer` and the API: a larger answer could not be saved.
+        checkAnswerSize('this question', given);
+        return given;
+      } catch (error) {
+        this.#out.note(`${(error as Error).message}; type a shorter answer`);
+      }
     }
   }
 

@@ -1,3 +1,4 @@
+import type { LineReader } from '../cli/lines.js';
 import type { Output } from '../cli/output.js';
 import type { HostCommand } from '../serve/api-cli.js';
 import type { Storage } from '../storage/index.js';
@@ -20,6 +21,8 @@ export interface Context {
   open(): Promise<Storage>;
   /** The text of a file the command reads (`-`: standard input), as the caller's machine has it. */
   readInput(file: string): Promise<string>;
+  /** The lines an interactive command reads (default standard input; through serve, the caller's). */
+  lines?: LineReader;
   /** How `serve` runs the commands other processes send it, on the storage it holds. */
   hostCommands?: (storage: Storage) => HostCommand;
 }

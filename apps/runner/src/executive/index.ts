@@ -2,6 +2,7 @@ export {
   AlreadyAnsweredError,
   answer,
   answerBatch,
+  checkAnswerSize,
   deadlineText,
   howAnswered,
   refusal,

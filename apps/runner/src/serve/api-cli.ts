@@ -1,15 +1,20 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createInterface } from 'node:readline';
 import { z } from 'zod';
+import type { LineReader } from '../cli/lines.js';
 import type { Sink } from '../cli/output.js';
-import type { HostedCommand, HostedFrame } from '../storage/via-serve.js';
+import type { HostedCommand, HostedFrame, InputFrame } from '../storage/via-serve.js';
 import { baseHeaders, checkWrite, readJson } from './http.js';
 import { HttpError } from './http-error.js';
 import { fromLocalSocket } from './local-socket.js';
 
-/** Runs a command sent over the socket in this process, its output to `sinks`; its exit code. */
+/**
+ * Runs a command sent over the socket in this process, its output to `sinks` (and, for an
+ * interactive one, its input from `sinks.lines`); its exit code.
+ */
 export type HostCommand = (
   command: HostedCommand,
-  sinks: { stdout: Sink; stderr: Sink },
+  sinks: { stdout: Sink; stderr: Sink; lines?: LineReader },
 ) => Promise<number>;
 
 /** Goal files and answer batches travel in the body: more than the API's other writes. */
@@ -30,10 +35,15 @@ const hostedCommandSchema = z.object({
   ),
 });
 
+/** The media type of an interactive command's body: the command, then its input lines. */
+const INTERACTIVE = 'application/x-ndjson';
+
 /**
  * `POST /api/cli`, over the data folder's socket only: runs a `runner` command here, on the
  * storage this server holds, and streams what it prints back as NDJSON frames
- * ({@link HostedFrame}), the exit code last.
+ * ({@link HostedFrame}), the exit code last. An NDJSON body is an interactive command
+ * (chat): its first line is the command, each further line a line typed at the caller's
+ * terminal ({@link InputFrame}), sent when the command asks for it.
  */
 export async function answerHostedCommand(
   hostCommand: HostCommand | undefined,
@@ -43,8 +53,13 @@ export async function answerHostedCommand(
   if (!fromLocalSocket(req) || !hostCommand) {
     throw new HttpError(404, 'not_found', 'no API route /api/cli');
   }
-  checkWrite(req);
-  const parsed = hostedCommandSchema.safeParse(await readJson(req, MAX_COMMAND_BYTES));
+  const interactive =
+    (req.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase() === INTERACTIVE;
+  if (!interactive) checkWrite(req);
+  const input = interactive ? inputLines(req) : undefined;
+  const parsed = hostedCommandSchema.safeParse(
+    input ? await input.first() : await readJson(req, MAX_COMMAND_BYTES),
+  );
   if (!parsed.success) {
     throw new HttpError(
       400,
@@ -59,7 +74,63 @@ export async function answerHostedCommand(
   const exit = await hostCommand(command, {
     stdout: { isTTY: command.tty, write: (text) => send({ out: text }) },
     stderr: { write: (text) => send({ err: text }) },
+    ...(input ? { lines: input.reader((prompt) => send({ ask: prompt })) } : {}),
   });
+  input?.close();
   send({ exit });
   res.end();
+}
+
+/**
+ * The lines of an interactive command's body: `first()` the command, then a
+ * {@link LineReader} whose `next` asks the caller for a line and waits for it (`null` at the
+ * end of the body, or when the caller went away: as at the end of a terminal's input).
+ */
+function inputLines(req: IncomingMessage) {
+  const rl = createInterface({ input: req, crlfDelay: Number.POSITIVE_INFINITY });
+  const lines = rl[Symbol.asyncIterator]();
+  const nextFrame = async (): Promise<string | null> => {
+    const { value, done } = await lines.next().catch(() => ({ value: undefined, done: true }));
+    return done ? null : (value as string);
+  };
+  return {
+    async first(): Promise<unknown> {
+      const line = await nextFrame();
+      if (line === null || Buffer.byteLength(line) > MAX_COMMAND_BYTES) {
+        throw new HttpError(400, 'invalid_request', 'an interactive command starts with its line');
+      }
+      try {
+        return JSON.parse(line);
+      } catch (error) {
+        throw new HttpError(
+          400,
+          'invalid_json',
+          `the command is not valid JSON: ${(error as Error).message}`,
+        );
+      }
+    },
+    reader(ask: (prompt: string) => void): LineReader {
+      let ended = false;
+      return {
+        async next(prompt) {
+          if (ended) return null;
+          ask(prompt);
+          const line = await nextFrame();
+          let frame: InputFrame | undefined;
+          try {
+            frame = line === null ? undefined : (JSON.parse(line) as InputFrame);
+          } catch {
+            frame = undefined;
+          }
+          if (frame && 'line' in frame && typeof frame.line === 'string') return frame.line;
+          ended = true;
+          return null;
+        },
+        close() {
+          ended = true;
+        },
+      };
+    },
+    close: () => rl.close(),
+  };
 }

@@ -5,8 +5,8 @@ import { z } from 'zod';
 import { type ModelFor, retryRun, startRun } from '../executive/index.js';
 import type { Storage } from '../storage/index.js';
 import { answererOf, type Caller, requireAdmin } from './auth.js';
-import { checkWrite, readJson, sendJson } from './http.js';
-import { HttpError } from './http-error.js';
+import { baseHeaders, checkWrite, readJson, sendJson } from './http.js';
+import { HttpError, toHttpError } from './http-error.js';
 
 /** What the run routes need of the API's context. */
 export interface RunsContext {
@@ -48,6 +48,25 @@ function decoded(text: string): string {
   } catch {
     throw new HttpError(400, 'invalid_request', 'malformed percent-encoding in the path');
   }
+}
+
+const NDJSON = 'application/x-ndjson';
+
+function accepts(req: IncomingMessage, type: string): boolean {
+  return (req.headers.accept ?? '').split(',').some((part) => part.split(';')[0]?.trim() === type);
+}
+
+/** NDJSON lines to `res`, its status sent with the first (until then an error is a status). */
+function lineStream(res: ServerResponse) {
+  const stream = {
+    started: false,
+    send(value: unknown) {
+      if (!stream.started) res.writeHead(200, { ...baseHeaders, 'content-type': NDJSON });
+      stream.started = true;
+      if (!res.destroyed) res.write(`${JSON.stringify(value)}\n`);
+    },
+  };
+  return stream;
 }
 
 type RunRoute = {
@@ -103,15 +122,41 @@ export const runRoutes: RunRoute[] = [
       }
       const { goal, conversation, model, replace } = parsed.data;
       if (!ctx.modelFor) throw new HttpError(404, 'not_found', 'this server does not start runs');
-      const result = await startRun(
-        ctx.storage,
-        ctx.modelFor(model ?? ''),
-        goal,
-        safeId('conversation', conversation),
-        { event: () => {} },
-        { replace },
-      );
-      sendJson(res, 200, { conversationId: conversation, result });
+      const conversationId = safeId('conversation', conversation);
+      const runModel = ctx.modelFor(model ?? '');
+      if (!accepts(req, NDJSON)) {
+        const result = await startRun(
+          ctx.storage,
+          runModel,
+          goal,
+          conversationId,
+          {
+            event: () => {},
+          },
+          { replace },
+        );
+        sendJson(res, 200, { conversationId, result });
+        return;
+      }
+      // The run's events as they happen, one JSON line each, then its result (or error).
+      const stream = lineStream(res);
+      try {
+        const result = await startRun(
+          ctx.storage,
+          runModel,
+          goal,
+          conversationId,
+          { event: (event) => stream.send({ event }) },
+          { replace },
+        );
+        stream.send({ conversationId, result });
+      } catch (caught) {
+        // Refused before the run started (409 open work…): the status says so, as without streaming.
+        if (!stream.started) throw caught;
+        const { error } = toHttpError(caught);
+        stream.send({ error: { code: error.code, message: error.message } });
+      }
+      res.end();
     },
   },
   {

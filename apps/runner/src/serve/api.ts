@@ -16,6 +16,7 @@ import {
   AlreadyAnsweredError,
   answer,
   answerBatch,
+  refusal,
   stopKnownConversation,
 } from '../executive/index.js';
 import type { Storage } from '../storage/index.js';
@@ -191,9 +192,11 @@ const routes: Route[] = [
     method: 'GET',
     pattern: /^\/api\/pauses\/([^/]+)$/,
     async handle(ctx, [token = ''], _req, res) {
+      // An answered question's token says who answered it and when (409), not just 404.
       const pause = await ctx.storage
         .pauses()
         .getByToken(segment(token))
+        .catch((error) => refusal(ctx.storage, error))
         .catch((error) => Promise.reject(storeError(error)));
       sendJson(res, 200, {
         pause: pauseView(pause, Date.now(), mayAnswer(ctx.caller, pause)),

@@ -1,3 +1,5 @@
+import { classifyFailure } from '../errors.js';
+
 const marker = Symbol.for('runner.serve.HttpError');
 
 /** Error codes the approval center's API answers with, in `{ "error": { "code" } }`. */
@@ -40,4 +42,21 @@ export class HttpError extends Error {
   static is(error: unknown): error is HttpError {
     return typeof error === 'object' && error !== null && marker in error;
   }
+}
+
+/** Any failure as the API answers it; `unexpected` for a bug (logged). */
+export function toHttpError(error: unknown): { error: HttpError; unexpected: boolean } {
+  if (HttpError.is(error)) return { error, unexpected: false };
+  // The runner's and the packages' typed errors answer as the CLI does (one classifier).
+  const failure = classifyFailure(error);
+  return {
+    error: new HttpError(
+      failure.httpStatus,
+      failure.httpCode,
+      failure.httpMessage,
+      undefined,
+      error,
+    ),
+    unexpected: failure.internal,
+  };
 }

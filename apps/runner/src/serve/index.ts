@@ -245,7 +245,11 @@ export async function startServe(storage: Storage, options: ServeOptions): Promi
   // PGlite is this process's: other processes reach it through the folder's socket.
   const socket =
     storage.kind === 'embedded'
-      ? await listenLocal(storage.where, (req, res) => void handle(req, res))
+      ? await listenLocal(
+          storage.where,
+          (req, res) => void handle(req, res),
+          options.wake !== false,
+        )
       : undefined;
 
   return {

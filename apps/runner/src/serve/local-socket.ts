@@ -26,10 +26,11 @@ export type LocalSocket = { server: Server; path: string } | { skipped: string }
 export async function listenLocal(
   dir: string,
   handle: (req: IncomingMessage, res: ServerResponse) => void,
+  wake: boolean,
 ): Promise<LocalSocket> {
   const socket = path.join(dir, SOCKET_FILE);
   if (Buffer.byteLength(socket) > MAX_SOCKET_PATH) {
-    recordServing(dir, null);
+    recordServing(dir, null, wake);
     return { skipped: `the data folder's path is too long for a socket (${socket})` };
   }
   // This process holds the folder's lock: a socket left there is a killed server's.
@@ -54,11 +55,11 @@ export async function listenLocal(
   try {
     await listening;
     chmodSync(socket, 0o600);
-    recordServing(dir, socket);
+    recordServing(dir, socket, wake);
   } catch (error) {
     server.close();
     rmSync(socket, { force: true });
-    recordServing(dir, null);
+    recordServing(dir, null, wake);
     return { skipped: `cannot listen on ${socket}: ${(error as Error).message}` };
   }
   return { server, path: socket };

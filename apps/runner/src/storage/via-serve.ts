@@ -2,6 +2,7 @@ import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { LineReader } from '../cli/lines.js';
 import { RunnerError } from '../errors.js';
 import { alive, lockHolder } from './data-lock.js';
 
@@ -19,6 +20,8 @@ export interface Serving {
    * is opening the folder and will listen soon.
    */
   socket: string | null | 'starting';
+  /** Whether this serve hosts the wake loop (not `--no-wake`). */
+  wake?: boolean;
 }
 
 /** What a command sends to serve: its arguments and what it would read from this machine. */
@@ -36,13 +39,22 @@ export interface HostedCommand {
   inputs: Record<string, { text: string } | { error: { code?: string; message: string } }>;
 }
 
-/** One line of serve's answer to a {@link HostedCommand}: output, then the exit code. */
-export type HostedFrame = { out: string } | { err: string } | { exit: number };
+/**
+ * One line of serve's answer to a {@link HostedCommand}: output, then the exit code; `ask`:
+ * an interactive command (chat) reads a line of the caller's input, with this prompt.
+ */
+export type HostedFrame = { out: string } | { err: string } | { ask: string } | { exit: number };
 
-/** Records that this process serves the folder `dir` on `socket` (written whole, by rename). */
-export function recordServing(dir: string, socket: Serving['socket']): void {
+/** One line the caller of an interactive command sends after it: a line typed, or the end. */
+export type InputFrame = { line: string } | { end: true };
+
+/**
+ * Records that this process serves the folder `dir` on `socket`, hosting the wake loop or
+ * not (written whole, by rename).
+ */
+export function recordServing(dir: string, socket: Serving['socket'], wake?: boolean): void {
   const draft = path.join(dir, `${RECORD_FILE}.${process.pid}`);
-  writeFileSync(draft, JSON.stringify({ pid: process.pid, socket } satisfies Serving));
+  writeFileSync(draft, JSON.stringify({ pid: process.pid, socket, wake } satisfies Serving));
   renameSync(draft, path.join(dir, RECORD_FILE));
 }
 
@@ -70,7 +82,7 @@ export async function servingHolder(
     const record = readRecord(dir);
     // A record left by a serve that was killed names a pid that no longer holds the lock.
     if (record?.pid !== holder.pid || record.socket === null) return undefined;
-    if (record.socket !== 'starting') return { pid: record.pid, socket: record.socket };
+    if (record.socket !== 'starting') return { ...record, socket: record.socket };
     if (Date.now() - Date.parse(holder.since) > STARTING_MS) return undefined;
     await sleep(100);
   }
@@ -93,13 +105,16 @@ export interface Sinks {
 /**
  * Sends `command` to `serving` and writes what it prints to `sinks`; resolves with its exit
  * code, or `undefined` when serve could not be reached (nothing was sent: the caller may
- * open the folder itself). Nothing is ever sent twice.
+ * open the folder itself). Nothing is ever sent twice. With `lines` the command is
+ * interactive: the request stays open and each line serve asks for is read here and sent
+ * after the command ({@link InputFrame}), so the terminal stays this process's.
  * @throws a RunnerError `unavailable` when serve ended before the command did.
  */
 export function sendToServe(
   serving: Serving & { socket: string },
   command: HostedCommand,
   sinks: Sinks,
+  lines?: LineReader,
 ): Promise<number | undefined> {
   const name = `\`runner ${command.argv[0]}\``;
   const lost = (why: string) =>
@@ -116,12 +131,20 @@ export function sendToServe(
       method: 'POST',
       path: '/api/cli',
       headers: {
-        'content-type': 'application/json',
-        'content-length': Buffer.byteLength(body),
         // One command, one connection: serve's graceful stop never waits on an idle one.
         connection: 'close',
+        ...(lines
+          ? { 'content-type': 'application/x-ndjson' }
+          : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }),
       },
     });
+    const send = (frame: InputFrame) => {
+      if (req.writableEnded) return;
+      if ('end' in frame) req.end(`${JSON.stringify(frame)}\n`);
+      else req.write(`${JSON.stringify(frame)}\n`);
+    };
+    const ask = (prompt: string) =>
+      void lines?.next(prompt).then((line) => send(line === null ? { end: true } : { line }));
     req.on('socket', (socket) => socket.once('connect', () => (reached = true)));
     req.on('error', (error: NodeJS.ErrnoException) => {
       if (!reached) resolve(undefined);
@@ -142,11 +165,13 @@ export function sendToServe(
           const frame = JSON.parse(line) as HostedFrame;
           if ('out' in frame) sinks.stdout.write(frame.out);
           else if ('err' in frame) sinks.stderr.write(frame.err);
+          else if ('ask' in frame) ask(frame.ask);
           else exit = frame.exit;
         }
       });
       res.on('error', (error: NodeJS.ErrnoException) => reject(lost(error.code ?? error.message)));
       res.on('close', () => {
+        lines?.close();
         if (failed) {
           reject(
             new RunnerError(
@@ -158,7 +183,8 @@ export function sendToServe(
         else resolve(exit);
       });
     });
-    req.end(body);
+    if (lines) req.write(`${body}\n`);
+    else req.end(body);
   });
 }
 
