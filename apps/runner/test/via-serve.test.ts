@@ -1,8 +1,10 @@
 import { spawnSync } from 'node:child_process';
 import { chmodSync, statSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
+import { userInfo } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from './run-cli.js';
 import { call, dataDirs, json, run, type Served, serve, until } from './serve-harness.js';
 
 /** A GET over the data folder's socket. */
@@ -155,6 +157,30 @@ describe('commands of other processes go through the serve that holds the data f
       json({ goal: 'Plan me a trip', conversation: 'api' }),
     );
     expect(again.status).toBe(409);
+    // Asked for NDJSON, the run's events come as they happen, its result last.
+    const streamed = await fetch(new URL('/api/runs', server.url), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/x-ndjson' },
+      body: JSON.stringify({ goal: 'Plan me a trip', conversation: 'api-stream' }),
+    });
+    expect(streamed.headers.get('content-type')).toBe('application/x-ndjson');
+    const lines = (await streamed.text())
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+    expect(lines.slice(0, -1).every((line) => 'event' in line)).toBe(true);
+    expect(lines.map((line) => line.event?.type)).toContain('interrupt-raised');
+    expect(lines.at(-1)).toMatchObject({
+      conversationId: 'api-stream',
+      result: { status: 'waiting', question: 'Where would you like to go?' },
+    });
+    // A refusal before the run starts is still its status, streamed or not.
+    const refused = await fetch(new URL('/api/runs', server.url), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/x-ndjson' },
+      body: JSON.stringify({ goal: 'Plan me a trip', conversation: 'api-stream' }),
+    });
+    expect(refused.status).toBe(409);
     const socketList = await overSocket(
       path.join(data, 'serve.sock'),
       '/api/runs?conversation=api',
@@ -166,12 +192,77 @@ describe('commands of other processes go through the serve that holds the data f
     expect(cli.status).toBe(404);
   }, 60_000);
 
-  it('says migrate has nothing to do, and keeps wake out (serve hosts it)', async () => {
+  it('says migrate and wake have nothing to do (serve migrated the folder and hosts the wake)', async () => {
     const migrated = await run(['migrate', '--data', data], env);
     expect(migrated.code).toBe(0);
     expect(migrated.stdout).toContain(`serve (pid ${server.child.pid}) holds`);
     const wake = await run(['wake', '--once', '--data', data], env);
-    expect(wake.code).toBe(4);
-    expect(wake.stderr).toContain('in use by `runner serve`');
+    expect(wake.code, wake.stderr).toBe(0);
+    expect(wake.stdout).toBe(
+      `nothing to wake: serve (pid ${server.child.pid}) holds ${data} and resumes its answered runs itself\n`,
+    );
   }, 60_000);
+
+  it('chats through serve with the prompts answered here, as chat does without a server', async () => {
+    // An answer over the size limit is refused at the prompt and asked again (as by `answer`);
+    // the last question is left waiting at the end of input: the resume line is printed too.
+    const input = `Plan me a trip\n2\n${'x'.repeat(1024 * 1024)}\n5\nyes\nPlan again\n`;
+    const chat = (folder: string) =>
+      runCli(['chat', '--session', 'c', '--data', folder], { env, input });
+    const alone = dataDir();
+    const [local, hosted] = await Promise.all([chat(alone), chat(data)]);
+    expect(hosted.code, hosted.stderr).toBe(0);
+    expect(hosted.stdout).toContain('Booked: Kyoto, 5 days.');
+    expect(hosted.stdout).toContain('the question waits; answer it later with:');
+    expect(hosted.stdout).toContain('over the limit of 1048576 bytes');
+    expect(same(hosted.stdout, data)).toBe(same(local.stdout, alone));
+    expect(same(hosted.stderr, data)).toBe(
+      `via serve (pid ${server.child.pid})\n${same(local.stderr, alone)}`,
+    );
+    // The session is serve's: resumed through it, its waiting question is asked again.
+    const resumed = await runCli(['chat', '--session', 'c', '--resume', '--data', data], {
+      env,
+      input: '/quit\n',
+    });
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(resumed.stdout).toContain('? Where would you like to go?');
+  }, 120_000);
+
+  // Last: once an operator exists, the API takes keys only.
+  it('manages operators and audits through the socket, recording its commands as the OS user via cli', async () => {
+    const added = await run(
+      ['operators', 'add', 'ada', '--role', 'admin', '--json', '--data', data],
+      env,
+    );
+    expect(added.code, added.stderr).toBe(0);
+    const key = added.events.find((e) => e.type === 'operator-added')?.key as string;
+    const listed = await run(['operators', 'list', '--json', '--data', data], env);
+    expect(listed.stderr).toBe(`{"type":"via-serve","pid":${server.child.pid}}\n`);
+    expect(listed.events).toMatchObject([{ type: 'operator', name: 'ada' }]);
+    // The waiting question of the API's run, answered by this terminal's user.
+    const started = await run(['paused-states', 'list', '--json', '--data', data], env);
+    const token = started.events.find((e) => e.conversationId === 'api-stream')?.token as string;
+    const answered = await run(['answer', token, '--option', '1', '--data', data], env);
+    expect(answered.code, answered.stderr).toBe(0);
+    const audit = await run(
+      ['audit', '--conversation', 'api-stream', '--json', '--data', data],
+      env,
+    );
+    expect(audit.code, audit.stderr).toBe(0);
+    expect(audit.events.find((e) => e.kind === 'question-answered')).toMatchObject({
+      data: { by: userInfo().username, channel: 'cli' },
+    });
+    const verified = await run(['audit', 'verify', '--data', data], env);
+    expect(verified.code, verified.stderr).toBe(0);
+    expect(verified.stdout).toContain('no tampering found');
+    // The answered question's token says who answered it, and when (409, as a second answer).
+    const gone = await call(new URL(`/api/pauses/${token}`, server.url).href, {
+      headers: { authorization: `Bearer ${key}` },
+    });
+    expect(gone.status).toBe(409);
+    expect(gone.body.error).toMatchObject({
+      code: 'already_answered',
+      answered: [{ token, answeredBy: userInfo().username }],
+    });
+  }, 120_000);
 });
