@@ -202,7 +202,13 @@ describe('runner serve: the API on the embedded default (no wake)', () => {
       ),
       answered: [{ token: tokens.ans, answer: { action: 'accept', content: 'Lisbon' } }],
     });
-    expect((await call(api(`/api/pauses/${tokens.ans}`))).status).toBe(404);
+    // Its token now says who answered it, and when: 409 as for a second answer.
+    const gone = await call(api(`/api/pauses/${tokens.ans}`));
+    expect(gone.status).toBe(409);
+    expect(gone.body.error).toMatchObject({
+      code: 'already_answered',
+      answered: [{ token: tokens.ans }],
+    });
   });
 
   it('a batch is atomic: one unknown token and nothing is answered; then all at once', async () => {

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { assertSafeId } from '@x/continuation';
 import type { RunStatus } from '@x/continuation-postgres';
 import { z } from 'zod';
+import type { StartRunLine, StartRunResponse } from '../../web/src/api-types.d.ts';
 import { type ModelFor, retryRun, startRun } from '../executive/index.js';
 import type { Storage } from '../storage/index.js';
 import { answererOf, type Caller, requireAdmin } from './auth.js';
@@ -135,7 +136,7 @@ export const runRoutes: RunRoute[] = [
           },
           { replace },
         );
-        sendJson(res, 200, { conversationId, result });
+        sendJson(res, 200, { conversationId, result } satisfies StartRunResponse);
         return;
       }
       // The run's events as they happen, one JSON line each, then its result (or error).
@@ -146,15 +147,15 @@ export const runRoutes: RunRoute[] = [
           runModel,
           goal,
           conversationId,
-          { event: (event) => stream.send({ event }) },
+          { event: (event) => stream.send({ event } satisfies StartRunLine) },
           { replace },
         );
-        stream.send({ conversationId, result });
+        stream.send({ conversationId, result } satisfies StartRunLine);
       } catch (caught) {
         // Refused before the run started (409 open work…): the status says so, as without streaming.
         if (!stream.started) throw caught;
         const { error } = toHttpError(caught);
-        stream.send({ error: { code: error.code, message: error.message } });
+        stream.send({ error: { code: error.code, message: error.message } } satisfies StartRunLine);
       }
       res.end();
     },

@@ -250,3 +250,86 @@ export interface AuditResponse {
 export interface ErrorResponse {
   error: { code: string; message: string; [detail: string]: unknown };
 }
+
+/** A run's state (`runner runs`): waiting on a question, ready to resume, running, or done. */
+export type RunStatusView = 'running' | 'waiting' | 'ready' | 'completed' | 'cancelled' | 'failed';
+
+/** One run as `GET /api/runs` and `GET /api/runs/:id` show it (`runner runs --json`); times ISO. */
+export interface RunRecordView {
+  runId: string;
+  conversationId: string;
+  status: RunStatusView;
+  /** The continuation the run waits on, resumes, or last resumed. */
+  interactionId: string | null;
+  /** What the resume needs beside the continuation (the person's answer), once ready. */
+  input: unknown;
+  attempts: number;
+  /** Attempts that ended with their worker gone (taken over), not with an error. */
+  lostAttempts: number;
+  lastError: string | null;
+  leaseOwner: string | null;
+  leaseExpiresAt: string | null;
+  readyAt: string | null;
+  deadlineAt: string | null;
+  /** The runner's own data (the model id). */
+  meta: unknown;
+  createdAt: string;
+  updatedAt: string;
+  finishedAt: string | null;
+}
+
+/** `GET /api/runs?conversation=&status=&limit=`: newest first. */
+export interface RunsResponse {
+  runs: RunRecordView[];
+}
+
+/** `GET /api/runs/:id`, and `POST /api/runs/:id/retry` (the run, ready again). */
+export interface RunResponse {
+  run: RunRecordView;
+}
+
+/** Body of `POST /api/runs`: a new run of `conversation` toward `goal`. */
+export interface StartRunBody {
+  goal: string;
+  conversation: string;
+  /** The model id (default: the server's). */
+  model?: string;
+  /** Stop the conversation's open work first (as `exec --replace`). */
+  replace?: boolean;
+}
+
+/** How a started run stopped: it completed, waits on a question, or was cancelled. */
+export type StartRunResult = (
+  | { status: 'completed'; runId: string; conversationId: string; messages: unknown[] }
+  | {
+      status: 'waiting';
+      runId: string;
+      conversationId: string;
+      /** The question's token (the first worker's, for a delegated run). */
+      token: string;
+      question: string;
+      options: string[] | null;
+      questions?: unknown[];
+      deadline?: unknown;
+    }
+  | { status: 'cancelled'; runId: string; conversationId: string }
+) & {
+  /** What `replace` stopped first. */
+  stopped: { pauses: number; continuations: number; runs: number };
+};
+
+/** `POST /api/runs` (and the last line of its stream). */
+export interface StartRunResponse {
+  conversationId: string;
+  result: StartRunResult;
+}
+
+/**
+ * A line of `POST /api/runs` with `Accept: application/x-ndjson`: each of the run's events
+ * as it happens (text deltas, tool calls, the question raised), then its result, or an
+ * error once the stream started (before, the status says it, as without streaming).
+ */
+export type StartRunLine =
+  | { event: { type: string; [field: string]: unknown } }
+  | StartRunResponse
+  | ErrorResponse;
