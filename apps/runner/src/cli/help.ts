@@ -91,7 +91,9 @@ it is asked, so a crash loses nothing: \`runner chat --resume --session ID\` ask
 question again and completes the turn; \`runner chat --resume\` alone resumes the session
 whose question was saved last; \`runner chat --list\` lists the sessions of the data folder,
 each with its open question and the command that resumes it. Leaving while a question
-waits (/quit, Ctrl-C, Ctrl-D) keeps it saved and prints the exact command that resumes it.`,
+waits (/quit, Ctrl-C, Ctrl-D) keeps it saved and prints the exact command that resumes it.
+On a data folder a running \`runner serve\` holds, the turns run in serve and the lines are
+still typed here.`,
   exec: `usage: runner exec "GOAL" [--conversation ID] [--replace] [--requester NAME] [--data DIR] [--model ID] [--json]
        runner exec --goal-file PATH [--conversation ID] ...
 
@@ -140,7 +142,8 @@ and \`runner retry RUN\`. Waits for answers (LISTEN/NOTIFY on PostgreSQL, pollin
 embedded default) until Ctrl-C; --once resumes what is ready now and exits (1 if an attempt
 failed). When nothing is left to claim but other workers hold runs, both say how many, by
 which worker, and when each becomes claimable (--json: a "leased" event). --concurrency N
-runs N workers (up to 64), also on the embedded default.
+runs N workers (up to 64), also on the embedded default. On a data folder a running
+\`runner serve\` holds, serve resumes the answered runs itself: wake says so and exits 0.
 
 --grace DURATION  how long a stopping wake lets turns in flight finish (default ${OPTION_DEFAULTS.graceMs / 1000}s; e.g.
                   500ms, 2m, 0s). SIGTERM or Ctrl-C (SIGINT) stops gracefully: nothing more
@@ -179,8 +182,9 @@ it listens on (--port 0 picks a free port). It also resumes answered runs, like
 \`runner wake\` (--no-wake to leave that to separate wake processes on PostgreSQL); on the
 embedded default it must, since one process owns the data folder. There it also listens
 on DIR/serve.sock (mode 0600, the folder's owner only): exec, answer, stop, retry, runs,
-show and paused-states of other terminals go through it (saying "via serve (pid N)" on
-stderr), and migrate has nothing to do.
+show, paused-states, audit, operators and chat of other terminals go through it (saying
+"via serve (pid N)" on stderr; chat's lines are still typed at its own terminal), and
+migrate and wake have nothing to do (under --no-wake, wake is refused: exit 4).
 
 Who may use it: once \`runner operators add\` made an operator, every API request needs a
 live operator's key: "Authorization: Bearer KEY", or a session of the page, which signs in
@@ -219,7 +223,8 @@ API: GET /api/pauses?limit=N · GET /api/pauses/TOKEN · POST /api/pauses/TOKEN/
 {"action":"accept"|"decline"|"cancel","content":"..."} · POST /api/pauses/answer-batch
 {"answers":[{"token","action","content"}]} (all or nothing) · GET /api/recent?limit=N ·
 POST /api/conversations/ID/stop · GET /api/runs · GET /api/runs/ID · POST /api/runs
-{"goal","conversation","model"} · POST /api/runs/ID/retry · GET /api/events · GET /api/session ·
+{"goal","conversation","model"} (with "Accept: application/x-ndjson": its events as they
+happen, then its result) · POST /api/runs/ID/retry · GET /api/events · GET /api/session ·
 POST /api/sign-in {"key"} · POST /api/sign-out. Writes take application/json from this server's
 own origin (and, by the page's session, its CSRF token); bodies up to 64 KiB. Errors: {"error":{"code","message"}}, with the
 statuses of the exit codes (an unknown conversation's stop is 404 not_found, as
