@@ -11,10 +11,19 @@ describe('a serve killed while it runs an exec sent through it', () => {
     const data = dataDir();
     // The model's first call takes long enough for the server to die during it.
     const env = { RUNNER_MODEL: 'scripted:trip' };
-    const server = await serve(['--data', data], { ...env, RUNNER_SCRIPTED_DELAY_MS: '60000' });
+    // Without its wake loop: a wake of another terminal cannot be answered by it (below).
+    const server = await serve(['--data', data, '--no-wake'], {
+      ...env,
+      RUNNER_SCRIPTED_DELAY_MS: '60000',
+    });
     const exec = start(['exec', 'Plan me a trip', '--conversation', 'k', '--data', data], env);
     const exited = once(exec.child, 'close');
     await until(() => server.stdout().includes('"type":"hosted"'), 'serve to start the exec');
+    const wake = await run(['wake', '--once', '--data', data], env);
+    expect(wake.code).toBe(4);
+    expect(wake.stderr).toContain(
+      `serve (pid ${server.child.pid}) holds ${data} without its wake loop (--no-wake)`,
+    );
     server.child.kill('SIGKILL');
     const [code] = await exited;
     expect(code).toBe(4);
