@@ -4,7 +4,7 @@ import { request } from 'node:http';
 import { userInfo } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from './run-cli.js';
+import { finished, runCli, startCli, waitForOutput } from './run-cli.js';
 import { call, dataDirs, json, run, type Served, serve, until } from './serve-harness.js';
 
 /** A GET over the data folder's socket. */
@@ -265,4 +265,16 @@ describe('commands of other processes go through the serve that holds the data f
       answered: [{ token, answeredBy: userInfo().username }],
     });
   }, 120_000);
+
+  // Last of all: it stops the file's serve.
+  it('a chat waiting at a prompt when serve stops leaves its question waiting and says how to resume it', async () => {
+    const chat = startCli(['chat', '--session', 'stopped', '--data', data], { env });
+    chat.stdin?.write('Plan me a trip\n');
+    await waitForOutput(chat, '? Where would you like to go?');
+    expect(await server.stop()).toBe(0);
+    const ended = await finished(chat);
+    expect(ended.code, ended.stderr).toBe(0);
+    expect(ended.stdout).toContain('the question waits; answer it later with: ');
+    expect(ended.stdout).toContain('chat --resume --session stopped');
+  }, 60_000);
 });

@@ -49,6 +49,7 @@ export async function answerHostedCommand(
   hostCommand: HostCommand | undefined,
   req: IncomingMessage,
   res: ServerResponse,
+  stopping?: AbortSignal,
 ): Promise<void> {
   if (!fromLocalSocket(req) || !hostCommand) {
     throw new HttpError(404, 'not_found', 'no API route /api/cli');
@@ -56,7 +57,7 @@ export async function answerHostedCommand(
   const interactive =
     (req.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase() === INTERACTIVE;
   if (!interactive) checkWrite(req);
-  const input = interactive ? inputLines(req) : undefined;
+  const input = interactive ? inputLines(req, stopping) : undefined;
   const parsed = hostedCommandSchema.safeParse(
     input ? await input.first() : await readJson(req, MAX_COMMAND_BYTES),
   );
@@ -84,9 +85,10 @@ export async function answerHostedCommand(
 /**
  * The lines of an interactive command's body: `first()` the command, then a
  * {@link LineReader} whose `next` asks the caller for a line and waits for it (`null` at the
- * end of the body, or when the caller went away: as at the end of a terminal's input).
+ * end of the body, when the caller went away, or once serve is `stopping`: as at the end of
+ * a terminal's input, so a chat leaves its question waiting and says how to resume it).
  */
-function inputLines(req: IncomingMessage) {
+function inputLines(req: IncomingMessage, stopping?: AbortSignal) {
   const rl = createInterface({ input: req, crlfDelay: Number.POSITIVE_INFINITY });
   const lines = rl[Symbol.asyncIterator]();
   const nextFrame = async (): Promise<string | null> => {
@@ -113,9 +115,9 @@ function inputLines(req: IncomingMessage) {
       let ended = false;
       return {
         async next(prompt) {
-          if (ended) return null;
+          if (ended || stopping?.aborted) return null;
           ask(prompt);
-          const line = await nextFrame();
+          const line = await Promise.race([nextFrame(), aborted(stopping)]);
           let frame: InputFrame | undefined;
           try {
             frame = line === null ? undefined : (JSON.parse(line) as InputFrame);
@@ -133,4 +135,11 @@ function inputLines(req: IncomingMessage) {
     },
     close: () => rl.close(),
   };
+}
+
+/** Resolves with `null` when `signal` aborts (never without one). */
+function aborted(signal: AbortSignal | undefined): Promise<null> {
+  return new Promise((resolve) =>
+    signal?.addEventListener('abort', () => resolve(null), { once: true }),
+  );
 }

@@ -217,7 +217,9 @@ export async function startServe(storage: Storage, options: ServeOptions): Promi
   }
 
   let closing = false;
+  const stopping = new AbortController();
   const handle = routeRequests({
+    stopping: stopping.signal,
     api,
     signIn,
     loopback: isLoopback(host),
@@ -258,6 +260,7 @@ export async function startServe(storage: Storage, options: ServeOptions): Promi
     async close() {
       const wakeStopped = hostedWake?.stop();
       closing = true;
+      stopping.abort();
       await hub.close();
       await Promise.all([
         closeServer(server, graceMs),

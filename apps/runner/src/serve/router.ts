@@ -20,6 +20,8 @@ export interface RouteContext {
   onError: (message: string) => void;
   /** Runs a command sent over the data folder's socket (`POST /api/cli`). */
   hostCommand?: HostCommand | undefined;
+  /** Aborted when the server starts to stop: interactive commands' input ends then. */
+  stopping?: AbortSignal;
 }
 
 /**
@@ -31,7 +33,7 @@ export interface RouteContext {
 export function routeRequests(
   context: RouteContext,
 ): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
-  const { api, signIn, loopback, onError, hostCommand } = context;
+  const { api, signIn, loopback, onError, hostCommand, stopping } = context;
   return async (req, res) => {
     try {
       const url = new URL(req.url ?? '/', 'http://localhost');
@@ -49,7 +51,7 @@ export function routeRequests(
       }
       const caller = await callerOf(signIn, req);
       if (req.method === 'POST' && url.pathname === '/api/cli') {
-        await answerHostedCommand(hostCommand, req, res);
+        await answerHostedCommand(hostCommand, req, res, stopping);
         return;
       }
       if (caller.session && req.method !== 'GET' && req.method !== 'HEAD') {
