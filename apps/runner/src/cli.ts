@@ -4,7 +4,7 @@ import { readFile } from 'node:fs/promises';
 import { text } from 'node:stream/consumers';
 import { HELP } from './cli/help.js';
 import { invocation, shellQuote } from './cli/invocation.js';
-import { createLineReader } from './cli/lines.js';
+import { createLineReader, type LineReader } from './cli/lines.js';
 import { createOutput, type Output } from './cli/output.js';
 import type { Command, Context } from './commands/command.js';
 import { checkEnvironment, setting, VARIABLES } from './config/index.js';
@@ -237,7 +237,7 @@ async function viaServe(
     out.json ? `${JSON.stringify({ type: 'via-serve', pid: serving.pid })}\n` : `${said}\n`,
   );
   // Chat reads the person's lines here, at this terminal, and sends each when serve asks.
-  const lines = request.argv[0] === 'chat' ? createLineReader() : undefined;
+  const lines = request.argv[0] === 'chat' ? lazyLineReader() : undefined;
   const interrupt = () => lines?.close();
   if (lines) process.once('SIGINT', interrupt);
   try {
@@ -250,6 +250,26 @@ async function viaServe(
     process.off('SIGINT', interrupt);
     lines?.close();
   }
+}
+
+/**
+ * A reader of standard input made at the first line asked for: a serve that cannot be
+ * reached has read nothing of it, so the command run here instead reads it all.
+ */
+function lazyLineReader(): LineReader {
+  let reader: LineReader | undefined;
+  let closed = false;
+  return {
+    async next(prompt) {
+      if (closed) return null;
+      reader ??= createLineReader();
+      return reader.next(prompt);
+    },
+    close() {
+      closed = true;
+      reader?.close();
+    },
+  };
 }
 
 /**
