@@ -327,11 +327,12 @@ function hostCommands(storage: Storage): HostCommand {
       ...sinks,
     });
     const load = command && VIA_SERVE.has(command) ? commands[command] : undefined;
-    if (!command || !load) {
-      out.error(`serve does not run "${command}" for other processes`, {
-        failure: 'usage',
-        exitCode: FAILURES.usage.exitCode,
-      });
+    // A chat sent without its input would read serve's own standard input.
+    if (!command || !load || (command === 'chat' && !sinks.lines)) {
+      out.error(
+        `serve does not run "${command}" for other processes${load ? ' without its input lines (an NDJSON body)' : ''}`,
+        { failure: 'usage', exitCode: FAILURES.usage.exitCode },
+      );
       return FAILURES.usage.exitCode;
     }
     const ctx: Context = {

@@ -7,10 +7,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { finished, runCli, startCli, waitForOutput } from './run-cli.js';
 import { call, dataDirs, json, run, type Served, serve, until } from './serve-harness.js';
 
-/** A GET over the data folder's socket. */
-function overSocket(socketPath: string, at: string): Promise<{ status: number; body: string }> {
+/** A GET (or with `body`, a JSON POST) over the data folder's socket. */
+function overSocket(
+  socketPath: string,
+  at: string,
+  body?: unknown,
+): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    const req = request({ socketPath, path: at }, (res) => {
+    const post = { method: 'POST', headers: { 'content-type': 'application/json' } };
+    const req = request({ socketPath, path: at, ...(body ? post : {}) }, (res) => {
       let body = '';
       res.on('data', (d) => {
         body += d;
@@ -18,7 +23,7 @@ function overSocket(socketPath: string, at: string): Promise<{ status: number; b
       res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
     });
     req.on('error', reject);
-    req.end();
+    req.end(body ? JSON.stringify(body) : undefined);
   });
 }
 
@@ -187,6 +192,23 @@ describe('commands of other processes go through the serve that holds the data f
     );
     expect(socketList.status).toBe(200);
     expect(JSON.parse(socketList.body).runs[0].runId).toBe(runId);
+    // A chat needs its input lines sent after it: without, serve does not read its own stdin.
+    const inputless = await overSocket(path.join(data, 'serve.sock'), '/api/cli', {
+      argv: ['chat'],
+      modelId: 'scripted:trip',
+      prefix: 'runner',
+      tty: false,
+      inputs: {},
+    });
+    expect(
+      inputless.body
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line)),
+    ).toEqual([
+      { err: expect.stringContaining('serve does not run "chat" for other processes without') },
+      { exit: 2 },
+    ]);
     // Running commands is the socket's alone: over TCP the route does not exist.
     const cli = await call(new URL('/api/cli', server.url).href, json({ argv: ['runs'] }));
     expect(cli.status).toBe(404);
