@@ -91,6 +91,8 @@ export async function answerHostedCommand(
 function inputLines(req: IncomingMessage, stopping?: AbortSignal) {
   const rl = createInterface({ input: req, crlfDelay: Number.POSITIVE_INFINITY });
   const lines = rl[Symbol.asyncIterator]();
+  // One promise for the whole command: a listener per line would pile up on the signal.
+  const stopped = aborted(stopping);
   const nextFrame = async (): Promise<string | null> => {
     const { value, done } = await lines.next().catch(() => ({ value: undefined, done: true }));
     return done ? null : (value as string);
@@ -99,7 +101,11 @@ function inputLines(req: IncomingMessage, stopping?: AbortSignal) {
     async first(): Promise<unknown> {
       const line = await nextFrame();
       if (line === null || Buffer.byteLength(line) > MAX_COMMAND_BYTES) {
-        throw new HttpError(400, 'invalid_request', 'an interactive command starts with its line');
+        throw new HttpError(
+          400,
+          'invalid_request',
+          `an interactive command's body starts with the command: one JSON line of at most ${MAX_COMMAND_BYTES} bytes`,
+        );
       }
       try {
         return JSON.parse(line);
@@ -117,7 +123,7 @@ function inputLines(req: IncomingMessage, stopping?: AbortSignal) {
         async next(prompt) {
           if (ended || stopping?.aborted) return null;
           ask(prompt);
-          const line = await Promise.race([nextFrame(), aborted(stopping)]);
+          const line = await Promise.race([nextFrame(), stopped]);
           let frame: InputFrame | undefined;
           try {
             frame = line === null ? undefined : (JSON.parse(line) as InputFrame);
