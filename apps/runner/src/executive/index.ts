@@ -4,6 +4,7 @@ export {
   answerBatch,
   deadlineText,
   howAnswered,
+  quorumText,
   refusal,
 } from './record-answer.js';
 export {

@@ -2,7 +2,7 @@ import type { ServerResponse } from 'node:http';
 import type { PauseView, RecentView, ServeEvent } from '../../web/src/api-types.d.ts';
 import type { Storage } from '../storage/index.js';
 import { baseHeaders } from './http.js';
-import { pauseView, recentViewsIn } from './views.js';
+import { approvalsOf, pauseView, recentViewsIn } from './views.js';
 
 const WINDOW = 200;
 const KEEPALIVE_MS = 15_000;
@@ -139,10 +139,14 @@ export class EventHub {
 
   async #snapshot(baseline: boolean): Promise<void> {
     // One snapshot: a run that commits between two reads cannot show half its change.
-    const { pending, recent } = await this.#storage.snapshot(async (tx) => ({
-      pending: (await this.#storage.pauses(tx).listPendingAll(WINDOW)).map((p) => pauseView(p)),
-      recent: await recentViewsIn(this.#storage, tx, WINDOW),
-    }));
+    const { pending, recent } = await this.#storage.snapshot(async (tx) => {
+      const listed = await this.#storage.pauses(tx).listPendingAll(WINDOW);
+      const approvals = await approvalsOf(this.#storage, listed, tx);
+      return {
+        pending: listed.map((p) => pauseView(p, Date.now(), true, approvals.get(p.token))),
+        recent: await recentViewsIn(this.#storage, tx, WINDOW),
+      };
+    });
     const next = new Map<string, Seen>();
     for (const view of recent) next.set(view.token, { rank: rankOf(view), view });
     for (const view of pending) next.set(view.token, { rank: 0, view });
