@@ -1,16 +1,10 @@
 import { sql } from 'drizzle-orm';
 import { expect, it } from 'vitest';
-import { describeOnEachStorage, pause } from '../test/support.js';
+import { describeOnEachStorage, emptyAll, pause } from '../test/support.js';
 import { type AuditEntry, exportAudit, verifyAudit } from './index.js';
 
 const key = 'r'.repeat(32);
 const past = () => new Date(Date.now() - 60_000);
-
-async function emptyAll(db: Parameters<typeof exportAudit>[0]): Promise<void> {
-  for (const table of ['paused_states', 'audit_entries', 'audit_heads', 'audit_sealed']) {
-    await db.execute(sql`delete from ${sql.identifier('aura')}.${sql.identifier(table)}`);
-  }
-}
 
 await describeOnEachStorage(
   'reminders and escalation',

@@ -1,6 +1,5 @@
-import { sql } from 'drizzle-orm';
 import { expect, it } from 'vitest';
-import { describeOnEachStorage, pause } from '../test/support.js';
+import { describeOnEachStorage, emptyAll, pause } from '../test/support.js';
 import {
   AskUserError,
   AskUserStore,
@@ -14,12 +13,6 @@ const key = 'q'.repeat(32);
 const yes: ResumeAnswer = { action: 'accept', content: 'yes' };
 const no: ResumeAnswer = { action: 'decline', content: 'not now' };
 const five = ['ada', 'bob', 'cy', 'dee', 'eve'];
-
-async function emptyAll(db: Parameters<typeof exportAudit>[0]): Promise<void> {
-  for (const table of ['paused_states', 'audit_entries', 'audit_heads', 'audit_sealed']) {
-    await db.execute(sql`delete from ${sql.identifier('aura')}.${sql.identifier(table)}`);
-  }
-}
 
 await describeOnEachStorage(
   'a quorum of approvals',

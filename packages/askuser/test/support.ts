@@ -129,6 +129,13 @@ export async function stamp(
   }
 }
 
+/** Empties the table and the audit log between tests of the audit log. */
+export async function emptyAll(db: AskUserDatabase): Promise<void> {
+  for (const table of ['paused_states', 'audit_entries', 'audit_heads', 'audit_sealed']) {
+    await db.execute(sql`delete from ${sql.identifier('aura')}.${sql.identifier(table)}`);
+  }
+}
+
 /** Empties the table between tests (each file has its own database). */
 export async function truncate(db: AskUserDatabase): Promise<void> {
   await db.execute(sql`delete from aura.paused_states`);
