@@ -6,6 +6,8 @@ ALTER TABLE "aura"."paused_states" ADD COLUMN "escalate_roles" text[] DEFAULT '{
 ALTER TABLE "aura"."paused_states" ADD COLUMN "escalated_at" timestamp with time zone;--> statement-breakpoint
 ALTER TABLE "aura"."paused_states" ADD COLUMN "quorum" integer;--> statement-breakpoint
 ALTER TABLE "aura"."paused_states" ADD COLUMN "quorum_declines" integer;--> statement-breakpoint
+ALTER TABLE "aura"."paused_states" ADD COLUMN "approvers" text[] DEFAULT '{}'::text[] NOT NULL;--> statement-breakpoint
+ALTER TABLE "aura"."paused_states" ADD COLUMN "decliners" text[] DEFAULT '{}'::text[] NOT NULL;--> statement-breakpoint
 CREATE TABLE "aura"."approvals" (
 	"token" text NOT NULL,
 	"operator" text NOT NULL,

@@ -96,6 +96,8 @@ for (const spec of await sqlTargets()) {
         'escalated_at',
         'quorum',
         'quorum_declines',
+        'approvers',
+        'decliners',
       ]);
     });
 

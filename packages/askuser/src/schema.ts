@@ -63,6 +63,9 @@ export const pausedStates = auraSchema.table(
     // Distinct approvals that resolve it (null: the first answer does), and declines (null: 1).
     quorum: integer('quorum'),
     quorumDeclines: integer('quorum_declines'),
+    // Who accepted and who declined so far, on the row an answer locks: counted in one UPDATE.
+    approvers: text('approvers').array().notNull().default(sql`'{}'::text[]`),
+    decliners: text('decliners').array().notNull().default(sql`'{}'::text[]`),
   },
   (t) => [
     // listPending(conversationId) and autoResolveForConversation: pending rows of one
