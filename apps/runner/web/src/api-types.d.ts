@@ -164,7 +164,25 @@ export type ServeEvent =
       action: AnswerAction | null;
       outcome: RunOutcome | null;
     }
-  | { type: 'run-completed'; token: string; conversationId: string };
+  | { type: 'run-completed'; token: string; conversationId: string }
+  /** An approval towards a question's quorum was recorded; the question still waits. */
+  | {
+      type: 'approval-recorded';
+      token: string;
+      conversationId: string;
+      approvals: number;
+      needed: number;
+    }
+  /** A waiting question's reminder came (RUNNER_REMIND). */
+  | { type: 'question-reminded'; token: string; conversationId: string }
+  /** A waiting question's audience was widened (RUNNER_ESCALATE). */
+  | {
+      type: 'question-escalated';
+      token: string;
+      conversationId: string;
+      names: string[];
+      roles: string[];
+    };
 
 /** Body of `POST /api/pauses/:token/answer`, and an answer as the API shows it. */
 export interface AnswerBody {

@@ -21,8 +21,13 @@ interface Form {
 /** Shows the selected pending question with its answer form, or a hint when none is. */
 export function renderDetail(): void {
   const pause = state.pending.find((p) => p.token === state.selected);
-  // Keep what the operator is typing: rebuild only when another question is shown.
-  if (pause?.token === state.detailFor && pause) return;
+  // Keep what the operator is typing: rebuild only when another question is shown (its
+  // deadline's time left and its approvals so far are brought up to date in place).
+  if (pause?.token === state.detailFor && pause) {
+    const fresh = waitPart(pause);
+    if (fresh) ui.detail.querySelector('#wait')?.replaceWith(fresh);
+    return;
+  }
   state.detailFor = pause?.token;
   if (!pause) {
     replace(ui.detail, h('p', { class: 'hint' }, 'Select a question to answer it.'));
