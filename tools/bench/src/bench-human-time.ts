@@ -69,11 +69,12 @@ export async function benchDeadlines(ctx: Context, server: Server): Promise<void
   await migrateAskUser(server.db);
   await migrateRuns(server.db);
   const at = new Date(Date.now() + 3_000);
+  const atText = at.toISOString();
   await server.sql`insert into aura.paused_states (token, conversation_id, kind, question, tool_call_id, deadline_at, deadline_answer)
-    select 'dl-' || g, 'conv-dl-' || (g % 100), 'approve', 'Approve?', 'call-' || g, ${at}, '{"action":"decline","content":""}'::jsonb
+    select 'dl-' || g, 'conv-dl-' || (g % 100), 'approve', 'Approve?', 'call-' || g, ${atText}::timestamptz, '{"action":"decline","content":""}'::jsonb
     from generate_series(1, ${n}) g`;
   await server.sql`insert into x_continuation.runs (run_id, conversation_id, status, interaction_id, due_at, deadline_at)
-    select 'dl-run-' || g, 'conv-dl-' || (g % 100), 'waiting', 'dl-' || g, ${at}, ${at}
+    select 'dl-run-' || g, 'conv-dl-' || (g % 100), 'waiting', 'dl-' || g, ${atText}::timestamptz, ${atText}::timestamptz
     from generate_series(1, ${n}) g`;
   let applied = 0;
   const clients = [0, 1].map(() => postgres(server.url, { max: 5, onnotice: () => {} }));
