@@ -125,6 +125,25 @@ export function durationMs(text: string): number | undefined {
   return Number(match[1]) * unit;
 }
 
+/**
+ * `TOOL=…` pairs separated by commas, each matched by `pattern` (the tool its first group)
+ * and made by `build`; undefined when one does not fit.
+ */
+function toolPairs<T>(
+  given: string,
+  pattern: RegExp,
+  build: (match: RegExpExecArray) => T | undefined,
+): Record<string, T> | undefined {
+  const policy: Record<string, T> = {};
+  for (const pair of given.split(',')) {
+    const match = pattern.exec(pair);
+    const rule = match ? build(match) : undefined;
+    if (!match || rule === undefined) return undefined;
+    policy[match[1] ?? ''] = rule;
+  }
+  return policy;
+}
+
 /** What a deadline policy sets for one human tool: how long its questions wait, and the default. */
 export interface DeadlineRule {
   ms: number;
@@ -139,40 +158,33 @@ export interface DeadlineRule {
 export const deadlinePolicy: Kind<Readonly<Record<string, DeadlineRule>>> = {
   accepts:
     'TOOL=DURATION:DEFAULT pairs separated by commas, DEFAULT decline, cancel or accept:TEXT, e.g. approve=24h:decline',
-  parse: (given) => {
-    const policy: Record<string, DeadlineRule> = {};
-    for (const pair of given.split(',')) {
-      const match = /^\s*([a-z_][a-z0-9_]*)=(\d+\s*[a-z]+):(decline|cancel|accept:(.*))\s*$/.exec(
-        pair,
-      );
-      const ms = match ? durationMs(match[2] ?? '') : undefined;
-      if (!match || ms === undefined || ms <= 0) return undefined;
-      const [, tool = '', , action = '', content] = match;
-      policy[tool] = {
-        ms,
-        answer:
-          content === undefined
-            ? { action: action as 'decline' | 'cancel', content: '' }
-            : { action: 'accept', content },
-      };
-    }
-    return policy;
-  },
+  parse: (given) =>
+    toolPairs(
+      given,
+      /^\s*([a-z_][a-z0-9_]*)=(\d+\s*[a-z]+):(decline|cancel|accept:(.*))\s*$/,
+      (m) => {
+        const ms = durationMs(m[2] ?? '');
+        if (ms === undefined || ms <= 0) return undefined;
+        const [, , , action = '', content] = m;
+        return {
+          ms,
+          answer:
+            content === undefined
+              ? { action: action as 'decline' | 'cancel', content: '' }
+              : { action: 'accept' as const, content },
+        };
+      },
+    ),
 };
 
 /** `TOOL=DURATION` pairs separated by commas (`approve=4h,ask_user=30m`), as tool -> ms. */
 export const remindPolicy: Kind<Readonly<Record<string, number>>> = {
   accepts: 'TOOL=DURATION pairs separated by commas, e.g. approve=4h',
-  parse: (given) => {
-    const policy: Record<string, number> = {};
-    for (const pair of given.split(',')) {
-      const match = /^\s*([a-z_][a-z0-9_]*)=(\d+\s*[a-z]+)\s*$/.exec(pair);
-      const ms = match ? durationMs(match[2] ?? '') : undefined;
-      if (!match || ms === undefined || ms <= 0) return undefined;
-      policy[match[1] ?? ''] = ms;
-    }
-    return policy;
-  },
+  parse: (given) =>
+    toolPairs(given, /^\s*([a-z_][a-z0-9_]*)=(\d+\s*[a-z]+)\s*$/, (m) => {
+      const ms = durationMs(m[2] ?? '');
+      return ms === undefined || ms <= 0 ? undefined : ms;
+    }),
 };
 
 /** What an escalation policy sets for one human tool: after how long, and whom it adds. */
@@ -189,22 +201,18 @@ export interface EscalateRule {
 export const escalatePolicy: Kind<Readonly<Record<string, EscalateRule>>> = {
   accepts:
     'TOOL=DURATION:WHO pairs separated by commas, WHO roles and @names joined by +, e.g. approve=8h:lead+@ada',
-  parse: (given) => {
-    const policy: Record<string, EscalateRule> = {};
-    for (const pair of given.split(',')) {
-      const match = /^\s*([a-z_][a-z0-9_]*)=(\d+\s*[a-z]+):(\S+)\s*$/.exec(pair);
-      const ms = match ? durationMs(match[2] ?? '') : undefined;
-      if (!match || ms === undefined || ms <= 0) return undefined;
-      const who = (match[3] ?? '').split('+');
+  parse: (given) =>
+    toolPairs(given, /^\s*([a-z_][a-z0-9_]*)=(\d+\s*[a-z]+):(\S+)\s*$/, (m) => {
+      const ms = durationMs(m[2] ?? '');
+      const who = (m[3] ?? '').split('+');
+      if (ms === undefined || ms <= 0) return undefined;
       if (!who.every((w) => /^@?[A-Za-z0-9][A-Za-z0-9_.@-]*$/.test(w))) return undefined;
-      policy[match[1] ?? ''] = {
+      return {
         ms,
         names: who.filter((w) => w.startsWith('@')).map((w) => w.slice(1)),
         roles: who.filter((w) => !w.startsWith('@')),
       };
-    }
-    return policy;
-  },
+    }),
 };
 
 /** How many distinct approvals (and declines) resolve one human tool's questions. */
@@ -220,15 +228,11 @@ export interface QuorumRule {
  */
 export const quorumPolicy: Kind<Readonly<Record<string, QuorumRule>>> = {
   accepts: 'TOOL=M or TOOL=M:D pairs separated by commas (M approvals, D declines), e.g. approve=2',
-  parse: (given) => {
-    const policy: Record<string, QuorumRule> = {};
-    for (const pair of given.split(',')) {
-      const match = /^\s*([a-z_][a-z0-9_]*)=([1-9]\d{0,2})(?::([1-9]\d{0,2}))?\s*$/.exec(pair);
-      if (!match) return undefined;
-      policy[match[1] ?? ''] = { approvals: Number(match[2]), declines: Number(match[3] ?? 1) };
-    }
-    return policy;
-  },
+  parse: (given) =>
+    toolPairs(given, /^\s*([a-z_][a-z0-9_]*)=([1-9]\d{0,2})(?::([1-9]\d{0,2}))?\s*$/, (m) => ({
+      approvals: Number(m[2]),
+      declines: Number(m[3] ?? 1),
+    })),
 };
 
 /** A claim of a token, or a dotted path into one: `groups`, `realm_access.roles`. */
