@@ -105,10 +105,13 @@ export interface ApprovalCenter {
   close(): Promise<void>;
 }
 
-/** Starts an {@link ApprovalCenter} on the test server `serverUrl`. */
-export async function startApprovalCenter(serverUrl: string): Promise<ApprovalCenter> {
+/** Starts an {@link ApprovalCenter} on the test server `serverUrl`, with `settings` in its env. */
+export async function startApprovalCenter(
+  serverUrl: string,
+  settings: Record<string, string> = {},
+): Promise<ApprovalCenter> {
   const database = await createTestDatabase(serverUrl);
-  const env = { DATABASE_URL: database.url };
+  const env = { ...settings, DATABASE_URL: database.url };
   const migrated = await run(['migrate'], env);
   expect(migrated.code, migrated.stderr).toBe(0);
   const served = await serve(['--no-wake', '--operator', 'ada'], env);

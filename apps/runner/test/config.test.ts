@@ -60,6 +60,34 @@ describe('RUNNER_DEADLINE', () => {
   });
 });
 
+describe('RUNNER_REMIND, RUNNER_ESCALATE and RUNNER_QUORUM', () => {
+  it('take TOOL=DURATION, TOOL=DURATION:WHO and TOOL=M[:D] pairs', () => {
+    expect(read(VARIABLES.RUNNER_REMIND, 'approve=4h,ask_user=30m')).toEqual({
+      approve: 14_400_000,
+      ask_user: 1_800_000,
+    });
+    expect(read(VARIABLES.RUNNER_ESCALATE, 'approve=8h:cfo+@ada+lead')).toEqual({
+      approve: { ms: 28_800_000, names: ['ada'], roles: ['cfo', 'lead'] },
+    });
+    expect(read(VARIABLES.RUNNER_QUORUM, 'approve=3:2,ask_user=2')).toEqual({
+      approve: { approvals: 3, declines: 2 },
+      ask_user: { approvals: 2, declines: 1 },
+    });
+  });
+
+  it('refuse a pair they cannot read, naming what they take', () => {
+    for (const bad of ['approve', 'approve=0s', 'approve=soon']) {
+      expect(refusal(VARIABLES.RUNNER_REMIND, bad).message).toContain('TOOL=DURATION');
+    }
+    for (const bad of ['approve=8h', 'approve=8h:', 'approve=8h:a b']) {
+      expect(refusal(VARIABLES.RUNNER_ESCALATE, bad).message).toContain('TOOL=DURATION:WHO');
+    }
+    for (const bad of ['approve=0', 'approve=two', 'approve=2:0', 'approve=1000']) {
+      expect(refusal(VARIABLES.RUNNER_QUORUM, bad).message).toContain('TOOL=M');
+    }
+  });
+});
+
 describe('setting', () => {
   it('unset or empty is the default, for every kind', () => {
     expect(setting(VARIABLES.RUNNER_LEASE_MS, {})).toBe(60_000);

@@ -67,6 +67,9 @@ describe('runner serve: the API on the embedded default (no wake)', () => {
       createdAt: expect.any(String),
       ageMs: expect.any(Number),
       deadline: null,
+      reminder: null,
+      escalation: null,
+      quorum: null,
       canAnswer: true,
     });
     const limited = await call(api('/api/pauses?limit=2'));

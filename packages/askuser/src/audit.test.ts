@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
-import { type SqlTarget, sqlTargets } from '@internal/pg-test';
+import type { SqlTarget } from '@internal/pg-test';
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { pause, query, stamp } from '../test/support.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { describeOnEachStorage, emptyAll, pause, query, stamp } from '../test/support.js';
 import {
   AskUserError,
   AskUserStore,
@@ -10,7 +10,6 @@ import {
   appendAuditEvent,
   auditHead,
   exportAudit,
-  migrate,
   purgeAuditOlderThan,
   type ResumeAnswer,
   sealAudit,
@@ -26,21 +25,13 @@ async function all(db: SqlTarget['db'], options = {}): Promise<AuditEntry[]> {
   return out;
 }
 
-for (const spec of await sqlTargets()) {
-  describe.skipIf(spec.skip)(`audit log on ${spec.kind}`, () => {
+await describeOnEachStorage(
+  'audit log',
+  (s) => {
     let target: SqlTarget;
     let store: AskUserStore;
-    beforeAll(async () => {
-      target = await spec.open();
-      await migrate(target.db);
-      store = new AskUserStore(target.db, { audit: { key } });
-    });
-    afterAll(() => target?.close());
-    beforeEach(async () => {
-      await target.db.execute(sql`delete from aura.paused_states`);
-      await target.db.execute(sql`delete from aura.audit_entries`);
-      await target.db.execute(sql`delete from aura.audit_heads`);
-      await target.db.execute(sql`delete from aura.audit_sealed`);
+    beforeAll(() => {
+      ({ target, store } = s);
     });
 
     /** A conversation with a question created, then answered by ada through the page. */
@@ -383,8 +374,9 @@ for (const spec of await sqlTargets()) {
       expect(await store.cleanupResumedOlderThan(new Date('2026-02-01T00:00:00Z'))).toBe(1);
       expect(await verifyAudit(target.db, { key })).toMatchObject({ ok: true, entries: 5 });
     });
-  });
-}
+  },
+  { audit: { key }, empty: emptyAll },
+);
 
 /** Recomputes the hashes and signatures of a chain, as the key holder's writer would. */
 async function resign(target: SqlTarget, chain: string): Promise<void> {

@@ -15,7 +15,8 @@ import { AskUserError, wrapDatabaseError } from './errors.js';
 /**
  * The kinds of audit entries:
  * - `question-created`, `question-answered`, `answer-refused`, `question-cancelled`,
- *   `question-purged`: written by {@link AskUserStore} (with an audit key) in the same
+ *   `question-expired`, `question-reminded`, `question-escalated`, `approval-recorded` (one
+ *   person's answer towards a quorum), `question-purged`: written by {@link AskUserStore} (with an audit key) in the same
  *   transaction as the write they record, in the conversation's chain;
  * - `app-event`: the application's own events ({@link appendAuditEvent});
  * - `chain-purged`: old entries of a chain were removed ({@link purgeAuditOlderThan});
@@ -27,6 +28,9 @@ export type AuditKind =
   | 'answer-refused'
   | 'question-cancelled'
   | 'question-expired'
+  | 'question-reminded'
+  | 'question-escalated'
+  | 'approval-recorded'
   | 'question-purged'
   | 'app-event'
   | 'chain-purged'

@@ -1,13 +1,12 @@
-import { type SqlTarget, sqlTargets } from '@internal/pg-test';
+import type { SqlTarget } from '@internal/pg-test';
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { pause, query } from '../test/support.js';
+import { beforeAll, expect, it } from 'vitest';
+import { describeOnEachStorage, emptyAll, pause, query } from '../test/support.js';
 import {
   AskUserError,
-  AskUserStore,
+  type AskUserStore,
   type AuditEntry,
   exportAudit,
-  migrate,
   type ResumeAnswer,
   verifyAudit,
 } from './index.js';
@@ -21,22 +20,13 @@ async function entries(db: SqlTarget['db']): Promise<AuditEntry[]> {
   return out;
 }
 
-for (const spec of await sqlTargets()) {
-  describe.skipIf(spec.skip)(`a late answer racing the deadline on ${spec.kind}`, () => {
+await describeOnEachStorage(
+  'a late answer racing the deadline',
+  (s) => {
     let target: SqlTarget;
     let store: AskUserStore;
-    beforeAll(async () => {
-      target = await spec.open();
-      await migrate(target.db);
-      store = new AskUserStore(target.db, { audit: { key } });
-    });
-    afterAll(() => target?.close());
-    beforeEach(async () => {
-      for (const table of ['paused_states', 'audit_entries', 'audit_heads', 'audit_sealed']) {
-        await target.db.execute(
-          sql`delete from ${sql.identifier('aura')}.${sql.identifier(table)}`,
-        );
-      }
+    beforeAll(() => {
+      ({ target, store } = s);
     });
 
     it('a late answer racing the deadline: exactly one of expired or answered wins, 100 rounds', async () => {
@@ -90,5 +80,6 @@ for (const spec of await sqlTargets()) {
       expect(await verifyAudit(target.db, { key })).toMatchObject({ ok: true });
       // 100 rounds of a few statements each: alone it takes a few seconds, on a loaded machine more.
     }, 90_000);
-  });
-}
+  },
+  { audit: { key }, empty: emptyAll },
+);

@@ -1,13 +1,11 @@
-import { type SqlTarget, sqlTargets } from '@internal/pg-test';
-import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { pause } from '../test/support.js';
+import type { SqlTarget } from '@internal/pg-test';
+import { beforeAll, expect, it } from 'vitest';
+import { describeOnEachStorage, emptyAll, pause } from '../test/support.js';
 import {
   AskUserError,
   AskUserStore,
   type AuditEntry,
   exportAudit,
-  migrate,
   type ResumeAnswer,
   verifyAudit,
 } from './index.js';
@@ -31,24 +29,15 @@ async function refusal(p: Promise<unknown>): Promise<AskUserError> {
   return error;
 }
 
-for (const spec of await sqlTargets()) {
-  describe.skipIf(spec.skip)(`deadlines on ${spec.kind}`, () => {
+await describeOnEachStorage(
+  'deadlines',
+  (s) => {
     let target: SqlTarget;
     let store: AskUserStore;
     let plain: AskUserStore;
-    beforeAll(async () => {
-      target = await spec.open();
-      await migrate(target.db);
-      store = new AskUserStore(target.db, { audit: { key } });
+    beforeAll(() => {
+      ({ target, store } = s);
       plain = new AskUserStore(target.db);
-    });
-    afterAll(() => target?.close());
-    beforeEach(async () => {
-      for (const table of ['paused_states', 'audit_entries', 'audit_heads', 'audit_sealed']) {
-        await target.db.execute(
-          sql`delete from ${sql.identifier('aura')}.${sql.identifier(table)}`,
-        );
-      }
     });
 
     it('keeps a deadline as plain fields: an absolute time, or a duration by the database clock', async () => {
@@ -134,5 +123,6 @@ for (const spec of await sqlTargets()) {
     it('expire of an unknown token is not_found', async () => {
       expect((await refusal(store.expire('nope'))).code).toBe('not_found');
     });
-  });
-}
+  },
+  { audit: { key }, empty: emptyAll },
+);

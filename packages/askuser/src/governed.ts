@@ -7,7 +7,9 @@ import { admits, type Identity, identityKeys, textArray } from './audience.js';
 import { appendEntries, conversationChain, inTransaction, type NewEntry } from './audit-chain.js';
 import type { AskUserDatabase } from './database.js';
 import { AskUserError, pauseExpired, pauseNotFound } from './errors.js';
+import { answerQuorum } from './quorum.js';
 import { pausedStates as t } from './schema.js';
+import type { AnswerOutcome } from './types.js';
 
 /** True for a pause whose deadline refuses an answer: applied already, or passed while pending. */
 export const expiredNow = sql`(${t.expiredAt} is not null or (${t.resumedAt} is null and ${t.deadlineAt} <= now()))`;
@@ -37,7 +39,7 @@ function answerStatements(db: AskUserDatabase) {
         and(
           eq(t.token, p('token')),
           isNull(t.resumedAt),
-          sql`(${t.deadlineAt} is null or ${t.deadlineAt} > now())`,
+          sql`(${t.deadlineAt} is null or ${t.deadlineAt} > now()) and ${t.quorum} is null`,
           admitted,
         ),
       );
@@ -78,7 +80,7 @@ export interface AnswerContext {
 }
 
 /** What an answer's audit entry records of it. */
-function answerData(token: string, answer: ResumeAnswer, c: AnswerContext) {
+export function answerData(token: string, answer: ResumeAnswer, c: AnswerContext) {
   return {
     token,
     action: answer.action,
@@ -102,8 +104,8 @@ export async function resolveGoverned(
   token: string,
   answer: ResumeAnswer,
   c: AnswerContext,
-): Promise<void> {
-  const run = async (tx: AskUserDatabase): Promise<AskUserError | undefined> => {
+): Promise<AnswerOutcome> {
+  const run = async (tx: AskUserDatabase): Promise<AnswerOutcome | AskUserError> => {
     const statements = statementsOf(tx);
     const params = {
       token,
@@ -112,13 +114,17 @@ export async function resolveGoverned(
       name: c.identity?.name ?? null,
       roles: JSON.stringify(c.identity?.roles ?? []),
     };
+    // Not resolved by one answer: recorded towards its quorum, or refused.
+    const otherwise = async () =>
+      (await answerQuorum(tx, key, token, answer, c, answerData(token, answer, c))) ??
+      refusalOf(tx, key, token, answer, c);
     if (key === undefined) {
       const [updated] = await statements.answer.execute(params);
-      return updated === undefined ? refusalOf(tx, undefined, token, answer, c) : undefined;
+      return updated === undefined ? otherwise() : RESOLVED;
     }
     // The same statement locks the conversation's chain head (when the chain has one).
     const [updated] = await statements.answerAudited.execute(params);
-    if (updated === undefined) return refusalOf(tx, key, token, answer, c);
+    if (updated === undefined) return otherwise();
     const chain = conversationChain(updated.conversationId);
     const [seq, hash] = updated.head?.split(':') ?? [];
     await appendEntries(
@@ -127,11 +133,15 @@ export async function resolveGoverned(
       [{ chain, kind: 'question-answered', token, data: answerData(token, answer, c) }],
       seq === undefined || hash === undefined ? undefined : { chain, seq: Number(seq), hash },
     );
-    return undefined;
+    return RESOLVED;
   };
-  const refusal = key === undefined ? await run(db) : await inTransaction(db, run);
-  if (refusal) throw refusal;
+  const outcome = key === undefined ? await run(db) : await inTransaction(db, run);
+  if (outcome instanceof AskUserError) throw outcome;
+  return outcome;
 }
+
+/** The outcome of an answer that resolved its question by itself. */
+export const RESOLVED: AnswerOutcome = Object.freeze({ resolved: true });
 
 /** Why an answer was refused (a new statement sees what a concurrent winner committed), recorded with a key. */
 async function refusalOf(

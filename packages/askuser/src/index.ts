@@ -40,6 +40,7 @@ export type { AskUserDatabase } from './database.js';
 export { AskUserError, type AskUserErrorCode, type AskUserErrorOptions } from './errors.js';
 export { MIGRATIONS_SCHEMA, MIGRATIONS_TABLE, migrate } from './migrate.js';
 export {
+  approvals,
   auditEntries,
   auditHeads,
   auditSealed,
@@ -56,14 +57,20 @@ export {
 export type {
   AnsweredPause,
   AnswerOptions,
+  AnswerOutcome,
+  Approval,
   CleanupOptions,
+  DueOutcome,
   InsertOptions,
   InsertParams,
   InsertPauseParams,
   ListAnsweredOptions,
   MarkResumedOptions,
   PauseDeadline,
+  PauseEscalation,
+  PauseQuorum,
   PauseRecord,
+  PauseReminder,
   Pending,
   ResumeAnswers,
 } from './types.js';

@@ -55,7 +55,7 @@ for (const spec of await sqlTargets()) {
         target.db,
         sql`select count(*)::int as n from ${sql.identifier(MIGRATIONS_SCHEMA)}.${sql.identifier(MIGRATIONS_TABLE)}`,
       );
-      expect(applied).toEqual([{ n: 6 }]);
+      expect(applied).toEqual([{ n: 7 }]);
       const shared = await query(
         target.db,
         sql`select count(*)::int as n from information_schema.tables where table_schema = 'drizzle'`,
@@ -88,6 +88,16 @@ for (const spec of await sqlTargets()) {
         'deadline_at',
         'deadline_answer',
         'expired_at',
+        'remind_at',
+        'reminded_at',
+        'escalate_at',
+        'escalate_names',
+        'escalate_roles',
+        'escalated_at',
+        'quorum',
+        'quorum_declines',
+        'approvers',
+        'decliners',
       ]);
     });
 
@@ -170,7 +180,7 @@ describe.skipIf(serverUrl === undefined)('migrate from several processes at once
         target.db,
         sql`select count(*)::int as n from x_askuser.__migrations`,
       );
-      expect(applied).toEqual([{ n: 6 }]);
+      expect(applied).toEqual([{ n: 7 }]);
     } finally {
       await Promise.all(clients.map((c) => c.end()));
       await target.close();

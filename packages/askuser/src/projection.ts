@@ -29,6 +29,14 @@ export const columns = {
   deadlineAt: t.deadlineAt,
   deadlineAnswer: sql<string | null>`${t.deadlineAnswer}::text`,
   expiredAt: t.expiredAt,
+  remindAt: t.remindAt,
+  remindedAt: t.remindedAt,
+  escalateAt: t.escalateAt,
+  escalateNames: sql<string>`array_to_json(${t.escalateNames})::text`,
+  escalateRoles: sql<string>`array_to_json(${t.escalateRoles})::text`,
+  escalatedAt: t.escalatedAt,
+  quorum: t.quorum,
+  quorumDeclines: t.quorumDeclines,
 };
 
 export type Row = {
@@ -53,6 +61,14 @@ export type Row = {
   deadlineAt: Date | null;
   deadlineAnswer: string | null;
   expiredAt: Date | null;
+  remindAt: Date | null;
+  remindedAt: Date | null;
+  escalateAt: Date | null;
+  escalateNames: string;
+  escalateRoles: string;
+  escalatedAt: Date | null;
+  quorum: number | null;
+  quorumDeclines: number | null;
 };
 
 function parseJson(text: string | null): unknown {
@@ -82,6 +98,18 @@ export function toPending(row: Row): Pending {
       row.deadlineAt === null
         ? null
         : { at: row.deadlineAt, answer: parseStoredAnswer(row, row.deadlineAnswer) ?? decline },
+    reminder: row.remindAt === null ? null : { at: row.remindAt, remindedAt: row.remindedAt },
+    escalation:
+      row.escalateAt === null
+        ? null
+        : {
+            at: row.escalateAt,
+            names: JSON.parse(row.escalateNames) as string[],
+            roles: JSON.parse(row.escalateRoles) as string[],
+            escalatedAt: row.escalatedAt,
+          },
+    quorum:
+      row.quorum === null ? null : { approvals: row.quorum, declines: row.quorumDeclines ?? 1 },
   };
 }
 

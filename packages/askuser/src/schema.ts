@@ -52,6 +52,20 @@ export const pausedStates = auraSchema.table(
     deadlineAnswer: jsonb('deadline_answer'),
     // Set when the deadline was applied (the outcome `expired`), never by an answer.
     expiredAt: timestamp('expired_at', { withTimezone: true }),
+    // When to remind the audience (an event for the caller to deliver), and when that was done.
+    remindAt: timestamp('remind_at', { withTimezone: true }),
+    remindedAt: timestamp('reminded_at', { withTimezone: true }),
+    // When to widen the audience by these names and roles, and when that was done.
+    escalateAt: timestamp('escalate_at', { withTimezone: true }),
+    escalateNames: text('escalate_names').array().notNull().default(sql`'{}'::text[]`),
+    escalateRoles: text('escalate_roles').array().notNull().default(sql`'{}'::text[]`),
+    escalatedAt: timestamp('escalated_at', { withTimezone: true }),
+    // Distinct approvals that resolve it (null: the first answer does), and declines (null: 1).
+    quorum: integer('quorum'),
+    quorumDeclines: integer('quorum_declines'),
+    // Who accepted and who declined so far, on the row an answer locks: counted in one UPDATE.
+    approvers: text('approvers').array().notNull().default(sql`'{}'::text[]`),
+    decliners: text('decliners').array().notNull().default(sql`'{}'::text[]`),
   },
   (t) => [
     // listPending(conversationId) and autoResolveForConversation: pending rows of one
@@ -101,6 +115,25 @@ export const pendingAudience = auraSchema.table(
       t.token.asc(),
     ),
   ],
+);
+
+/**
+ * `aura.approvals`: each operator's answer to a question that needs a quorum, once per
+ * operator (a second answer of the same person counts once); the question resolves when
+ * enough of them agree. Removed with its question.
+ */
+export const approvals = auraSchema.table(
+  'approvals',
+  {
+    token: text('token')
+      .notNull()
+      .references(() => pausedStates.token, { onDelete: 'cascade' }),
+    operator: text('operator').notNull(),
+    action: text('action').notNull(),
+    content: text('content').notNull(),
+    at: timestamp('at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.token, t.operator] })],
 );
 
 /**

@@ -11,21 +11,28 @@ import { type Identity, identitySchema } from './audience.js';
 import type { AuditKey } from './audit.js';
 import { conversationChain, keyBytes } from './audit-chain.js';
 import type { AskUserDatabase } from './database.js';
+import { applyDue } from './due.js';
 import { AskUserError, pauseExpired, pauseNotFound, wrapDatabaseError } from './errors.js';
 import {
   type AnswerContext,
   answerableBy,
+  answerData,
   expiredNow,
+  RESOLVED,
   resolveGoverned,
   withEntries,
 } from './governed.js';
 import { columns, type Row, toAnswered, toPending, toRecord } from './projection.js';
-import { pausedStates as t } from './schema.js';
+import { answerQuorum } from './quorum.js';
+import { approvals, pausedStates as t } from './schema.js';
 import {
   type AnsweredPause,
   type AnswerOptions,
+  type AnswerOutcome,
+  type Approval,
   answerOptionsSchema,
   type CleanupOptions,
+  type DueOutcome,
   type InsertOptions,
   type InsertPauseParams,
   insertPauseParamsSchema,
@@ -56,7 +63,8 @@ const fifo = [desc(t.priority), asc(t.createdAt), asc(t.token)];
 // stands for one SQL text; PGlite ignores names; a `prepare: false` client wins.
 function prepareStatements(db: AskUserDatabase) {
   const p = sql.placeholder;
-  const beforeDeadline = sql`(${t.deadlineAt} is null or ${t.deadlineAt} > now())`;
+  // A question that needs a quorum is answered through answerQuorum, never by one UPDATE.
+  const oneAnswerResolves = sql`(${t.deadlineAt} is null or ${t.deadlineAt} > now()) and ${t.quorum} is null`;
   return lazyStatements({
     insert: () =>
       db
@@ -79,6 +87,12 @@ function prepareStatements(db: AskUserDatabase) {
           requesterMayNotAnswer: p('requesterMayNotAnswer'),
           deadlineAt: sql`coalesce(${p('deadlineAt')}::timestamptz, now() + ${p('deadlineInMs')}::float8 * interval '1 millisecond')`,
           deadlineAnswer: sql`${p('deadlineAnswer')}::jsonb`,
+          remindAt: sql`coalesce(${p('remindAt')}::timestamptz, now() + ${p('remindInMs')}::float8 * interval '1 millisecond')`,
+          escalateAt: sql`coalesce(${p('escalateAt')}::timestamptz, now() + ${p('escalateInMs')}::float8 * interval '1 millisecond')`,
+          escalateNames: sql`array(select jsonb_array_elements_text(${p('escalateNames')}::jsonb))`,
+          escalateRoles: sql`array(select jsonb_array_elements_text(${p('escalateRoles')}::jsonb))`,
+          quorum: sql`${p('quorum')}::integer`,
+          quorumDeclines: sql`${p('quorumDeclines')}::integer`,
         })
         .prepare('askuser_insert'),
     markResumed: () =>
@@ -89,7 +103,7 @@ function prepareStatements(db: AskUserDatabase) {
           resumedAnswer: p('answer'),
           answeredBy: sql`${p('answeredBy')}`,
         })
-        .where(and(eq(t.token, p('token')), isNull(t.resumedAt), beforeDeadline))
+        .where(and(eq(t.token, p('token')), isNull(t.resumedAt), oneAnswerResolves))
         .returning({ token: t.token })
         .prepare('askuser_mark_resumed'),
   });
@@ -148,6 +162,11 @@ export class AskUserStore {
     const requester = p.requester ?? null;
     const requesterMayNotAnswer = p.requesterMayNotAnswer ?? false;
     const deadline = p.deadline ?? null;
+    const remind = p.remind ?? null;
+    const escalate = p.escalate ?? null;
+    // A quorum of one approval and one decline is the plain first answer: stored as none.
+    const quorum =
+      p.quorum && (p.quorum.approvals > 1 || (p.quorum.declines ?? 1) > 1) ? p.quorum : null;
     try {
       const write = (tx: AskUserDatabase) =>
         (tx === this.#db ? this.#statements : prepareStatements(tx)).insert.execute({
@@ -168,6 +187,14 @@ export class AskUserStore {
           deadlineAt: deadline?.at?.toISOString() ?? null,
           deadlineInMs: deadline?.inMs ?? null,
           deadlineAnswer: deadline === null ? null : JSON.stringify(deadline.answer),
+          remindAt: remind?.at?.toISOString() ?? null,
+          remindInMs: remind?.inMs ?? null,
+          escalateAt: escalate?.at?.toISOString() ?? null,
+          escalateInMs: escalate?.inMs ?? null,
+          escalateNames: JSON.stringify(escalate?.names ?? []),
+          escalateRoles: JSON.stringify(escalate?.roles ?? []),
+          quorum: quorum?.approvals ?? null,
+          quorumDeclines: quorum === null ? null : (quorum.declines ?? 1),
         });
       await withEntries(this.#db, this.#key, write, () => [
         {
@@ -195,6 +222,19 @@ export class AskUserStore {
                     answer: deadline.answer,
                   },
                 }),
+            ...(remind === null ? {} : { remind: timeOf(remind) }),
+            ...(escalate === null
+              ? {}
+              : {
+                  escalate: {
+                    ...timeOf(escalate),
+                    names: escalate.names ?? [],
+                    roles: escalate.roles ?? [],
+                  },
+                }),
+            ...(quorum === null
+              ? {}
+              : { quorum: { approvals: quorum.approvals, declines: quorum.declines ?? 1 } }),
           },
         },
       ]);
@@ -345,25 +385,27 @@ export class AskUserStore {
     token: string,
     answer: ResumeAnswer,
     options: AnswerOptions = {},
-  ): Promise<void> {
+  ): Promise<AnswerOutcome> {
     const parsed = parseAnswer(token, answer);
     const context = parseAnswerOptions(options);
-    if (context.identity !== undefined || this.#key !== undefined) {
-      try {
-        await resolveGoverned(this.#db, this.#key, token, parsed, context);
-      } catch (error) {
-        throw wrapDatabaseError(error, 'markResumed', token);
-      }
-      return;
-    }
-    const { answeredBy } = context;
-    let updated: { token: string }[];
     try {
-      updated = await this.#statements.markResumed.execute({ token, answer: parsed, answeredBy });
+      if (context.identity !== undefined || this.#key !== undefined) {
+        return await resolveGoverned(this.#db, this.#key, token, parsed, context);
+      }
+      const { answeredBy } = context;
+      const updated = await this.#statements.markResumed.execute({
+        token,
+        answer: parsed,
+        answeredBy,
+      });
+      if (updated.length > 0) return RESOLVED;
+      const data = answerData(token, parsed, context);
+      const recorded = await answerQuorum(this.#db, undefined, token, parsed, context, data);
+      if (recorded) return recorded;
     } catch (error) {
       throw wrapDatabaseError(error, 'markResumed', token);
     }
-    if (updated.length === 0) throw await notAnswerable(this.#db, token);
+    throw await notAnswerable(this.#db, token);
   }
 
   /**
@@ -428,6 +470,47 @@ export class AskUserStore {
   }
 
   /**
+   * Applies what is due of the question's reminder and escalation (see `insert`), each
+   * exactly once over all callers and restarts: a due reminder is recorded
+   * (`question-reminded`, the caller delivers it), a due escalation adds its names and roles
+   * to the audience (`question-escalated`). Its deadline is {@link AskUserStore.expire}'s.
+   * Call it when `nextAt` comes (e.g. as the due time of a run queue's waiting run).
+   * @returns what it applied now, whether the question still waits, and when it is next due.
+   * @throws {AskUserError} `not_found` for an unknown token.
+   */
+  async applyDue(token: string): Promise<DueOutcome> {
+    try {
+      return await applyDue(this.#db, this.#key, token);
+    } catch (error) {
+      throw wrapDatabaseError(error, 'applyDue', token);
+    }
+  }
+
+  /**
+   * The answers recorded towards a question's quorum, one per person, oldest first (empty
+   * for a question without a quorum, or an unknown token).
+   */
+  async listApprovals(token: string): Promise<Approval[]> {
+    try {
+      const rows = await retryRead(() =>
+        this.#db
+          .select()
+          .from(approvals)
+          .where(eq(approvals.token, token))
+          .orderBy(asc(approvals.at), asc(approvals.operator)),
+      );
+      return rows.map((r) => ({
+        operator: r.operator,
+        action: resumeAnswerSchema.shape.action.parse(r.action),
+        content: r.content,
+        at: r.at,
+      }));
+    } catch (error) {
+      throw wrapDatabaseError(error, 'listApprovals', token);
+    }
+  }
+
+  /**
    * Resolves many pauses all or nothing, in ONE statement whatever the batch size: if any
    * answer is invalid, or any token is unknown or already resolved (also by a concurrent
    * caller), nothing is resolved. Rows are locked in token order, so overlapping batches
@@ -465,7 +548,7 @@ export class AskUserStore {
         select a.token, a.answer from jsonb_to_recordset(${JSON.stringify(items)}::jsonb) as a(token text, answer jsonb)
       ), locked as materialized (
         select p.token from ${t} p join answers a on a.token = p.token
-        where p.resumed_at is null and (p.deadline_at is null or p.deadline_at > now())
+        where p.resumed_at is null and (p.deadline_at is null or p.deadline_at > now()) and p.quorum is null
         order by p.token for update of p
       ), updated as (
         update ${t} p set resumed_at = now(), resumed_answer = a.answer, answered_by = ${answeredBy}::text
@@ -527,6 +610,14 @@ export class AskUserStore {
     const missing = JSON.parse(String(row?.missing ?? '[]')) as string[];
     const expired = await expiredAmong(this.#db, missing);
     if (expired.length > 0) throw pauseExpired(expired, 'batch not applied, nothing was resolved');
+    const needQuorum = await quorumAmong(this.#db, missing);
+    if (needQuorum.length > 0) {
+      throw new AskUserError(
+        'invalid_answer',
+        `batch not applied, nothing was resolved: ${needQuorum.map((m) => JSON.stringify(m)).join(', ')} need a quorum of approvals; answer each alone, naming who answers`,
+        { tokens: needQuorum },
+      );
+    }
     throw pauseNotFound(
       missing,
       `batch not applied, nothing was resolved: no pending pause for ${missing
@@ -635,6 +726,11 @@ export class AskUserStore {
   }
 }
 
+/** A time as the audit log records it: the absolute one, or the duration from now. */
+function timeOf(w: { at?: Date | undefined; inMs?: number | undefined }) {
+  return { at: w.at?.toISOString() ?? null, inMs: w.inMs ?? null };
+}
+
 function isTrue(value: unknown): boolean {
   return value === true || value === 't';
 }
@@ -645,6 +741,16 @@ async function expiredAmong(db: AskUserDatabase, tokens: readonly string[]): Pro
   const rows = rowsOf(
     await db.execute(sql`select token from ${t} where ${expiredNow} and token in
       (select jsonb_array_elements_text(${JSON.stringify(tokens)}::jsonb)) order by token`),
+  );
+  return rows.map((r) => String(r.token));
+}
+
+/** Of these tokens, the pending ones that need a quorum (a batch does not answer them). */
+async function quorumAmong(db: AskUserDatabase, tokens: readonly string[]): Promise<string[]> {
+  if (tokens.length === 0) return [];
+  const rows = rowsOf(
+    await db.execute(sql`select token from ${t} where quorum is not null and resumed_at is null
+      and token in (select jsonb_array_elements_text(${JSON.stringify(tokens)}::jsonb)) order by token`),
   );
   return rows.map((r) => String(r.token));
 }

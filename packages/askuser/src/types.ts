@@ -16,6 +16,25 @@ const jsonValue = z.unknown().refine(
   { message: 'must be a JSON value' },
 );
 
+// A time of a question: `at`, or `inMs` from now by the database's clock.
+const time = {
+  at: z.coerce.date().optional(),
+  inMs: z.number().int().min(0).max(2_147_483_647_000).optional(),
+};
+
+/** `schema` (with {@link time}'s fields) refined to exactly one valid time. */
+function timed<S extends z.ZodType<{ at?: Date | undefined; inMs?: number | undefined }>>(
+  schema: S,
+) {
+  return schema
+    .refine((d) => (d.at === undefined) !== (d.inMs === undefined), {
+      message: 'a time has exactly one of at (a time) or inMs (milliseconds from now)',
+    })
+    .refine((d) => d.at === undefined || !Number.isNaN(d.at.getTime()), {
+      message: 'at must be a valid time',
+    });
+}
+
 /** Schema of the fields `insert` takes; see {@link InsertPauseParams}. */
 export const insertPauseParamsSchema = z.object({
   // pg_notify carries the token as payload (under 8000 bytes), hence the upper bound.
@@ -32,19 +51,23 @@ export const insertPauseParamsSchema = z.object({
   audience: audienceSchema.optional(),
   requester: z.string().min(1).max(200).nullish(),
   requesterMayNotAnswer: z.boolean().optional(),
-  deadline: z
+  deadline: timed(z.object({ ...time, answer: resumeAnswerSchema }).strict()).nullish(),
+  remind: timed(z.object(time).strict()).nullish(),
+  escalate: timed(
+    z
+      .object({
+        ...time,
+        names: z.array(z.string().min(1).max(200)).max(100).optional(),
+        roles: z.array(z.string().min(1).max(200)).max(100).optional(),
+      })
+      .strict(),
+  ).nullish(),
+  quorum: z
     .object({
-      at: z.coerce.date().optional(),
-      inMs: z.number().int().min(0).max(2_147_483_647_000).optional(),
-      answer: resumeAnswerSchema,
+      approvals: z.number().int().min(1).max(1000),
+      declines: z.number().int().min(1).max(1000).optional(),
     })
     .strict()
-    .refine((d) => (d.at === undefined) !== (d.inMs === undefined), {
-      message: 'a deadline has exactly one of at (a time) or inMs (milliseconds from now)',
-    })
-    .refine((d) => d.at === undefined || !Number.isNaN(d.at.getTime()), {
-      message: 'deadline.at must be a valid time',
-    })
     .nullish(),
 });
 
@@ -64,6 +87,13 @@ export const insertPauseParamsSchema = z.object({
  *   the database's clock) and the `answer` applied then (`decline`, `cancel`, or `accept`
  *   with its content). From then on an answer is refused as `expired`; {@link
  *   AskUserStore.expire} applies it, once. Omitted or `null`: the question waits forever.
+ * - `remind`: when (`at` or `inMs`) to remind its audience; {@link AskUserStore.applyDue}
+ *   records it once (`question-reminded`), the caller delivers it.
+ * - `escalate`: when to add `names` and/or `roles` to its audience; `applyDue` applies it
+ *   once (`question-escalated`). An empty audience (anyone) stays as it is.
+ * - `quorum`: `approvals` distinct approvers (M of the audience) must accept before it
+ *   resolves; `declines` (default 1) distinct declines resolve it as declined. Each answer
+ *   is recorded in `aura.approvals`, one per person; see {@link AskUserStore.markResumed}.
  */
 export type InsertPauseParams = z.input<typeof insertPauseParamsSchema>;
 
@@ -97,6 +127,69 @@ export interface Pending {
   requesterMayNotAnswer: boolean;
   /** When the wait ends without an answer and what is applied then, or `null`: it waits forever. */
   deadline: PauseDeadline | null;
+  /** When its audience is reminded, or `null`. */
+  reminder: PauseReminder | null;
+  /** When its audience is widened, or `null`. */
+  escalation: PauseEscalation | null;
+  /** The approvals it needs (M of N), or `null`: the first answer resolves it. */
+  quorum: PauseQuorum | null;
+}
+
+/** A question's reminder: when it is due, and when it was applied (`null`: not yet). */
+export interface PauseReminder {
+  at: Date;
+  remindedAt: Date | null;
+}
+
+/** A question's escalation: when, whom it adds to the audience, and when it was applied. */
+export interface PauseEscalation {
+  at: Date;
+  names: string[];
+  roles: string[];
+  escalatedAt: Date | null;
+}
+
+/** How many distinct approvals resolve a question, and how many declines. */
+export interface PauseQuorum {
+  approvals: number;
+  declines: number;
+}
+
+/** One person's recorded answer to a question that needs a quorum. */
+export interface Approval {
+  operator: string;
+  action: ResumeAnswer['action'];
+  content: string;
+  at: Date;
+}
+
+/**
+ * What an answer did: `resolved` when it resolved the question (always, without a quorum).
+ * For a quorum, `quorum` says what is recorded: the approvers and decliners so far (this
+ * answer included, once per person), how many are needed, and whether this answer was
+ * counted (`false`: that person had answered already).
+ */
+export interface AnswerOutcome {
+  resolved: boolean;
+  quorum?: {
+    approvals: string[];
+    declines: string[];
+    needed: number;
+    declinesNeeded: number;
+    counted: boolean;
+  };
+}
+
+/**
+ * What {@link AskUserStore.applyDue} did: whether it reminded or escalated now (each once
+ * over all calls), whether the question still waits, and when it is next due (the earliest
+ * of its unapplied reminder, escalation and deadline), or `null`.
+ */
+export interface DueOutcome {
+  reminded: boolean;
+  escalated: { names: string[]; roles: string[] } | null;
+  pending: boolean;
+  nextAt: Date | null;
 }
 
 /** A question's deadline: at `at` the outcome is `expired` and `answer` is applied. */

@@ -1,12 +1,51 @@
 import { randomBytes } from 'node:crypto';
 import type { PGlite } from '@electric-sql/pglite';
-import type { SqlTarget } from '@internal/pg-test';
+import { type SqlTarget, sqlTargets } from '@internal/pg-test';
 import { type SQL, sql } from 'drizzle-orm';
 import type { Logger } from 'drizzle-orm/logger';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import type postgres from 'postgres';
-import type { AskUserDatabase, InsertPauseParams } from '../src/index.js';
+import { afterAll, beforeAll, beforeEach, describe } from 'vitest';
+import {
+  type AskUserDatabase,
+  AskUserStore,
+  type AskUserStoreOptions,
+  type InsertPauseParams,
+  migrate,
+} from '../src/index.js';
+
+/** What {@link describeOnEachStorage} sets up: the open database and a store over it. */
+export interface StorageUnderTest {
+  target: SqlTarget;
+  store: AskUserStore;
+  kind: SqlTarget['kind'];
+}
+
+/**
+ * Registers `title` once per storage (PostgreSQL when a server is there, PGlite): a database
+ * opened and migrated once per file, a store over it (with `options`), emptied before each
+ * test; the set-up every test file of the package shares.
+ */
+export async function describeOnEachStorage(
+  title: string,
+  body: (s: StorageUnderTest) => void,
+  options: AskUserStoreOptions & { empty?: (db: AskUserDatabase) => Promise<void> } = {},
+): Promise<void> {
+  for (const spec of await sqlTargets()) {
+    describe.skipIf(spec.skip)(`${title} on ${spec.kind}`, () => {
+      const s = { kind: spec.kind } as StorageUnderTest;
+      beforeAll(async () => {
+        s.target = await spec.open();
+        await migrate(s.target.db);
+        s.store = new AskUserStore(s.target.db, options);
+      });
+      afterAll(() => s.target?.close());
+      beforeEach(() => (options.empty ?? truncate)(s.target.db));
+      body(s);
+    });
+  }
+}
 
 /** Rows of a raw query through drizzle, whatever the driver. */
 export async function query(db: AskUserDatabase, q: SQL): Promise<Record<string, unknown>[]> {
@@ -87,6 +126,13 @@ export async function stamp(
     await db.execute(
       sql`update aura.paused_states set ${sql.identifier(column)} = timestamptz '2026-01-01T00:00:00Z' + make_interval(secs => ${offset}) where token = ${token}`,
     );
+  }
+}
+
+/** Empties the table and the audit log between tests of the audit log. */
+export async function emptyAll(db: AskUserDatabase): Promise<void> {
+  for (const table of ['paused_states', 'audit_entries', 'audit_heads', 'audit_sealed']) {
+    await db.execute(sql`delete from ${sql.identifier('aura')}.${sql.identifier(table)}`);
   }
 }
 

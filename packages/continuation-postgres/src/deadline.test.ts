@@ -32,7 +32,7 @@ for (const t of await sqlTargets()) {
       await db.execute(sql`delete from x_continuation.suspensions`);
     });
 
-    async function waitingRun(deadlineAt?: Date) {
+    async function waitingRun(deadlineAt?: Date, dueAt?: Date) {
       const runId = randomUUID();
       const suspension = sampleSuspension({ sessionId: 'c1', runId, messages: true });
       await store.save(suspension);
@@ -42,9 +42,33 @@ for (const t of await sqlTargets()) {
         status: 'waiting',
         interactionId: suspension.interactionId,
         ...(deadlineAt ? { deadlineAt } : {}),
+        ...(dueAt ? { dueAt } : {}),
       });
       return { runId, interactionId: suspension.interactionId };
     }
+
+    it('a due time before the deadline (a reminder) is claimed then, and the run may wait again', async () => {
+      const deadline = hourFromNow();
+      const { runId, interactionId } = await waitingRun(deadline, new Date(Date.now() - 1000));
+      const claimed = await queue.claim({ owner: 'w1', leaseMs: LEASE });
+      expect(claimed?.run).toMatchObject({ runId, input: null, deadlineAt: deadline });
+      // What was due is applied; it waits until its next due time, its deadline kept.
+      await queue.finish(runId, 'w1', {
+        status: 'waiting',
+        interactionId,
+        deadlineAt: deadline,
+        dueAt: new Date(Date.now() + 60_000),
+      });
+      expect(await queue.get(runId)).toMatchObject({ status: 'waiting', deadlineAt: deadline });
+      expect(await queue.claim({ owner: 'w2', leaseMs: LEASE })).toBeUndefined();
+      const ms = (await queue.nextDueInMs()) ?? 0;
+      expect(ms).toBeGreaterThan(50_000);
+      expect(ms).toBeLessThanOrEqual(61_000);
+      // An answer readies it as ever.
+      expect(
+        await queue.markReady(interactionId, { action: 'accept', content: 'ok' }),
+      ).toMatchObject({ status: 'ready', deadlineAt: null });
+    });
 
     it('a waiting run is claimed at its deadline, without an answer, its deadline kept', async () => {
       const at = new Date(Date.now() - 1000);

@@ -132,7 +132,7 @@ export function preparedRunStatements(db: ContinuationDatabase) {
           conversationId: p('conversationId'),
           status: p('status'),
           interactionId: sql`${p('interactionId')}`,
-          dueAt: sql`${p('deadlineAt')}::timestamptz`,
+          dueAt: sql`${p('dueAt')}::timestamptz`,
           deadlineAt: sql`${p('deadlineAt')}::timestamptz`,
           meta: sql`${p('meta')}`,
           transcript: sql`${p('transcript')}`,
@@ -203,7 +203,12 @@ export function preparedRunStatements(db: ContinuationDatabase) {
 
 /** The end of a run that {@link runStatements.finish} writes (a completed one is prepared). */
 export type FinishedEnd =
-  | { status: 'waiting'; interactionId: string; deadlineAt?: Date | undefined }
+  | {
+      status: 'waiting';
+      interactionId: string;
+      deadlineAt?: Date | undefined;
+      dueAt?: Date | undefined;
+    }
   | { status: 'cancelled' | 'failed'; lastError: string };
 
 /**
@@ -255,7 +260,7 @@ export const runStatements = {
             attempts: 0,
             lostAttempts: 0,
             lastError: null,
-            dueAt: end.deadlineAt ?? null,
+            dueAt: end.dueAt ?? end.deadlineAt ?? null,
             deadlineAt: end.deadlineAt ?? null,
           }
         : { status: end.status, lastError: end.lastError, dueAt: null, finishedAt: sql`now()` };

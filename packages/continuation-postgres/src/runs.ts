@@ -68,6 +68,11 @@ export interface NewRun {
   interactionId?: string;
   /** For `waiting`: the deadline of the question, when the run is claimed unless answered. */
   deadlineAt?: Date;
+  /**
+   * For `waiting`: when a worker claims it without an answer, if earlier than `deadlineAt`
+   * (e.g. a reminder of the question); default `deadlineAt`.
+   */
+  dueAt?: Date;
   meta?: unknown;
   /** For `completed`: the whole transcript. */
   messages?: readonly Message[];
@@ -76,10 +81,11 @@ export interface NewRun {
 /** A run taken by {@link PostgresRunQueue.claim}, with what its resume needs. */
 export interface ClaimedRun {
   /**
-   * Now `running`, leased to the claiming worker, `attempts` counted. With `deadlineAt` set
-   * it was claimed because the deadline of its wait passed and no answer readied it
-   * (`input` is null): apply the deadline (e.g. `AskUserStore.expire`) and resume with
-   * its outcome.
+   * Now `running`, leased to the claiming worker, `attempts` counted. With `input` null it
+   * was claimed while waiting, at its due time, and no answer readied it: when `deadlineAt`
+   * passed, apply the deadline (e.g. `AskUserStore.expire`) and resume with its outcome;
+   * before it (a due time of its own, e.g. `AskUserStore.applyDue`), apply what is due and
+   * let it wait again (`finish` with `status: 'waiting'` and the next `dueAt`).
    */
   run: RunRecord;
   /**
@@ -102,7 +108,7 @@ export type RunEnd =
    * The turn asked again: the run now waits on that new continuation (until `deadlineAt`,
    * when given: then a worker claims it without an answer).
    */
-  | { status: 'waiting'; interactionId: string; deadlineAt?: Date }
+  | { status: 'waiting'; interactionId: string; deadlineAt?: Date; dueAt?: Date }
   | { status: 'cancelled'; reason: string }
   | { status: 'failed'; error: string };
 
@@ -253,6 +259,7 @@ export class PostgresRunQueue {
         status: run.status,
         interactionId: run.interactionId ?? null,
         deadlineAt: !completed && run.deadlineAt ? run.deadlineAt.toISOString() : null,
+        dueAt: completed ? null : ((run.dueAt ?? run.deadlineAt)?.toISOString() ?? null),
         meta: run.meta === undefined || run.meta === null ? null : JSON.stringify(run.meta),
         transcript: completed ? JSON.stringify(run.messages ?? []) : null,
         finished: completed,

@@ -51,7 +51,7 @@ export type SuspensionRow = typeof suspensions.$inferSelect;
  * until it completes, is cancelled or fails. `interaction_id` is the continuation the run
  * waits on or resumes; `due_at` is when it may be claimed (ready: from then on, after a
  * retry's backoff; running: when its lease expires; waiting: at its question's deadline,
- * `deadline_at`, or never), so one partial index finds all claimable work and never reads
+ * `deadline_at`, or at an earlier due time of the wait such as a reminder, or never), so one partial index finds all claimable work and never reads
  * finished runs or runs waiting without a deadline. Every index is written on every
  * update of a run (its status changes, so no update is HOT): they are kept few, and
  * partial where a lookup needs only some runs. `lease_holder` names the process that holds

@@ -210,6 +210,9 @@ or point BENCH_DATABASE_URL at one whose user may CREATE DATABASE; those rows ar
           await audit.benchConcurrentAnswers(ctx, server);
           await audit.benchPendingForOperator(ctx, server);
           await audit.benchAuditVerify(ctx, server);
+          const humanTime = await import('./bench-human-time.js');
+          await humanTime.benchQuorumAnswer(ctx, server);
+          await humanTime.benchDeadlines(ctx, server);
         }
         if (on('takeover')) {
           const takeover = await import('./bench-takeover.js');

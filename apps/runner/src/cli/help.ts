@@ -125,7 +125,10 @@ prints the token and exits 0 with status "waiting". Answer it with \`runner answ
 Nothing is changed when an answer is refused: exit 3 for an unknown token; exit 5 for a
 question answered already, saying how, by whom and when; exit 7 for an answer after the
 question's deadline (see RUNNER_DEADLINE). An answer over 1 MiB encoded is
-refused (exit 2): its turn could not be saved again.`,
+refused (exit 2): its turn could not be saved again. A question that needs a quorum
+(RUNNER_QUORUM) records each person's answer once and resolves at the M-th approval: until
+then the answer says "approval recorded: 1 of 2 approvals (ada), 1 more needed" and the run
+waits.`,
   wake: `usage: runner wake [--once] [--concurrency N] [--grace DURATION] [--data DIR] [--json]
 
 Resumes answered runs. Each ready run is claimed by exactly one worker of one wake process
@@ -142,8 +145,11 @@ and \`runner retry RUN\`. Waits for answers (LISTEN/NOTIFY on PostgreSQL, pollin
 embedded default) until Ctrl-C; --once resumes what is ready now and exits (1 if an attempt
 failed). When nothing is left to claim but other workers hold runs, both say how many, by
 which worker, and when each becomes claimable (--json: a "leased" event). --concurrency N
-runs N workers (up to 64), also on the embedded default. On a data folder a running
-\`runner serve\` holds, serve resumes the answered runs itself: wake says so and exits 0.
+runs N workers (up to 64), also on the embedded default. A waiting run is also taken at its
+question's deadline, reminder and escalation (RUNNER_DEADLINE, RUNNER_REMIND,
+RUNNER_ESCALATE): each is applied once ("question-reminded", "question-escalated" events)
+and the run waits again. On a data folder a running \`runner serve\` holds, serve resumes
+the answered runs itself: wake says so and exits 0.
 
 --grace DURATION  how long a stopping wake lets turns in flight finish (default ${OPTION_DEFAULTS.graceMs / 1000}s; e.g.
                   500ms, 2m, 0s). SIGTERM or Ctrl-C (SIGINT) stops gracefully: nothing more

@@ -3,7 +3,7 @@ import type { ResumeAnswer } from '@x/askuser';
 import { osUserName } from '../cli/os-user.js';
 import { plural } from '../cli/output.js';
 import { usageError } from '../errors.js';
-import { answerBatch, answer as answerOne, refusal } from '../executive/index.js';
+import { answerBatch, answer as answerOne, quorumText, refusal } from '../executive/index.js';
 import { type Command, type Context, globalOptions, withStorage } from './command.js';
 
 function parseAnswer(
@@ -109,10 +109,16 @@ export const answer: Command = async (ctx, args) => {
       }
       given = { action: 'accept', content: chosen };
     }
-    await answerOne(storage, token, given, cliAnswerer());
+    const outcome = await answerOne(storage, token, given, cliAnswerer());
+    const partial = quorumText(outcome);
     ctx.out.record(
-      { type: 'answered', token, answer: given },
-      `answered ${token}: ${given.action}${given.content ? ` "${given.content}"` : ''}`,
+      {
+        type: partial ? 'approval-recorded' : 'answered',
+        token,
+        answer: given,
+        ...(outcome.quorum ? { quorum: outcome.quorum } : {}),
+      },
+      `${partial ? 'recorded' : 'answered'} ${token}: ${given.action}${given.content ? ` "${given.content}"` : ''}${partial ? `; ${partial}` : ''}`,
     );
     return 0;
   });

@@ -49,7 +49,8 @@ function describePending(p: Pending): string {
   const deadline = p.deadline
     ? `  ${deadlineText(p.deadline.at)}, then ${p.deadline.answer.action}`
     : '';
-  return `${p.token}  [${p.conversationId}]${priorityOf(p)} ${p.kind}: ${p.question}${options}${deadline}${sourceOf(p)}`;
+  const quorum = p.quorum ? `  needs ${p.quorum.approvals} approvals` : '';
+  return `${p.token}  [${p.conversationId}]${priorityOf(p)} ${p.kind}: ${p.question}${options}${deadline}${quorum}${sourceOf(p)}`;
 }
 
 /** One line about any question: pending (…), or how and by whom it was answered (✓). */

@@ -61,6 +61,25 @@ export function reportResumed(out: Output, resumed: Resumed, announced = false):
         `run ${runId} (${conversationId}): this worker stalled past its lease and another took the run over; nothing of this attempt was written`,
       );
       return;
+    case 'reminded': {
+      // Runner events: the question's reminder and escalation, each once.
+      const next = outcome.nextAt ? `; it waits, next due ${outcome.nextAt.toISOString()}` : '';
+      if (outcome.reminded) {
+        out.record(
+          { type: 'question-reminded', runId, token, conversationId },
+          `reminded the audience of ${token} (${conversationId}): still unanswered${next}`,
+        );
+      }
+      if (outcome.escalated) {
+        const { names, roles } = outcome.escalated;
+        const who = [...roles, ...names.map((n) => `@${n}`)].join(', ');
+        out.record(
+          { type: 'question-escalated', runId, token, conversationId, names, roles },
+          `escalated ${token} (${conversationId}) to ${who}${next}`,
+        );
+      }
+      return;
+    }
     case 'released':
       out.record(
         { type: 'run-released', ...base },
@@ -88,6 +107,8 @@ export function reportResumed(out: Output, resumed: Resumed, announced = false):
 /** Says which run a worker claimed, before that run's turn prints anything. */
 export function reportClaimed(out: Output, claimed: Omit<Resumed, 'outcome'>): void {
   const { runId, token, conversationId, answer, attempt } = claimed;
+  // Taken at a reminder's or escalation's time: reportResumed says what was applied.
+  if (!answer && !claimed.deadline && !claimed.delegated) return;
   const what = claimed.delegated
     ? `the delegate call of ${conversationId} (answered worker questions)`
     : `${token} (${describeAnswer(answer, claimed.deadline)}) of ${conversationId}`;

@@ -125,6 +125,25 @@ export function durationMs(text: string): number | undefined {
   return Number(match[1]) * unit;
 }
 
+/**
+ * `TOOL=…` pairs separated by commas, each matched by `pattern` (the tool its first group)
+ * and made by `build`; undefined when one does not fit.
+ */
+function toolPairs<T>(
+  given: string,
+  pattern: RegExp,
+  build: (match: RegExpExecArray) => T | undefined,
+): Record<string, T> | undefined {
+  const policy: Record<string, T> = {};
+  for (const pair of given.split(',')) {
+    const match = pattern.exec(pair);
+    const rule = match ? build(match) : undefined;
+    if (!match || rule === undefined) return undefined;
+    policy[match[1] ?? ''] = rule;
+  }
+  return policy;
+}
+
 /** What a deadline policy sets for one human tool: how long its questions wait, and the default. */
 export interface DeadlineRule {
   ms: number;
@@ -139,25 +158,81 @@ export interface DeadlineRule {
 export const deadlinePolicy: Kind<Readonly<Record<string, DeadlineRule>>> = {
   accepts:
     'TOOL=DURATION:DEFAULT pairs separated by commas, DEFAULT decline, cancel or accept:TEXT, e.g. approve=24h:decline',
-  parse: (given) => {
-    const policy: Record<string, DeadlineRule> = {};
-    for (const pair of given.split(',')) {
-      const match = /^\s*([a-z_][a-z0-9_]*)=(\d+\s*[a-z]+):(decline|cancel|accept:(.*))\s*$/.exec(
-        pair,
-      );
-      const ms = match ? durationMs(match[2] ?? '') : undefined;
-      if (!match || ms === undefined || ms <= 0) return undefined;
-      const [, tool = '', , action = '', content] = match;
-      policy[tool] = {
+  parse: (given) =>
+    toolPairs(
+      given,
+      /^\s*([a-z_][a-z0-9_]*)=(\d+\s*[a-z]+):(decline|cancel|accept:(.*))\s*$/,
+      (m) => {
+        const ms = durationMs(m[2] ?? '');
+        if (ms === undefined || ms <= 0) return undefined;
+        const [, , , action = '', content] = m;
+        return {
+          ms,
+          answer:
+            content === undefined
+              ? { action: action as 'decline' | 'cancel', content: '' }
+              : { action: 'accept' as const, content },
+        };
+      },
+    ),
+};
+
+/** `TOOL=DURATION` pairs separated by commas (`approve=4h,ask_user=30m`), as tool -> ms. */
+export const remindPolicy: Kind<Readonly<Record<string, number>>> = {
+  accepts: 'TOOL=DURATION pairs separated by commas, e.g. approve=4h',
+  parse: (given) =>
+    toolPairs(given, /^\s*([a-z_][a-z0-9_]*)=(\d+\s*[a-z]+)\s*$/, (m) => {
+      const ms = durationMs(m[2] ?? '');
+      return ms === undefined || ms <= 0 ? undefined : ms;
+    }),
+};
+
+/** What an escalation policy sets for one human tool: after how long, and whom it adds. */
+export interface EscalateRule {
+  ms: number;
+  names: string[];
+  roles: string[];
+}
+
+/**
+ * When each human tool's questions widen their audience, and to whom: `TOOL=DURATION:WHO`
+ * pairs separated by commas, WHO roles and `@names` joined by `+` (`approve=8h:lead+@ada`).
+ */
+export const escalatePolicy: Kind<Readonly<Record<string, EscalateRule>>> = {
+  accepts:
+    'TOOL=DURATION:WHO pairs separated by commas, WHO roles and @names joined by +, e.g. approve=8h:lead+@ada',
+  parse: (given) =>
+    toolPairs(given, /^\s*([a-z_][a-z0-9_]*)=(\d+\s*[a-z]+):(\S+)\s*$/, (m) => {
+      const ms = durationMs(m[2] ?? '');
+      const who = (m[3] ?? '').split('+');
+      if (ms === undefined || ms <= 0) return undefined;
+      if (!who.every((w) => /^@?[A-Za-z0-9][A-Za-z0-9_.@-]*$/.test(w))) return undefined;
+      return {
         ms,
-        answer:
-          content === undefined
-            ? { action: action as 'decline' | 'cancel', content: '' }
-            : { action: 'accept', content },
+        names: who.filter((w) => w.startsWith('@')).map((w) => w.slice(1)),
+        roles: who.filter((w) => !w.startsWith('@')),
       };
-    }
-    return policy;
-  },
+    }),
+};
+
+/** How many distinct approvals (and declines) resolve one human tool's questions. */
+export interface QuorumRule {
+  approvals: number;
+  declines: number;
+}
+
+/**
+ * The quorum of each human tool's questions: `TOOL=M` or `TOOL=M:D` pairs separated by
+ * commas, M approvals of its audience to accept, D declines to decline (default 1):
+ * `approve=2`, `approve=3:2`.
+ */
+export const quorumPolicy: Kind<Readonly<Record<string, QuorumRule>>> = {
+  accepts: 'TOOL=M or TOOL=M:D pairs separated by commas (M approvals, D declines), e.g. approve=2',
+  parse: (given) =>
+    toolPairs(given, /^\s*([a-z_][a-z0-9_]*)=([1-9]\d{0,2})(?::([1-9]\d{0,2}))?\s*$/, (m) => ({
+      approvals: Number(m[2]),
+      declines: Number(m[3] ?? 1),
+    })),
 };
 
 /** A claim of a token, or a dotted path into one: `groups`, `realm_access.roles`. */
@@ -363,6 +438,30 @@ export const VARIABLES = {
     defaultText: 'none: a question waits until it is answered',
     description:
       "how long each human tool's questions (ask_user, approve) wait, and the default applied when nobody answered in time (the outcome expired)",
+  }),
+  RUNNER_REMIND: variable({
+    name: 'RUNNER_REMIND',
+    kind: remindPolicy,
+    default: undefined,
+    defaultText: 'none: nobody is reminded',
+    description:
+      "after how long a human tool's question still unanswered reminds its audience: once, as a question-reminded event and audit entry",
+  }),
+  RUNNER_ESCALATE: variable({
+    name: 'RUNNER_ESCALATE',
+    kind: escalatePolicy,
+    default: undefined,
+    defaultText: 'none: the audience stays as asked',
+    description:
+      "after how long a human tool's question still unanswered adds these roles and @names to its audience: once, as a question-escalated event and audit entry",
+  }),
+  RUNNER_QUORUM: variable({
+    name: 'RUNNER_QUORUM',
+    kind: quorumPolicy,
+    default: undefined,
+    defaultText: 'none: the first answer resolves a question',
+    description:
+      "how many distinct people of a human tool's audience must accept its question (M of N), and how many declines decline it (default 1); each answer is recorded, the run resumes at the M-th",
   }),
   RUNNER_AUDIT_KEY_FILE: variable({
     name: 'RUNNER_AUDIT_KEY_FILE',

@@ -5,6 +5,7 @@ export {
   checkAnswerSize,
   deadlineText,
   howAnswered,
+  quorumText,
   refusal,
 } from './record-answer.js';
 export {

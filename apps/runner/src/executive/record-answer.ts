@@ -1,6 +1,7 @@
 import {
   type AnsweredPause,
   type AnswerOptions,
+  type AnswerOutcome,
   AskUserError,
   AUTO_TERMINATED_MARKER,
   type ResumeAnswer,
@@ -121,26 +122,43 @@ export async function answer(
   token: string,
   given: ResumeAnswer,
   by: AnswerOptions = {},
-): Promise<void> {
+): Promise<AnswerOutcome> {
   checkAnswerSize(token, given);
-  const refused = await storage
-    .transaction(async (tx) => {
+  const done = await storage
+    .transaction(async (tx): Promise<AnswerOutcome | { error: unknown }> => {
+      let outcome: AnswerOutcome;
       try {
-        await storage.pauses(tx).markResumed(token, given, by);
+        outcome = await storage.pauses(tx).markResumed(token, given, by);
       } catch (error) {
         return keptRefusal(error);
       }
-      if (await storage.runs(tx).markReady(token, given)) return undefined;
+      // An approval towards a quorum is recorded; the run waits for the rest.
+      if (!outcome.resolved) return outcome;
+      if (await storage.runs(tx).markReady(token, given)) return outcome;
       // No run waits on the question itself: a worker's question readies its parent's run.
       const parent = await parentOf(tx, storage, token);
-      if (!parent) return undefined;
+      if (!parent) return outcome;
       // Serialised with the delegated run's terminal write (see resumeDelegation).
       await lockFor(tx, parent);
       await storage.runs(tx).markReady(parent, given);
-      return undefined;
+      return outcome;
     })
     .catch((error: unknown) => refusal(storage, error, false));
-  if (refused) await refusal(storage, refused.error, false);
+  if ('error' in done) return refusal(storage, done.error, false);
+  return done;
+}
+
+/**
+ * What a partial approval of a quorum says: `approval recorded: 2 of 3 approvals (ada, bob),
+ * 1 more needed`; undefined for an answer that resolved its question.
+ */
+export function quorumText(outcome: AnswerOutcome): string | undefined {
+  const q = outcome.quorum;
+  if (outcome.resolved || q === undefined) return undefined;
+  const given = q.approvals.length;
+  const declined = q.declines.length > 0 ? `; declined by ${q.declines.join(', ')}` : '';
+  const what = q.counted ? 'approval recorded' : 'already counted, once per person';
+  return `${what}: ${given} of ${q.needed} approvals${given > 0 ? ` (${q.approvals.join(', ')})` : ''}, ${q.needed - given} more needed${declined}; the run waits`;
 }
 
 /**
@@ -182,9 +200,13 @@ export async function answerBatch(
     .transaction(async (tx) => {
       const pauses = storage.pauses(tx);
       let answered = answers.length;
+      let resolving = answers;
       if (by.identity) {
         // All or nothing: a refusal of one rolls back the answers before it.
-        for (const a of answers) await pauses.markResumed(a.token, a.answer, by);
+        const outcomes: AnswerOutcome[] = [];
+        for (const a of answers) outcomes.push(await pauses.markResumed(a.token, a.answer, by));
+        // An approval towards a quorum readies no run.
+        resolving = answers.filter((_, i) => outcomes[i]?.resolved);
       } else {
         try {
           answered = await pauses.markResumedBatch([...answers], { answeredBy: by.answeredBy });
@@ -194,12 +216,12 @@ export async function answerBatch(
       }
       const runs = storage.runs(tx);
       const readied = await runs.markReadyMany(
-        answers.map((a) => ({ interactionId: a.token, input: a.answer })),
+        resolving.map((a) => ({ interactionId: a.token, input: a.answer })),
       );
-      if (readied < answers.length) {
+      if (readied < resolving.length) {
         // Some questions have no run of their own: workers' questions ready their parent's.
         const parents = new Map<string, ResumeAnswer>();
-        for (const a of answers) {
+        for (const a of resolving) {
           const parent = await parentOf(tx, storage, a.token);
           if (parent) parents.set(parent, a.answer);
         }

@@ -32,7 +32,14 @@ import {
   saveDelegation,
   suspendDelegation,
 } from './stored-delegation.js';
-import { deadlineFor, type ModelFor, type RunResult, requesterOf, suspend } from './suspend.js';
+import {
+  type ModelFor,
+  questionTimes,
+  type Reminded,
+  type RunResult,
+  requesterOf,
+  suspend,
+} from './suspend.js';
 
 /** How long a lease lasts unless renewed, and how failed attempts are retried. */
 export interface LeasePolicy {
@@ -59,7 +66,7 @@ export interface Resumed {
   /** The question whose answer the run resumed from. */
   token: string;
   conversationId: string;
-  /** The answer it resumes from; undefined when it was claimed at its question's deadline. */
+  /** The answer it resumes from; undefined when it was claimed at its wait's due time. */
   answer: ResumeAnswer | undefined;
   /** Claimed because its question's deadline passed unanswered: that deadline. */
   deadline?: Date;
@@ -116,10 +123,12 @@ export function claimOf({ run, suspension }: ClaimedRun): Omit<Resumed, 'outcome
     runId: run.runId,
     token: run.interactionId ?? '',
     conversationId: run.conversationId,
-    answer: run.deadlineAt ? undefined : resumeAnswerSchema.parse(run.input),
+    answer: run.input === null ? undefined : resumeAnswerSchema.parse(run.input),
     attempt: run.attempts,
     ...(delegated ? { delegated } : {}),
-    ...(run.deadlineAt ? { deadline: run.deadlineAt } : {}),
+    ...(run.input === null && run.deadlineAt && run.deadlineAt.getTime() <= Date.now()
+      ? { deadline: run.deadlineAt }
+      : {}),
   };
 }
 
@@ -142,8 +151,11 @@ export async function resumeRun(
   const token = run.interactionId ?? '';
   const ids = { runId, conversationId };
   const refusal = unresumable(job);
-  // Claimed at its deadline: the expiry is applied (once) and its outcome resumed from.
-  const applied = run.deadlineAt && !job.unreadable ? await applyDeadline(storage, job) : undefined;
+  // Claimed at its due time: the question's reminder, escalation or deadline is applied
+  // (each once); it waits again, or resumes from the outcome.
+  const due = run.input === null && !job.unreadable ? await applyDue(storage, job) : undefined;
+  if (due?.status === 'reminded') return due;
+  const applied = due?.resolved;
   const answer: ResumeAnswer = applied?.answer ?? resumeAnswerSchema.parse(run.input);
   const expiredAt = applied?.expiredAt ? run.deadlineAt : null;
   // A cancel resumes nothing: it only needs a readable continuation to mark resolved.
@@ -186,25 +198,46 @@ export async function resumeRun(
 }
 
 /**
- * Applies the deadline of the question a run was claimed at, through the askuser store,
- * exactly once and only while this worker holds the lease: the pause row first (as an answer
- * takes it before the run's), then the lease check, in one transaction. Returns the
- * question's outcome: expired with its default, or the answer that came in time (it found the
- * run claimed already, so it could not ready it).
+ * Applies what is due of the question a run was claimed at (it was due, and no answer readied
+ * it), through the askuser store, exactly once and only while this worker holds the lease, in
+ * one transaction: its reminder and escalation, then its deadline once passed. Returns the
+ * question's outcome to resume from (expired with its default, or the answer that came in
+ * time: it found the run claimed already, so it could not ready it), or, while it still
+ * waits, the run waiting again until its next due time.
  */
-async function applyDeadline(storage: Storage, job: RunJob): Promise<AnsweredPause> {
-  const { runId } = job.run;
+async function applyDue(
+  storage: Storage,
+  job: RunJob,
+): Promise<{ status: 'resolved'; resolved: AnsweredPause } | Reminded> {
+  const { runId, conversationId, deadlineAt } = job.run;
   const token = job.run.interactionId ?? '';
-  const outcome = await storage.transaction(async (tx) => {
-    const resolved = await storage.pauses(tx).expire(token);
-    if (!(await storage.runs(tx).renew(runId, job.owner, job.leaseMs))) {
-      throw new ContinuationError('lease_lost', `run "${runId}" was taken over`);
+  return storage.transaction(async (tx) => {
+    const pauses = storage.pauses(tx);
+    // The pause row first (as an answer takes it before the run's), then the run's lease.
+    const due = await pauses.applyDue(token);
+    const resolved = deadlineAt || !due.pending ? await pauses.expire(token) : undefined;
+    if (resolved) {
+      if (!(await storage.runs(tx).renew(runId, job.owner, job.leaseMs))) {
+        throw new ContinuationError('lease_lost', `run "${runId}" was taken over`);
+      }
+      return { status: 'resolved', resolved };
     }
-    return resolved;
+    await storage.runs(tx).finish(runId, job.owner, {
+      status: 'waiting',
+      interactionId: token,
+      ...(deadlineAt ? { deadlineAt } : {}),
+      ...(due.nextAt ? { dueAt: due.nextAt } : {}),
+    });
+    return {
+      status: 'reminded',
+      runId,
+      conversationId,
+      token,
+      reminded: due.reminded,
+      escalated: due.escalated,
+      nextAt: due.nextAt,
+    };
   });
-  if (outcome) return outcome;
-  // The run's deadline came before the question's (a clock moved back): try again later.
-  throw new Error(`the deadline of question ${token} has not passed yet`);
 }
 
 function modelOf({ run }: ClaimedRun, options: ResumeOptions): Model {
@@ -286,16 +319,17 @@ async function finishTurn(
     // until the rest is written.
     const next = randomUUID();
     const ids = { runId, conversationId, ...(requester === undefined ? {} : { requester }) };
-    const deadline = turn.status === 'delegated' ? undefined : deadlineFor(turn.question.kind);
+    const times = turn.status === 'delegated' ? {} : questionTimes(turn.question.kind);
     await storage.runs(tx).finish(runId, job.owner, {
       status: 'waiting',
       interactionId: next,
-      ...(deadline ? { deadlineAt: deadline.at } : {}),
+      ...(times.deadline ? { deadlineAt: times.deadline.at } : {}),
+      ...(times.dueAt ? { dueAt: times.dueAt } : {}),
     });
     const waiting =
       turn.status === 'delegated'
         ? await suspendDelegation(tx, storage, ids, model, turn, next)
-        : await suspend(tx, storage, ids, model, turn, next, deadline);
+        : await suspend(tx, storage, ids, model, turn, next, times);
     await storage.continuations(tx).markResolved(token);
     return waiting;
   });

@@ -182,6 +182,7 @@ export async function startRun(
         ? await suspendDelegation(tx, storage, run, model, outcome, interactionId)
         : await suspend(tx, storage, run, model, outcome, interactionId);
     const deadlineAt = result.deadline?.at;
+    const dueAt = 'dueAt' in result ? result.dueAt : undefined;
     await storage.runs(tx).create({
       runId,
       conversationId,
@@ -189,6 +190,7 @@ export async function startRun(
       interactionId,
       meta,
       ...(deadlineAt ? { deadlineAt } : {}),
+      ...(dueAt ? { dueAt } : {}),
     });
     return result;
   });

@@ -31,8 +31,25 @@ export type RunResult =
       questions?: WorkerQuestionInfo[];
       /** When the question stops waiting, and its default (RUNNER_DEADLINE). */
       deadline?: QuestionDeadline;
+      /** When a worker next takes the run without an answer: its deadline, reminder or escalation. */
+      dueAt?: Date;
     }
-  | { status: 'cancelled'; runId: string; conversationId: string };
+  | { status: 'cancelled'; runId: string; conversationId: string }
+  | Reminded;
+
+/**
+ * A run taken at its question's due time before any answer or deadline: what was applied
+ * (its reminder, its escalation's names and roles), and it waits again until `nextAt`.
+ */
+export interface Reminded {
+  status: 'reminded';
+  runId: string;
+  conversationId: string;
+  token: string;
+  reminded: boolean;
+  escalated: { names: string[]; roles: string[] } | null;
+  nextAt: Date | null;
+}
 
 /** What an unattended run needs to pick the model of a conversation. */
 export type ModelFor = (modelId: string) => Model;
@@ -77,6 +94,47 @@ export function deadlineFor(kind: string, now = Date.now()): QuestionDeadline | 
   return rule && { at: new Date(now + rule.ms), answer: rule.answer };
 }
 
+/**
+ * What the policies set for a new question of the human tool `kind`: its deadline
+ * (RUNNER_DEADLINE), reminder (RUNNER_REMIND), escalation (RUNNER_ESCALATE) and quorum
+ * (RUNNER_QUORUM), and its run's due time, the earliest of those times (none: it waits).
+ */
+export interface QuestionTimes {
+  deadline?: QuestionDeadline;
+  remind?: { at: Date };
+  escalate?: { at: Date; names: string[]; roles: string[] };
+  quorum?: { approvals: number; declines: number };
+  dueAt?: Date;
+}
+
+/** The {@link QuestionTimes} of a new question of the human tool `kind`. */
+export function questionTimes(kind: string, now = Date.now()): QuestionTimes {
+  const deadline = deadlineFor(kind, now);
+  const remindMs = setting(VARIABLES.RUNNER_REMIND)?.[kind];
+  const escalate = setting(VARIABLES.RUNNER_ESCALATE)?.[kind];
+  const quorum = setting(VARIABLES.RUNNER_QUORUM)?.[kind];
+  const times: QuestionTimes = {
+    ...(deadline ? { deadline } : {}),
+    ...(remindMs ? { remind: { at: new Date(now + remindMs) } } : {}),
+    ...(escalate
+      ? {
+          escalate: {
+            at: new Date(now + escalate.ms),
+            names: escalate.names,
+            roles: escalate.roles,
+          },
+        }
+      : {}),
+    ...(quorum ? { quorum } : {}),
+  };
+  const due = [times.deadline?.at, times.remind?.at, times.escalate?.at].filter(
+    (at): at is Date => at !== undefined,
+  );
+  return due.length === 0
+    ? times
+    : { ...times, dueAt: new Date(Math.min(...due.map((at) => at.getTime()))) };
+}
+
 /** A run suspended on its delegate call: the parent turn stopped on it. */
 export type DelegatedTurn = Extract<TurnOutcome, { status: 'delegated' }>;
 
@@ -89,8 +147,9 @@ function argumentsDigest(input: unknown): string {
 
 /**
  * Saves a suspended turn for later: the pause row (token = interaction id, with its
- * `deadline`) and the continuation WITH the full messages. The run's own write takes the
- * same deadline (`deadlineAt`), so that a worker claims it then. Call it inside `storage.transaction`, together with
+ * `deadline`, reminder, escalation and quorum: {@link questionTimes}) and the continuation
+ * WITH the full messages. The run's own write takes the same deadline (`deadlineAt`) and
+ * due time (`dueAt`), so that a worker claims it then. Call it inside `storage.transaction`, together with
  * the run's own write (created waiting, or finished as waiting on this token), so that all
  * are written or none.
  */
@@ -101,8 +160,9 @@ export async function suspend(
   model: Pick<Model, 'id'>,
   outcome: SuspendedTurn,
   token: string = randomUUID(),
-  deadline: QuestionDeadline | undefined = deadlineFor(outcome.question.kind),
+  times: QuestionTimes = questionTimes(outcome.question.kind),
 ): Promise<Extract<RunResult, { status: 'waiting' }>> {
+  const { deadline, remind, escalate, quorum, dueAt } = times;
   const suspension = createSuspension({
     interactionId: token,
     sessionId: run.conversationId,
@@ -125,6 +185,9 @@ export async function suspend(
       resumeContext,
       ...questionPolicy(outcome.question, requester),
       deadline: deadline ?? null,
+      remind: remind ?? null,
+      escalate: escalate ?? null,
+      quorum: quorum ?? null,
     },
     // For the audit log: which run asked, and what the tool call's arguments were.
     { runId: run.runId, argumentsDigest: argumentsDigest(outcome.toolUse.input) },
@@ -137,5 +200,6 @@ export async function suspend(
     question,
     options,
     ...(deadline ? { deadline } : {}),
+    ...(dueAt ? { dueAt } : {}),
   };
 }

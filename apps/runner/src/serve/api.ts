@@ -17,6 +17,7 @@ import {
   answer,
   answerBatch,
   refusal,
+  quorumText,
   stopKnownConversation,
 } from '../executive/index.js';
 import type { Storage } from '../storage/index.js';
@@ -26,7 +27,7 @@ import type { EventHub } from './events.js';
 import { checkWrite, readJson, sendJson } from './http.js';
 import { HttpError } from './http-error.js';
 import { contextView } from './question-context.js';
-import { pauseView, recentViews } from './views.js';
+import { approvalsOf, pauseView, recentViews } from './views.js';
 
 const MAX_LIMIT = 1000;
 const MAX_CONTENT = 16 * 1024;
@@ -164,8 +165,11 @@ const routes: Route[] = [
         ? pauses.listAnswerable(identity, limit)
         : pauses.listPendingAll(limit));
       const now = Date.now();
+      const approvals = await approvalsOf(ctx.storage, pending);
       sendJson(res, 200, {
-        pauses: pending.map((p) => pauseView(p, now, mayAnswer(ctx.caller, p))),
+        pauses: pending.map((p) =>
+          pauseView(p, now, mayAnswer(ctx.caller, p), approvals.get(p.token)),
+        ),
       } satisfies PausesResponse);
     },
   },
@@ -198,8 +202,14 @@ const routes: Route[] = [
         .getByToken(segment(token))
         .catch((error) => refusal(ctx.storage, error))
         .catch((error) => Promise.reject(storeError(error)));
+      const approvals = await approvalsOf(ctx.storage, [pause]);
       sendJson(res, 200, {
-        pause: pauseView(pause, Date.now(), mayAnswer(ctx.caller, pause)),
+        pause: pauseView(
+          pause,
+          Date.now(),
+          mayAnswer(ctx.caller, pause),
+          approvals.get(pause.token),
+        ),
       } satisfies PauseResponse);
     },
   },
@@ -221,11 +231,28 @@ const routes: Route[] = [
       const by = answererOf(ctx.caller);
       const token = segment(raw);
       const given = parseBody(answerBodySchema, await readJson(req), 'invalid_answer');
-      await answer(ctx.storage, token, given, by).catch((error) =>
+      const outcome = await answer(ctx.storage, token, given, by).catch((error) =>
         Promise.reject(storeError(error)),
       );
       ctx.answered();
-      sendJson(res, 200, { token, answer: given } satisfies AnswerResponse);
+      const partial = quorumText(outcome);
+      const q = outcome.quorum;
+      sendJson(res, 200, {
+        token,
+        answer: given,
+        ...(partial && q
+          ? {
+              recorded: {
+                message: partial,
+                counted: q.counted,
+                approvals: q.approvals,
+                declines: q.declines,
+                needed: q.needed,
+                remaining: q.needed - q.approvals.length,
+              },
+            }
+          : {}),
+      } satisfies AnswerResponse);
     },
   },
   {

@@ -2,7 +2,7 @@ import type { ServerResponse } from 'node:http';
 import type { PauseView, RecentView, ServeEvent } from '../../web/src/api-types.d.ts';
 import type { Storage } from '../storage/index.js';
 import { baseHeaders } from './http.js';
-import { pauseView, recentViewsIn } from './views.js';
+import { approvalsOf, pauseView, recentViewsIn } from './views.js';
 
 const WINDOW = 200;
 const KEEPALIVE_MS = 15_000;
@@ -139,17 +139,25 @@ export class EventHub {
 
   async #snapshot(baseline: boolean): Promise<void> {
     // One snapshot: a run that commits between two reads cannot show half its change.
-    const { pending, recent } = await this.#storage.snapshot(async (tx) => ({
-      pending: (await this.#storage.pauses(tx).listPendingAll(WINDOW)).map((p) => pauseView(p)),
-      recent: await recentViewsIn(this.#storage, tx, WINDOW),
-    }));
+    const { pending, recent } = await this.#storage.snapshot(async (tx) => {
+      const listed = await this.#storage.pauses(tx).listPendingAll(WINDOW);
+      const approvals = await approvalsOf(this.#storage, listed, tx);
+      return {
+        pending: listed.map((p) => pauseView(p, Date.now(), true, approvals.get(p.token))),
+        recent: await recentViewsIn(this.#storage, tx, WINDOW),
+      };
+    });
     const next = new Map<string, Seen>();
     for (const view of recent) next.set(view.token, { rank: rankOf(view), view });
     for (const view of pending) next.set(view.token, { rank: 0, view });
     if (!baseline) {
       for (const [token, now] of next) {
-        const before = this.#seen.get(token)?.rank ?? -1;
+        const seen = this.#seen.get(token);
+        const before = seen?.rank ?? -1;
         if (now.rank > before) this.#emitTransitions(before, now);
+        else if (seen && before === 0 && now.rank === 0) {
+          this.#emitWaitChanges(seen.view as PauseView, now.view as PauseView);
+        }
       }
     }
     // Remember tokens that slid out of the window too (up to a bound), so they never look
@@ -159,6 +167,28 @@ export class EventHub {
       if (!next.has(token)) next.set(token, seen);
     }
     this.#seen = next;
+  }
+
+  /** What changed of a question that still waits: an approval, its reminder, its escalation. */
+  #emitWaitChanges(was: PauseView, is: PauseView): void {
+    const base = { token: is.token, conversationId: is.conversationId };
+    const given = (v: PauseView) =>
+      v.quorum ? v.quorum.approvals.length + v.quorum.declines.length : 0;
+    if (is.quorum && given(is) > given(was)) {
+      this.#send({
+        type: 'approval-recorded',
+        ...base,
+        approvals: is.quorum.approvals.length,
+        needed: is.quorum.needed,
+      });
+    }
+    if (is.reminder?.remindedAt && !was.reminder?.remindedAt) {
+      this.#send({ type: 'question-reminded', ...base });
+    }
+    if (is.escalation?.escalatedAt && !was.escalation?.escalatedAt) {
+      const { names, roles } = is.escalation;
+      this.#send({ type: 'question-escalated', ...base, names, roles });
+    }
   }
 
   #emitTransitions(before: number, now: Seen): void {

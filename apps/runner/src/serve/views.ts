@@ -1,4 +1,4 @@
-import type { PauseRecord, Pending } from '@x/askuser';
+import type { Approval, PauseRecord, Pending } from '@x/askuser';
 import type { RunRecord } from '@x/continuation-postgres';
 import type {
   DeadlineView,
@@ -36,8 +36,29 @@ export function sourceOf(
   return { worker: pause.proxiedFromChildId, task: typeof task === 'string' ? task : null };
 }
 
-/** The API view of a pending pause; `canAnswer` for the caller (default: an admin's, true). */
-export function pauseView(pause: Pending, now = Date.now(), canAnswer = true): PauseView {
+/** The approvals recorded so far of those pending questions that need a quorum, by token. */
+export async function approvalsOf(
+  storage: Storage,
+  pending: readonly Pending[],
+  tx?: Db,
+): Promise<Map<string, Approval[]>> {
+  const found = new Map<string, Approval[]>();
+  for (const p of pending) {
+    if (p.quorum) found.set(p.token, await storage.pauses(tx).listApprovals(p.token));
+  }
+  return found;
+}
+
+/**
+ * The API view of a pending pause; `canAnswer` for the caller (default: an admin's, true),
+ * `approvals` those recorded towards its quorum ({@link approvalsOf}).
+ */
+export function pauseView(
+  pause: Pending,
+  now = Date.now(),
+  canAnswer = true,
+  approvals: readonly Approval[] = [],
+): PauseView {
   return {
     token: pause.token,
     conversationId: pause.conversationId,
@@ -51,8 +72,31 @@ export function pauseView(pause: Pending, now = Date.now(), canAnswer = true): P
     createdAt: pause.createdAt.toISOString(),
     ageMs: Math.max(0, now - pause.createdAt.getTime()),
     deadline: deadlineView(pause, now),
+    reminder: pause.reminder && {
+      at: pause.reminder.at.toISOString(),
+      remindedAt: pause.reminder.remindedAt?.toISOString() ?? null,
+    },
+    escalation: pause.escalation && {
+      at: pause.escalation.at.toISOString(),
+      names: pause.escalation.names,
+      roles: pause.escalation.roles,
+      escalatedAt: pause.escalation.escalatedAt?.toISOString() ?? null,
+    },
+    quorum: pause.quorum && {
+      needed: pause.quorum.approvals,
+      declinesNeeded: pause.quorum.declines,
+      ...given(approvals),
+    },
     canAnswer,
   };
+}
+
+function given(approvals: readonly Approval[]) {
+  const of = (action: string) =>
+    approvals
+      .filter((a) => a.action === action)
+      .map((a) => ({ operator: a.operator, at: a.at.toISOString() }));
+  return { approvals: of('accept'), declines: of('decline') };
 }
 
 /** The API view of a question's deadline, or null. */

@@ -1,6 +1,7 @@
 import type {
   AnswerAction,
   AnswerBody,
+  AnswerResponse,
   BatchBody,
   BatchResponse,
   ContextResponse,
@@ -75,7 +76,7 @@ export const api = {
       (d) => d.context,
     ),
   answer: (token: string, action: AnswerAction, content: string) =>
-    call(`/api/pauses/${encodeURIComponent(token)}/answer`, {
+    call<AnswerResponse>(`/api/pauses/${encodeURIComponent(token)}/answer`, {
       action,
       content,
     } satisfies AnswerBody),

@@ -38,6 +38,12 @@ export interface PauseView {
   ageMs: number;
   /** When the question stops waiting and what is applied then (RUNNER_DEADLINE), or `null`. */
   deadline: DeadlineView | null;
+  /** When its audience is (or was) reminded, or `null`. */
+  reminder: { at: string; remindedAt: string | null } | null;
+  /** When its audience is (or was) widened, and by whom, or `null`. */
+  escalation: { at: string; names: string[]; roles: string[]; escalatedAt: string | null } | null;
+  /** The approvals it needs (M of its audience) and those given so far, or `null`. */
+  quorum: QuorumView | null;
   /**
    * Whether the caller may answer it (not a viewer, inside its audience): the page shows an
    * answer form only then. The store checks again when an answer comes.
@@ -60,6 +66,20 @@ export interface DeadlineView {
   answer: AnswerBody;
   /** Milliseconds until the deadline (server clock), 0 once it passed. */
   msLeft: number;
+}
+
+/** A question's quorum: M approvals needed (and declines), and who gave theirs so far. */
+export interface QuorumView {
+  needed: number;
+  declinesNeeded: number;
+  approvals: ApprovalView[];
+  declines: ApprovalView[];
+}
+
+/** One person's recorded answer towards a quorum. */
+export interface ApprovalView {
+  operator: string;
+  at: string;
 }
 
 /** What became of the run after this question's answer, as the run records it. */
@@ -144,7 +164,25 @@ export type ServeEvent =
       action: AnswerAction | null;
       outcome: RunOutcome | null;
     }
-  | { type: 'run-completed'; token: string; conversationId: string };
+  | { type: 'run-completed'; token: string; conversationId: string }
+  /** An approval towards a question's quorum was recorded; the question still waits. */
+  | {
+      type: 'approval-recorded';
+      token: string;
+      conversationId: string;
+      approvals: number;
+      needed: number;
+    }
+  /** A waiting question's reminder came (RUNNER_REMIND). */
+  | { type: 'question-reminded'; token: string; conversationId: string }
+  /** A waiting question's audience was widened (RUNNER_ESCALATE). */
+  | {
+      type: 'question-escalated';
+      token: string;
+      conversationId: string;
+      names: string[];
+      roles: string[];
+    };
 
 /** Body of `POST /api/pauses/:token/answer`, and an answer as the API shows it. */
 export interface AnswerBody {
@@ -181,6 +219,19 @@ export interface RecentResponse {
 export interface AnswerResponse {
   token: string;
   answer: AnswerBody;
+  /**
+   * For a question that needs a quorum and is not resolved yet: the answer was recorded
+   * (`counted` false: that person had answered already), who approved so far, and how many
+   * more are needed; `message` says it in words. The run waits.
+   */
+  recorded?: {
+    message: string;
+    counted: boolean;
+    approvals: string[];
+    declines: string[];
+    needed: number;
+    remaining: number;
+  };
 }
 
 /** `POST /api/pauses/answer-batch`: how many were answered, and which. */

@@ -4,7 +4,7 @@ import { contextSlot } from './context-section.js';
 import { askedWhen, type Child, h, replace } from './dom.js';
 import { refresh } from './feed.js';
 import { backButton, say, showView, ui } from './page.js';
-import { labels, priorityBadge, sourcePart } from './rows.js';
+import { labels, priorityBadge, sourcePart, waitPart } from './rows.js';
 import { ageOf, answeredHere, changed, state } from './state.js';
 
 /** One question's answer form: what its parts share. */
@@ -21,8 +21,13 @@ interface Form {
 /** Shows the selected pending question with its answer form, or a hint when none is. */
 export function renderDetail(): void {
   const pause = state.pending.find((p) => p.token === state.selected);
-  // Keep what the operator is typing: rebuild only when another question is shown.
-  if (pause?.token === state.detailFor && pause) return;
+  // Keep what the operator is typing: rebuild only when another question is shown (its
+  // deadline's time left and its approvals so far are brought up to date in place).
+  if (pause?.token === state.detailFor && pause) {
+    const fresh = waitPart(pause);
+    if (fresh) ui.detail.querySelector('#wait')?.replaceWith(fresh);
+    return;
+  }
   state.detailFor = pause?.token;
   if (!pause) {
     replace(ui.detail, h('p', { class: 'hint' }, 'Select a question to answer it.'));
@@ -56,6 +61,7 @@ function detailOf(pause: PauseView): Child[] {
       h('span', { class: 'age' }, askedWhen(ageOf(pause))),
     ),
     sourcePart(pause),
+    waitPart(pause),
   ];
   // What the server says this operator may not answer gets no answer form at all.
   if (!pause.canAnswer) {
@@ -107,9 +113,14 @@ async function answer(form: Form, action: AnswerAction, content: string): Promis
   error.textContent = '';
   try {
     answeredHere.add(pause.token);
-    await api.answer(pause.token, action, content);
+    const { recorded } = await api.answer(pause.token, action, content);
     const done = action === 'accept' && form.approve ? 'Approved' : doneWords[action];
-    say(`${done} “${pause.question}” in ${pause.conversationId}`);
+    // A partial approval of a quorum: recorded, and the question stays for the others.
+    say(
+      recorded
+        ? `${done} “${pause.question}”: ${recorded.message}`
+        : `${done} “${pause.question}” in ${pause.conversationId}`,
+    );
     state.pending = state.pending.filter((p) => p.token !== pause.token);
     state.selected = undefined;
     changed();

@@ -50,6 +50,11 @@ const announcements: Announcements = {
   'pause-answered': (e) => `Answered in ${e.conversationId}`,
   'run-resumed': (e) => `Run of ${e.conversationId} resumed${e.outcome ? ` (${e.outcome})` : ''}`,
   'run-completed': (e) => `Run of ${e.conversationId} completed`,
+  'approval-recorded': (e) =>
+    `Approval recorded in ${e.conversationId}: ${e.approvals} of ${e.needed} approvals`,
+  'question-reminded': (e) => `Reminder: a question of ${e.conversationId} still waits`,
+  'question-escalated': (e) =>
+    `Escalated a question of ${e.conversationId} to ${[...e.roles, ...e.names.map((n) => `@${n}`)].join(', ')}`,
 };
 
 function announce(event: ServeEvent): void {

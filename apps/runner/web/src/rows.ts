@@ -78,6 +78,75 @@ export function labels(item: { conversationId: string; kind: string; proxiedFrom
   ];
 }
 
+/** "3 min left" until a deadline, from the server's `msLeft`; "passed" at 0. */
+export function timeLeft(msLeft: number): string {
+  if (msLeft <= 0) return 'passed';
+  const s = Math.ceil(msLeft / 1000);
+  if (s < 120) return `${s} s left`;
+  if (s < 7200) return `${Math.round(s / 60)} min left`;
+  if (s < 172800) return `${Math.round(s / 3600)} h left`;
+  return `${Math.round(s / 86400)} d left`;
+}
+
+/** "2 of 3 approvals", for a question that needs a quorum. */
+export function approvalsText(quorum: NonNullable<PauseView['quorum']>): string {
+  return `${quorum.approvals.length} of ${quorum.needed} approvals`;
+}
+
+/**
+ * A pending question's deadline and time left, its approvals so far (and who gave them), and
+ * its reminder and escalation: the lines of the detail view, `null` when it has none.
+ */
+export function waitPart(pause: PauseView) {
+  const { deadline, quorum, reminder, escalation } = pause;
+  if (!deadline && !quorum && !reminder && !escalation) return null;
+  const who = (list: { operator: string }[]) => list.map((a) => a.operator).join(', ');
+  return h(
+    'div',
+    { class: 'wait', id: 'wait' },
+    deadline
+      ? h(
+          'p',
+          { class: 'deadline', title: deadline.at },
+          'Deadline ',
+          h('time', { datetime: deadline.at }, new Date(deadline.at).toLocaleString()),
+          ` · ${timeLeft(deadline.msLeft)} · then ${deadline.answer.action}`,
+          deadline.answer.content ? ` “${deadline.answer.content}”` : '',
+        )
+      : null,
+    quorum
+      ? h(
+          'p',
+          { class: 'quorum' },
+          approvalsText(quorum),
+          quorum.approvals.length > 0 ? ` (${who(quorum.approvals)})` : '',
+          quorum.declines.length > 0
+            ? ` · ${quorum.declines.length} of ${quorum.declinesNeeded} declines (${who(quorum.declines)})`
+            : '',
+        )
+      : null,
+    reminder
+      ? h(
+          'p',
+          { class: 'reminder' },
+          reminder.remindedAt ? `Reminded at ${reminder.remindedAt}` : `Reminder at ${reminder.at}`,
+        )
+      : null,
+    escalation
+      ? h(
+          'p',
+          { class: 'escalation' },
+          `${escalation.escalatedAt ? 'Escalated' : 'Escalates'} to ${[
+            ...escalation.roles,
+            ...escalation.names.map((n) => `@${n}`),
+          ].join(
+            ', ',
+          )} ${escalation.escalatedAt ? `at ${escalation.escalatedAt}` : `at ${escalation.at}`}`,
+        )
+      : null,
+  );
+}
+
 /** One row of the pending list. */
 export function pendingRow(
   pause: PauseView,
@@ -112,6 +181,14 @@ export function pendingRow(
         priorityBadge(pause),
         ...labels(pause),
         h('span', { class: 'age' }, age(ageMs)),
+        pause.deadline
+          ? h(
+              'span',
+              { class: 'left', title: `deadline ${pause.deadline.at}` },
+              timeLeft(pause.deadline.msLeft),
+            )
+          : null,
+        pause.quorum ? h('span', { class: 'approvals' }, approvalsText(pause.quorum)) : null,
       ),
       h('span', { class: 'q' }, pause.question),
     ),

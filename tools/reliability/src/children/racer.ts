@@ -40,7 +40,8 @@ async function run(task: RaceTask): Promise<void> {
     }
     case 'markResumed':
       if (!pauses) throw new Error('markResumed needs the pg racer');
-      return pauses.markResumed(task.token, task.answer);
+      await pauses.markResumed(task.token, task.answer);
+      return;
     case 'put':
       await checkpoints.put(task.thread, checkpointAt(task.seed), {
         expectedRevision: task.revision,

@@ -1,0 +1,110 @@
+import { describe, expect, it } from 'vitest';
+import { openStorage } from '../src/storage/index.js';
+import { call, dataDirs, exec, json, run, serve, until } from './serve-harness.js';
+
+// RUNNER_QUORUM: a question needs M distinct approvals of its audience; each is recorded and
+// the run waits until the M-th. RUNNER_REMIND / RUNNER_ESCALATE: applied once at their time
+// by the wake loop through the run's due time, also when wake is started again.
+
+const newDataDir = dataDirs();
+const OPERATORS = ['ada', 'bob', 'cy', 'dee', 'eve'];
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, Math.max(0, ms)));
+
+describe('quorum, reminders and escalation (embedded default)', { timeout: 300_000 }, () => {
+  it('3 of 5 through serve: the same person twice counts once, answers landing together resolve it once', async () => {
+    const data = newDataDir();
+    const env = { RUNNER_QUORUM: 'ask_user=3' };
+    const token = await exec('quorum', { data, env });
+    const storage = await openStorage({ dataDir: data, command: 'the test', log: () => {} });
+    const keys = new Map<string, string>();
+    try {
+      for (const name of OPERATORS) keys.set(name, (await storage.operators().add(name, [])).key);
+    } finally {
+      await storage.close();
+    }
+    const served = await serve(['--data', data], env);
+    try {
+      const api = (p: string) => new URL(p, served.url).toString();
+      const answerAs = (name: string, content = `Lisbon, says ${name}`) => {
+        const body = json({ action: 'accept', content });
+        return call(api(`/api/pauses/${token}/answer`), {
+          ...body,
+          headers: { ...body.headers, authorization: `Bearer ${keys.get(name)}` },
+        });
+      };
+      const first = await answerAs('ada');
+      expect(first.status).toBe(200);
+      expect(first.body.recorded).toMatchObject({
+        counted: true,
+        approvals: ['ada'],
+        remaining: 2,
+      });
+      expect(first.body.recorded.message).toContain('1 of 3 approvals (ada), 2 more needed');
+      const twice = await answerAs('ada');
+      expect(twice.body.recorded).toMatchObject({
+        counted: false,
+        approvals: ['ada'],
+        remaining: 2,
+      });
+      const asAda = { headers: { authorization: `Bearer ${keys.get('ada')}` } };
+      const listed = await call(api(`/api/pauses/${token}`), asAda);
+      expect(listed.body.pause.quorum).toMatchObject({
+        needed: 3,
+        approvals: [expect.objectContaining({ operator: 'ada' })],
+      });
+
+      const together = await Promise.all(OPERATORS.slice(1).map((name) => answerAs(name)));
+      const statuses = together.map((r) => r.status).sort();
+      expect(statuses, JSON.stringify(together.map((r) => r.body))).toEqual([200, 200, 409, 409]);
+      const resolved = together.filter((r) => r.status === 200 && !r.body.recorded);
+      expect(resolved).toHaveLength(1);
+
+      const record = await until(async () => {
+        const recent = await call(api('/api/recent'), asAda);
+        const mine = recent.body.recent.find((r: { token: string }) => r.token === token);
+        return mine?.status === 'resumed' ? mine : undefined;
+      }, 'the run to resume');
+      expect(record.answer.content).toMatch(/^Lisbon, says /);
+    } finally {
+      expect(await served.stop()).toBe(0);
+    }
+    const audit = await run(['audit', '--data', data, '--json'], env);
+    const mine = audit.events.filter((e) => e.token === token);
+    expect(mine.filter((e) => e.kind === 'approval-recorded')).toHaveLength(3);
+    expect(mine.filter((e) => e.kind === 'question-answered')).toHaveLength(1);
+  });
+
+  it('a reminder and an escalation are applied once when due, and not again by the next wake', async () => {
+    const data = newDataDir();
+    const env = {
+      RUNNER_REMIND: 'ask_user=1s',
+      RUNNER_ESCALATE: 'ask_user=2s:lead+@ada',
+      RUNNER_AUDIENCE: 'ask_user=travel',
+      RUNNER_DEADLINE: 'ask_user=1h:decline',
+    };
+    const token = await exec('reminded', { data, env });
+    await sleep(2_500);
+    const woke = await run(['wake', '--once', '--data', data, '--json'], env);
+    expect(woke.code, woke.stderr).toBe(0);
+    expect(woke.events.filter((e) => e.type === 'question-reminded')).toEqual([
+      expect.objectContaining({ token }),
+    ]);
+    expect(woke.events.filter((e) => e.type === 'question-escalated')).toEqual([
+      expect.objectContaining({ token, roles: ['lead'], names: ['ada'] }),
+    ]);
+    const again = await run(['wake', '--once', '--data', data, '--json'], env);
+    expect(
+      again.events.filter((e) => String(e.type).startsWith('question-')),
+      again.stdout,
+    ).toEqual([]);
+    const audit = await run(['audit', '--data', data, '--json'], env);
+    const kinds = audit.events.filter((e) => e.token === token).map((e) => e.kind);
+    expect(kinds).toEqual(['question-created', 'question-reminded', 'question-escalated']);
+    // The question still waits, for its widened audience, until its deadline.
+    const list = await run(['paused-states', 'list', '--data', data, '--json'], env);
+    expect(list.events[0]).toMatchObject({
+      token,
+      audience: { names: ['ada'], roles: ['lead', 'travel'] },
+    });
+  });
+});

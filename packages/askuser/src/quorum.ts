@@ -1,0 +1,126 @@
+// Internal: the answer to a question that needs a quorum (M distinct approvals of its
+// audience): each person's answer is recorded once, and the one that completes the quorum
+// resolves the question, in the same transaction.
+import { rowsOf } from '@x/postgres-kit';
+import { sql } from 'drizzle-orm';
+import type { ResumeAnswer } from './answer.js';
+import { admits, textArray } from './audience.js';
+import { appendEntries, conversationChain, inTransaction, type NewEntry } from './audit-chain.js';
+import type { AskUserDatabase } from './database.js';
+import { AskUserError } from './errors.js';
+import type { AnswerOutcome } from './types.js';
+
+/** What {@link answerQuorum} needs of an answer's options. */
+export interface QuorumContext {
+  answeredBy: string | null;
+  identity: { name: string; roles?: readonly string[] | undefined } | undefined;
+}
+
+/**
+ * Records one person's answer to a pending question with a quorum and resolves the question
+ * when it completes the quorum (the M-th distinct accept, or the declines a policy needs; a
+ * cancel resolves it at once). The count lives on the question's row, updated by the one
+ * statement that records the answer, so concurrent answers count one after the other and
+ * exactly one of them resolves it.
+ * @returns undefined when the question has no quorum, or takes no answer from this person
+ *   (resolved, expired, outside its audience): the caller says why.
+ * @throws {AskUserError} `invalid_argument` for an answer that does not say who gives it.
+ */
+export async function answerQuorum(
+  db: AskUserDatabase,
+  key: Buffer | undefined,
+  token: string,
+  answer: ResumeAnswer,
+  c: QuorumContext,
+  answerData: Record<string, unknown>,
+): Promise<AnswerOutcome | undefined> {
+  const who = c.answeredBy;
+  const admitted =
+    c.identity === undefined
+      ? sql`true`
+      : admits(sql`${c.identity.name}`, textArray(c.identity.roles ?? []));
+  const { action } = answer;
+  const resolves = sql`(${action} = 'cancel'
+    or (${action} = 'accept' and cardinality(p.approvers) + 1 >= p.quorum)
+    or (${action} = 'decline' and cardinality(p.decliners) + 1 >= coalesce(p.quorum_declines, 1)))`;
+  const pending = sql`p.token = ${token} and p.quorum is not null and p.resumed_at is null
+    and (p.deadline_at is null or p.deadline_at > now())`;
+  // One UPDATE counts the answer on the row it locks (a concurrent answer's count is re-read
+  // once its lock is released), resolves the question at the quorum, and records the answer.
+  const answerOnce = sql`with u as (
+      update aura.paused_states p set
+        approvers = case when ${action} = 'accept' then p.approvers || ${who}::text else p.approvers end,
+        decliners = case when ${action} = 'decline' then p.decliners || ${who}::text else p.decliners end,
+        resumed_at = case when ${resolves} then now() end,
+        resumed_answer = case when ${resolves} then ${JSON.stringify(answer)}::jsonb end,
+        answered_by = case when ${resolves} then ${who}::text end
+      where ${pending} and ${admitted}
+        and not (${who}::text = any(p.approvers) or ${who}::text = any(p.decliners))
+      returning p.conversation_id, p.quorum, p.quorum_declines, p.resumed_at is not null as resolved,
+        array_to_json(p.approvers)::text as approvers, array_to_json(p.decliners)::text as decliners
+    ), recorded as (
+      insert into aura.approvals (token, operator, action, content, at)
+      select ${token}, ${who}, ${action}, ${answer.content}, clock_timestamp() from u
+    )
+    select * from u`;
+  const write = async (tx: AskUserDatabase): Promise<AnswerOutcome | undefined> => {
+    if (who === null) {
+      const [needs] = rowsOf(
+        await tx.execute(sql`select p.quorum from aura.paused_states p where ${pending}`),
+      );
+      if (needs === undefined) return undefined;
+      throw new AskUserError(
+        'invalid_argument',
+        `question ${JSON.stringify(token)} needs ${needs.quorum} approvals: an answer to it must say who gives it (identity or answeredBy)`,
+        { tokens: [token] },
+      );
+    }
+    const [row] = rowsOf(await tx.execute(answerOnce));
+    // Not counted: that person answered already (then what stands), or it takes no answer.
+    const counted = row !== undefined;
+    const current =
+      row ??
+      rowsOf(
+        await tx.execute(sql`select p.conversation_id, p.quorum, p.quorum_declines, false as resolved,
+            array_to_json(p.approvers)::text as approvers, array_to_json(p.decliners)::text as decliners
+          from aura.paused_states p where ${pending} and ${admitted}`),
+      )[0];
+    if (current === undefined) return undefined;
+    const quorum = {
+      approvals: JSON.parse(String(current.approvers)) as string[],
+      declines: JSON.parse(String(current.decliners)) as string[],
+      needed: Number(current.quorum),
+      declinesNeeded: Number(current.quorum_declines ?? 1),
+      counted,
+    };
+    const resolved = isTrue(current.resolved);
+    if (key !== undefined) {
+      const chain = conversationChain(String(current.conversation_id));
+      const entries: NewEntry[] = [
+        counted
+          ? {
+              chain,
+              kind: 'approval-recorded',
+              token,
+              data: {
+                ...answerData,
+                approvals: quorum.approvals.length,
+                declines: quorum.declines.length,
+                needed: quorum.needed,
+                declinesNeeded: quorum.declinesNeeded,
+              },
+            }
+          : { chain, kind: 'answer-refused', token, data: { ...answerData, reason: 'counted' } },
+      ];
+      if (resolved) entries.push({ chain, kind: 'question-answered', token, data: answerData });
+      await appendEntries(tx, key, entries);
+    }
+    return { resolved, quorum };
+  };
+  // Without an audit log the one statement needs no transaction of its own.
+  return key === undefined ? write(db) : inTransaction(db, write);
+}
+
+function isTrue(value: unknown): boolean {
+  return value === true || value === 't';
+}
