@@ -1,6 +1,12 @@
 import type { ToolResultBlock, ToolUseBlock } from '@x/wire';
 import { toolResult } from '@x/wire';
 import { z } from 'zod';
+import {
+  type GatedToolName,
+  gatedArguments,
+  gatedQuestionText,
+  isGatedTool,
+} from './gated-tools.js';
 import type { ToolSpec } from './model-port.js';
 
 /** The tools that stop the turn to wait for a person. */
@@ -159,6 +165,22 @@ export function answerResult(toolUseId: string, answer: HumanAnswer): ToolResult
 }
 
 /**
+ * The tool result of a declined gated call: the person's decision and their reason, and that
+ * the call did not run (not a tool error).
+ */
+export function declinedResult(
+  toolUseId: string,
+  tool: string,
+  answer: HumanAnswer,
+): ToolResultBlock {
+  const reason = answer.content.trim();
+  return toolResult(
+    toolUseId,
+    `${DECLINED_PREFIX}${reason ? `: ${reason}` : '.'} (a person's decision: ${tool} was not run.)`,
+  );
+}
+
+/**
  * The tool result of a question nobody answered before its deadline: the model is told so,
  * and which default was applied (never as the person's decision).
  */
@@ -180,6 +202,8 @@ export interface Question {
   priority: number;
   /** Who the model asked to answer, when it named anyone. */
   audience?: ModelAudience;
+  /** A gated tool's call waiting for approval: the tool and the arguments the model gave. */
+  gated?: { tool: GatedToolName; arguments: Record<string, unknown> };
 }
 
 /** The audience a model named in a human tool call: operator names and roles. */
@@ -195,6 +219,17 @@ function modelAudience(given: z.infer<typeof AudienceInputSchema> | undefined) {
 
 /** The question of a human tool call, or an error text when the model's input is bad. */
 export function questionOf(use: ToolUseBlock): Question | { error: string } {
+  if (isGatedTool(use.name)) {
+    const checked = gatedArguments(use.name, use.input);
+    if ('error' in checked) return checked;
+    return {
+      kind: 'approve',
+      question: gatedQuestionText(use),
+      options: null,
+      priority: 5,
+      gated: { tool: use.name, arguments: checked.arguments },
+    };
+  }
   if (use.name === 'approve') {
     const input = ApproveInputSchema.safeParse(use.input);
     if (!input.success) return { error: z.prettifyError(input.error) };

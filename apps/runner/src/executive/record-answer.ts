@@ -6,6 +6,7 @@ import {
   type ResumeAnswer,
 } from '@x/askuser';
 import { DEFAULT_MAX_RECORD_BYTES } from '@x/continuation';
+import { acceptedArguments, isGatedTool } from '../agent/gated-tools.js';
 import { RunnerError, usageError } from '../errors.js';
 import { type Db, lockFor, type Storage } from '../storage/index.js';
 import type { ResumeContext } from './suspend.js';
@@ -108,6 +109,28 @@ export function checkAnswerSize(token: string, given: ResumeAnswer): void {
 }
 
 /**
+ * Refuses an accepting answer to a gated call whose edited arguments do not fit the tool's
+ * schema, before anything is written (an unknown or answered token is the store's to refuse).
+ * @throws a usage error naming what does not fit.
+ */
+export async function checkGatedAnswer(
+  storage: Storage,
+  token: string,
+  given: ResumeAnswer,
+): Promise<void> {
+  if (given.action !== 'accept') return;
+  const pending = await storage
+    .pauses()
+    .getByToken(token)
+    .catch(() => undefined);
+  const gated = (pending?.resumeContext as ResumeContext | null | undefined)?.gated;
+  if (!gated || !isGatedTool(gated.tool)) return;
+  const accepted = acceptedArguments(gated.tool, gated.arguments, given.content);
+  if ('error' in accepted)
+    throw usageError(`the answer to ${token} was not taken: ${accepted.error}`);
+}
+
+/**
  * Answers one pause and makes its run ready, in one transaction: an answer is never
  * recorded without its run becoming claimable, or the other way round.
  * `by` says who answered and how: an operator's `identity` (the store admits only the
@@ -123,6 +146,7 @@ export async function answer(
   by: AnswerOptions = {},
 ): Promise<void> {
   checkAnswerSize(token, given);
+  await checkGatedAnswer(storage, token, given);
   const refused = await storage
     .transaction(async (tx) => {
       try {
@@ -177,7 +201,10 @@ export async function answerBatch(
   answers: ReadonlyArray<{ token: string; answer: ResumeAnswer }>,
   by: AnswerOptions = {},
 ): Promise<number> {
-  for (const a of answers) checkAnswerSize(a.token, a.answer);
+  for (const a of answers) {
+    checkAnswerSize(a.token, a.answer);
+    await checkGatedAnswer(storage, a.token, a.answer);
+  }
   const done = await storage
     .transaction(async (tx) => {
       const pauses = storage.pauses(tx);

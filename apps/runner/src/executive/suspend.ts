@@ -49,6 +49,8 @@ export interface ResumeContext {
   parent?: string;
   /** A worker's question: the delegate call, the worker and its sub-task. */
   delegate?: { toolCallId: string; worker: string; task: string };
+  /** A gated tool's call waiting for approval: the tool and the arguments the model gave. */
+  gated?: { tool: string; arguments: Record<string, unknown> };
 }
 
 /** A run as a question of it is stored: its ids, and the person it acts for, if named. */
@@ -112,7 +114,12 @@ export async function suspend(
     messages: [...outcome.messages, outcome.assistant],
   });
   const { kind, question, options, priority } = outcome.question;
-  const resumeContext: ResumeContext = { model: model.id, run: run.runId };
+  const { gated } = outcome.question;
+  const resumeContext: ResumeContext = {
+    model: model.id,
+    run: run.runId,
+    ...(gated ? { gated } : {}),
+  };
   await storage.pauses(tx).insert(
     {
       token,
@@ -127,7 +134,12 @@ export async function suspend(
       deadline: deadline ?? null,
     },
     // For the audit log: which run asked, and what the tool call's arguments were.
-    { runId: run.runId, argumentsDigest: argumentsDigest(outcome.toolUse.input) },
+    {
+      runId: run.runId,
+      argumentsDigest: argumentsDigest(outcome.toolUse.input),
+      // A gated call's arguments themselves, so that the log keeps both them and an edit.
+      ...(gated ? { arguments: gated.arguments } : {}),
+    },
   );
   await storage.continuations(tx).save(suspension);
   return {
