@@ -68,6 +68,7 @@ describe('runner serve: the API on the embedded default (no wake)', () => {
       ageMs: expect.any(Number),
       deadline: null,
       canAnswer: true,
+      gated: null,
     });
     const limited = await call(api('/api/pauses?limit=2'));
     expect(limited.body.pauses).toHaveLength(2);

@@ -2,6 +2,7 @@ import type { PauseRecord, Pending } from '@x/askuser';
 import type { RunRecord } from '@x/continuation-postgres';
 import type {
   DeadlineView,
+  GatedView,
   PauseStatus,
   PauseView,
   PriorityLabel,
@@ -10,7 +11,8 @@ import type {
   RunView,
   SourceView,
 } from '../../web/src/api-types.d.ts';
-import { runOf } from '../executive/index.js';
+import { gatedInputSchema, isGatedTool } from '../agent/gated-tools.js';
+import { type ResumeContext, runOf } from '../executive/index.js';
 import type { Db, Storage } from '../storage/index.js';
 
 /**
@@ -52,7 +54,15 @@ export function pauseView(pause: Pending, now = Date.now(), canAnswer = true): P
     ageMs: Math.max(0, now - pause.createdAt.getTime()),
     deadline: deadlineView(pause, now),
     canAnswer,
+    gated: gatedView(pause),
   };
+}
+
+/** The API view of a gated call waiting for approval (its pause keeps tool and arguments), or null. */
+export function gatedView(pause: Pick<Pending, 'resumeContext'>): GatedView | null {
+  const gated = (pause.resumeContext as ResumeContext | null)?.gated;
+  if (!gated || !isGatedTool(gated.tool)) return null;
+  return { tool: gated.tool, arguments: gated.arguments, schema: gatedInputSchema(gated.tool) };
 }
 
 /** The API view of a question's deadline, or null. */
