@@ -1,5 +1,7 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { ToolUseBlock } from '@x/wire';
 import { z } from 'zod';
+import { setting, VARIABLES } from '../config/index.js';
 import type { ToolSpec } from './model-port.js';
 
 /**
@@ -115,12 +117,17 @@ export function acceptedArguments(
 }
 
 /** Runs an approved gated call with its idempotency key; its effect is the tool's own. */
-export function runGatedTool(
+export async function runGatedTool(
   name: GatedToolName,
   input: Record<string, unknown>,
   context: GatedContext,
 ): Promise<string> {
-  return (gatedTools[name].run as (i: unknown, c: GatedContext) => Promise<string>)(input, context);
+  const run = gatedTools[name].run as (i: unknown, c: GatedContext) => Promise<string>;
+  const output = await run(input, context);
+  // A remote API that answers slowly after its effect landed: where a crash loses the answer.
+  const delay = setting(VARIABLES.RUNNER_DEMO_TOOL_DELAY_MS);
+  if (delay > 0) await sleep(delay);
+  return output;
 }
 
 /**

@@ -343,7 +343,7 @@ async function finishTurn(
     // until the rest is written.
     const next = randomUUID();
     const ids = { runId, conversationId, ...(requester === undefined ? {} : { requester }) };
-    const deadline = turn.status === 'delegated' ? undefined : deadlineFor(turn.question.kind);
+    const deadline = turn.status === 'delegated' ? undefined : deadlineFor(turn.question);
     await storage.runs(tx).finish(runId, job.owner, {
       status: 'waiting',
       interactionId: next,

@@ -3,6 +3,7 @@ import type { ResumeAnswer } from '@x/askuser';
 import { createSuspension } from '@x/continuation';
 import type { Message } from '@x/wire';
 import type { Model } from '../agent/model-port.js';
+import type { Question } from '../agent/tools.js';
 import type { TurnOutcome } from '../agent/turn.js';
 import { setting, VARIABLES } from '../config/index.js';
 import type { Db, Storage } from '../storage/index.js';
@@ -73,10 +74,19 @@ export interface QuestionDeadline {
   answer: ResumeAnswer;
 }
 
-/** The deadline of a new question of the human tool `kind`, from RUNNER_DEADLINE (none: it waits). */
-export function deadlineFor(kind: string, now = Date.now()): QuestionDeadline | undefined {
-  const rule = setting(VARIABLES.RUNNER_DEADLINE)?.[kind];
-  return rule && { at: new Date(now + rule.ms), answer: rule.answer };
+/**
+ * The deadline of a new question: RUNNER_DEADLINE's for its tool, or the model's own (the
+ * `deadline` of its tool input) when that comes first; none: it waits.
+ */
+export function deadlineFor(
+  question: Pick<Question, 'kind' | 'deadline'>,
+  now = Date.now(),
+): QuestionDeadline | undefined {
+  const rule = setting(VARIABLES.RUNNER_DEADLINE)?.[question.kind];
+  const policy = rule && { at: new Date(now + rule.ms), answer: rule.answer };
+  const own = question.deadline;
+  if (!own || (policy && policy.at <= own.at)) return policy;
+  return own;
 }
 
 /** A run suspended on its delegate call: the parent turn stopped on it. */
@@ -103,7 +113,7 @@ export async function suspend(
   model: Pick<Model, 'id'>,
   outcome: SuspendedTurn,
   token: string = randomUUID(),
-  deadline: QuestionDeadline | undefined = deadlineFor(outcome.question.kind),
+  deadline: QuestionDeadline | undefined = deadlineFor(outcome.question),
 ): Promise<Extract<RunResult, { status: 'waiting' }>> {
   const suspension = createSuspension({
     interactionId: token,
