@@ -7,7 +7,7 @@ import { answer, type Storage, startRun } from '../runner.js';
 import { withDatabase } from './faults.js';
 
 /** SIGKILLs of a working wake (full 100). */
-const KILLS = knob('RELIABILITY_GATED_KILLS', 100, 8);
+const KILLS = knob('RELIABILITY_GATED_KILLS', 100, 5);
 /** Runs a wake resumes at once; as many conversations are kept unfinished. */
 const CONCURRENCY = 4;
 /** A slow model and a slow remote API after its effect: kills land inside the work. */
