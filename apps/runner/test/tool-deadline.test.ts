@@ -1,3 +1,4 @@
+import type { JsonValue } from '@x/wire';
 import { afterEach, describe, expect, it } from 'vitest';
 import { acceptedArguments } from '../src/agent/gated-tools.js';
 import { questionOf } from '../src/agent/tools.js';
@@ -7,7 +8,7 @@ import { deadlineFor } from '../src/executive/suspend.js';
 // RUNNER_DEADLINE; and the arguments an accepting answer to a gated call runs with.
 
 const now = Date.parse('2026-12-01T12:00:00Z');
-const use = (name: string, input: unknown) => ({
+const use = (name: string, input: JsonValue) => ({
   type: 'tool_use' as const,
   id: 't1',
   name,
@@ -51,7 +52,7 @@ describe('a deadline on the tool input', () => {
   });
 
   it('refuses one in the past, beyond 30 days, both or neither of at and after, and an approval that accepts itself', () => {
-    const approve = (deadline: unknown) =>
+    const approve = (deadline: JsonValue) =>
       questionOf(use('approve', { action: 'pay', deadline }), now);
     expect(approve({ at: '2026-12-01T11:00:00Z', default: 'decline' })).toEqual({
       error: 'deadline: it has passed already; give a time in the future',
