@@ -1,13 +1,13 @@
 import type { ToolResultBlock, ToolUseBlock } from '@x/wire';
 import { toolResult } from '@x/wire';
 import { z } from 'zod';
+import { durationMs } from '../config/index.js';
 import {
   type GatedToolName,
   gatedArguments,
   gatedQuestionText,
   isGatedTool,
 } from './gated-tools.js';
-import { durationMs } from '../config/index.js';
 import type { ToolSpec } from './model-port.js';
 
 /** The tools that stop the turn to wait for a person. */
@@ -248,12 +248,17 @@ function modelDeadline(
 ): { deadline?: { at: Date; answer: HumanAnswer } } | { error: string } {
   if (given === undefined) return {};
   if (kind === 'approve' && given.default === 'accept') {
-    return { error: 'deadline.default: an approval cannot default to accept; use decline or cancel' };
+    return {
+      error: 'deadline.default: an approval cannot default to accept; use decline or cancel',
+    };
   }
-  const at = given.at === undefined ? now + (durationMs(given.after ?? '') ?? 0) : Date.parse(given.at);
+  const at =
+    given.at === undefined ? now + (durationMs(given.after ?? '') ?? 0) : Date.parse(given.at);
   if (at <= now) return { error: 'deadline: it has passed already; give a time in the future' };
   if (at - now > MAX_MODEL_DEADLINE_MS) return { error: 'deadline: at most 30 days from now' };
-  return { deadline: { at: new Date(at), answer: { action: given.default, content: given.content ?? '' } } };
+  return {
+    deadline: { at: new Date(at), answer: { action: given.default, content: given.content ?? '' } },
+  };
 }
 
 /** The audience a model named in a human tool call: operator names and roles. */
