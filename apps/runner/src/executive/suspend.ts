@@ -32,6 +32,8 @@ export type RunResult =
       questions?: WorkerQuestionInfo[];
       /** When the question stops waiting, and its default (RUNNER_DEADLINE). */
       deadline?: QuestionDeadline;
+      /** A gated tool's call waits for approval: the tool. */
+      gated?: string;
     }
   | { status: 'cancelled'; runId: string; conversationId: string };
 
@@ -159,5 +161,6 @@ export async function suspend(
     question,
     options,
     ...(deadline ? { deadline } : {}),
+    ...(gated ? { gated: gated.tool } : {}),
   };
 }
