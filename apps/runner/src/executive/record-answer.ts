@@ -109,25 +109,28 @@ export function checkAnswerSize(token: string, given: ResumeAnswer): void {
 }
 
 /**
- * Refuses an accepting answer to a gated call whose edited arguments do not fit the tool's
- * schema, before anything is written (an unknown or answered token is the store's to refuse).
- * @throws a usage error naming what does not fit.
+ * The answer to a gated call as it is recorded: an accepting one's edited arguments checked
+ * against the tool's schema and written in one form (empty when they are the model's), so
+ * that equal edits are equal text (what a quorum of approvals compares). Other answers, and
+ * unknown or answered tokens (the store's to refuse), pass as they are.
+ * @throws a usage error naming what does not fit, before anything is written.
  */
-export async function checkGatedAnswer(
+export async function gatedAnswer(
   storage: Storage,
   token: string,
   given: ResumeAnswer,
-): Promise<void> {
-  if (given.action !== 'accept') return;
+): Promise<ResumeAnswer> {
+  if (given.action !== 'accept') return given;
   const pending = await storage
     .pauses()
     .getByToken(token)
     .catch(() => undefined);
   const gated = (pending?.resumeContext as ResumeContext | null | undefined)?.gated;
-  if (!gated || !isGatedTool(gated.tool)) return;
+  if (!gated || !isGatedTool(gated.tool)) return given;
   const accepted = acceptedArguments(gated.tool, gated.arguments, given.content);
   if ('error' in accepted)
     throw usageError(`the answer to ${token} was not taken: ${accepted.error}`);
+  return { action: 'accept', content: accepted.edited ? JSON.stringify(accepted.arguments) : '' };
 }
 
 /**
@@ -142,11 +145,11 @@ export async function checkGatedAnswer(
 export async function answer(
   storage: Storage,
   token: string,
-  given: ResumeAnswer,
+  asGiven: ResumeAnswer,
   by: AnswerOptions = {},
 ): Promise<void> {
-  checkAnswerSize(token, given);
-  await checkGatedAnswer(storage, token, given);
+  checkAnswerSize(token, asGiven);
+  const given = await gatedAnswer(storage, token, asGiven);
   const refused = await storage
     .transaction(async (tx) => {
       try {
@@ -198,12 +201,13 @@ async function parentOf(tx: Db, storage: Storage, token: string): Promise<string
  */
 export async function answerBatch(
   storage: Storage,
-  answers: ReadonlyArray<{ token: string; answer: ResumeAnswer }>,
+  given: ReadonlyArray<{ token: string; answer: ResumeAnswer }>,
   by: AnswerOptions = {},
 ): Promise<number> {
-  for (const a of answers) {
+  const answers: Array<{ token: string; answer: ResumeAnswer }> = [];
+  for (const a of given) {
     checkAnswerSize(a.token, a.answer);
-    await checkGatedAnswer(storage, a.token, a.answer);
+    answers.push({ token: a.token, answer: await gatedAnswer(storage, a.token, a.answer) });
   }
   const done = await storage
     .transaction(async (tx) => {
