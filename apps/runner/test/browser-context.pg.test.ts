@@ -14,7 +14,7 @@ import {
   seriousAxeFindings,
   startApprovalCenter,
 } from './browser-harness.js';
-import { exec, pendingOf as pendingAt, until, workerPause } from './serve-harness.js';
+import { exec, pendingOf as pendingAt, run, until, workerPause } from './serve-harness.js';
 
 const server = await serverForTests();
 const chromiumFound = hasChromium();
@@ -161,6 +161,82 @@ describe.skipIf(!server || !chromiumFound)('approval center: context, keyboard, 
       'user: [result: approved with changes: Book the flights only, no hotel]',
     );
     expect(await seriousAxeFindings(page)).toEqual([]);
+    expect(browser.errors).toEqual([]);
+  });
+
+  it("edits a gated call's arguments, checked against the tool's schema before they are sent, then approves", {
+    timeout: 300_000,
+  }, async () => {
+    const started = await run(
+      [
+        'exec',
+        'Pay invoice 42',
+        '--conversation',
+        'gated-page',
+        '--model',
+        'scripted:gated',
+        '--json',
+      ],
+      env,
+    );
+    const transfer = started.events.find((e) => e.type === 'run-waiting')?.token as string;
+    expect(transfer, started.stderr).toBeTruthy();
+    // The queue as it loads (the test before left the recent tab open).
+    await page.goto(center.served.url);
+    await page.locator('#live', { hasText: 'live' }).waitFor();
+    await row(transfer).waitFor();
+    await keyTo(transfer);
+    await page.keyboard.press('Enter');
+    // Escape leaves the note's box; e opens the arguments as JSON, as the model gave them.
+    await page.keyboard.press('Escape');
+    await page.keyboard.press('e');
+    const edit = page.locator('#arguments-text:focus');
+    expect(JSON.parse(await edit.inputValue())).toEqual({
+      to: 'PT50000201231234567890154',
+      amount: 1240,
+      currency: 'EUR',
+      reference: 'invoice 42',
+    });
+    // Arguments that do not fit the schema (from the API) are not sent.
+    await edit.fill(
+      JSON.stringify({ to: 'PT50000201231234567890154', amount: -5, currency: 'XYZ' }),
+    );
+    await page.locator('#send-arguments').click();
+    await expect(page.locator('#detail .error').textContent()).resolves.toBe(
+      'Not sent, the arguments do not fit transfer_funds: arguments.amount: more than 0; arguments.currency: expected one of "EUR", "USD", "GBP"',
+    );
+    expect(await pendingOf('gated-page')).toBe(transfer);
+    await shot('gated-edit');
+    expect(await seriousAxeFindings(page)).toEqual([]);
+    const edited = { to: 'PT50000201231234567890154', amount: 1000, currency: 'EUR' };
+    await page.locator('#arguments-text').fill(JSON.stringify(edited));
+    await page.locator('#arguments-text').press('Control+Enter');
+    await row(transfer).waitFor({ state: 'detached' });
+
+    // The edited arguments ran: the email the resumed turn asks to send next says so.
+    const email = await until(() => pendingOf('gated-page', [transfer]), 'the email approval');
+    await row(email).waitFor();
+    await keyTo(email);
+    await page.keyboard.press('Enter');
+    await page.locator('#send').click();
+    await row(email).waitFor({ state: 'detached' });
+    const shown = await until(async () => {
+      const show = await run(['show', 'gated-page', '--json'], env);
+      const record = show.events.find((e) => e.type === 'run') as
+        | {
+            run: { status: string };
+            messages: Array<{ content: Array<{ type: string; content?: unknown }> }>;
+          }
+        | undefined;
+      return record?.run.status === 'completed' && record;
+    }, 'the run to complete');
+    const results = shown.messages.flatMap((m) =>
+      m.content.filter((b) => b.type === 'tool_result'),
+    );
+    expect(results.map((r) => r.content)).toEqual([
+      `The person changed the arguments before approving; transfer_funds ran with ${JSON.stringify(edited)}. Result: transferred 1000 EUR to ${edited.to} (transfer ${transfer})`,
+      `email sent to billing@atlas.example: "Invoice 42 paid" (message ${email})`,
+    ]);
     expect(browser.errors).toEqual([]);
   });
 

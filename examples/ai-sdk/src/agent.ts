@@ -2,9 +2,17 @@
 //   node dist/agent.js start "Plan me a trip"   runs until a tool waits for the person, saves, exits
 //   node dist/agent.js answer "Lisbon"           (any process, any time later) resumes with the answer
 //   node dist/agent.js answer yes                approves (anything else denies) a tool that needs approval
+// With DEADLINE_MS set, an answer that comes later than that after the question resumes the
+// turn with the deadline's default instead (a denial, or DEADLINE_DEFAULT as the output).
 import { existsSync } from 'node:fs';
 import { anthropic } from '@ai-sdk/anthropic';
-import { pendingToolCall, resumeModelMessages, suspendModelMessages } from '@x/continuation/ai-sdk';
+import {
+  expiredAnswer,
+  pendingToolCall,
+  resumeModelMessages,
+  suspendModelMessages,
+  type ToolAnswer,
+} from '@x/continuation/ai-sdk';
 import { FileContinuationStore } from '@x/continuation/file';
 import { generateText, type ModelMessage, stepCountIs, tool } from 'ai';
 import { z } from 'zod';
@@ -59,8 +67,19 @@ else if (command === 'answer') {
     );
   }
   for (const suspension of open) {
-    const answer =
-      suspension.toolName === 'book_trip' ? { approved: text === 'yes' } : { output: text };
+    const approval = suspension.toolName === 'book_trip';
+    let answer: ToolAnswer = approval ? { approved: text === 'yes' } : { output: text };
+    const wait = Number(process.env.DEADLINE_MS ?? Number.NaN);
+    const deadline = new Date(suspension.createdAt.getTime() + wait);
+    if (deadline.getTime() < Date.now()) {
+      const fallback = approval
+        ? { approved: false }
+        : { output: process.env.DEADLINE_DEFAULT ?? '' };
+      answer = expiredAnswer(deadline, fallback);
+      console.log(
+        `the deadline ${deadline.toISOString()} passed: its default was applied, not this answer`,
+      );
+    }
     await run(resumeModelMessages(suspension, answer));
     await store.markResolved(suspension.interactionId); // after the resumed run ended (or asked again)
   }

@@ -33,6 +33,10 @@ if (command === 'start') {
       store,
       conversationId,
       onPause: (q) => resolve(`${q.message} ${JSON.stringify(q.requestedSchema.properties)}`),
+      // DEADLINE_MS: unanswered by then, the server gets the default, decline (stored as expired).
+      ...(process.env.DEADLINE_MS
+        ? { deadline: { inMs: Number(process.env.DEADLINE_MS), answer: { action: 'decline' } } }
+        : {}),
     });
   });
   await client.connect(transport);

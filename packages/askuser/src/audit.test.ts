@@ -82,6 +82,23 @@ await describeOnEachStorage(
       });
     });
 
+    it("keeps a gated call's arguments when given, so that the log holds them and an edit of them", async () => {
+      const args = { to: 'PT50', amount: 1240 };
+      await store.insert(pause('t1'), { arguments: args });
+      await store.insert(pause('t2'));
+      await store.markResumed('t1', { action: 'accept', content: '{"to":"PT50","amount":1000}' });
+      const entries = await all(target.db);
+      const created = entries.filter((e) => e.kind === 'question-created');
+      expect(created.map((e) => (e.data as { arguments?: unknown }).arguments)).toEqual([
+        args,
+        undefined,
+      ]);
+      expect(entries.find((e) => e.kind === 'question-answered')?.data).toMatchObject({
+        content: '{"to":"PT50","amount":1000}',
+      });
+      expect((await verifyAudit(target.db, { key })).ok).toBe(true);
+    });
+
     it('records refusals: forbidden and already answered, committed though the call throws', async () => {
       await answered('t1');
       const outsider = await store

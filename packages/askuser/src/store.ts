@@ -209,6 +209,8 @@ export class AskUserStore {
             toolCallId: p.toolCallId,
             runId: options.runId ?? null,
             argumentsDigest: options.argumentsDigest ?? null,
+            // Only when given: the entries of other questions stay as they were.
+            ...(options.arguments === undefined ? {} : { arguments: options.arguments }),
             audience,
             requester,
             requesterMayNotAnswer,

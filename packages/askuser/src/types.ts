@@ -273,6 +273,11 @@ export interface InsertOptions {
   runId?: string;
   /** A digest of the tool call's arguments, as the caller computes it. */
   argumentsDigest?: string;
+  /**
+   * The tool call's arguments themselves (plain JSON), for a call that runs only once approved:
+   * the log then keeps both them and the arguments an accepting answer gave instead.
+   */
+  arguments?: unknown;
 }
 
 /** Options of `listAnswered`. */

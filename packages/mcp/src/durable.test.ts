@@ -13,6 +13,7 @@ import {
 } from '../test/booking-server.js';
 import {
   answerElicitation,
+  type DurableElicitationsOptions,
   durableElicitations,
   type ElicitationContent,
   type ElicitationQuestion,
@@ -41,13 +42,19 @@ afterEach(async () => {
 let conversations = 0;
 
 /** A client with durable elicitations; `asked` resolves with the first question it stores. */
-function agent(conversationId: string) {
+function agent(conversationId: string, more: Partial<DurableElicitationsOptions> = {}) {
   const client = new Client({ name: 'agent', version: '1.0.0' });
   let onPause: (q: ElicitationQuestion) => void = () => {};
   const asked = new Promise<ElicitationQuestion>((resolve) => {
     onPause = resolve;
   });
-  const elicitations = durableElicitations(client, { store, conversationId, pollMs: 20, onPause });
+  const elicitations = durableElicitations(client, {
+    store,
+    conversationId,
+    pollMs: 20,
+    onPause,
+    ...more,
+  });
   cleanups.push(async () => {
     elicitations.close();
     await client.close();
@@ -55,8 +62,12 @@ function agent(conversationId: string) {
   return { client, elicitations, asked };
 }
 
-async function overHttp(conversationId: string, sessionId?: string) {
-  const a = agent(conversationId);
+async function overHttp(
+  conversationId: string,
+  sessionId?: string,
+  more: Partial<DurableElicitationsOptions> = {},
+) {
+  const a = agent(conversationId, more);
   const transport = new StreamableHTTPClientTransport(http.url, sessionId ? { sessionId } : {});
   await a.client.connect(transport);
   return { ...a, transport };
@@ -129,6 +140,40 @@ describe('over Streamable HTTP', () => {
       await elicitations.answer(token, { action });
       expect(text(await call)).toBe(`no booking (${action})`);
     }
+  });
+
+  it("a question's deadline: nobody answered in time, so its default answers the server, once, as expired", async () => {
+    const conversationId = `conv-${++conversations}`;
+    const { client, asked } = await overHttp(conversationId, undefined, {
+      deadline: {
+        inMs: 300,
+        answer: { action: 'accept', content: { date: '2026-07-02', guests: 2 } },
+      },
+    });
+    const call = client.callTool({ name: 'book_table', arguments: {} });
+    const { token } = await asked;
+    expect((await store.listPending(conversationId))[0]?.deadline).toMatchObject({
+      answer: { action: 'accept', content: '{"date":"2026-07-02","guests":2}' },
+    });
+    expect(text(await call)).toBe('booked for 2 on 2026-07-02');
+    const outcome = await store.getAnswer(token);
+    expect(outcome?.expiredAt).toBeInstanceOf(Date);
+    const late = await answerElicitation(store, token, { action: 'decline' }).catch(
+      (e: unknown) => e,
+    );
+    expect(AskUserError.is(late)).toBe(true);
+  });
+
+  it('a deadline whose default does not fit the requested schema is refused, and nothing is stored', async () => {
+    const conversationId = `conv-${++conversations}`;
+    const { client } = await overHttp(conversationId, undefined, {
+      deadline: { inMs: 300, answer: { action: 'accept', content: { guests: 99 } } },
+    });
+    const result = await client
+      .callTool({ name: 'book_table', arguments: {} })
+      .catch((e: unknown) => e);
+    expect(JSON.stringify(result)).toMatch(/does not match the schema/);
+    expect(await store.listPending(conversationId)).toEqual([]);
   });
 
   it('a client restart while the question waits: the answer given meanwhile reaches the server when the client comes back', async () => {

@@ -3,7 +3,12 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ElicitRequestSchema, ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { AskUserError, type AskUserStore, type ResumeAnswer } from '@x/askuser';
-import { answerElicitation, type ElicitationAnswer, toElicitResult } from './answer.js';
+import {
+  answerElicitation,
+  checkAnswer,
+  type ElicitationAnswer,
+  toElicitResult,
+} from './answer.js';
 import { McpElicitationError } from './errors.js';
 import {
   ELICITATION_KIND,
@@ -27,6 +32,13 @@ export interface DurableElicitationsOptions {
   pollMs?: number;
   /** Called once a question is stored, before waiting: tell someone, or let the process go. */
   onPause?: (question: ElicitationQuestion) => void;
+  /**
+   * How long each question waits, and the answer sent to the server when nobody answered in
+   * time (an `accept` must match the requested schema): kept with the pause as its deadline,
+   * so the outcome is `expired` in the store, once, whichever process applies it. A pause's
+   * deadline is honoured on `resume()` too. Default: none, a question waits until answered.
+   */
+  deadline?: { inMs: number; answer: ElicitationAnswer };
 }
 
 /** What {@link DurableElicitations.resume} found and did. */
@@ -101,12 +113,22 @@ export function durableElicitations(
   const wakers = new Map<string, Set<() => void>>();
   client.registerCapabilities({ elicitation: { form: {} } });
 
-  async function waitForAnswer(token: string, signal: AbortSignal): Promise<ResumeAnswer> {
+  async function waitForAnswer(
+    token: string,
+    signal: AbortSignal,
+    deadline?: Date,
+  ): Promise<ResumeAnswer> {
     for (;;) {
       signal.throwIfAborted();
       closed.signal.throwIfAborted();
       const answered = await store.getAnswer(token);
       if (answered) return answered.answer;
+      // At the deadline the store applies its default once (or finds the answer that won).
+      if (deadline && deadline.getTime() <= Date.now()) {
+        const outcome = await store.expire(token);
+        if (outcome) return outcome.answer;
+      }
+      const left = deadline ? Math.max(0, deadline.getTime() - Date.now()) : pollMs;
       await new Promise<void>((resolve) => {
         const set = wakers.get(token) ?? new Set();
         wakers.set(token, set);
@@ -118,7 +140,7 @@ export function durableElicitations(
           if (set.size === 0) wakers.delete(token);
           resolve();
         };
-        const timer = setTimeout(done, pollMs);
+        const timer = setTimeout(done, Math.min(pollMs, left));
         signal.addEventListener('abort', done);
         closed.signal.addEventListener('abort', done);
         set.add(done);
@@ -160,12 +182,7 @@ export function durableElicitations(
     if (extra.sessionId !== undefined) context.sessionId = extra.sessionId;
     const token = `mcp-${connection}-${extra.requestId}`;
     const pause = pauseOf(token, conversationId, params, context);
-    try {
-      await store.insert(pause);
-    } catch (error) {
-      if (!AskUserError.hasCode(error, 'duplicate')) throw error; // a replayed request: its question is kept
-    }
-    options.onPause?.({
+    const question: ElicitationQuestion = {
       token,
       conversationId,
       message: params.message,
@@ -175,9 +192,20 @@ export function durableElicitations(
       connection,
       createdAt: new Date(),
       ...(extra.sessionId === undefined ? {} : { sessionId: extra.sessionId }),
-    });
+    };
+    // A default that does not fit this request's schema is refused before anything is stored.
+    const deadline = options.deadline && {
+      at: new Date(Date.now() + options.deadline.inMs),
+      answer: checkAnswer(question, options.deadline.answer),
+    };
     try {
-      return toElicitResult(await waitForAnswer(token, extra.signal));
+      await store.insert({ ...pause, ...(deadline ? { deadline } : {}) });
+    } catch (error) {
+      if (!AskUserError.hasCode(error, 'duplicate')) throw error; // a replayed request: its question is kept
+    }
+    options.onPause?.(question);
+    try {
+      return toElicitResult(await waitForAnswer(token, extra.signal, deadline?.at));
     } catch (error) {
       // The SDK cancels with a string reason; a closed connection aborts without one.
       const reason: unknown = extra.signal.reason;
@@ -206,7 +234,7 @@ export function durableElicitations(
         if (question.server !== server) continue;
         if (question.connection === connection) {
           report.waiting.push(question.token);
-          waitForAnswer(question.token, closed.signal)
+          waitForAnswer(question.token, closed.signal, pause.deadline?.at)
             .then((answer) => send(transport, question, answer))
             .catch((error: unknown) => {
               if (!closed.signal.aborted) client.onerror?.(error as Error);

@@ -1,6 +1,13 @@
 import type { ToolResultBlock, ToolUseBlock } from '@x/wire';
 import { toolResult } from '@x/wire';
 import { z } from 'zod';
+import { durationMs } from '../config/index.js';
+import {
+  type GatedToolName,
+  gatedArguments,
+  gatedQuestionText,
+  isGatedTool,
+} from './gated-tools.js';
 import type { ToolSpec } from './model-port.js';
 
 /** The tools that stop the turn to wait for a person. */
@@ -27,17 +34,45 @@ export const AudienceInputSchema = z
     'Who may answer: operators by name and/or by role. Optional; it can narrow, never widen, who the runner lets answer.',
   );
 
+/** The latest deadline a model may set on a question: 30 days from when it asks. */
+export const MAX_MODEL_DEADLINE_MS = 30 * 86_400_000;
+
+/**
+ * When the question stops waiting, and what is applied then (the outcome expired). The
+ * runner's own deadline (RUNNER_DEADLINE) still holds when it comes first.
+ */
+export const DeadlineInputSchema = z
+  .object({
+    at: z.iso.datetime({ offset: true }).optional().describe('When, as an ISO 8601 time.'),
+    after: z
+      .string()
+      .regex(/^\d+\s*(s|m|h|d|w)$/)
+      .optional()
+      .describe('Or how long from now, e.g. "30m", "24h", "7d" (at most 30 days).'),
+    default: z
+      .enum(['decline', 'cancel', 'accept'])
+      .describe('What is applied if nobody answered in time (accept only for ask_user).'),
+    content: z.string().max(2000).optional().describe("The default answer's text, or reason."),
+  })
+  .strict()
+  .refine((d) => (d.at === undefined) !== (d.after === undefined), {
+    message: 'give exactly one of at or after',
+  })
+  .describe('Optional: when the question stops waiting, and the default applied then.');
+
 export const AskUserInputSchema = z.object({
   question: z.string().min(1).describe('The question, in one or two sentences.'),
   options: z.array(z.string().min(1)).optional().describe('Choices to offer, if any.'),
   priority: z.number().int().min(0).max(10).optional().describe('0 (default) to 10; higher first.'),
   audience: AudienceInputSchema.optional(),
+  deadline: DeadlineInputSchema.optional(),
 });
 
 export const ApproveInputSchema = z.object({
   action: z.string().min(1).describe('What will be done once approved.'),
   details: z.string().optional().describe('Cost, risk, or anything the person should know.'),
   audience: AudienceInputSchema.optional(),
+  deadline: DeadlineInputSchema.optional(),
 });
 
 export const DelegateInputSchema = z.object({
@@ -159,6 +194,22 @@ export function answerResult(toolUseId: string, answer: HumanAnswer): ToolResult
 }
 
 /**
+ * The tool result of a declined gated call: the person's decision and their reason, and that
+ * the call did not run (not a tool error).
+ */
+export function declinedResult(
+  toolUseId: string,
+  tool: string,
+  answer: HumanAnswer,
+): ToolResultBlock {
+  const reason = answer.content.trim();
+  return toolResult(
+    toolUseId,
+    `${DECLINED_PREFIX}${reason ? `: ${reason}` : '.'} (a person's decision: ${tool} was not run.)`,
+  );
+}
+
+/**
  * The tool result of a question nobody answered before its deadline: the model is told so,
  * and which default was applied (never as the person's decision).
  */
@@ -180,6 +231,34 @@ export interface Question {
   priority: number;
   /** Who the model asked to answer, when it named anyone. */
   audience?: ModelAudience;
+  /** A gated tool's call waiting for approval: the tool and the arguments the model gave. */
+  gated?: { tool: GatedToolName; arguments: Record<string, unknown> };
+  /** The deadline the model set, and its default. */
+  deadline?: { at: Date; answer: HumanAnswer };
+}
+
+/**
+ * The deadline a model set, checked: in the future, at most {@link MAX_MODEL_DEADLINE_MS}
+ * away, and never an approval's own acceptance (a model may not approve itself by waiting).
+ */
+function modelDeadline(
+  kind: HumanToolName,
+  given: z.infer<typeof DeadlineInputSchema> | undefined,
+  now: number,
+): { deadline?: { at: Date; answer: HumanAnswer } } | { error: string } {
+  if (given === undefined) return {};
+  if (kind === 'approve' && given.default === 'accept') {
+    return {
+      error: 'deadline.default: an approval cannot default to accept; use decline or cancel',
+    };
+  }
+  const at =
+    given.at === undefined ? now + (durationMs(given.after ?? '') ?? 0) : Date.parse(given.at);
+  if (at <= now) return { error: 'deadline: it has passed already; give a time in the future' };
+  if (at - now > MAX_MODEL_DEADLINE_MS) return { error: 'deadline: at most 30 days from now' };
+  return {
+    deadline: { at: new Date(at), answer: { action: given.default, content: given.content ?? '' } },
+  };
 }
 
 /** The audience a model named in a human tool call: operator names and roles. */
@@ -194,27 +273,44 @@ function modelAudience(given: z.infer<typeof AudienceInputSchema> | undefined) {
 }
 
 /** The question of a human tool call, or an error text when the model's input is bad. */
-export function questionOf(use: ToolUseBlock): Question | { error: string } {
+export function questionOf(use: ToolUseBlock, now = Date.now()): Question | { error: string } {
+  if (isGatedTool(use.name)) {
+    const checked = gatedArguments(use.name, use.input);
+    if ('error' in checked) return checked;
+    return {
+      kind: 'approve',
+      question: gatedQuestionText(use),
+      options: null,
+      priority: 5,
+      gated: { tool: use.name, arguments: checked.arguments },
+    };
+  }
   if (use.name === 'approve') {
     const input = ApproveInputSchema.safeParse(use.input);
     if (!input.success) return { error: z.prettifyError(input.error) };
     const { action, details } = input.data;
     const question = details ? `Approve: ${action}? (${details})` : `Approve: ${action}?`;
+    const deadline = modelDeadline('approve', input.data.deadline, now);
+    if ('error' in deadline) return deadline;
     return {
       kind: 'approve',
       question,
       options: null,
       priority: 5,
       ...modelAudience(input.data.audience),
+      ...deadline,
     };
   }
   const input = AskUserInputSchema.safeParse(use.input);
   if (!input.success) return { error: z.prettifyError(input.error) };
+  const deadline = modelDeadline('ask_user', input.data.deadline, now);
+  if ('error' in deadline) return deadline;
   return {
     kind: 'ask_user',
     question: input.data.question,
     options: input.data.options ?? null,
     priority: input.data.priority ?? 0,
     ...modelAudience(input.data.audience),
+    ...deadline,
   };
 }

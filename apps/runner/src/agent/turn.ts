@@ -7,6 +7,7 @@ import type {
 } from '@x/wire';
 import { toolResult, toolUses, userMessage } from '@x/wire';
 import type { DelegateHandler, Delegation } from './delegate-port.js';
+import { gatedToolSpecs, isGatedTool } from './gated-tools.js';
 import type { Model, ModelRetry } from './model-port.js';
 import {
   askAloneResult,
@@ -82,10 +83,18 @@ export async function runTurn(
     delegate?: DelegateHandler;
     /** A worker sub-agent's turn: its own prompt, no `delegate`. */
     worker?: boolean;
+    /** Offers the gated tools (`send_email`, ...): a call of one waits for approval (unattended runs). */
+    gated?: boolean;
   } = {},
 ): Promise<TurnOutcome> {
   let messages = [...transcript];
-  const tools = options.delegate ? [...toolSpecs, delegateSpec] : toolSpecs;
+  const waits = (name: string) =>
+    isHumanTool(name) || (options.gated === true && isGatedTool(name));
+  const tools = [
+    ...toolSpecs,
+    ...(options.gated ? gatedToolSpecs : []),
+    ...(options.delegate ? [delegateSpec] : []),
+  ];
   for (let step = 0; step < MAX_STEPS; step++) {
     options.signal?.throwIfAborted();
     observer.modelCall?.();
@@ -101,7 +110,7 @@ export async function runTurn(
     if (uses.length === 0) return { status: 'completed', messages: [...messages, assistant] };
 
     const only = uses.length === 1 ? uses[0] : undefined;
-    if (only && isHumanTool(only.name)) {
+    if (only && waits(only.name)) {
       const question = questionOf(only);
       if (!('error' in question)) {
         observer.event({
@@ -129,7 +138,7 @@ export async function runTurn(
     }
     const results: ToolResultBlock[] = uses.map((use) => {
       if (use.name === DELEGATE_TOOL && options.delegate) return askAloneResult(use);
-      if (!isHumanTool(use.name)) {
+      if (!waits(use.name)) {
         return runTool(use, {
           progress: (message) =>
             observer.event({ type: 'tool-progress', toolCallId: use.id, message }),

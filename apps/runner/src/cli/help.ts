@@ -12,7 +12,7 @@ commands:
                                 interactive chat; questions are asked at the prompt
   exec "GOAL" | --goal-file PATH [--conversation ID] [--replace]
                                 unattended run until it completes or waits on a person
-  answer TOKEN --accept TEXT | --option N | --decline [TEXT] | --cancel
+  answer TOKEN --accept TEXT | --arguments JSON | --option N | --decline [TEXT] | --cancel
   answer --batch FILE.json      answer pending questions (a batch is all or nothing)
   wake [--once] [--concurrency N] [--grace DURATION]
                                 resume answered runs (the executive's wake loop)
@@ -38,10 +38,12 @@ options for every command (--data, --model and --json may also come before it):
                  empty). Only exec, chat (not --resume), serve, migrate and operators add
                  create a missing one (and say so); the other commands say it does not exist
   --model ID     scripted:trip | scripted:tools | scripted:siblings | scripted:team |
-                 scripted:payment | anthropic:MODEL | openai:MODEL (default ${VARIABLES.RUNNER_MODEL.default}, or RUNNER_MODEL);
+                 scripted:payment | scripted:gated | anthropic:MODEL | openai:MODEL (default ${VARIABLES.RUNNER_MODEL.default}, or RUNNER_MODEL);
                  scripted:team delegates sub-tasks to worker sub-agents w1..w3, two of
                  which ask a question (the delegate tool); scripted:payment asks an
-                 approval whose audience (finance, travel) the model names itself
+                 approval whose audience (finance, travel) the model names itself;
+                 scripted:gated calls transfer_funds and send_email, which run only once
+                 approved (exec only)
   --json         one JSON object per line, for scripts
   -h, --help     help for the command
   --version      the runner's version
@@ -114,10 +116,13 @@ prints the token and exits 0 with status "waiting". Answer it with \`runner answ
 --requester NAME   the person the run acts for, kept with each question it asks; with
                    RUNNER_REQUESTER_MAY_NOT_APPROVE naming the question's tool (or *), the
                    operator of that name may not answer it (403 forbidden).`,
-  answer: `usage: runner answer TOKEN --accept TEXT | --option N | --decline [TEXT] | --cancel
+  answer: `usage: runner answer TOKEN --accept TEXT | --arguments JSON | --option N | --decline [TEXT] | --cancel
        runner answer --batch FILE.json
 
 --accept TEXT     the answer          --option N   the Nth of the question's options
+--arguments JSON  approve a gated call (send_email, transfer_funds) with these arguments
+                  instead of the model's, checked against the tool's schema (exit 2 if
+                  they do not fit); --accept '' approves it as the model asked
 --decline [TEXT]  the person declines (the model is told so, with TEXT if given)
 --cancel          end the run without resuming it
 --batch FILE      answers for several questions, all or nothing:

@@ -9,6 +9,7 @@ import { type Command, type Context, globalOptions, withStorage } from './comman
 function parseAnswer(
   values: {
     accept?: string | undefined;
+    arguments?: string | undefined;
     option?: string | undefined;
     decline?: boolean | undefined;
     cancel?: boolean | undefined;
@@ -17,14 +18,21 @@ function parseAnswer(
 ): { answer?: ResumeAnswer; option?: number } {
   const given = [
     values.accept !== undefined,
+    values.arguments !== undefined,
     values.option !== undefined,
     values.decline,
     values.cancel,
   ].filter(Boolean);
   if (given.length !== 1) {
-    throw usageError('give exactly one of --accept TEXT, --option N, --decline [TEXT], --cancel');
+    throw usageError(
+      'give exactly one of --accept TEXT, --arguments JSON, --option N, --decline [TEXT], --cancel',
+    );
   }
   if (values.accept !== undefined) return { answer: { action: 'accept', content: values.accept } };
+  // A gated call approved with edited arguments: the accepting answer's content is them.
+  if (values.arguments !== undefined) {
+    return { answer: { action: 'accept', content: values.arguments } };
+  }
   if (values.decline) return { answer: { action: 'decline', content: rest.join(' ') } };
   if (values.cancel) return { answer: { action: 'cancel', content: '' } };
   const option = Number(values.option);
@@ -68,6 +76,7 @@ export const answer: Command = async (ctx, args) => {
     options: {
       ...globalOptions,
       accept: { type: 'string' },
+      arguments: { type: 'string' },
       option: { type: 'string' },
       decline: { type: 'boolean' },
       cancel: { type: 'boolean' },

@@ -7,21 +7,23 @@ type Waiting = Extract<RunResult, { status: 'waiting' }>;
 /** A question's numbered options, one per line, and the command that answers it. */
 function howToAnswer(
   out: Output,
-  q: { token: string; options: string[] | null },
+  q: { token: string; options: string[] | null; gated?: string },
   indent: string,
 ): { options: string; command: string; others: string } {
   const listed = q.options?.length
     ? `\n${q.options.map((o, i) => `${indent}${i + 1}) ${o}`).join('\n')}`
     : '';
-  const how = q.options?.length ? '--option N' : '--accept "..."';
+  // A gated call is approved as asked (empty content) or with edited arguments.
+  const how = q.gated ? "--accept ''" : q.options?.length ? '--option N' : '--accept "..."';
   // The other answers, without the one the command already shows.
-  const others = `${q.options?.length ? '--accept TEXT, ' : ''}--decline [TEXT], --cancel`;
+  const first = q.gated ? '--arguments JSON, ' : q.options?.length ? '--accept TEXT, ' : '';
+  const others = `${first}--decline [TEXT], --cancel`;
   return { options: listed, command: out.command(`answer ${q.token} ${how}`), others };
 }
 
 /** The `run-waiting` event of a run that waits on one question or on its workers' questions. */
 function waitingEvent(result: Waiting): { type: string } & Record<string, unknown> {
-  const { runId, conversationId, token, question, options, questions } = result;
+  const { runId, conversationId, token, question, options, questions, gated } = result;
   return {
     type: 'run-waiting',
     status: 'waiting',
@@ -31,6 +33,7 @@ function waitingEvent(result: Waiting): { type: string } & Record<string, unknow
     question,
     options,
     ...(questions ? { questions } : {}),
+    ...(gated ? { gated } : {}),
   };
 }
 

@@ -592,6 +592,13 @@ export const VARIABLES = {
     default: 0,
     description: "the scripted model's simulated latency, in ms",
   }),
+  RUNNER_DEMO_TOOL_DELAY_MS: variable({
+    name: 'RUNNER_DEMO_TOOL_DELAY_MS',
+    kind: wholeNumber(0),
+    default: 0,
+    description:
+      "the demo's gated tools' simulated latency after their effect landed (a slow remote API), in ms",
+  }),
   RUNNER_SCRIPTED_FAIL: variable({
     name: 'RUNNER_SCRIPTED_FAIL',
     kind: wholeNumber(0),

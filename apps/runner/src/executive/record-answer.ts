@@ -7,6 +7,7 @@ import {
   type ResumeAnswer,
 } from '@x/askuser';
 import { DEFAULT_MAX_RECORD_BYTES } from '@x/continuation';
+import { acceptedArguments, isGatedTool } from '../agent/gated-tools.js';
 import { RunnerError, usageError } from '../errors.js';
 import { type Db, lockFor, type Storage } from '../storage/index.js';
 import type { ResumeContext } from './suspend.js';
@@ -109,6 +110,31 @@ export function checkAnswerSize(token: string, given: ResumeAnswer): void {
 }
 
 /**
+ * The answer to a gated call as it is recorded: an accepting one's edited arguments checked
+ * against the tool's schema and written in one form (empty when they are the model's), so
+ * that equal edits are equal text (what a quorum of approvals compares). Other answers, and
+ * unknown or answered tokens (the store's to refuse), pass as they are.
+ * @throws a usage error naming what does not fit, before anything is written.
+ */
+export async function gatedAnswer(
+  storage: Storage,
+  token: string,
+  given: ResumeAnswer,
+): Promise<ResumeAnswer> {
+  if (given.action !== 'accept') return given;
+  const pending = await storage
+    .pauses()
+    .getByToken(token)
+    .catch(() => undefined);
+  const gated = (pending?.resumeContext as ResumeContext | null | undefined)?.gated;
+  if (!gated || !isGatedTool(gated.tool)) return given;
+  const accepted = acceptedArguments(gated.tool, gated.arguments, given.content);
+  if ('error' in accepted)
+    throw usageError(`the answer to ${token} was not taken: ${accepted.error}`);
+  return { action: 'accept', content: accepted.edited ? JSON.stringify(accepted.arguments) : '' };
+}
+
+/**
  * Answers one pause and makes its run ready, in one transaction: an answer is never
  * recorded without its run becoming claimable, or the other way round.
  * `by` says who answered and how: an operator's `identity` (the store admits only the
@@ -120,10 +146,11 @@ export function checkAnswerSize(token: string, given: ResumeAnswer): void {
 export async function answer(
   storage: Storage,
   token: string,
-  given: ResumeAnswer,
+  asGiven: ResumeAnswer,
   by: AnswerOptions = {},
 ): Promise<AnswerOutcome> {
-  checkAnswerSize(token, given);
+  checkAnswerSize(token, asGiven);
+  const given = await gatedAnswer(storage, token, asGiven);
   const done = await storage
     .transaction(async (tx): Promise<AnswerOutcome | { error: unknown }> => {
       let outcome: AnswerOutcome;
@@ -192,10 +219,14 @@ async function parentOf(tx: Db, storage: Storage, token: string): Promise<string
  */
 export async function answerBatch(
   storage: Storage,
-  answers: ReadonlyArray<{ token: string; answer: ResumeAnswer }>,
+  given: ReadonlyArray<{ token: string; answer: ResumeAnswer }>,
   by: AnswerOptions = {},
 ): Promise<number> {
-  for (const a of answers) checkAnswerSize(a.token, a.answer);
+  const answers: Array<{ token: string; answer: ResumeAnswer }> = [];
+  for (const a of given) {
+    checkAnswerSize(a.token, a.answer);
+    answers.push({ token: a.token, answer: await gatedAnswer(storage, a.token, a.answer) });
+  }
   const done = await storage
     .transaction(async (tx) => {
       const pauses = storage.pauses(tx);

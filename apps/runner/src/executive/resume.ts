@@ -8,9 +8,16 @@ import {
 import { ContinuationError, resumeMessages, type Suspension } from '@x/continuation';
 import type { AttemptCounts, ClaimedRun, RetryPolicy, RunJob } from '@x/continuation-postgres';
 import { SessionError } from '@x/session';
-import type { ToolUseBlock } from '@x/wire';
+import { type ToolResultBlock, type ToolUseBlock, toolResult } from '@x/wire';
+import { acceptedArguments, isGatedTool, ranResult, runGatedTool } from '../agent/gated-tools.js';
 import type { Model } from '../agent/model-port.js';
-import { answerResult, DELEGATE_TOOL, expiredResult, isHumanTool } from '../agent/tools.js';
+import {
+  answerResult,
+  DELEGATE_TOOL,
+  declinedResult,
+  expiredResult,
+  isHumanTool,
+} from '../agent/tools.js';
 import { runTurn, type TurnObserver, type TurnOutcome } from '../agent/turn.js';
 import { type Env, setting, VARIABLES } from '../config/index.js';
 import {
@@ -185,16 +192,64 @@ export async function resumeRun(
   }
   // A model that cannot be made (a missing API key) fails this attempt.
   const model = modelOf(job, options);
-  const result = expiredAt
-    ? expiredResult(suspension.toolUseId, answer, expiredAt)
-    : answerResult(suspension.toolUseId, answer);
+  const result = await resultFor(storage, job, suspension, answer, expiredAt);
   const messages = resumeMessages(suspension, result);
   const observer = options.observerFor({ runId, token, conversationId });
   const turn = await runTurn(model, messages, observer, {
     signal: job.signal,
     delegate: runDelegate(model, observer),
+    gated: true,
   });
   return finishTurn(storage, job, suspension, model, turn);
+}
+
+/**
+ * The tool result a resumed turn continues from. An accepted gated call runs first, with the
+ * question's token as its idempotency key, and its result is recorded (fenced by the lease)
+ * before the model sees it; a later attempt finds the record and never runs it again. A crash
+ * between the run and the record runs the tool again with the same key: at-least-once
+ * invocation with a stable key, so a tool that deduplicates by key has one effect.
+ */
+async function resultFor(
+  storage: Storage,
+  job: RunJob,
+  suspension: Suspension,
+  answer: ResumeAnswer,
+  expiredAt: Date | null,
+): Promise<ToolResultBlock> {
+  const id = suspension.toolUseId;
+  const use = suspension.assistant.content.find(
+    (b): b is ToolUseBlock => b.type === 'tool_use' && b.id === id,
+  );
+  const applied = (text: string) =>
+    expiredAt
+      ? expiredResult(id, { action: answer.action, content: text }, expiredAt)
+      : toolResult(id, text);
+  if (!use || !isGatedTool(use.name)) {
+    return expiredAt ? expiredResult(id, answer, expiredAt) : answerResult(id, answer);
+  }
+  if (answer.action !== 'accept') {
+    return expiredAt ? expiredResult(id, answer, expiredAt) : declinedResult(id, use.name, answer);
+  }
+  const token = job.run.interactionId ?? '';
+  const recorded = await storage.gated().result(token);
+  if (recorded) return applied(recorded.result);
+  // A default applied at the deadline runs the call as the model made it.
+  const accepted = acceptedArguments(use.name, use.input, expiredAt ? '' : answer.content);
+  // Checked when the answer was taken; a record that fails now would fail on every attempt.
+  if ('error' in accepted) throw Object.assign(new Error(accepted.error), { retryable: false });
+  const output = await runGatedTool(use.name, accepted.arguments, {
+    key: token,
+    effects: storage.gated(),
+  });
+  const result = ranResult(use.name, accepted.arguments, accepted.edited, output);
+  const stands = await storage.transaction(async (tx) => {
+    if (!(await storage.runs(tx).renew(job.run.runId, job.owner, job.leaseMs))) {
+      throw new ContinuationError('lease_lost', `run "${job.run.runId}" was taken over`);
+    }
+    return storage.gated(tx).record({ token, tool: use.name, ...accepted, result });
+  });
+  return applied(stands.result);
 }
 
 /**
@@ -290,7 +345,9 @@ function unresumable({ suspension, unreadable }: ClaimedRun): string | undefined
     suspension.assistant.content.find(
       (b): b is ToolUseBlock => b.type === 'tool_use' && b.id === suspension.toolUseId,
     )?.name;
-  if (tool === undefined || isHumanTool(tool) || tool === DELEGATE_TOOL) return undefined;
+  if (tool === undefined || isHumanTool(tool) || isGatedTool(tool) || tool === DELEGATE_TOOL) {
+    return undefined;
+  }
   return `tool "${tool}" is not offered by this runner: the saved turn waits on it, so it is not resumed`;
 }
 
@@ -319,7 +376,7 @@ async function finishTurn(
     // until the rest is written.
     const next = randomUUID();
     const ids = { runId, conversationId, ...(requester === undefined ? {} : { requester }) };
-    const times = turn.status === 'delegated' ? {} : questionTimes(turn.question.kind);
+    const times = turn.status === 'delegated' ? {} : questionTimes(turn.question);
     await storage.runs(tx).finish(runId, job.owner, {
       status: 'waiting',
       interactionId: next,
@@ -394,6 +451,7 @@ async function resumeDelegation(
     const turn = await runTurn(model, messages, observer, {
       signal: job.signal,
       delegate: runDelegate(model, observer),
+      gated: true,
     });
     return finishTurn(storage, job, suspension, model, turn);
   }

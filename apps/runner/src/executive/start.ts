@@ -161,6 +161,7 @@ export async function startRun(
   const runId = randomUUID();
   const outcome = await runTurn(model, [userMessage(goal)], observer, {
     delegate: runDelegate(model, observer),
+    gated: true,
   });
   const { requester } = options;
   const meta = { model: model.id, ...(requester === undefined ? {} : { requester }) };

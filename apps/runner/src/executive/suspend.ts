@@ -3,6 +3,7 @@ import type { ResumeAnswer } from '@x/askuser';
 import { createSuspension } from '@x/continuation';
 import type { Message } from '@x/wire';
 import type { Model } from '../agent/model-port.js';
+import type { Question } from '../agent/tools.js';
 import type { TurnOutcome } from '../agent/turn.js';
 import { setting, VARIABLES } from '../config/index.js';
 import type { Db, Storage } from '../storage/index.js';
@@ -33,6 +34,8 @@ export type RunResult =
       deadline?: QuestionDeadline;
       /** When a worker next takes the run without an answer: its deadline, reminder or escalation. */
       dueAt?: Date;
+      /** A gated tool's call waits for approval: the tool. */
+      gated?: string;
     }
   | { status: 'cancelled'; runId: string; conversationId: string }
   | Reminded;
@@ -66,6 +69,8 @@ export interface ResumeContext {
   parent?: string;
   /** A worker's question: the delegate call, the worker and its sub-task. */
   delegate?: { toolCallId: string; worker: string; task: string };
+  /** A gated tool's call waiting for approval: the tool and the arguments the model gave. */
+  gated?: { tool: string; arguments: Record<string, unknown> };
 }
 
 /** A run as a question of it is stored: its ids, and the person it acts for, if named. */
@@ -88,10 +93,19 @@ export interface QuestionDeadline {
   answer: ResumeAnswer;
 }
 
-/** The deadline of a new question of the human tool `kind`, from RUNNER_DEADLINE (none: it waits). */
-export function deadlineFor(kind: string, now = Date.now()): QuestionDeadline | undefined {
-  const rule = setting(VARIABLES.RUNNER_DEADLINE)?.[kind];
-  return rule && { at: new Date(now + rule.ms), answer: rule.answer };
+/**
+ * The deadline of a new question: RUNNER_DEADLINE's for its tool, or the model's own (the
+ * `deadline` of its tool input) when that comes first; none: it waits.
+ */
+export function deadlineFor(
+  question: Pick<Question, 'kind' | 'deadline'>,
+  now = Date.now(),
+): QuestionDeadline | undefined {
+  const rule = setting(VARIABLES.RUNNER_DEADLINE)?.[question.kind];
+  const policy = rule && { at: new Date(now + rule.ms), answer: rule.answer };
+  const own = question.deadline;
+  if (!own || (policy && policy.at <= own.at)) return policy;
+  return own;
 }
 
 /**
@@ -107,9 +121,13 @@ export interface QuestionTimes {
   dueAt?: Date;
 }
 
-/** The {@link QuestionTimes} of a new question of the human tool `kind`. */
-export function questionTimes(kind: string, now = Date.now()): QuestionTimes {
-  const deadline = deadlineFor(kind, now);
+/** The {@link QuestionTimes} of a new question (its tool's policies, its own deadline). */
+export function questionTimes(
+  question: Pick<Question, 'kind' | 'deadline'>,
+  now = Date.now(),
+): QuestionTimes {
+  const { kind } = question;
+  const deadline = deadlineFor(question, now);
   const remindMs = setting(VARIABLES.RUNNER_REMIND)?.[kind];
   const escalate = setting(VARIABLES.RUNNER_ESCALATE)?.[kind];
   const quorum = setting(VARIABLES.RUNNER_QUORUM)?.[kind];
@@ -160,7 +178,7 @@ export async function suspend(
   model: Pick<Model, 'id'>,
   outcome: SuspendedTurn,
   token: string = randomUUID(),
-  times: QuestionTimes = questionTimes(outcome.question.kind),
+  times: QuestionTimes = questionTimes(outcome.question),
 ): Promise<Extract<RunResult, { status: 'waiting' }>> {
   const { deadline, remind, escalate, quorum, dueAt } = times;
   const suspension = createSuspension({
@@ -172,7 +190,12 @@ export async function suspend(
     messages: [...outcome.messages, outcome.assistant],
   });
   const { kind, question, options, priority } = outcome.question;
-  const resumeContext: ResumeContext = { model: model.id, run: run.runId };
+  const { gated } = outcome.question;
+  const resumeContext: ResumeContext = {
+    model: model.id,
+    run: run.runId,
+    ...(gated ? { gated } : {}),
+  };
   await storage.pauses(tx).insert(
     {
       token,
@@ -190,7 +213,12 @@ export async function suspend(
       quorum: quorum ?? null,
     },
     // For the audit log: which run asked, and what the tool call's arguments were.
-    { runId: run.runId, argumentsDigest: argumentsDigest(outcome.toolUse.input) },
+    {
+      runId: run.runId,
+      argumentsDigest: argumentsDigest(outcome.toolUse.input),
+      // A gated call's arguments themselves, so that the log keeps both them and an edit.
+      ...(gated ? { arguments: gated.arguments } : {}),
+    },
   );
   await storage.continuations(tx).save(suspension);
   return {
@@ -201,5 +229,6 @@ export async function suspend(
     options,
     ...(deadline ? { deadline } : {}),
     ...(dueAt ? { dueAt } : {}),
+    ...(gated ? { gated: gated.tool } : {}),
   };
 }

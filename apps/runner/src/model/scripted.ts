@@ -10,6 +10,7 @@ import type {
 } from '@x/wire';
 import { JsonValueSchema, textOf, toolUses } from '@x/wire';
 import { z } from 'zod';
+import { isGatedTool } from '../agent/gated-tools.js';
 import type { Model, ModelRequest } from '../agent/model-port.js';
 import { DECLINED_PREFIX, isHumanTool } from '../agent/tools.js';
 import { WORKER_SYSTEM_PROMPT } from '../agent/turn.js';
@@ -40,7 +41,7 @@ const scenarioDir = new URL('../../scenarios/', import.meta.url);
 /** Loads `scenarios/NAME.json` shipped with the runner. */
 export function loadScenario(name: string): Scenario {
   const known =
-    'known: scripted:trip, scripted:tools, scripted:siblings, scripted:team, scripted:payment';
+    'known: scripted:trip, scripted:tools, scripted:siblings, scripted:team, scripted:payment, scripted:gated';
   if (!/^[a-z0-9-]+$/.test(name)) throw usageError(`unknown scenario "${name}" (${known})`);
   let text: string;
   try {
@@ -78,7 +79,7 @@ function turnState(messages: readonly Message[]) {
       const text = resultText(block);
       results.push(text);
       const name = names.get(block.tool_use_id);
-      if (name && isHumanTool(name) && !block.is_error) answers.push(text);
+      if (name && (isHumanTool(name) || isGatedTool(name)) && !block.is_error) answers.push(text);
     }
   }
   return { steps, results, answers };

@@ -2,6 +2,7 @@ import type { Approval, PauseRecord, Pending } from '@x/askuser';
 import type { RunRecord } from '@x/continuation-postgres';
 import type {
   DeadlineView,
+  GatedView,
   PauseStatus,
   PauseView,
   PriorityLabel,
@@ -10,7 +11,8 @@ import type {
   RunView,
   SourceView,
 } from '../../web/src/api-types.d.ts';
-import { runOf } from '../executive/index.js';
+import { gatedInputSchema, isGatedTool } from '../agent/gated-tools.js';
+import { type ResumeContext, runOf } from '../executive/index.js';
 import type { Db, Storage } from '../storage/index.js';
 
 /**
@@ -88,6 +90,7 @@ export function pauseView(
       ...given(approvals),
     },
     canAnswer,
+    gated: gatedView(pause),
   };
 }
 
@@ -97,6 +100,13 @@ function given(approvals: readonly Approval[]) {
       .filter((a) => a.action === action)
       .map((a) => ({ operator: a.operator, at: a.at.toISOString() }));
   return { approvals: of('accept'), declines: of('decline') };
+}
+
+/** The API view of a gated call waiting for approval (its pause keeps tool and arguments), or null. */
+export function gatedView(pause: Pick<Pending, 'resumeContext'>): GatedView | null {
+  const gated = (pause.resumeContext as ResumeContext | null)?.gated;
+  if (!gated || !isGatedTool(gated.tool)) return null;
+  return { tool: gated.tool, arguments: gated.arguments, schema: gatedInputSchema(gated.tool) };
 }
 
 /** The API view of a question's deadline, or null. */

@@ -49,6 +49,21 @@ export interface PauseView {
    * answer form only then. The store checks again when an answer comes.
    */
   canAnswer: boolean;
+  /** A gated tool's call waiting for approval (kind `approve`), or `null`. */
+  gated: GatedView | null;
+}
+
+/**
+ * A gated tool's call as the approver sees it: accept with `content` `''` runs these
+ * arguments; accept with the edited arguments as a JSON object (checked against `schema`)
+ * runs those instead.
+ */
+export interface GatedView {
+  tool: string;
+  /** The arguments the model gave. */
+  arguments: Record<string, unknown>;
+  /** The JSON schema of the tool's arguments (from its zod schema). */
+  schema: Record<string, unknown>;
 }
 
 /**

@@ -1,10 +1,11 @@
 import { ApiError, api } from './api-client.js';
-import type { AnswerAction, ContextView, PauseView } from './api-types.d.ts';
+import type { AnswerAction, ContextView, GatedView, PauseView } from './api-types.d.ts';
 import { contextSlot } from './context-section.js';
 import { askedWhen, type Child, h, replace } from './dom.js';
 import { refresh } from './feed.js';
 import { backButton, say, showView, ui } from './page.js';
 import { labels, priorityBadge, sourcePart, waitPart } from './rows.js';
+import { schemaErrors } from './schema-check.js';
 import { ageOf, answeredHere, changed, state } from './state.js';
 
 /** One question's answer form: what its parts share. */
@@ -45,11 +46,19 @@ function detailOf(pause: PauseView): Child[] {
     text: h('textarea', {
       id: 'answer-text',
       rows: 3,
-      placeholder: approve ? 'Note (optional)' : 'Your answer',
+      placeholder: pause.gated
+        ? 'Reason, if you decline'
+        : approve
+          ? 'Note (optional)'
+          : 'Your answer',
     }),
     error: h('p', { class: 'error', role: 'alert' }),
   };
-  const changes = approve ? changesPart(form) : undefined;
+  const changes = pause.gated
+    ? argumentsPart(form, pause.gated)
+    : approve
+      ? changesPart(form)
+      : undefined;
   const heading = [
     backButton(),
     h('h2', { class: 'question', id: 'detail-question' }, pause.question),
@@ -177,6 +186,8 @@ function optionButtons(form: Form, options: string[]) {
 
 function sendButton(form: Form) {
   const send = () => {
+    // A gated call approved as asked: its content is empty (the arguments are its answer).
+    if (form.pause.gated) return void answer(form, 'accept', '');
     const content = form.text.value.trim() || (form.approve ? 'approved' : '');
     if (!content) {
       form.error.textContent = 'Type an answer first (or choose an option).';
@@ -229,4 +240,47 @@ function changesPart(form: Form) {
     if (typeof action === 'string' && document.activeElement !== changes) changes.value = action;
   };
   return { box, openButton, follow };
+}
+
+/**
+ * Edit, then approve a gated call: its arguments as JSON, checked against the tool's schema
+ * (from the API) before they are sent; the server runs what was sent, or refuses it.
+ */
+function argumentsPart(form: Form, gated: GatedView) {
+  const edit = h('textarea', { id: 'arguments-text', rows: 8, spellcheck: 'false' });
+  edit.value = JSON.stringify(gated.arguments, null, 2);
+  const send = () => {
+    let edited: unknown;
+    try {
+      edited = JSON.parse(edit.value);
+    } catch {
+      form.error.textContent = `The arguments are not JSON: write them as a JSON object.`;
+      edit.focus();
+      return;
+    }
+    const errors = schemaErrors(gated.schema, edited);
+    if (errors.length > 0) {
+      form.error.textContent = `Not sent, the arguments do not fit ${gated.tool}: ${errors.join('; ')}`;
+      edit.focus();
+      return;
+    }
+    void answer(form, 'accept', JSON.stringify(edited));
+  };
+  const box = h(
+    'div',
+    { class: 'changes', hidden: true },
+    h('label', { for: 'arguments-text' }, `The arguments ${gated.tool} runs with, once approved`),
+    edit,
+    button('send-arguments', 'Approve with these arguments', send, { class: 'primary' }),
+  );
+  const open = (event: Event) => {
+    box.hidden = false;
+    (event.currentTarget as HTMLElement).setAttribute('aria-expanded', 'true');
+    edit.focus();
+  };
+  const openButton = button('approve-edit', 'Edit arguments, then approve', open, {
+    'aria-expanded': 'false',
+    'aria-controls': 'arguments-text',
+  });
+  return { box, openButton, follow: undefined };
 }

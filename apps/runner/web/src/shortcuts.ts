@@ -19,7 +19,11 @@ export function onKey(event: KeyboardEvent): void {
 function onTextKey(event: KeyboardEvent, target: HTMLElement): void {
   if (event.key === 'Escape') target.blur();
   else if (event.key === 'Enter' && (event.ctrlKey || event.metaKey) && target.id) {
-    const send = { 'answer-text': 'send', 'changes-text': 'send-changes' }[target.id];
+    const send = {
+      'answer-text': 'send',
+      'changes-text': 'send-changes',
+      'arguments-text': 'send-arguments',
+    }[target.id];
     if (send) {
       event.preventDefault();
       byId(send).click();

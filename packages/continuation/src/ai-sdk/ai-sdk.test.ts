@@ -17,6 +17,7 @@ import {
 } from '../index.js';
 import {
   type AiSdkResumeMessage,
+  expiredAnswer,
   pendingToolCall,
   resumeModelMessages,
   suspendModelMessages,
@@ -207,6 +208,44 @@ describe('a tool that needs approval', () => {
         { type: 'tool-result', output: { type: 'execution-denied', reason: 'not on a Friday' } },
       ],
     });
+  });
+
+  it('at its deadline the default denies, and the model reads that nobody answered in time', async () => {
+    const { execute, tools } = deployTool();
+    const model = scripted(
+      { calls: [{ id: 'call_1', name: 'deploy', input: { env: 'prod' } }] },
+      { text: 'Not deployed.' },
+    );
+    const { messages } = await suspendedApproval(model, tools);
+    const suspension = persisted(suspendModelMessages({ interactionId: 'ask-1', messages }));
+    const deadline = new Date('2026-12-01T12:00:00Z');
+    const answer = expiredAnswer(deadline, { approved: false });
+    await generateText({ model, tools, messages: resumeModelMessages(suspension, answer) });
+    expect(execute).not.toHaveBeenCalled();
+    expect(model.doGenerateCalls[1]?.prompt.at(-1)).toMatchObject({
+      content: [
+        {
+          type: 'tool-result',
+          output: {
+            type: 'execution-denied',
+            reason:
+              'No answer came before the deadline (2026-12-01T12:00:00.000Z); the default (deny) was applied.',
+          },
+        },
+      ],
+    });
+    expect(expiredAnswer(deadline, { output: { city: 'Lisbon' } })).toEqual({
+      output:
+        'No answer came before the deadline (2026-12-01T12:00:00.000Z); the default was applied: {"city":"Lisbon"}',
+    });
+    const approving = (() => {
+      try {
+        return expiredAnswer(deadline, { approved: true });
+      } catch (error) {
+        return error;
+      }
+    })();
+    expect(ContinuationError.hasCode(approving, 'invalid')).toBe(true);
   });
 
   it('works the same through streamText', async () => {

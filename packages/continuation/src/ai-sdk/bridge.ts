@@ -266,3 +266,41 @@ export function resumeModelMessages(
   });
   return out;
 }
+
+/**
+ * The answer that resumes a suspended AI SDK turn whose question reached its deadline with no
+ * answer: `fallback`, the deadline's default, told to the model as what it is ("No answer
+ * came before the deadline (…); the default … was applied"), never as the person's decision.
+ * Your code keeps the deadline (for example `suspension.createdAt` plus a wait, or an
+ * `@x/askuser` pause's `deadline`, applied once by `expire`) and resumes with this once it
+ * passed. A default that approves is refused: the AI SDK would run the tool, and the model
+ * would never learn that nobody approved it.
+ *
+ * @throws {ContinuationError} `invalid` for a default that approves, or a malformed one.
+ * @example
+ * if (Date.now() > suspension.createdAt.getTime() + 86_400_000) {
+ *   const answer = expiredAnswer(new Date(suspension.createdAt.getTime() + 86_400_000), { approved: false });
+ *   await generateText({ model, tools, system, messages: resumeModelMessages(suspension, answer) });
+ * }
+ */
+export function expiredAnswer(deadline: Date, fallback: ToolAnswer): ToolAnswer {
+  checkAnswer(fallback, '');
+  const applied = `No answer came before the deadline (${deadline.toISOString()}); the default`;
+  if ('approved' in fallback) {
+    if (fallback.approved) {
+      throw new ContinuationError(
+        'invalid',
+        "a deadline's default cannot approve: the tool would run and the model would read it as approved; default to a denial",
+        { field: 'fallback' },
+      );
+    }
+    const reason = fallback.reason?.trim();
+    return {
+      approved: false,
+      reason: `${applied} (deny) was applied${reason ? `: ${reason}` : '.'}`,
+    };
+  }
+  const { output } = fallback;
+  const text = typeof output === 'string' ? output : JSON.stringify(output);
+  return { ...fallback, output: `${applied} was applied: ${text}` };
+}

@@ -5,6 +5,7 @@
  * resumes `generateText` / `streamText` with the tool-approval-response or tool-result.
  */
 export {
+  expiredAnswer,
   pendingToolCall,
   resumeModelMessages,
   type SuspendModelMessagesInit,

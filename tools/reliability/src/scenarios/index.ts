@@ -3,6 +3,7 @@ import { crashScenario } from './crash.js';
 import { delegateEmbedded, delegatePostgres } from './delegate.js';
 import { batchFault, restartFault, suspendFault, terminalFault } from './faults.js';
 import { firstUseEmbedded, firstUsePostgres } from './first-use.js';
+import { gatedKills } from './gated.js';
 import { hostileFiles, hostilePostgres } from './hostile.js';
 import { poolScale, stalledWorker } from './leases.js';
 import { loadScenario } from './load.js';
@@ -58,4 +59,5 @@ export const scenarios: Scenario[] = [
   { name: 'load: suspend → answer → resume', server: true, run: loadScenario },
   { name: 'kill: delegate workers, embedded', server: false, run: delegateEmbedded },
   { name: 'kill: delegate workers, postgres', server: true, run: delegatePostgres },
+  { name: 'kill: approved gated calls, postgres', server: true, run: gatedKills },
 ];
