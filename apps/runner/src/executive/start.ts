@@ -9,7 +9,7 @@ import { runDelegate } from '../delegation/run.js';
 import { notFoundError, RunnerError } from '../errors.js';
 import type { Storage } from '../storage/index.js';
 import { suspendDelegation } from './stored-delegation.js';
-import { type RunResult, suspend } from './suspend.js';
+import { type Reminded, type RunResult, suspend } from './suspend.js';
 
 /** What stopping a conversation closed. */
 export interface Stopped {
@@ -144,7 +144,7 @@ export async function startRun(
   conversationId: string,
   observer: TurnObserver,
   options: StartOptions = {},
-): Promise<RunResult & { stopped: Stopped }> {
+): Promise<Exclude<RunResult, Reminded> & { stopped: Stopped }> {
   let stopped: Stopped = { pauses: 0, continuations: 0, runs: 0 };
   if (options.replace) {
     stopped = await stopConversation(storage, conversationId);

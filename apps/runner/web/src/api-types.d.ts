@@ -377,6 +377,10 @@ export type StartRunResult = (
       options: string[] | null;
       questions?: unknown[];
       deadline?: unknown;
+      /** When a worker next takes the run without an answer (deadline, reminder, escalation). */
+      dueAt?: unknown;
+      /** A gated tool's call waits for approval: the tool. */
+      gated?: string;
     }
   | { status: 'cancelled'; runId: string; conversationId: string }
 ) & {
