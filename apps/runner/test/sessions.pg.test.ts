@@ -253,11 +253,13 @@ for (const target of targets) {
           source: '127.0.0.1',
           name: 'bob',
           why: 'not a live key of bob (wrong, rotated or revoked)',
+          signedInWith: 'key',
         })),
         ...Array.from({ length: 2 }, () => ({
           event: 'sign-in-failed',
           source: '127.0.0.1',
           why: "not the server's token nor any operator's key",
+          signedInWith: 'key',
         })),
       ]);
       expect((await cli(['audit', 'verify'])).code).toBe(0);

@@ -1,3 +1,5 @@
+import { classifyFailure } from '../errors.js';
+
 const marker = Symbol.for('runner.serve.HttpError');
 
 /** Error codes the approval center's API answers with, in `{ "error": { "code" } }`. */
@@ -40,4 +42,24 @@ export class HttpError extends Error {
   static is(error: unknown): error is HttpError {
     return typeof error === 'object' && error !== null && marker in error;
   }
+}
+
+/**
+ * The answer to `error`: itself when it is an {@link HttpError}, else what the runner's one
+ * classifier says of it (`unexpected`: a failure to report, not the caller's doing).
+ */
+export function toHttpError(error: unknown): { error: HttpError; unexpected: boolean } {
+  if (HttpError.is(error)) return { error, unexpected: false };
+  // The runner's and the packages' typed errors answer as the CLI does (one classifier).
+  const failure = classifyFailure(error);
+  return {
+    error: new HttpError(
+      failure.httpStatus,
+      failure.httpCode,
+      failure.httpMessage,
+      undefined,
+      error,
+    ),
+    unexpected: failure.internal,
+  };
 }

@@ -1,10 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { classifyFailure } from '../errors.js';
 import { type ApiContext, handleApi } from './api.js';
 import { answerHostedCommand, type HostCommand } from './api-cli.js';
 import { callerOf, handleSignIn, type SignIn } from './auth.js';
 import { checkHost, sendError } from './http.js';
-import { HttpError } from './http-error.js';
+import { HttpError, toHttpError } from './http-error.js';
 import { answerOidcRoute } from './oidc.js';
 import { checkCsrf } from './sessions.js';
 import { isAsset, sendAsset } from './static.js';
@@ -42,10 +41,7 @@ export function routeRequests(
         return;
       }
       if (await handleSignIn(signIn, req, res, url.pathname)) return;
-      if (
-        signIn.oidc &&
-        (await answerOidcRoute(signIn.oidc, signIn.storage, signIn.sessions, req, res, url))
-      ) {
+      if (signIn.oidc && (await answerOidcRoute({ ...signIn, oidc: signIn.oidc }, req, res, url))) {
         return;
       }
       const caller = await callerOf(signIn, req);
@@ -76,20 +72,4 @@ async function answerAsset(req: IncomingMessage, res: ServerResponse, pathname: 
     throw new HttpError(405, 'method_not_allowed', `${req.method} is not allowed here; use GET`);
   }
   await sendAsset(res, pathname, req.method === 'HEAD');
-}
-
-function toHttpError(error: unknown): { error: HttpError; unexpected: boolean } {
-  if (HttpError.is(error)) return { error, unexpected: false };
-  // The runner's and the packages' typed errors answer as the CLI does (one classifier).
-  const failure = classifyFailure(error);
-  return {
-    error: new HttpError(
-      failure.httpStatus,
-      failure.httpCode,
-      failure.httpMessage,
-      undefined,
-      error,
-    ),
-    unexpected: failure.internal,
-  };
 }
