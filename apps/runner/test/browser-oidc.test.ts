@@ -81,7 +81,10 @@ describe.skipIf(!chromiumFound)(
           headers: { 'content-type': 'application/json', 'x-csrf-token': csrfToken },
           body: JSON.stringify({ action: 'accept', content: 'pay it' }),
         });
-        return { status: response.status, body: await response.json() };
+        return {
+          status: response.status,
+          body: (await response.json()) as { error: { code: string } },
+        };
       }, payment);
       expect(forged.status).toBe(403);
       expect(forged.body.error.code).toBe('forbidden');

@@ -1,41 +1,18 @@
-import { createTestDatabase, serverForTests, type TestDatabase } from '@internal/pg-test';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, dataDirs, json, run, type Served, serve } from './serve-harness.js';
+import { storageTargets, type Where } from './storage-targets.js';
 
 // Operators who sign in to serve with API keys, and who may answer which question: through
 // the CLI and the HTTP API, on the embedded default and on a PostgreSQL server.
 
-const server = await serverForTests();
 const newDataDir = dataDirs();
-
-/** Where a target keeps its state: a data folder, or a database of the server. */
-interface Target {
-  name: string;
-  skip: boolean;
-  setUp(): Promise<{ args: string[]; env: Record<string, string>; drop(): Promise<void> }>;
-}
-
-const targets: Target[] = [
-  {
-    name: 'embedded',
-    skip: false,
-    setUp: async () => ({ args: ['--data', newDataDir()], env: {}, drop: async () => {} }),
-  },
-  {
-    name: 'postgres',
-    skip: !server,
-    setUp: async () => {
-      const database: TestDatabase = await createTestDatabase(server);
-      return { args: [], env: { DATABASE_URL: database.url }, drop: () => database.drop() };
-    },
-  },
-];
+const targets = await storageTargets();
 
 const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
 
 for (const target of targets) {
   describe.skipIf(target.skip)(`operators (${target.name})`, { timeout: 300_000 }, () => {
-    let where: Awaited<ReturnType<Target['setUp']>>;
+    let where: Where;
     let served: Served | undefined;
     // The first question of the trip is an ask_user: only finance may answer it.
     const policy = { RUNNER_AUDIENCE: 'ask_user=finance' };
