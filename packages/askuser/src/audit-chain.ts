@@ -205,5 +205,10 @@ export function inTransaction<T>(
   db: AskUserDatabase,
   write: (tx: AskUserDatabase) => Promise<T>,
 ): Promise<T> {
-  return db instanceof PgTransaction ? write(db) : db.transaction(write);
+  return isTransaction(db) ? write(db) : db.transaction(write);
+}
+
+/** True when `db` is a caller's transaction, not a database handle. */
+export function isTransaction(db: AskUserDatabase): boolean {
+  return db instanceof PgTransaction;
 }

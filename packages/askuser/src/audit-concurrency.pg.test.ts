@@ -137,4 +137,51 @@ describe.skipIf(serverUrl === undefined)('audited answers under concurrency (ser
     await held;
     expect((await verifyAudit(target.db, { key })).ok).toBe(true);
   });
+
+  it('answers of one conversation at once: each recorded, the chain in order, a moved head retried', async () => {
+    const store = new AskUserStore(target.db, { audit: { key } });
+    const tokens = Array.from({ length: 6 }, (_, i) => `same-${i}`);
+    for (const token of tokens) await store.insert(pause(token, { conversationId: 'c-same' }));
+    // An answer not yet committed holds the chain's head...
+    let release!: () => void;
+    const released = new Promise<void>((r) => {
+      release = r;
+    });
+    let answeredInside!: () => void;
+    const inside = new Promise<void>((r) => {
+      answeredInside = r;
+    });
+    const held = drizzle({ client: connection() }).transaction(async (tx) => {
+      await new AskUserStore(tx, { audit: { key } }).markResumed('same-0', {
+        action: 'accept',
+        content: 'first',
+      });
+      answeredInside();
+      await released;
+    });
+    await inside;
+    // ...so the five others, signed for the head they read, find it moved when it commits.
+    const answers = Promise.all(
+      tokens
+        .slice(1)
+        .map((token) =>
+          new AskUserStore(drizzle({ client: connection() }), { audit: { key } }).markResumed(
+            token,
+            { action: 'accept', content: token },
+            { identity: { name: `op-${token}`, roles: ['operator'] }, channel: 'api' },
+          ),
+        ),
+    );
+    await waitForLockWaiters(target.db, 5);
+    release();
+    await held;
+    await answers;
+    for (const token of tokens)
+      expect((await store.getAnswer(token))?.answer.action).toBe('accept');
+    const log = (await entries()).filter((e) => e.chain === 'conversation:c-same');
+    expect(log.map((e) => e.seq)).toEqual(Array.from({ length: 12 }, (_, i) => i + 1));
+    const answered = log.filter((e) => e.kind === 'question-answered').map((e) => e.token);
+    expect(answered.sort()).toEqual([...tokens].sort());
+    expect(await verifyAudit(target.db, { key })).toMatchObject({ ok: true, problems: [] });
+  });
 });
