@@ -31,6 +31,28 @@ describe.skipIf(serverUrl === undefined)('audited answers under concurrency (ser
     return out;
   }
 
+  /** An answer to `token` in a transaction of its own that commits when `release` is called. */
+  async function answeredNotCommitted(token: string) {
+    let release!: () => void;
+    const released = new Promise<void>((r) => {
+      release = r;
+    });
+    let answeredInside!: () => void;
+    const inside = new Promise<void>((r) => {
+      answeredInside = r;
+    });
+    const held = drizzle({ client: connection() }).transaction(async (tx) => {
+      await new AskUserStore(tx, { audit: { key } }).markResumed(token, {
+        action: 'accept',
+        content: '',
+      });
+      answeredInside();
+      await released;
+    });
+    await inside;
+    return { release, held };
+  }
+
   beforeAll(async () => {
     target = await openServerTarget(serverUrl ?? '');
     await migrate(target.db);
@@ -112,24 +134,7 @@ describe.skipIf(serverUrl === undefined)('audited answers under concurrency (ser
     await store.insert(pause('x1', { conversationId: 'c-x1' }));
     await store.insert(pause('x2', { conversationId: 'c-x2' }));
     // A transaction holding conversation c-x1's chain (an answer not yet committed)...
-    const blocker = connection();
-    let release!: () => void;
-    const released = new Promise<void>((r) => {
-      release = r;
-    });
-    let answeredInside!: () => void;
-    const inside = new Promise<void>((r) => {
-      answeredInside = r;
-    });
-    const held = drizzle({ client: blocker }).transaction(async (tx) => {
-      await new AskUserStore(tx, { audit: { key } }).markResumed('x1', {
-        action: 'accept',
-        content: '',
-      });
-      answeredInside();
-      await released;
-    });
-    await inside;
+    const { release, held } = await answeredNotCommitted('x1');
     // ...does not hold up an answer in conversation c-x2.
     const other = new AskUserStore(drizzle({ client: connection() }), { audit: { key } });
     await other.markResumed('x2', { action: 'accept', content: '' });
@@ -143,23 +148,7 @@ describe.skipIf(serverUrl === undefined)('audited answers under concurrency (ser
     const tokens = Array.from({ length: 6 }, (_, i) => `same-${i}`);
     for (const token of tokens) await store.insert(pause(token, { conversationId: 'c-same' }));
     // An answer not yet committed holds the chain's head...
-    let release!: () => void;
-    const released = new Promise<void>((r) => {
-      release = r;
-    });
-    let answeredInside!: () => void;
-    const inside = new Promise<void>((r) => {
-      answeredInside = r;
-    });
-    const held = drizzle({ client: connection() }).transaction(async (tx) => {
-      await new AskUserStore(tx, { audit: { key } }).markResumed('same-0', {
-        action: 'accept',
-        content: 'first',
-      });
-      answeredInside();
-      await released;
-    });
-    await inside;
+    const { release, held } = await answeredNotCommitted('same-0');
     // ...so the five others, signed for the head they read, find it moved when it commits.
     const answers = Promise.all(
       tokens
