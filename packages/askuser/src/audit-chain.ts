@@ -205,10 +205,5 @@ export function inTransaction<T>(
   db: AskUserDatabase,
   write: (tx: AskUserDatabase) => Promise<T>,
 ): Promise<T> {
-  return isTransaction(db) ? write(db) : db.transaction(write);
-}
-
-/** True when `db` is a caller's transaction, not a database handle. */
-export function isTransaction(db: AskUserDatabase): boolean {
-  return db instanceof PgTransaction;
+  return db instanceof PgTransaction ? write(db) : db.transaction(write);
 }

@@ -143,13 +143,13 @@ describe.skipIf(serverUrl === undefined)('audited answers under concurrency (ser
     expect((await verifyAudit(target.db, { key })).ok).toBe(true);
   });
 
-  it('answers of one conversation at once: each recorded, the chain in order, a moved head retried', async () => {
+  it('answers of one conversation at once: each recorded, the chain in order', async () => {
     const store = new AskUserStore(target.db, { audit: { key } });
     const tokens = Array.from({ length: 6 }, (_, i) => `same-${i}`);
     for (const token of tokens) await store.insert(pause(token, { conversationId: 'c-same' }));
     // An answer not yet committed holds the chain's head...
     const { release, held } = await answeredNotCommitted('same-0');
-    // ...so the five others, signed for the head they read, find it moved when it commits.
+    // ...so the five others wait for it, then append after it, one at a time.
     const answers = Promise.all(
       tokens
         .slice(1)

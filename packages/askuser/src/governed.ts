@@ -1,21 +1,10 @@
 // Internal: the writes of a store with an audit key or an identity: each in one transaction
 // with the audit entries it produces.
-import { lazyStatements, rowsOf, sqlStateOf } from '@x/postgres-kit';
+import { lazyStatements, rowsOf } from '@x/postgres-kit';
 import { and, eq, isNull, type SQL, sql } from 'drizzle-orm';
 import type { ResumeAnswer } from './answer.js';
 import { admits, type Identity, identityKeys, textArray } from './audience.js';
-import {
-  appendEntries,
-  canonicalJson,
-  conversationChain,
-  entryHash,
-  type HashedFields,
-  headOf,
-  inTransaction,
-  isTransaction,
-  type NewEntry,
-  sign,
-} from './audit-chain.js';
+import { appendEntries, conversationChain, inTransaction, type NewEntry } from './audit-chain.js';
 import type { AskUserDatabase } from './database.js';
 import { AskUserError, pauseExpired, pauseNotFound } from './errors.js';
 import { pausedStates as t } from './schema.js';
@@ -140,105 +129,8 @@ export async function resolveGoverned(
     );
     return undefined;
   };
-  if (
-    key !== undefined &&
-    !isTransaction(db) &&
-    (await answeredAtHead(db, key, token, answer, c))
-  ) {
-    return;
-  }
   const refusal = key === undefined ? await run(db) : await inTransaction(db, run);
   if (refusal) throw refusal;
-}
-
-/** SQLSTATE of the division by zero that {@link answerAtHead} raises when the head moved. */
-const HEAD_MOVED = '22012';
-
-/**
- * The audited answer in two round trips instead of a transaction's four: the chain's head
- * read without a lock, then one statement that records the answer and appends its entry,
- * signed for that head. False when it did not answer (refused, the head moved, or no head
- * yet): the transactional way then decides, and records a refusal.
- */
-async function answeredAtHead(
-  db: AskUserDatabase,
-  key: Buffer,
-  token: string,
-  answer: ResumeAnswer,
-  c: AnswerContext,
-): Promise<boolean> {
-  const [row] = rowsOf(
-    await db.execute(sql`select h.chain, h.seq::text as seq, h.hash from aura.paused_states p
-      join aura.audit_heads h on h.chain = 'conversation:' || p.conversation_id
-      where p.token = ${token} and p.resumed_at is null`),
-  );
-  if (row === undefined) return false;
-  const head = headOf(row);
-  const fields: HashedFields = {
-    chain: head.chain,
-    seq: head.seq + 1,
-    kind: 'question-answered',
-    at: new Date().toISOString(),
-    token,
-    body: canonicalJson(answerData(token, answer, c)),
-    prev: head.hash,
-  };
-  const hash = entryHash(fields);
-  try {
-    const [result] = rowsOf(
-      await db.execute(answerAtHead(fields, hash, sign(key, hash), answer, c)),
-    );
-    return Number(result?.answered) === 1;
-  } catch (error) {
-    if (sqlStateOf(error) === HEAD_MOVED) return false;
-    throw error;
-  }
-}
-
-/**
- * One statement, so one transaction of its own: records the answer where the audience admits
- * the identity, then locks the chain's head (after the row, as every writer does, so no two
- * deadlock) and appends the entry `fields` describes. A head that moved since it was read
- * (another answer of the conversation came first) divides by zero: the whole statement is
- * undone, and nothing is written.
- */
-function answerAtHead(
-  fields: HashedFields,
-  hash: string,
-  sig: string,
-  answer: ResumeAnswer,
-  c: AnswerContext,
-): SQL {
-  const admitted =
-    c.identity === undefined
-      ? sql`true`
-      : admits(sql`${c.identity.name}`, textArray(c.identity.roles ?? []), {
-          names: t.audienceNames,
-          roles: t.audienceRoles,
-          requester: t.requester,
-          barred: t.requesterMayNotAnswer,
-        });
-  return sql`with answered as (
-      update aura.paused_states set resumed_at = now(),
-        resumed_answer = ${JSON.stringify(answer)}::jsonb, answered_by = ${c.answeredBy}::text
-      where ${t.token} = ${fields.token}::text and ${t.resumedAt} is null
-        and (${t.deadlineAt} is null or ${t.deadlineAt} > now()) and ${admitted}
-      returning conversation_id
-    ), head as (
-      select h.seq, h.hash from aura.audit_heads h
-      join answered a on h.chain = 'conversation:' || a.conversation_id
-      for update of h
-    ), appended as (
-      insert into aura.audit_entries (chain, seq, kind, at, token, body, prev, hash, sig)
-      select ${fields.chain}::text, ${fields.seq}::bigint, ${fields.kind}::text,
-        ${fields.at}::timestamptz, ${fields.token}::text, ${fields.body}::text,
-        ${fields.prev}::text, ${hash}::text, ${sig}::text
-      from head where head.seq = ${fields.seq - 1}::bigint and head.hash = ${fields.prev}::text
-      returning 1
-    )
-    select (select count(*) from answered)::int as answered,
-      1 / (case when (select count(*) from answered) > (select count(*) from appended)
-        then 0 else 1 end) as in_order`;
 }
 
 /** Why an answer was refused (a new statement sees what a concurrent winner committed), recorded with a key. */
