@@ -232,6 +232,17 @@ describe('setting', () => {
     expect(
       oidcSettings({ RUNNER_OIDC_ISSUER: issuer, RUNNER_OIDC_AUDIENCE: 'api' })?.audience,
     ).toBe('api');
+    // The callback defaults from the public URL (its path kept); RUNNER_OIDC_REDIRECT_URI wins.
+    const page = { RUNNER_OIDC_ISSUER: issuer, RUNNER_OIDC_CLIENT_ID: 'runner' };
+    const behind = { ...page, RUNNER_PUBLIC_URL: 'https://approvals.example.com/team/' };
+    expect(oidcSettings(behind)?.redirectUri).toBe(
+      'https://approvals.example.com/team/auth/oidc/callback',
+    );
+    expect(oidcSettings(page, 'https://approvals.example.com')?.redirectUri).toBe(
+      'https://approvals.example.com/auth/oidc/callback',
+    );
+    const named = { ...behind, RUNNER_OIDC_REDIRECT_URI: 'https://id-cb.example.com/cb' };
+    expect(oidcSettings(named)?.redirectUri).toBe('https://id-cb.example.com/cb');
     expect(() => oidcSettings({ RUNNER_OIDC_ISSUER: issuer })).toThrow(
       'RUNNER_OIDC_ISSUER needs RUNNER_OIDC_CLIENT_ID (the page signs in) or RUNNER_OIDC_AUDIENCE',
     );

@@ -1,6 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cookieJar, follow, freePort, startProvider, type TestProvider } from './oidc-provider.js';
-import { call, dataDirs, type Served, serve } from './serve-harness.js';
+import {
+  cookieJar,
+  follow,
+  type ProvidedServe,
+  serveWithProvider,
+  type TestProvider,
+} from './oidc-provider.js';
+import { call, dataDirs, type Served } from './serve-harness.js';
 
 // The page's sign-in as a confidential client (its secret sent with HTTP Basic), with the
 // roles in a nested claim (realm_access.roles), no role map, and the name from `email`; the
@@ -10,44 +16,40 @@ const dataDir = dataDirs();
 const SECRET = 'the-page-client-secret-of-the-test';
 
 describe('runner serve: the page signs in as a confidential client', { timeout: 60_000 }, () => {
+  let provided: ProvidedServe | undefined;
   let provider: TestProvider;
   let server: Served | undefined;
   let callbackUrl = '';
 
   beforeAll(async () => {
-    const port = await freePort();
-    callbackUrl = `http://127.0.0.1:${port}/auth/oidc/callback`;
-    provider = await startProvider({
-      pageClient: {
-        client_id: 'runner-page',
-        client_secret: SECRET,
-        token_endpoint_auth_method: 'client_secret_basic',
-        redirect_uris: [callbackUrl],
-        grant_types: ['authorization_code'],
-        response_types: ['code'],
+    provided = await serveWithProvider({
+      provider: {
+        pageClient: { client_secret: SECRET, token_endpoint_auth_method: 'client_secret_basic' },
+        conformIdTokenClaims: false,
+        users: [
+          {
+            name: 'u-4711',
+            groups: [],
+            claims: {
+              email: 'ada@team.example',
+              realm_access: { roles: ['admin', 'Travel Desk'] },
+            },
+          },
+        ],
+        machines: [{ name: 'ci', groups: [], claims: { realm_access: { roles: ['admin'] } } }],
       },
-      conformIdTokenClaims: false,
-      users: [
-        {
-          name: 'u-4711',
-          groups: [],
-          claims: { email: 'ada@team.example', realm_access: { roles: ['admin', 'Travel Desk'] } },
-        },
-      ],
-      machines: [{ name: 'ci', groups: [], claims: { realm_access: { roles: ['admin'] } } }],
+      args: ['--data', dataDir()],
+      env: {
+        RUNNER_OIDC_CLIENT_SECRET: SECRET,
+        RUNNER_OIDC_AUDIENCE: 'https://runner.test/api',
+        RUNNER_OIDC_ROLES_CLAIM: 'realm_access.roles',
+        RUNNER_OIDC_NAME_CLAIM: 'email',
+      },
     });
-    server = await serve(['--no-wake', '--port', String(port), '--data', dataDir()], {
-      RUNNER_OIDC_ISSUER: provider.issuer,
-      RUNNER_OIDC_CLIENT_ID: 'runner-page',
-      RUNNER_OIDC_CLIENT_SECRET: SECRET,
-      RUNNER_OIDC_AUDIENCE: 'https://runner.test/api',
-      RUNNER_OIDC_ROLES_CLAIM: 'realm_access.roles',
-      RUNNER_OIDC_NAME_CLAIM: 'email',
-    });
+    ({ provider, server, callbackUrl } = provided);
   }, 60_000);
   afterAll(async () => {
-    await server?.stop();
-    await provider?.close();
+    await provided?.close();
   });
 
   it('signs in with the secret, reading the name and the nested roles as they are', async () => {

@@ -1,10 +1,12 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { exportJWK, generateKeyPair, type JWK } from 'jose';
-import Provider, { type ClientMetadata } from 'oidc-provider';
+import Provider, { type ClientMetadata, type KoaContextWithOIDC } from 'oidc-provider';
+import { type Served, serve } from './serve-harness.js';
 
 // A real OpenID provider (panva's oidc-provider) on 127.0.0.1, for the tests of serve's
-// sign-in: users log in through a one-step interaction, machines through client credentials.
+// sign-in: users log in through a one-step interaction (or, for a browser, its login and
+// consent pages), machines through client credentials.
 
 /** A user of the provider, or a machine client: their name, groups and other claims. */
 export interface Member {
@@ -42,6 +44,8 @@ export async function startProvider(options: {
   machines?: Member[];
   /** False: the ID token carries the claims the scopes ask for (default: userinfo only). */
   conformIdTokenClaims?: boolean;
+  /** True: a login page asks who signs in, then a consent page asks to allow the page's scopes. */
+  pages?: boolean;
 }): Promise<TestProvider> {
   const server: Server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -109,23 +113,29 @@ export async function startProvider(options: {
         ? { preferred_username: member.name, groups: member.groups, ...member.claims }
         : undefined;
     },
-    // Consent is implied: the test's users have granted the page what it asks.
-    loadExistingGrant: async (ctx) => {
-      const grant = new ctx.oidc.provider.Grant({
-        clientId: ctx.oidc.client?.clientId ?? '',
-        accountId: ctx.oidc.session?.accountId ?? '',
-      });
-      grant.addOIDCScope(SCOPES);
-      await grant.save();
-      return grant;
-    },
+    // Without pages, consent is implied: the test's users have granted the page what it asks.
+    ...(options.pages
+      ? {}
+      : {
+          loadExistingGrant: async (ctx: KoaContextWithOIDC) => {
+            const grant = new ctx.oidc.provider.Grant({
+              clientId: ctx.oidc.client?.clientId ?? '',
+              accountId: ctx.oidc.session?.accountId ?? '',
+            });
+            grant.addOIDCScope(SCOPES);
+            await grant.save();
+            return grant;
+          },
+        }),
     interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
   });
   const callback = provider.callback();
   server.on('request', (req, res) => {
     if (req.url?.startsWith('/interaction/')) {
       // The one-step login: whoever the test named, no form.
-      void provider.interactionFinished(req, res, { login: { accountId: next } });
+      if (!options.pages)
+        void provider.interactionFinished(req, res, { login: { accountId: next } });
+      else void interact(provider, req, res).catch(() => res.writeHead(500).end());
       return;
     }
     callback(req, res);
@@ -158,6 +168,48 @@ export async function startProvider(options: {
         server.close(() => resolve());
       }),
   };
+}
+
+/**
+ * The provider's pages: GET shows the login form (a name) or the consent form (the scopes
+ * asked), POST takes it and goes on with the sign-in.
+ */
+async function interact(provider: Provider, req: IncomingMessage, res: ServerResponse) {
+  const details = await provider.interactionDetails(req, res);
+  const { prompt, params } = details;
+  if (req.method === 'GET') {
+    const form =
+      prompt.name === 'login'
+        ? '<h1>Sign in</h1><label>Name <input id="login-name" name="name" required></label><button id="login-submit">Sign in</button>'
+        : `<h1>Allow ${params.client_id}?</h1><p id="consent-scopes">${params.scope}</p><button id="consent-allow">Allow</button>`;
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+    res.end(`<!doctype html><title>Test provider</title><form method="post">${form}</form>`);
+    return;
+  }
+  let body = '';
+  for await (const chunk of req) body += chunk;
+  if (prompt.name === 'login') {
+    const accountId = new URLSearchParams(body).get('name') ?? '';
+    await provider.interactionFinished(req, res, { login: { accountId } });
+    return;
+  }
+  const grant = details.grantId
+    ? ((await provider.Grant.find(details.grantId)) as InstanceType<typeof provider.Grant>)
+    : new provider.Grant({
+        accountId: details.session?.accountId ?? '',
+        clientId: String(params.client_id),
+      });
+  const missing = prompt.details.missingOIDCScope as string[] | undefined;
+  if (missing) grant.addOIDCScope(missing.join(' '));
+  const missingClaims = prompt.details.missingOIDCClaims as string[] | undefined;
+  if (missingClaims) grant.addOIDCClaims(missingClaims);
+  const grantId = await grant.save();
+  await provider.interactionFinished(
+    req,
+    res,
+    { consent: details.grantId ? {} : { grantId } },
+    { mergeWithLastSubmission: true },
+  );
 }
 
 /** A port nothing listens on now, for a server whose URL the provider must know first. */
@@ -204,4 +256,59 @@ export async function follow(url: string, stop: string, jar = cookieJar()): Prom
     if (at.startsWith(stop)) return at;
   }
   throw new Error(`too many redirects from ${url}`);
+}
+
+/** A provider and `runner serve` signing the page in with it, as {@link serveWithProvider} starts them. */
+export interface ProvidedServe {
+  provider: TestProvider;
+  server: Served;
+  /** The page client's redirect URI, at the server. */
+  callbackUrl: string;
+  close(): Promise<void>;
+}
+
+/**
+ * Starts a provider whose page client (`runner-page`: public with PKCE unless `pageClient`
+ * says otherwise) calls back to a port chosen first, then `runner serve --no-wake` on that
+ * port with RUNNER_OIDC_ISSUER and RUNNER_OIDC_CLIENT_ID set, and `args` and `env` besides.
+ */
+export async function serveWithProvider(options: {
+  provider: Omit<Parameters<typeof startProvider>[0], 'pageClient'> & {
+    pageClient?: Partial<ClientMetadata>;
+  };
+  args: string[];
+  env?: Record<string, string>;
+}): Promise<ProvidedServe> {
+  const port = await freePort();
+  const callbackUrl = `http://127.0.0.1:${port}/auth/oidc/callback`;
+  const provider = await startProvider({
+    ...options.provider,
+    pageClient: {
+      client_id: 'runner-page',
+      token_endpoint_auth_method: 'none',
+      redirect_uris: [callbackUrl],
+      grant_types: ['authorization_code'],
+      response_types: ['code'],
+      ...options.provider.pageClient,
+    },
+  });
+  try {
+    const server = await serve(['--no-wake', '--port', String(port), ...options.args], {
+      RUNNER_OIDC_ISSUER: provider.issuer,
+      RUNNER_OIDC_CLIENT_ID: 'runner-page',
+      ...options.env,
+    });
+    return {
+      provider,
+      server,
+      callbackUrl,
+      async close() {
+        await server.stop();
+        await provider.close();
+      },
+    };
+  } catch (error) {
+    await provider.close();
+    throw error;
+  }
 }

@@ -1,7 +1,14 @@
 import { generateKeyPair, importJWK, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cookieJar, follow, freePort, startProvider, type TestProvider } from './oidc-provider.js';
-import { call, dataDirs, exec, json, run, type Served, serve } from './serve-harness.js';
+import {
+  cookieJar,
+  follow,
+  type ProvidedServe,
+  serveWithProvider,
+  startProvider,
+  type TestProvider,
+} from './oidc-provider.js';
+import { call, dataDirs, exec, json, run, type Served } from './serve-harness.js';
 
 // `runner serve` signs in the users of a real OpenID provider (oidc-provider, started here):
 // bearer JWTs on the API, and the page's authorization-code flow with PKCE.
@@ -9,56 +16,54 @@ import { call, dataDirs, exec, json, run, type Served, serve } from './serve-har
 const dataDir = dataDirs();
 const API = 'https://runner.test/api';
 const ROLE_MAP = 'ops-admins=admin,approvers=operator,finance=finance,readers=viewer';
+/** Failed callbacks from one address before the next is refused unchecked. */
+const SIGN_IN_FAILURES = 6;
 
 describe('runner serve with an OpenID provider (embedded default, no wake)', {
   timeout: 60_000,
 }, () => {
+  let provided: ProvidedServe | undefined;
   let provider: TestProvider;
   let other: TestProvider;
   let server: Served | undefined;
   let callbackUrl = '';
   const data = dataDir();
   let question = '';
+  let open = '';
 
   beforeAll(async () => {
-    const port = await freePort();
-    callbackUrl = `http://127.0.0.1:${port}/auth/oidc/callback`;
-    provider = await startProvider({
-      pageClient: {
-        client_id: 'runner-page',
-        token_endpoint_auth_method: 'none',
-        redirect_uris: [callbackUrl],
-        grant_types: ['authorization_code'],
-        response_types: ['code'],
-      },
-      users: [
-        { name: 'ada', groups: ['ops-admins'] },
-        { name: 'bob', groups: ['approvers', 'finance', 'unmapped'] },
-        { name: 'nemo', groups: ['unmapped'] },
-      ],
-      machines: [
-        { name: 'ci-admin', groups: ['ops-admins'] },
-        { name: 'cy', groups: ['approvers'] },
-        { name: 'fin', groups: ['approvers', 'finance'] },
-        { name: 'vic', groups: ['readers', 'finance'] },
-        { name: 'nobody', groups: ['unmapped'] },
-      ],
-    });
-    // Another issuer: its tokens are well formed and signed, by keys this server does not trust.
-    other = await startProvider({ machines: [{ name: 'fin', groups: ['approvers', 'finance'] }] });
     const policy = { RUNNER_AUDIENCE: 'ask_user=finance' };
     question = await exec('oidc-trip', { data, env: policy });
-    server = await serve(['--no-wake', '--port', String(port), '--data', data], {
-      ...policy,
-      RUNNER_OIDC_ISSUER: provider.issuer,
-      RUNNER_OIDC_CLIENT_ID: 'runner-page',
-      RUNNER_OIDC_AUDIENCE: API,
-      RUNNER_OIDC_ROLE_MAP: ROLE_MAP,
+    open = await exec('oidc-open', { data });
+    provided = await serveWithProvider({
+      provider: {
+        users: [
+          { name: 'ada', groups: ['ops-admins'] },
+          { name: 'bob', groups: ['approvers', 'finance', 'unmapped'] },
+          { name: 'nemo', groups: ['unmapped'] },
+        ],
+        machines: [
+          { name: 'ci-admin', groups: ['ops-admins'] },
+          { name: 'cy', groups: ['approvers'] },
+          { name: 'fin', groups: ['approvers', 'finance'] },
+          { name: 'vic', groups: ['readers', 'finance'] },
+          { name: 'nobody', groups: ['unmapped'] },
+        ],
+      },
+      args: ['--data', data],
+      env: {
+        ...policy,
+        RUNNER_OIDC_AUDIENCE: API,
+        RUNNER_OIDC_ROLE_MAP: ROLE_MAP,
+        RUNNER_SIGN_IN_FAILURES: String(SIGN_IN_FAILURES),
+      },
     });
+    ({ provider, server, callbackUrl } = provided);
+    // Another issuer: its tokens are well formed and signed, by keys this server does not trust.
+    other = await startProvider({ machines: [{ name: 'fin', groups: ['approvers', 'finance'] }] });
   }, 60_000);
   afterAll(async () => {
-    await server?.stop();
-    await provider?.close();
+    await provided?.close();
     await other?.close();
   });
 
@@ -84,11 +89,22 @@ describe('runner serve with an OpenID provider (embedded default, no wake)', {
   it('takes the bearer JWTs the provider issues for its audience, with roles from the groups', async () => {
     const fin = await call(api('/api/pauses'), bearer(await provider.machineToken('fin', API)));
     expect(fin.status).toBe(200);
-    expect(fin.body.pauses.map((p: { token: string }) => p.token)).toEqual([question]);
-    // An operator outside the finance audience sees nothing to answer.
-    const cy = await call(api('/api/pauses'), bearer(await provider.machineToken('cy', API)));
+    const listed = (body: { pauses: Array<{ token: string; canAnswer: boolean }> }) =>
+      body.pauses.map((p) => [p.token, p.canAnswer]);
+    expect(listed(fin.body)).toEqual([
+      [question, true],
+      [open, true],
+    ]);
+    // An operator outside the finance audience sees its question read-only, and with a short
+    // page the question they may answer comes first, though asked later.
+    const cyToken = bearer(await provider.machineToken('cy', API));
+    const cy = await call(api('/api/pauses'), cyToken);
     expect(cy.status).toBe(200);
-    expect(cy.body.pauses).toEqual([]);
+    expect(listed(cy.body)).toEqual([
+      [question, false],
+      [open, true],
+    ]);
+    expect(listed((await call(api('/api/pauses?limit=1'), cyToken)).body)).toEqual([[open, true]]);
   });
 
   it('refuses an expired token, another audience, another issuer and a bad signature, saying which', async () => {
@@ -186,34 +202,77 @@ describe('runner serve with an OpenID provider (embedded default, no wake)', {
     }
   });
 
-  it('refuses a callback in another browser, a forged state, a replay, and a user whose groups map to no role', async () => {
+  it('refuses a failed callback with a page saying why, records it, and rate-limits the address', async () => {
+    // What the browser shows: the page's status and its message.
+    const land = async (url: string, cookie = '') => {
+      const response = await fetch(url, { redirect: 'manual', headers: { cookie } });
+      expect(response.headers.get('content-type')).toContain('text/html');
+      return { status: response.status, text: await response.text() };
+    };
     provider.logInAs('bob');
     const jar = cookieJar();
     const back = await follow(api('/auth/oidc/login'), callbackUrl, jar);
-    const cookie = { cookie: jar.header() };
+    const cookie = jar.header();
     // Another browser (no state cookie) cannot finish it: nobody signs a victim in as themselves.
-    const elsewhere = await call(back, { redirect: 'manual' });
+    const elsewhere = await land(back);
     expect(elsewhere.status).toBe(401);
-    expect(elsewhere.body.error.message).toContain('not begun in this browser');
+    expect(elsewhere.text).toContain('Sign-in failed');
+    expect(elsewhere.text).toContain('not begun in this browser');
     const forged = new URL(back);
     forged.searchParams.set('state', 'made-up-by-an-attacker');
-    const refused = await call(forged.toString(), { redirect: 'manual', headers: cookie });
-    expect(refused.status).toBe(401);
-    expect(refused.body.error.message).toContain('not begun in this browser');
+    expect((await land(forged.toString(), cookie)).text).toContain('not begun in this browser');
 
-    expect((await fetch(back, { redirect: 'manual', headers: cookie })).status).toBe(303);
-    const replayed = await call(back, { redirect: 'manual', headers: cookie });
+    expect((await fetch(back, { redirect: 'manual', headers: { cookie } })).status).toBe(303);
+    const replayed = await land(back, cookie);
     expect(replayed.status).toBe(401);
-    expect(replayed.body.error.message).toContain('unknown, expired or finished');
+    expect(replayed.text).toContain('unknown, expired or finished');
 
     provider.logInAs('nemo');
     const nemoJar = cookieJar();
-    const nemo = await call(await follow(api('/auth/oidc/login'), callbackUrl, nemoJar), {
-      redirect: 'manual',
-      headers: { cookie: nemoJar.header() },
-    });
+    const nemo = await land(
+      await follow(api('/auth/oidc/login'), callbackUrl, nemoJar),
+      nemoJar.header(),
+    );
     expect(nemo.status).toBe(403);
-    expect(nemo.body.error.message).toContain('nemo signed in, but no value');
+    expect(nemo.text).toContain('nemo signed in, but no value');
+
+    // A begun sign-in that the provider refused, and one whose code it does not take.
+    const begun = async () => {
+      const login = await fetch(api('/auth/oidc/login'), { redirect: 'manual' });
+      const state = new URL(login.headers.get('location') ?? '').searchParams.get('state');
+      const at = new URL(callbackUrl);
+      at.searchParams.set('state', state ?? '');
+      return { at, cookie: `runner_oidc_state=${state}` };
+    };
+    const refusedThere = await begun();
+    refusedThere.at.searchParams.set('error', 'access_denied');
+    const denied = await land(refusedThere.at.toString(), refusedThere.cookie);
+    expect(denied.text).toContain('the identity provider refused the sign-in (access_denied)');
+    const badCode = await begun();
+    badCode.at.searchParams.set('code', 'not-a-code-of-the-provider');
+    const bad = await land(badCode.at.toString(), badCode.cookie);
+    expect(bad.status).toBe(401);
+    expect(bad.text).toContain("did not take the sign-in's code (invalid_grant)");
+
+    // Six failures from this address: the next callback, even a good one, is refused unchecked.
+    provider.logInAs('bob');
+    const laterJar = cookieJar();
+    const later = await follow(api('/auth/oidc/login'), callbackUrl, laterJar);
+    const limited = await land(later, laterJar.header());
+    expect(limited.status).toBe(429);
+    expect(limited.text).toContain('too many failed sign-ins from this address');
+
+    const failed = (await auditOf()).filter((e) => e.data.event === 'sign-in-failed');
+    expect(failed).toHaveLength(SIGN_IN_FAILURES);
+    expect(failed.map((e) => e.data.why)).toEqual([
+      expect.stringContaining('not begun in this browser'),
+      expect.stringContaining('not begun in this browser'),
+      expect.stringContaining('unknown, expired or finished'),
+      expect.stringContaining('nemo signed in, but no value'),
+      expect.stringContaining('refused the sign-in (access_denied)'),
+      expect.stringContaining('(invalid_grant)'),
+    ]);
+    expect(failed[0]?.data).toMatchObject({ source: '127.0.0.1', signedInWith: 'oidc' });
   });
 
   it('refuses to start on settings that do not fit, naming the variable (exit 2)', async () => {

@@ -1,45 +1,18 @@
-import { createTestDatabase, serverForTests, type TestDatabase } from '@internal/pg-test';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, dataDirs, json, run, type Served, serve } from './serve-harness.js';
+import { call, json, run, type Served, serve } from './serve-harness.js';
+import { storageTargets, type Where } from './storage-targets.js';
 
 // Who may answer a question from the runner's policy: the audience the model names in its
 // tool call (it narrows RUNNER_AUDIENCE, never widens it), and separation of duties
 // (RUNNER_REQUESTER_MAY_NOT_APPROVE with exec --requester), on the embedded default and on
 // PostgreSQL, through the HTTP API with operators' keys and into the audit log.
 
-const server = await serverForTests();
-const newDataDir = dataDirs();
 const AUDIT_KEY = { RUNNER_AUDIT_KEY: 'the policy tests key, 16+ bytes' };
-
-interface Target {
-  name: string;
-  skip: boolean;
-  setUp(): Promise<{ args: string[]; env: Record<string, string>; drop(): Promise<void> }>;
-}
-
-const targets: Target[] = [
-  {
-    name: 'embedded',
-    skip: false,
-    setUp: async () => ({ args: ['--data', newDataDir()], env: {}, drop: async () => {} }),
-  },
-  {
-    name: 'postgres',
-    skip: !server,
-    setUp: async () => {
-      const database: TestDatabase = await createTestDatabase(server);
-      return {
-        args: [],
-        env: { DATABASE_URL: database.url, ...AUDIT_KEY },
-        drop: () => database.drop(),
-      };
-    },
-  },
-];
+const targets = await storageTargets(AUDIT_KEY);
 
 for (const target of targets) {
   describe.skipIf(target.skip)(`the question policy (${target.name})`, { timeout: 300_000 }, () => {
-    let where: Awaited<ReturnType<Target['setUp']>>;
+    let where: Where;
     let served: Served | undefined;
     const keys: Record<string, string> = {};
     const tokens: Record<string, string> = {};

@@ -1,35 +1,12 @@
-import { createTestDatabase, serverForTests, type TestDatabase } from '@internal/pg-test';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, dataDirs, json, run, type Served, serve, until } from './serve-harness.js';
+import { call, json, run, type Served, serve, until } from './serve-harness.js';
+import { storageTargets, type Where } from './storage-targets.js';
 
 // The page's sign-in over HTTP (no browser): a session cookie, its CSRF token, sign-out,
 // expiry, rotated and revoked operators, and the failed sign-ins' rate limits and audit
 // entries; on the embedded default and on a PostgreSQL server.
 
-const server = await serverForTests();
-const newDataDir = dataDirs();
-
-interface Target {
-  name: string;
-  skip: boolean;
-  setUp(): Promise<{ args: string[]; env: Record<string, string>; drop(): Promise<void> }>;
-}
-
-const targets: Target[] = [
-  {
-    name: 'embedded',
-    skip: false,
-    setUp: async () => ({ args: ['--data', newDataDir()], env: {}, drop: async () => {} }),
-  },
-  {
-    name: 'postgres',
-    skip: !server,
-    setUp: async () => {
-      const database: TestDatabase = await createTestDatabase(server);
-      return { args: [], env: { DATABASE_URL: database.url }, drop: () => database.drop() };
-    },
-  },
-];
+const targets = await storageTargets();
 
 const settings = {
   // Only finance may answer the trip's first question (an ask_user).
@@ -45,7 +22,7 @@ const pairOf = (setCookie: string) => setCookie.split(';')[0] ?? '';
 
 for (const target of targets) {
   describe.skipIf(target.skip)(`page sessions (${target.name})`, { timeout: 300_000 }, () => {
-    let where: Awaited<ReturnType<Target['setUp']>>;
+    let where: Where;
     let served: Served | undefined;
     const keys: Record<string, string> = {};
     const cookies: Record<string, string> = {};
@@ -253,11 +230,13 @@ for (const target of targets) {
           source: '127.0.0.1',
           name: 'bob',
           why: 'not a live key of bob (wrong, rotated or revoked)',
+          signedInWith: 'key',
         })),
         ...Array.from({ length: 2 }, () => ({
           event: 'sign-in-failed',
           source: '127.0.0.1',
           why: "not the server's token nor any operator's key",
+          signedInWith: 'key',
         })),
       ]);
       expect((await cli(['audit', 'verify'])).code).toBe(0);

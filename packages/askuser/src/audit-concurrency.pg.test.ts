@@ -31,6 +31,28 @@ describe.skipIf(serverUrl === undefined)('audited answers under concurrency (ser
     return out;
   }
 
+  /** An answer to `token` in a transaction of its own that commits when `release` is called. */
+  async function answeredNotCommitted(token: string) {
+    let release!: () => void;
+    const released = new Promise<void>((r) => {
+      release = r;
+    });
+    let answeredInside!: () => void;
+    const inside = new Promise<void>((r) => {
+      answeredInside = r;
+    });
+    const held = drizzle({ client: connection() }).transaction(async (tx) => {
+      await new AskUserStore(tx, { audit: { key } }).markResumed(token, {
+        action: 'accept',
+        content: '',
+      });
+      answeredInside();
+      await released;
+    });
+    await inside;
+    return { release, held };
+  }
+
   beforeAll(async () => {
     target = await openServerTarget(serverUrl ?? '');
     await migrate(target.db);
@@ -112,29 +134,43 @@ describe.skipIf(serverUrl === undefined)('audited answers under concurrency (ser
     await store.insert(pause('x1', { conversationId: 'c-x1' }));
     await store.insert(pause('x2', { conversationId: 'c-x2' }));
     // A transaction holding conversation c-x1's chain (an answer not yet committed)...
-    const blocker = connection();
-    let release!: () => void;
-    const released = new Promise<void>((r) => {
-      release = r;
-    });
-    let answeredInside!: () => void;
-    const inside = new Promise<void>((r) => {
-      answeredInside = r;
-    });
-    const held = drizzle({ client: blocker }).transaction(async (tx) => {
-      await new AskUserStore(tx, { audit: { key } }).markResumed('x1', {
-        action: 'accept',
-        content: '',
-      });
-      answeredInside();
-      await released;
-    });
-    await inside;
+    const { release, held } = await answeredNotCommitted('x1');
     // ...does not hold up an answer in conversation c-x2.
     const other = new AskUserStore(drizzle({ client: connection() }), { audit: { key } });
     await other.markResumed('x2', { action: 'accept', content: '' });
     release();
     await held;
     expect((await verifyAudit(target.db, { key })).ok).toBe(true);
+  });
+
+  it('answers of one conversation at once: each recorded, the chain in order', async () => {
+    const store = new AskUserStore(target.db, { audit: { key } });
+    const tokens = Array.from({ length: 6 }, (_, i) => `same-${i}`);
+    for (const token of tokens) await store.insert(pause(token, { conversationId: 'c-same' }));
+    // An answer not yet committed holds the chain's head...
+    const { release, held } = await answeredNotCommitted('same-0');
+    // ...so the five others wait for it, then append after it, one at a time.
+    const answers = Promise.all(
+      tokens
+        .slice(1)
+        .map((token) =>
+          new AskUserStore(drizzle({ client: connection() }), { audit: { key } }).markResumed(
+            token,
+            { action: 'accept', content: token },
+            { identity: { name: `op-${token}`, roles: ['operator'] }, channel: 'api' },
+          ),
+        ),
+    );
+    await waitForLockWaiters(target.db, 5);
+    release();
+    await held;
+    await answers;
+    for (const token of tokens)
+      expect((await store.getAnswer(token))?.answer.action).toBe('accept');
+    const log = (await entries()).filter((e) => e.chain === 'conversation:c-same');
+    expect(log.map((e) => e.seq)).toEqual(Array.from({ length: 12 }, (_, i) => i + 1));
+    const answered = log.filter((e) => e.kind === 'question-answered').map((e) => e.token);
+    expect(answered.sort()).toEqual([...tokens].sort());
+    expect(await verifyAudit(target.db, { key })).toMatchObject({ ok: true, problems: [] });
   });
 });

@@ -142,6 +142,15 @@ await describeOnEachStorage(
         { event: 'operator-added', name: 'ada', roles: ['admin'] },
         { key },
       );
+      // A list is appended in its order, after the chain's head.
+      await appendAuditEvent(
+        target.db,
+        [
+          { event: 'operator-revoked', name: 'ada' },
+          { event: 'operator-added', name: 'bo' },
+        ],
+        { key },
+      );
       const entries = await all(target.db);
       expect(entries.map((e) => [e.chain, e.kind, e.token])).toEqual([
         ['conversation:c1', 'question-created', 'b1'],
@@ -153,6 +162,13 @@ await describeOnEachStorage(
         ['conversation:c1', 'question-purged', null],
         ['conversation:c2', 'question-purged', null],
         ['app', 'app-event', null],
+        ['app', 'app-event', null],
+        ['app', 'app-event', null],
+      ]);
+      expect(entries.slice(-3).map((e) => [e.seq, (e.data as { event: string }).event])).toEqual([
+        [1, 'operator-added'],
+        [2, 'operator-revoked'],
+        [3, 'operator-added'],
       ]);
       expect(entries[4]?.data).toMatchObject({ action: 'decline', by: 'cli-user' });
       expect(entries[6]?.data).toMatchObject({ tokens: ['b1'] });

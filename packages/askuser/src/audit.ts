@@ -100,7 +100,8 @@ export interface AppendAuditEventOptions {
 /**
  * Appends the application's own event (`app-event`, e.g. an operator added or revoked) to
  * an app chain, in `db`'s transaction when it is one: pass the transaction that makes the
- * change, so the entry commits with it.
+ * change, so the entry commits with it. A list of events is appended in its order, in one
+ * statement.
  * @throws {AskUserError} `invalid_argument` for a short key or a reserved chain, `unavailable`.
  * @example
  * await db.transaction(async (tx) => {
@@ -110,7 +111,7 @@ export interface AppendAuditEventOptions {
  */
 export async function appendAuditEvent(
   db: AskUserDatabase,
-  data: Record<string, unknown>,
+  data: Record<string, unknown> | readonly Record<string, unknown>[],
   options: AppendAuditEventOptions,
 ): Promise<void> {
   const key = keyBytes(options.key);
@@ -123,7 +124,16 @@ export async function appendAuditEvent(
   }
   try {
     await inTransaction(db, (tx) =>
-      appendEntries(tx, key, [{ chain, kind: 'app-event', token: options.token ?? null, data }]),
+      appendEntries(
+        tx,
+        key,
+        (Array.isArray(data) ? data : [data]).map((event: Record<string, unknown>) => ({
+          chain,
+          kind: 'app-event',
+          token: options.token ?? null,
+          data: event,
+        })),
+      ),
     );
   } catch (error) {
     throw wrapDatabaseError(error, 'appendAuditEvent');

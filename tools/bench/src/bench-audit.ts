@@ -1,6 +1,11 @@
 // The rows of "approvals a team can trust": what the audit log and the audience check cost.
-import { createHash, createHmac } from 'node:crypto';
-import { AskUserStore, type ResumeAnswer, verifyAudit } from '@x/askuser';
+import {
+  AskUserStore,
+  appendAuditEvent,
+  auditHead,
+  type ResumeAnswer,
+  verifyAudit,
+} from '@x/askuser';
 import { drizzle } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
 import { ratio } from './bench-continuation.js';
@@ -118,51 +123,20 @@ export async function benchConcurrentAnswers(ctx: Context, server: Server): Prom
   }
 }
 
-/**
- * Signed entries in the package's hashed layout (version 1: see its `audit-chain.ts`), made
- * here because appending a million one at a time would take the bench's whole budget; the
- * row checks that verify accepts them, so a layout that drifted fails the row loudly.
- */
-function chainEntries(chain: string, fromSeq: number, count: number, prev: string) {
-  const key = Buffer.from(KEY, 'utf8');
-  const at = new Date().toISOString();
-  const rows = [];
-  for (let seq = fromSeq; seq < fromSeq + count; seq++) {
-    const body = JSON.stringify({ event: 'bench', seq });
-    const text = JSON.stringify([1, chain, seq, 'app-event', at, null, body, prev]);
-    const hash = createHash('sha256').update(text).digest('hex');
-    const sig = createHmac('sha256', key).update(hash).digest('hex');
-    rows.push({ chain, seq, kind: 'app-event', at, body, prev, hash, sig });
-    prev = hash;
-  }
-  return { rows, prev };
-}
-
-/** Grows the log to `total` entries over `chains` chains, in batches; sets the heads. */
+/** Grows the log to `total` entries over `chains` chains, through the package's own appends. */
 async function fillLog(server: Server, chains: number, total: number): Promise<void> {
-  const { sql } = server;
   const perChain = total / chains;
   for (let c = 0; c < chains; c++) {
     const chain = `bench-${c}`;
-    const [head] =
-      await sql`select seq::int as seq, hash from aura.audit_heads where chain = ${chain}`;
-    let seq = Number(head?.seq ?? 0) + 1;
-    let prev = String(head?.hash ?? '0'.repeat(64));
-    const end = perChain;
-    while (seq <= end) {
-      const count = Math.min(5000, end - seq + 1);
-      const batch = chainEntries(chain, seq, count, prev);
-      await sql`insert into aura.audit_entries (chain, seq, kind, at, token, body, prev, hash, sig)
-        select r.chain, r.seq, r.kind, r.at, null, r.body, r.prev, r.hash, r.sig
-        from jsonb_to_recordset(${sql.json(batch.rows)}) as r(chain text, seq bigint, kind text,
-          at timestamptz, body text, prev text, hash text, sig text)`;
-      seq += count;
-      prev = batch.prev;
+    const head = await auditHead(server.db, chain);
+    // A batch of appends is one statement: a million one at a time would take the whole budget.
+    for (let seq = (head?.seq ?? 0) + 1; seq <= perChain; seq += 5000) {
+      const count = Math.min(5000, perChain - seq + 1);
+      const events = Array.from({ length: count }, (_, i) => ({ event: 'bench', seq: seq + i }));
+      await appendAuditEvent(server.db, events, { key: KEY, chain });
     }
-    await sql`insert into aura.audit_heads (chain, seq, hash) values (${chain}, ${end}, ${prev})
-      on conflict (chain) do update set seq = excluded.seq, hash = excluded.hash`;
   }
-  await sql`vacuum analyze aura.audit_entries`;
+  await server.sql`vacuum analyze aura.audit_entries`;
 }
 
 /** `audit verify` (verifyAudit) over N entries, as entries/s, and at N/10 to show it linear. */

@@ -205,8 +205,9 @@ token (X-CSRF-Token, from GET /api/session), and POST /api/sign-out ends it. Fai
 sign-ins get 429 after RUNNER_SIGN_IN_FAILURES per address or
 RUNNER_SIGN_IN_FAILURES_PER_NAME per operator within RUNNER_SIGN_IN_WINDOW. An admin
 answers anything and stops conversations; an operator answers the questions whose audience
-(RUNNER_AUDIENCE) admits their name or a role, and GET /api/pauses lists just those; a
-viewer reads (403 forbidden on a write; the page shows no answer form). Without
+(RUNNER_AUDIENCE) admits their name or a role, and sees the others read-only (GET
+/api/pauses flags each with canAnswer); a viewer reads (403 forbidden on a write; the
+page shows no answer form). Without
 operators and without --token, on this machine only, the page works for one local
 operator without a key. With RUNNER_OIDC_ISSUER set, the users of that OpenID provider
 sign in too, by a bearer JWT or through /auth/oidc/login on the page, their roles mapped
@@ -218,7 +219,9 @@ from a claim (RUNNER_OIDC_*, in \`runner --help\`); then every request needs a k
 --token TOKEN   (or RUNNER_TOKEN) a shared key, kept for compatibility: it signs in as an
                 admin named --operator, beside the operators' own keys.
 --public-url URL (or RUNNER_PUBLIC_URL) the address people open, when a TLS proxy sits in
-                front: an https:// one marks the session cookie Secure.
+                front: an https:// one marks the session cookie Secure, and
+                URL/auth/oidc/callback is the page's OIDC redirect URI unless
+                RUNNER_OIDC_REDIRECT_URI names another.
 --operator NAME (or RUNNER_OPERATOR) who answers with the shared token (or, without
                 operators, on this machine), recorded with every answer as answeredBy;
                 default: the OS user running serve. \`runner answer\` records the OS user

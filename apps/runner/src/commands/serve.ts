@@ -34,7 +34,7 @@ export const serve: Command = async (ctx, args) => {
   )
     throw usageError(`--public-url takes an http:// or https:// URL, not "${publicUrl}"`);
   const { Oidc, oidcSettings, startServe } = await import('../serve/index.js');
-  const settings = oidcSettings();
+  const settings = oidcSettings(process.env, publicUrl);
   // Before the storage opens: a provider that cannot be found stops the start at once.
   const oidc = settings && (await Oidc.discover(settings));
   const graceMs = parseGrace(values.grace);

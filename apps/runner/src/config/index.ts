@@ -391,9 +391,9 @@ export const VARIABLES = {
     name: 'RUNNER_OIDC_REDIRECT_URI',
     kind: httpUrl,
     default: undefined,
-    defaultText: 'http://HOST/auth/oidc/callback, HOST as the request names it',
-    description:
-      'where the provider sends the browser back; set it to https://PUBLIC-NAME/auth/oidc/callback behind a proxy',
+    defaultText:
+      'PUBLIC-URL/auth/oidc/callback with --public-url (RUNNER_PUBLIC_URL), else http://HOST/auth/oidc/callback, HOST as the request names it',
+    description: 'where the provider sends the browser back: register this URL with the provider',
   }),
   RUNNER_OIDC_ROLES_CLAIM: variable({
     name: 'RUNNER_OIDC_ROLES_CLAIM',

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { AskUserError, exportAudit } from '@x/askuser';
+import { AskUserError, exportAudit, type Pending } from '@x/askuser';
 import { assertSafeId } from '@x/continuation';
 import { z } from 'zod';
 import type {
@@ -152,18 +152,32 @@ type Route = {
   ) => Promise<void>;
 };
 
+/**
+ * The pending questions the caller sees, at most `limit`, in the store's FIFO order: an admin
+ * and a viewer the first ones of all; an operator those they may answer first (so others'
+ * questions never crowd theirs out), then the first of the rest, which they read only.
+ */
+async function pendingFor(ctx: ApiContext, limit: number): Promise<Pending[]> {
+  const pauses = ctx.storage.pauses();
+  const { identity, access } = ctx.caller;
+  if (!identity || access !== 'operator') return pauses.listPendingAll(limit);
+  const answerable = await pauses.listAnswerable(identity, limit);
+  const theirs = new Set(answerable.map((p) => p.token));
+  const others = (await pauses.listPendingAll(limit)).filter((p) => !theirs.has(p.token));
+  return [...answerable, ...others.slice(0, limit - answerable.length)].sort(
+    (a, b) =>
+      b.priority - a.priority ||
+      a.createdAt.getTime() - b.createdAt.getTime() ||
+      (a.token < b.token ? -1 : a.token > b.token ? 1 : 0),
+  );
+}
+
 const routes: Route[] = [
   {
     method: 'GET',
     pattern: /^\/api\/pauses$/,
     async handle(ctx, _m, _req, res, url) {
-      // An operator's list is what they may answer; an admin and a viewer see every question.
-      const pauses = ctx.storage.pauses();
-      const limit = limitOf(url, 100);
-      const { identity } = ctx.caller;
-      const pending = await (identity && ctx.caller.access === 'operator'
-        ? pauses.listAnswerable(identity, limit)
-        : pauses.listPendingAll(limit));
+      const pending = await pendingFor(ctx, limitOf(url, 100));
       const now = Date.now();
       const approvals = await approvalsOf(ctx.storage, pending);
       sendJson(res, 200, {

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { type AnswerOptions, appendAuditEvent, type Identity, type Pending } from '@x/askuser';
+import type { AnswerOptions, Identity, Pending } from '@x/askuser';
 import { z } from 'zod';
 import type { SessionResponse, SignOutResponse } from '../../web/src/api-types.d.ts';
 import { osUserName } from '../cli/os-user.js';
@@ -10,7 +10,12 @@ import { checkWrite, readJson, sameSecret, sendJson } from './http.js';
 import { HttpError } from './http-error.js';
 import { fromLocalSocket } from './local-socket.js';
 import { looksLikeJwt, type Oidc } from './oidc.js';
-import type { FailureLimiter } from './rate-limit.js';
+import {
+  recordFailedSignIn,
+  refuseWhileLimited,
+  type SignInLimiters,
+  sourceOf,
+} from './rate-limit.js';
 import {
   checkCsrf,
   endSession,
@@ -47,7 +52,7 @@ export interface SignIn {
   operator: string | null;
   sessions: SessionOptions;
   /** Failed sign-ins counted per source address and per operator name. */
-  limiters: { source: FailureLimiter; name: FailureLimiter };
+  limiters: SignInLimiters;
   /** The identity provider whose bearer JWTs sign in too (RUNNER_OIDC_ISSUER). */
   oidc?: Oidc | undefined;
 }
@@ -87,21 +92,9 @@ async function signInWith(
   name?: string,
 ): Promise<SessionIdentity> {
   const { storage, limiters } = signIn;
-  const source = req.socket.remoteAddress ?? 'unknown';
+  const source = sourceOf(req);
   const owner = name ?? (await storage.operators().ownerOf(key));
-  const waitMs = Math.max(
-    limiters.source.retryAfterMs(source),
-    owner === undefined ? 0 : limiters.name.retryAfterMs(owner),
-  );
-  if (waitMs > 0) {
-    const seconds = Math.ceil(waitMs / 1000);
-    throw new HttpError(
-      429,
-      'rate_limited',
-      `too many failed sign-ins ${owner === undefined ? 'from this address' : `from this address or as ${owner}`}: try again in ${seconds} s`,
-      { retryAfter: seconds },
-    );
-  }
+  refuseWhileLimited(limiters, source, owner);
   if (signIn.token && sameSecret(key, signIn.token)) {
     const tokenName = signIn.operator ?? 'admin';
     if (name === undefined || name === tokenName) {
@@ -117,13 +110,7 @@ async function signInWith(
     owner === undefined
       ? "not the server's token nor any operator's key"
       : `not a live key of ${owner} (wrong, rotated or revoked)`;
-  limiters.source.fail(source);
-  if (owner !== undefined) limiters.name.fail(owner);
-  const auditKey = storage.auditKey();
-  if (auditKey) {
-    const data = { event: 'sign-in-failed', source, ...(owner ? { name: owner } : {}), why };
-    await appendAuditEvent(storage.db, data, { key: auditKey });
-  }
+  await recordFailedSignIn(storage, limiters, { source, name: owner, why, signedInWith: 'key' });
   throw unauthorized(`this key is ${why}`);
 }
 

@@ -44,7 +44,10 @@ export class HttpError extends Error {
   }
 }
 
-/** Any failure as the API answers it; `unexpected` for a bug (logged). */
+/**
+ * The answer to `error`: itself when it is an {@link HttpError}, else what the runner's one
+ * classifier says of it (`unexpected`: a failure to report, not the caller's doing).
+ */
 export function toHttpError(error: unknown): { error: HttpError; unexpected: boolean } {
   if (HttpError.is(error)) return { error, unexpected: false };
   // The runner's and the packages' typed errors answer as the CLI does (one classifier).

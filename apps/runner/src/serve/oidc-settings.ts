@@ -11,7 +11,10 @@ export interface OidcSettings {
   clientId: string | undefined;
   /** The page's client secret; none: a public client. */
   clientSecret: string | undefined;
-  /** Where the provider sends the browser back; none: from the request's Host. */
+  /**
+   * Where the provider sends the browser back: RUNNER_OIDC_REDIRECT_URI, else the public URL's
+   * `/auth/oidc/callback`; none: from the request's Host.
+   */
   redirectUri: string | undefined;
   /** The claim (or dotted path) holding roles or groups. */
   rolesClaim: string;
@@ -23,16 +26,22 @@ export interface OidcSettings {
 
 /**
  * The OpenID Connect settings of `env`, or undefined when RUNNER_OIDC_ISSUER is unset.
+ * `publicUrl` is the address people open the page at (--public-url, else RUNNER_PUBLIC_URL).
  * @throws a usage error (exit 2) for a bad value, or settings that need the issuer or a client.
  */
-export function oidcSettings(env: Env = process.env): OidcSettings | undefined {
+export function oidcSettings(
+  env: Env = process.env,
+  publicUrl: string | undefined = setting(VARIABLES.RUNNER_PUBLIC_URL, env),
+): OidcSettings | undefined {
   const issuer = setting(VARIABLES.RUNNER_OIDC_ISSUER, env);
   const clientId = setting(VARIABLES.RUNNER_OIDC_CLIENT_ID, env);
   const settings = {
     audience: setting(VARIABLES.RUNNER_OIDC_AUDIENCE, env) ?? clientId,
     clientId,
     clientSecret: setting(VARIABLES.RUNNER_OIDC_CLIENT_SECRET, env),
-    redirectUri: setting(VARIABLES.RUNNER_OIDC_REDIRECT_URI, env),
+    redirectUri:
+      setting(VARIABLES.RUNNER_OIDC_REDIRECT_URI, env) ??
+      publicUrl?.replace(/\/*$/, '/auth/oidc/callback'),
     rolesClaim: setting(VARIABLES.RUNNER_OIDC_ROLES_CLAIM, env),
     roleMap: setting(VARIABLES.RUNNER_OIDC_ROLE_MAP, env),
     nameClaim: setting(VARIABLES.RUNNER_OIDC_NAME_CLAIM, env),

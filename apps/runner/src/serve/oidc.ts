@@ -2,11 +2,18 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { appendAuditEvent } from '@x/askuser';
 import { createRemoteJWKSet, decodeJwt, errors, type JWTPayload, jwtVerify } from 'jose';
-import { forbiddenError, RunnerError, usageError } from '../errors.js';
+import { forbiddenError, RunnerError, usageError, withoutOrigin } from '../errors.js';
 import type { Storage } from '../storage/index.js';
 import { ACCESS_ROLES, type AccessRole } from '../storage/operators.js';
-import { HttpError } from './http-error.js';
+import { baseHeaders } from './http.js';
+import { HttpError, toHttpError } from './http-error.js';
 import type { OidcSettings } from './oidc-settings.js';
+import {
+  recordFailedSignIn,
+  refuseWhileLimited,
+  type SignInLimiters,
+  sourceOf,
+} from './rate-limit.js';
 import { cookieOf, openSession, type SessionOptions } from './sessions.js';
 
 /** Ties a begun sign-in to the browser that began it, so nobody can sign a victim in as themselves. */
@@ -357,19 +364,28 @@ function redirectUriOf(oidc: Oidc, req: IncomingMessage): string {
   return oidc.settings.redirectUri ?? `http://${req.headers.host}/auth/oidc/callback`;
 }
 
+/** What the sign-in routes need: the provider, the storage, the page's sessions, the limiters. */
+export interface OidcRouteContext {
+  oidc: Oidc;
+  storage: Storage;
+  sessions: SessionOptions;
+  limiters: SignInLimiters;
+}
+
 /**
  * Answers the sign-in routes, `GET /auth/oidc/login` (to the provider) and
- * `GET /auth/oidc/callback` (back from it); false for any other request.
+ * `GET /auth/oidc/callback` (back from it); false for any other request. A callback that
+ * fails is counted against its source address (as a wrong key is), recorded in the audit log
+ * as `sign-in-failed`, and answered with a page that says why.
  */
 export async function answerOidcRoute(
-  oidc: Oidc,
-  storage: Storage,
-  sessions: SessionOptions,
+  context: OidcRouteContext,
   req: IncomingMessage,
   res: ServerResponse,
   url: URL,
 ): Promise<boolean> {
   if (req.method !== 'GET') return false;
+  const { oidc, sessions } = context;
   // Lax, not Strict: the provider's redirect back is a cross-site navigation.
   const stateCookie = (value: string, maxAge: number) =>
     `${STATE_COOKIE}=${value}; HttpOnly; SameSite=Lax; Path=/auth/oidc; Max-Age=${maxAge}${sessions.secure ? '; Secure' : ''}`;
@@ -383,20 +399,72 @@ export async function answerOidcRoute(
     res.end();
     return true;
   }
-  if (url.pathname === '/auth/oidc/callback') {
-    if (cookieOf(req, STATE_COOKIE) !== url.searchParams.get('state')) {
-      throw new HttpError(
-        401,
-        'unauthorized',
-        'this sign-in was not begun in this browser: open /auth/oidc/login again',
-      );
-    }
-    const identity = await oidc.finishSignIn(url.searchParams);
-    res.appendHeader('set-cookie', stateCookie('', 0));
-    await signedIn(storage, identity, sessions, res);
+  if (url.pathname !== '/auth/oidc/callback') return false;
+  res.setHeader('set-cookie', stateCookie('', 0));
+  let identity: OidcIdentity;
+  try {
+    identity = await finishCallback(context, req, url);
+  } catch (caught) {
+    sendSignInFailed(res, toHttpError(caught).error);
     return true;
   }
-  return false;
+  await signedIn(context.storage, identity, sessions, res);
+  return true;
+}
+
+/**
+ * The identity a callback signs in, or the refusal: rate-limited per source before anything
+ * is checked; a 401 or 403 (a state of another browser, unknown or used, the provider's
+ * error, a bad code, a token that fails verification, roles that map to none) is counted and
+ * recorded. A provider that does not answer (503) is neither: it is not the browser's doing.
+ */
+async function finishCallback(
+  { oidc, storage, limiters }: OidcRouteContext,
+  req: IncomingMessage,
+  url: URL,
+): Promise<OidcIdentity> {
+  const source = sourceOf(req);
+  refuseWhileLimited(limiters, source);
+  try {
+    if (cookieOf(req, STATE_COOKIE) !== url.searchParams.get('state')) {
+      throw unauthorized('this sign-in was not begun in this browser: open /auth/oidc/login again');
+    }
+    return await oidc.finishSignIn(url.searchParams);
+  } catch (caught) {
+    const { error } = toHttpError(caught);
+    if (error.status === 401 || error.status === 403) {
+      const why = error.message;
+      await recordFailedSignIn(storage, limiters, { source, why, signedInWith: 'oidc' });
+    }
+    throw error;
+  }
+}
+
+const escapeHtml = (text: string) => text.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`);
+
+/**
+ * The page a browser lands on when its sign-in failed: the refusal in words (escaped), and the
+ * ways on. The callback is a navigation, so a JSON error would be all the person sees.
+ */
+function sendSignInFailed(res: ServerResponse, error: HttpError): void {
+  const retryAfter = error.details?.retryAfter;
+  if (typeof retryAfter === 'number') res.setHeader('retry-after', String(retryAfter));
+  const body = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Sign-in failed · runner</title>
+<link rel="stylesheet" href="/style.css"></head>
+<body><main class="sign-in"><h1>Sign-in failed</h1>
+<p id="sign-in-error" class="error" role="alert">${escapeHtml(withoutOrigin(error.message))}</p>
+<p><a href="/auth/oidc/login">Try again</a> · <a href="/">Back to the approval center</a></p>
+</main></body></html>
+`;
+  res.writeHead(error.status, {
+    ...baseHeaders,
+    'content-type': 'text/html; charset=utf-8',
+    'content-length': Buffer.byteLength(body),
+    'content-security-policy':
+      "default-src 'none'; style-src 'self'; form-action 'none'; frame-ancestors 'none'",
+  });
+  res.end(body);
 }
 
 /**

@@ -1,3 +1,8 @@
+import type { IncomingMessage } from 'node:http';
+import { appendAuditEvent } from '@x/askuser';
+import type { Storage } from '../storage/index.js';
+import { HttpError } from './http-error.js';
+
 /** How many failures a key (a source address, an operator's name) may have within a window. */
 export interface Limit {
   max: number;
@@ -37,4 +42,60 @@ export class FailureLimiter {
   private recent(key: string, now: number): number[] {
     return (this.failures.get(key) ?? []).filter((at) => at > now - this.limit.windowMs);
   }
+}
+
+/** Failed sign-ins counted per source address and per operator name. */
+export interface SignInLimiters {
+  source: FailureLimiter;
+  name: FailureLimiter;
+}
+
+/** The address a request came from, as the limiters count it. */
+export function sourceOf(req: IncomingMessage): string {
+  return req.socket.remoteAddress ?? 'unknown';
+}
+
+/**
+ * @throws {HttpError} 429 while `source`, or the operator `name` a sign-in is for, has failed
+ *   too often: nothing is checked until the oldest failure leaves the window.
+ */
+export function refuseWhileLimited(limiters: SignInLimiters, source: string, name?: string): void {
+  const waitMs = Math.max(
+    limiters.source.retryAfterMs(source),
+    name === undefined ? 0 : limiters.name.retryAfterMs(name),
+  );
+  if (waitMs <= 0) return;
+  const seconds = Math.ceil(waitMs / 1000);
+  throw new HttpError(
+    429,
+    'rate_limited',
+    `too many failed sign-ins ${name === undefined ? 'from this address' : `from this address or as ${name}`}: try again in ${seconds} s`,
+    { retryAfter: seconds },
+  );
+}
+
+/** A sign-in that failed: from where, as whom (when known), why, and how it was tried. */
+export interface FailedSignIn {
+  source: string;
+  name?: string | undefined;
+  why: string;
+  signedInWith: 'key' | 'oidc';
+}
+
+/**
+ * Counts a failed sign-in against its source (and the operator it named) and records it in
+ * the audit log as `sign-in-failed`, when the server keeps one.
+ */
+export async function recordFailedSignIn(
+  storage: Storage,
+  limiters: SignInLimiters,
+  failure: FailedSignIn,
+): Promise<void> {
+  const { source, name, why, signedInWith } = failure;
+  limiters.source.fail(source);
+  if (name !== undefined) limiters.name.fail(name);
+  const key = storage.auditKey();
+  if (key === undefined) return;
+  const data = { event: 'sign-in-failed', source, ...(name ? { name } : {}), why, signedInWith };
+  await appendAuditEvent(storage.db, data, { key });
 }

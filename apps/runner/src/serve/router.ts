@@ -43,10 +43,7 @@ export function routeRequests(
         return;
       }
       if (await handleSignIn(signIn, req, res, url.pathname)) return;
-      if (
-        signIn.oidc &&
-        (await answerOidcRoute(signIn.oidc, signIn.storage, signIn.sessions, req, res, url))
-      ) {
+      if (signIn.oidc && (await answerOidcRoute({ ...signIn, oidc: signIn.oidc }, req, res, url))) {
         return;
       }
       const caller = await callerOf(signIn, req);

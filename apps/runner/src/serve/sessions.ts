@@ -94,7 +94,8 @@ export async function openSession(
       (id_hash, name, access, roles, signed_in_with, credential, expires_at)
     values (${idHash}, ${who.name}, ${who.access}, string_to_array(${who.roles.join(',')}, ','),
       ${who.signedInWith}, ${credential}, ${expiresAt.toISOString()}::timestamptz)`);
-  res.setHeader('set-cookie', cookieHeader(options, id, Math.floor(options.ttlMs / 1000)));
+  // Appended: the OIDC callback clears its state cookie in the same response.
+  res.appendHeader('set-cookie', cookieHeader(options, id, Math.floor(options.ttlMs / 1000)));
   return { ...who, csrfToken: keyed(id, 'csrf'), expiresAt, idHash };
 }
 

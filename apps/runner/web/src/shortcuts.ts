@@ -43,7 +43,8 @@ function onListKey(key: string): boolean {
   else if (key === 'a') ui.detail.querySelector<HTMLElement>('textarea')?.focus();
   else if (key === 'd') ui.detail.querySelector<HTMLElement>('#decline')?.click();
   else if (key === 'e') ui.detail.querySelector<HTMLElement>('#approve-edit')?.click();
-  else if (key === 'x' && pause) toggleChecked(pause.token);
+  // A question the caller may only read is never ticked for a batch answer (nor by its box).
+  else if (key === 'x' && pause?.canAnswer) toggleChecked(pause.token);
   else if (/^[1-9]$/.test(key))
     ui.detail.querySelector<HTMLElement>(`.option[data-option="${key}"]`)?.click();
   else return false;
