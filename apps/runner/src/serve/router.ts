@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { classifyFailure } from '../errors.js';
+import { classifyFailure } from '../failure.js';
 import { type ApiContext, handleApi } from './api.js';
 import { answerHostedCommand, type HostCommand } from './api-cli.js';
 import { callerOf, handleSignIn, type SignIn } from './auth.js';
