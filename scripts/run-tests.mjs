@@ -6,6 +6,7 @@
 // than one after the other. The other lanes' lines are prefixed; the exit code fails if any
 // lane fails.
 import { spawn } from 'node:child_process';
+import { setPriority } from 'node:os';
 import { createInterface } from 'node:readline';
 
 const children = new Set();
@@ -17,11 +18,16 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
   });
 }
 
-/** Runs `command`, resolving to its exit code (1 when it died of a signal). */
-function run(command, args, { prefix }) {
+/**
+ * Runs `command`, resolving to its exit code (1 when it died of a signal); with `nice`, at a
+ * lower priority, so that it takes the cores the tests leave idle rather than theirs.
+ */
+function run(command, args, { prefix, nice = 0 }) {
   const child = spawn(command, args, {
     stdio: prefix ? ['ignore', 'pipe', 'pipe'] : 'inherit',
   });
+  // The lane's own children (npm, tsc, the README programs) inherit it.
+  if (nice && child.pid !== undefined) setPriority(child.pid, nice);
   children.add(child);
   child.on('exit', () => children.delete(child));
   if (prefix) {
@@ -49,27 +55,41 @@ const CHECKS = [
   ['tools/repo-checks/src/check-readmes.mjs'],
 ];
 
+// The checks have minutes of slack beside the tests (their timeouts are generous) and no lease
+// or deadline to miss: behind the tests, they no longer lengthen the longest lane.
+const CHECKS_NICE = 10;
+
 /** Runs the checks in turn; resolves to the first failing exit code, 0 when all passed. */
 async function checks() {
   let failed = 0;
   for (const args of CHECKS) {
     const prefix = 'checks      │ ';
     process.stdout.write(`${prefix}$ node ${args.join(' ')}\n`);
-    const code = await run(process.execPath, args, { prefix });
+    const code = await run(process.execPath, args, { prefix, nice: CHECKS_NICE });
     if (code !== 0 && failed === 0) failed = code;
   }
   return failed;
 }
 
-const outcome = (code) => (code === 0 ? 'passed' : `FAILED (exit ${code})`);
+const started = Date.now();
+/** A lane's exit code, and when it ended (minutes and seconds after the start). */
+const timed = async (lane) => {
+  const code = await lane;
+  const s = Math.round((Date.now() - started) / 1000);
+  return { code, took: `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s` };
+};
+const outcome = ({ code, took }) => `${code === 0 ? 'passed' : `FAILED (exit ${code})`} in ${took}`;
 const [reliability, checked, tests] = await Promise.all([
-  run(process.execPath, ['tools/reliability/dist/main.js', '--quick'], {
-    prefix: 'reliability │ ',
-  }),
-  checks(),
-  run(process.execPath, ['node_modules/vitest/vitest.mjs', 'run'], { prefix: undefined }),
+  timed(
+    run(process.execPath, ['tools/reliability/dist/main.js', '--quick'], {
+      prefix: 'reliability │ ',
+    }),
+  ),
+  timed(checks()),
+  timed(run(process.execPath, ['node_modules/vitest/vitest.mjs', 'run'], { prefix: undefined })),
 ]);
+// Each lane's time says which one to shorten: the lanes should end together.
 console.log(
   `verify: reliability (quick) ${outcome(reliability)}, checks ${outcome(checked)}, tests ${outcome(tests)}`,
 );
-process.exit(reliability === 0 && checked === 0 && tests === 0 ? 0 : 1);
+process.exit(reliability.code === 0 && checked.code === 0 && tests.code === 0 ? 0 : 1);

@@ -2,20 +2,25 @@ import { relative } from 'node:path';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 /**
- * The files that take longest on a 2-core machine (CI's "slowest test files", seconds),
- * for a clean clone, which has no durations of an earlier run to sort by.
+ * The files that take longest on a 2-core machine (seconds), for a clean clone, which has no
+ * durations of an earlier run to sort by: measured with the runner project alone on a machine
+ * shared with other runs (load about 14), so their order counts, not their size.
  */
 const KNOWN_SLOW: Record<string, number> = {
-  'runner/test/operator-cli.test.ts': 79,
-  'runner/test/embedded.test.ts': 72,
-  'runner/test/audit.test.ts': 49,
-  'runner/test/wording.test.ts': 47,
-  'runner/test/providers.cli.test.ts': 43,
-  'runner/test/operators.pg.test.ts': 43,
-  'runner/test/serve.test.ts': 40,
-  'runner/test/kept-questions.test.ts': 33,
-  'runner/test/delegate.test.ts': 32,
-  'runner/test/records.test.ts': 29,
+  'runner/test/embedded.test.ts': 246,
+  'runner/test/wording.test.ts': 222,
+  'runner/test/operator-cli.test.ts': 181,
+  'runner/test/audit.test.ts': 141,
+  'runner/test/audit.pg.test.ts': 111,
+  'runner/test/providers.cli.test.ts': 99,
+  'runner/test/records.test.ts': 99,
+  'runner/test/delegate.test.ts': 97,
+  'runner/test/operators.pg.test.ts': 85,
+  'runner/test/answer-limits.test.ts': 82,
+  'runner/test/deadline.test.ts': 80,
+  'runner/test/via-serve.test.ts': 71,
+  'runner/test/kept-questions.test.ts': 62,
+  'runner/test/serve.test.ts': 58,
 };
 
 /**

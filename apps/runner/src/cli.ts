@@ -2,18 +2,19 @@
 import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { text } from 'node:stream/consumers';
-import { HELP } from './cli/help.js';
 import { invocation, shellQuote } from './cli/invocation.js';
 import { createLineReader, type LineReader } from './cli/lines.js';
 import { createOutput, type Output } from './cli/output.js';
 import type { Command, Context } from './commands/command.js';
 import { checkEnvironment, setting, VARIABLES } from './config/index.js';
-import { classifyFailure, FAILURES } from './errors.js';
+import { FAILURES } from './errors.js';
 import type { HostCommand } from './serve/api-cli.js';
 import type { Storage } from './storage/index.js';
 import type { HostedCommand, Serving } from './storage/via-serve.js';
 
-// Each command's module loads only when it runs: a process pays for one command's imports.
+// Each command's module loads only when it runs: a process pays for one command's imports
+// (and for none of the packages' when it prints help, refuses its usage or goes through serve).
+const help = async () => (await import('./cli/help.js')).HELP;
 const commands: Record<string, () => Promise<Command>> = {
   demo: async () => (await import('./commands/demo.js')).demo,
   chat: async () => (await import('./commands/chat.js')).chat,
@@ -123,7 +124,7 @@ export async function main(argv: string[]): Promise<number> {
   // `runner help exec` is `runner exec --help`.
   const topic = command === 'help' ? args.find((arg) => !arg.startsWith('-')) : undefined;
   if (!command || command === '--help' || command === '-h' || (command === 'help' && !topic)) {
-    console.log(HELP.main);
+    console.log((await help()).main);
     return command ? 0 : FAILURES.usage.exitCode;
   }
   const named = topic ?? command;
@@ -136,7 +137,8 @@ export async function main(argv: string[]): Promise<number> {
     return FAILURES.usage.exitCode;
   }
   if (topic || args.includes('--help') || args.includes('-h')) {
-    console.log(HELP[named] ?? HELP.main);
+    const text = await help();
+    console.log(text[named] ?? text.main);
     return 0;
   }
   if (dataFlag === '') {
@@ -198,8 +200,8 @@ async function execute(run: () => Promise<Command>, ctx: Context, args: string[]
 }
 
 /** A command's failure as one error line; returns its exit code. */
-function report(out: Output, command: string, error: unknown): number {
-  const { failure, exitCode, message } = classifyFailure(error);
+async function report(out: Output, command: string, error: unknown): Promise<number> {
+  const { failure, exitCode, message } = (await import('./failure.js')).classifyFailure(error);
   // Node's argument parser explains over several lines; its first line says it all.
   const parser = (error as { code?: unknown })?.code?.toString().startsWith('ERR_PARSE_ARGS');
   out.error(
@@ -243,7 +245,7 @@ async function viaServe(
   try {
     return await sendToServe(serving, request, process, lines);
   } catch (error) {
-    const { failure, exitCode, message } = classifyFailure(error);
+    const { failure, exitCode, message } = (await import('./failure.js')).classifyFailure(error);
     out.error(message, { failure, exitCode });
     return exitCode;
   } finally {

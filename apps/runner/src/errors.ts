@@ -1,7 +1,3 @@
-import { AskUserError } from '@x/askuser';
-import { ContinuationError } from '@x/continuation';
-import { SessionError } from '@x/session';
-
 /** What kind of failure an error is: the one thing exit codes and HTTP statuses follow. */
 export type Failure =
   | 'usage'
@@ -128,24 +124,6 @@ export const FAILURES = {
   { exitCode: number; httpStatus: number; httpCode: string; httpMessage?: string }
 >;
 
-/** How the command line and the approval center's API answer an error. */
-export interface ClassifiedFailure {
-  failure: Failure;
-  exitCode: number;
-  httpStatus: number;
-  /** The API's `{ "error": { "code" } }`. */
-  httpCode: (typeof FAILURES)[Failure]['httpCode'];
-  /** The error's message without a package's origin: what the command line says. */
-  message: string;
-  /**
-   * What the API says: the message, or for a failure that is the operator's, not the
-   * caller's (`unavailable`, `failed`), words that tell nothing of the server.
-   */
-  httpMessage: string;
-  /** The failure is the operator's to look into: the server logs the error itself. */
-  internal: boolean;
-}
-
 /**
  * Why PostgreSQL could not be used, in words, from the driver error among `error`'s causes
  * (connection errors by their Node code, server refusals by SQLSTATE); undefined when none
@@ -178,91 +156,4 @@ export function postgresCause(error: unknown): string | undefined {
     current = current.cause as typeof current;
   }
   return undefined;
-}
-
-/** Classifies any error the runner meets, by the runner's and the packages' error codes. */
-export function failureOf(error: unknown): Failure {
-  if (RunnerError.is(error)) return error.code;
-  // A model's failure fails the command or the run: its causes (a refused connection to the
-  // provider) are not the database's.
-  if (ModelError.is(error)) return 'failed';
-  if ((error as { code?: unknown })?.code?.toString().startsWith('ERR_PARSE_ARGS')) return 'usage';
-  if (AskUserError.is(error)) {
-    switch (error.code) {
-      case 'invalid_answer':
-      case 'invalid_pause':
-      case 'invalid_argument':
-        return 'usage';
-      case 'not_found':
-        return 'not_found';
-      case 'duplicate':
-        return 'conflict';
-      case 'forbidden':
-        return 'forbidden';
-      case 'expired':
-        return 'expired';
-      case 'unavailable':
-        return 'unavailable';
-      default:
-        return 'failed';
-    }
-  }
-  if (ContinuationError.is(error)) {
-    switch (error.code) {
-      case 'not_found':
-      case 'already_resolved':
-        return 'not_found';
-      case 'unsafe_id':
-        return 'usage';
-      case 'unavailable':
-        return 'unavailable';
-      case 'lease_lost':
-        return 'conflict';
-      default:
-        return 'failed';
-    }
-  }
-  if (SessionError.is(error)) {
-    switch (error.code) {
-      case 'conflict':
-        return 'conflict';
-      case 'unavailable':
-        return 'unavailable';
-      case 'unsafe_id':
-        return 'usage';
-      case 'not_found':
-        return 'not_found';
-      default:
-        return 'failed';
-    }
-  }
-  // Anyone else's error is the database being away when a cause says so (a driver error, a
-  // store's `unavailable`), else a failure.
-  const cause = (error as { cause?: unknown })?.cause;
-  if (postgresCause(error) !== undefined || (cause != null && failureOf(cause) === 'unavailable')) {
-    return 'unavailable';
-  }
-  return 'failed';
-}
-
-/**
- * The one classifier: what an error is, and how the command line (exit code, message) and
- * the approval center (HTTP status, code, message) answer it.
- *
- * @example
- * const { exitCode, message } = classifyFailure(error);
- */
-export function classifyFailure(error: unknown): ClassifiedFailure {
-  const failure = failureOf(error);
-  const row: (typeof FAILURES)[Failure] = FAILURES[failure];
-  const message = withoutOrigin(error instanceof Error ? error.message : String(error));
-  return {
-    failure,
-    exitCode: row.exitCode,
-    httpStatus: row.httpStatus,
-    httpCode: row.httpCode,
-    message,
-    httpMessage: 'httpMessage' in row ? row.httpMessage : message,
-    internal: 'httpMessage' in row,
-  };
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { HELP } from '../src/cli/help.js';
+import { parseGrace } from '../src/commands/wake.js';
 import {
   checkEnvironment,
   describeVariables,
@@ -10,8 +11,9 @@ import {
   type Variable,
 } from '../src/config/index.js';
 import { workerConcurrency } from '../src/delegation/run.js';
-import { classifyFailure, RunnerError } from '../src/errors.js';
+import { RunnerError } from '../src/errors.js';
 import { leasePolicyFromEnv } from '../src/executive/index.js';
+import { classifyFailure } from '../src/failure.js';
 import { modelFromId } from '../src/model/index.js';
 import { oidcSettings } from '../src/serve/index.js';
 
@@ -300,13 +302,13 @@ describe('the declarations', () => {
   it('option defaults are the ones the help states', () => {
     expect(OPTION_DEFAULTS).toEqual({
       concurrency: 1,
-      graceMs: 30_000,
       host: '127.0.0.1',
       port: 4319,
     });
     expect(HELP.serve).toContain('--port N        default 4319');
     expect(HELP.serve).toContain('--host ADDR     default 127.0.0.1');
     expect(HELP.wake).toContain('(default 30s;');
+    expect(parseGrace(undefined)).toBe(30_000);
   });
 });
 

@@ -7,18 +7,6 @@ const dataDir = dataDirs();
 const last = <T>(list: T[]): T => list[list.length - 1] as T;
 
 describe('runner on the embedded default (PGlite + files)', { timeout: 300_000 }, () => {
-  it('prints help for every command and exits 2 on an unknown one', async () => {
-    const commands = ['exec', 'answer', 'wake', 'stop', 'paused-states', 'chat', 'migrate', 'demo'];
-    const helps = await Promise.all(commands.map((command) => runCli([command, '--help'])));
-    for (const [i, help] of helps.entries()) {
-      expect(help.code, commands[i]).toBe(0);
-      expect(help.stdout).toContain('usage: runner');
-    }
-    const unknown = await runCli(['fly']);
-    expect(unknown.code).toBe(2);
-    expect(unknown.stderr).toContain('unknown command "fly"');
-  });
-
   it('exec → answer → wake --once, three times, completes with every tool_use answered once', async () => {
     // A folder never used before: the first command sets the database up.
     const data = dataDir({ empty: true });

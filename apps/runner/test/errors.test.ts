@@ -2,13 +2,8 @@ import { AskUserError } from '@x/askuser';
 import { ContinuationError } from '@x/continuation';
 import { SessionError } from '@x/session';
 import { describe, expect, it } from 'vitest';
-import {
-  classifyFailure,
-  ModelError,
-  notFoundError,
-  RunnerError,
-  usageError,
-} from '../src/errors.js';
+import { ModelError, notFoundError, RunnerError, usageError } from '../src/errors.js';
+import { classifyFailure } from '../src/failure.js';
 import { statusFailure, withRetry } from '../src/model/call-retry.js';
 
 // The one classifier: each error the runner meets gets one kind, and the kind one exit code

@@ -2,7 +2,7 @@ import { parseMessages, toolResult, userMessage } from '@x/wire';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { toolSpecs } from '../src/agent/tools.js';
 import { SYSTEM_PROMPT } from '../src/agent/turn.js';
-import { failureOf } from '../src/errors.js';
+import { failureOf } from '../src/failure.js';
 import { AnthropicModel } from '../src/model/anthropic.js';
 import {
   backoffDelay,

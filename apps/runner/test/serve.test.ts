@@ -322,10 +322,19 @@ describe('runner serve: the API on the embedded default (no wake)', () => {
       code: 'not_found',
       message: 'no conversation no-such-conversation: no run of it is recorded',
     });
-    // The server holds its data folder: the CLI answers from another one.
-    const cli = await run(['stop', 'no-such-conversation', '--data', dataDir()]);
+    // The server holds its data folder: the CLI's stop goes through it, and says the same.
+    const cli = await run(['stop', 'no-such-conversation', '--data', data]);
     expect(cli.code).toBe(3);
     expect(cli.stderr).toContain(res.body.error.message);
+  });
+
+  it('a second serve on its port is one line that says so, exit 4, and nothing after it', async () => {
+    const { port } = new URL(server.url);
+    const second = await run(['serve', '--port', port, '--data', dataDir()]);
+    expect(second.code).toBe(4);
+    expect(second.stderr).toBe(
+      `error: port ${port} on 127.0.0.1 is in use: stop what listens there, or give another --port (0 picks a free one)\n`,
+    );
   });
 
   it('unknown routes are 404 and wrong methods 405, in the error shape', async () => {
@@ -414,22 +423,6 @@ describe('runner serve: access token', () => {
       expect(withCookie.status).toBe(200);
     } finally {
       expect(await server.stop()).toBe(0);
-    }
-  });
-});
-
-describe('runner serve: a port in use', () => {
-  it('is one line that says so, exit 4, and nothing after it', { timeout: 120_000 }, async () => {
-    const first = await serve(['--no-wake', '--data', dataDir()]);
-    try {
-      const { port } = new URL(first.url);
-      const second = await run(['serve', '--port', port, '--data', dataDir()]);
-      expect(second.code).toBe(4);
-      expect(second.stderr).toBe(
-        `error: port ${port} on 127.0.0.1 is in use: stop what listens there, or give another --port (0 picks a free one)\n`,
-      );
-    } finally {
-      expect(await first.stop()).toBe(0);
     }
   });
 });

@@ -70,21 +70,27 @@ describe('the runner says what helps', { timeout: 300_000 }, () => {
     expect(json.events).toEqual([{ type: 'version', version }]);
   });
 
-  it('`runner help COMMAND` prints that command’s help, for every command', async () => {
+  it('`runner help COMMAND` and `runner COMMAND --help` print that command’s help, for every command', async () => {
     const main = await runText(['--help']);
     const commands = Object.keys(HELP).filter((name) => name !== 'main');
     expect(commands).toContain('exec');
     await Promise.all(
       commands.map(async (command) => {
         expect(main, command).toContain(`  ${command}`);
-        const help = await runText(['help', command]);
+        const [help, flag] = await Promise.all([
+          runText(['help', command]),
+          runText([command, '--help']),
+        ]);
         expect(help, command).toBe(`${HELP[command]}\n`);
+        expect(flag, command).toBe(help);
         expect(help, command).toMatch(new RegExp(`^usage: runner ${command}\\b`));
       }),
     );
-    const unknown = await runCli(['help', 'nope']);
-    expect(unknown.code).toBe(2);
-    expect(unknown.stderr).toContain('unknown command "nope"');
+    for (const args of [['help', 'nope'], ['nope']]) {
+      const unknown = await runCli(args);
+      expect(unknown.code).toBe(2);
+      expect(unknown.stderr).toContain('unknown command "nope"');
+    }
   });
 
   it('exec prints the conversation id it made, and the hints name each answer once', async () => {

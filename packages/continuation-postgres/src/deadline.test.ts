@@ -1,6 +1,4 @@
-import { randomUUID } from 'node:crypto';
 import { type SqlTarget, sqlTargets } from '@internal/pg-test';
-import { sampleSuspension } from '@x/continuation/testing';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
@@ -9,6 +7,7 @@ import {
   PostgresContinuationStore,
   PostgresRunQueue,
 } from './index.js';
+import { waitingRun as fixture } from './testing/fixtures/waiting-run.js';
 
 const LEASE = 60_000;
 const hourFromNow = () => new Date(Date.now() + 3_600_000);
@@ -32,20 +31,8 @@ for (const t of await sqlTargets()) {
       await db.execute(sql`delete from x_continuation.suspensions`);
     });
 
-    async function waitingRun(deadlineAt?: Date, dueAt?: Date) {
-      const runId = randomUUID();
-      const suspension = sampleSuspension({ sessionId: 'c1', runId, messages: true });
-      await store.save(suspension);
-      await queue.create({
-        runId,
-        conversationId: 'c1',
-        status: 'waiting',
-        interactionId: suspension.interactionId,
-        ...(deadlineAt ? { deadlineAt } : {}),
-        ...(dueAt ? { dueAt } : {}),
-      });
-      return { runId, interactionId: suspension.interactionId };
-    }
+    const waitingRun = async (deadlineAt?: Date, dueAt?: Date) =>
+      fixture(store, queue, { ...(deadlineAt ? { deadlineAt } : {}), ...(dueAt ? { dueAt } : {}) });
 
     it('a due time before the deadline (a reminder) is claimed then, and the run may wait again', async () => {
       const deadline = hourFromNow();

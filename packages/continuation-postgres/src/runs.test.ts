@@ -13,6 +13,7 @@ import {
   PostgresRunQueue,
   RUN_RELEASED_CHANNEL,
 } from './index.js';
+import { waitingRun as fixture } from './testing/fixtures/waiting-run.js';
 
 const LEASE = 60_000;
 const reply: Message = { role: 'assistant', content: [{ type: 'text', text: 'Done.' }] };
@@ -37,19 +38,8 @@ for (const t of await sqlTargets()) {
     });
 
     /** A run waiting on a saved continuation of its conversation; returns its ids. */
-    async function waitingRun(conversationId = 'c1') {
-      const runId = randomUUID();
-      const suspension = sampleSuspension({ sessionId: conversationId, runId, messages: true });
-      await store.save(suspension);
-      await queue.create({
-        runId,
-        conversationId,
-        status: 'waiting',
-        interactionId: suspension.interactionId,
-        meta: { model: 'scripted:trip' },
-      });
-      return { runId, interactionId: suspension.interactionId, suspension };
-    }
+    const waitingRun = (conversationId = 'c1') =>
+      fixture(store, queue, { conversationId, meta: { model: 'scripted:trip' } });
 
     /** Moves the run's due time into the past: its lease expired, or its backoff ended. */
     async function makeDue(runId: string) {

@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import type { PGlite } from '@electric-sql/pglite';
 import { type SqlTarget, sqlTargets } from '@internal/pg-test';
 import { ContinuationError } from '@x/continuation';
-import { sampleSuspension } from '@x/continuation/testing';
 import type { Message } from '@x/wire';
 import { sql } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/postgres-js';
@@ -21,6 +20,7 @@ import {
   type RunWorkerEvent,
   type RunWorkerOptions,
 } from './index.js';
+import { waitingRun as fixture } from './testing/fixtures/waiting-run.js';
 
 const reply: Message = { role: 'assistant', content: [{ type: 'text', text: 'Done.' }] };
 // Longer than any test: a run is claimed again only when a test says so.
@@ -53,19 +53,10 @@ for (const t of await sqlTargets()) {
 
     /** A run waiting on a saved continuation; `ready` answers it. */
     async function waitingRun() {
-      const runId = randomUUID();
-      const suspension = sampleSuspension({ sessionId: 'c', runId, messages: true });
-      await new PostgresContinuationStore(db).save(suspension);
-      await queue.create({
-        runId,
-        conversationId: 'c',
-        status: 'waiting',
-        interactionId: suspension.interactionId,
-      });
+      const run = await fixture(new PostgresContinuationStore(db), queue, { conversationId: 'c' });
       return {
-        runId,
-        suspension,
-        ready: () => queue.markReady(suspension.interactionId, { answer: 'yes' }),
+        ...run,
+        ready: () => queue.markReady(run.interactionId, { answer: 'yes' }),
       };
     }
 

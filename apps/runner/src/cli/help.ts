@@ -1,3 +1,4 @@
+import { DEFAULT_GRACE_MS } from '@x/continuation-postgres';
 import { describeVariables, OPTION_DEFAULTS, VARIABLES } from '../config/index.js';
 
 /** The runner's help texts, one per command. */
@@ -156,7 +157,7 @@ RUNNER_ESCALATE): each is applied once ("question-reminded", "question-escalated
 and the run waits again. On a data folder a running \`runner serve\` holds, serve resumes
 the answered runs itself: wake says so and exits 0.
 
---grace DURATION  how long a stopping wake lets turns in flight finish (default ${OPTION_DEFAULTS.graceMs / 1000}s; e.g.
+--grace DURATION  how long a stopping wake lets turns in flight finish (default ${DEFAULT_GRACE_MS / 1000}s; e.g.
                   500ms, 2m, 0s). SIGTERM or Ctrl-C (SIGINT) stops gracefully: nothing more
                   is claimed, turns in flight may finish within the grace, and a turn still
                   running then is cut (its model call aborted, nothing of it written) and its
@@ -228,7 +229,7 @@ from a claim (RUNNER_OIDC_*, in \`runner --help\`); then every request needs a k
                 running it, through the channel cli, with no audience check.
 --grace DURATION
                 on SIGTERM or Ctrl-C: how long requests and resumes in flight may take to
-                finish (default ${OPTION_DEFAULTS.graceMs / 1000}s). New connections are refused and nothing more is
+                finish (default ${DEFAULT_GRACE_MS / 1000}s). New connections are refused and nothing more is
                 claimed at once; then resumes still running are cut and released, as in
                 \`runner wake\`, connections are closed, and serve exits 0. A second
                 signal stops at once.

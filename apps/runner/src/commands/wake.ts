@@ -1,6 +1,6 @@
 import { constants } from 'node:os';
 import { parseArgs } from 'node:util';
-import { describeAttempts, type LeaseRecord } from '@x/continuation-postgres';
+import { DEFAULT_GRACE_MS, describeAttempts, type LeaseRecord } from '@x/continuation-postgres';
 import { createOutput, labelledLines, type Output, plural } from '../cli/output.js';
 import { observer } from '../cli/turn-output.js';
 import { OPTION_DEFAULTS, setting, VARIABLES } from '../config/index.js';
@@ -171,7 +171,7 @@ export function reportLeased(out: Output, leases: readonly LeaseRecord[], now = 
 
 /** `--grace DURATION`: how long a stopping wake lets turns in flight finish (default 30 s). */
 export function parseGrace(text: string | undefined): number {
-  if (text === undefined) return OPTION_DEFAULTS.graceMs;
+  if (text === undefined) return DEFAULT_GRACE_MS;
   return parseAge(text, '--grace', 'a duration like 30s, 500ms or 2m (0 cuts at once)');
 }
 

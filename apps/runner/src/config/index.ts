@@ -1,4 +1,3 @@
-import { DEFAULT_GRACE_MS } from '@x/continuation-postgres';
 import { usageError } from '../errors.js';
 import { connectTimeoutSeconds, parseDatabaseUrl } from './database-url.js';
 
@@ -678,8 +677,6 @@ export function checkEnvironment(env: Env = process.env): void {
 export const OPTION_DEFAULTS = {
   /** `wake --concurrency`. */
   concurrency: 1,
-  /** `wake --grace` and `serve --grace`, in ms. */
-  graceMs: DEFAULT_GRACE_MS,
   /** `serve --host`: this machine only. */
   host: '127.0.0.1',
   /** `serve --port`. */

@@ -28,7 +28,8 @@ import {
   runWorkers,
   unsettledWorkers,
 } from '../delegation/run.js';
-import { failureOf, postgresCause, withoutOrigin } from '../errors.js';
+import { postgresCause, withoutOrigin } from '../errors.js';
+import { failureOf } from '../failure.js';
 import { lockFor, type Storage } from '../storage/index.js';
 import {
   answersOf,

@@ -1,4 +1,4 @@
-import { classifyFailure } from '../errors.js';
+import { classifyFailure } from '../failure.js';
 
 const marker = Symbol.for('runner.serve.HttpError');
 

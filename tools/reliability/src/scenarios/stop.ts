@@ -133,6 +133,13 @@ async function round(
         resumedHere === 1 && released === 0,
         () => `${id}: resumed ${resumedHere}, released ${released} within the grace`,
       );
+      // The signal came during the turn, which then finished: the stop was said first.
+      const types = stopped.events.map((e) => e.type);
+      tally.check(
+        types.includes('stop-requested') &&
+          types.indexOf('stop-requested') < types.indexOf('resumed'),
+        () => `${id}: stop-requested was not said before the turn ended: ${types.join(', ')}`,
+      );
     } else {
       tally.check(
         resumedHere === 0 && released === (how === 'grace cut' ? 1 : 0),
@@ -220,7 +227,7 @@ async function rounds(tally: Tally, kind: Kind, cases: readonly StopCase[]) {
 
 /** SIGTERM during a 5 s model call of `wake`, on the embedded default (one process at a time). */
 export async function stopEmbedded(tally: Tally): Promise<void> {
-  // Each command starts PGlite (seconds); apps/runner/test/graceful-stop.test.ts has the cut.
+  // Each command starts PGlite (seconds); apps/runner/test/graceful-stop.test.ts has serve's cut.
   if (quick) return tally.skip('full run only (pnpm test:reliability): each command starts PGlite');
   const data = mkdtempSync(join(tmpdir(), 'x-rel-stop-'));
   try {

@@ -136,6 +136,13 @@ export async function takeoverEmbedded(tally: Tally): Promise<void> {
       const killedAt = kill(first);
       tally.faults++;
       await first.done;
+      // The claim was durable (PGlite has no WAL writer to flush an asynchronous one), and
+      // `runs` says whose it was: a holder that is gone.
+      const [run] = (await cli(['runs'])).filter((e) => e.type === 'run');
+      tally.check(
+        run?.status === 'running' && run.attempts === 1 && run.leaseHolder === 'gone',
+        () => `round ${round}: runs showed ${JSON.stringify(run)}, not a claim of a holder gone`,
+      );
       const second = startRunner(['wake', '--json', '--data', data], {});
       try {
         const ready = nextEvent(second, (e) => e.type === 'ready', 120_000);
@@ -164,7 +171,7 @@ export async function takeoverEmbedded(tally: Tally): Promise<void> {
       await sleep(0);
     }
     tally.note(
-      `${times.length} wakes SIGKILLed mid-call with a 60 s lease; the next wake took each run over ${summary(times)} after the kill, of which its own start took ${summary(starts)}`,
+      `${times.length} wakes SIGKILLed mid-call with a 60 s lease; the next wake (after a \`runs\`) took each run over ${summary(times)} after the kill, of which its own start took ${summary(starts)}`,
     );
   } finally {
     rmSync(data, { recursive: true, force: true });
