@@ -70,9 +70,9 @@ describe.skipIf(!chromiumFound)(
       await page.locator('#read-only').waitFor();
       await expect(page.locator('#detail textarea, #detail #send').count()).resolves.toBe(0);
       await expect(row(payment).locator('input.check').isDisabled()).resolves.toBe(true);
-    // Nor does the keyboard tick it for a batch answer.
-    await page.keyboard.press('x');
-    await expect(page.locator('#batch').isHidden()).resolves.toBe(true);
+      // Nor does the keyboard tick it for a batch answer.
+      await page.keyboard.press('x');
+      await expect(page.locator('#batch').isHidden()).resolves.toBe(true);
       await row(trip).locator('button.open').click();
       await page.locator('#answer-text').waitFor();
 

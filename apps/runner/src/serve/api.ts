@@ -16,8 +16,8 @@ import {
   AlreadyAnsweredError,
   answer,
   answerBatch,
-  refusal,
   quorumText,
+  refusal,
   stopKnownConversation,
 } from '../executive/index.js';
 import type { Storage } from '../storage/index.js';
