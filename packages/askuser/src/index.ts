@@ -65,6 +65,7 @@ export type {
   PauseDeadline,
   PauseRecord,
   Pending,
+  PendingCount,
   ResumeAnswers,
 } from './types.js';
 export {
