@@ -14,7 +14,7 @@ commands:
                                 unattended run until it completes or waits on a person
   answer TOKEN --accept TEXT | --option N | --decline [TEXT] | --cancel
   answer --batch FILE.json      answer pending questions (a batch is all or nothing)
-  wake [--once] [--concurrency N] [--grace DURATION]
+  wake [--once] [--concurrency N] [--grace DURATION] [--metrics-port N]
                                 resume answered runs (the executive's wake loop)
   runs [--conversation C] [--status S]
                                 the recorded runs and how each stands or ended
@@ -124,7 +124,8 @@ Nothing is changed when an answer is refused: exit 3 for an unknown token; exit 
 question answered already, saying how, by whom and when; exit 7 for an answer after the
 question's deadline (see RUNNER_DEADLINE). An answer over 1 MiB encoded is
 refused (exit 2): its turn could not be saved again.`,
-  wake: `usage: runner wake [--once] [--concurrency N] [--grace DURATION] [--data DIR] [--json]
+  wake: `usage: runner wake [--once] [--concurrency N] [--grace DURATION] [--metrics-port N]
+                   [--metrics-host ADDR] [--data DIR] [--json]
 
 Resumes answered runs. Each ready run is claimed by exactly one worker of one wake process
 (one short statement that sets a lease), resumed with no database transaction open while
@@ -148,7 +149,10 @@ runs N workers (up to 64), also on the embedded default.
                   running then is cut (its model call aborted, nothing of it written) and its
                   run released, ready at once for another worker without counting an
                   attempt; then exit 0. A second signal stops at once (exit 128 + the
-                  signal's number); the runs it held are taken over as when it is killed.`,
+                  signal's number); the runs it held are taken over as when it is killed.
+--metrics-port N  serve Prometheus metrics at http://ADDR:N/metrics, without sign-in (0 picks
+                  a free port; the line "metrics on URL" says which)
+--metrics-host ADDR  where that listens; default ${OPTION_DEFAULTS.host} (this machine only)`,
   runs: `usage: runner runs [--conversation C] [--status S] [--limit N] [--json]
 
 The recorded unattended runs, newest first: status (running, waiting, ready, completed,
@@ -171,7 +175,7 @@ Closes every open question of the conversation with the auto-terminated marker, 
 saved turns resolved and cancels its runs, atomically. Nothing of it will be resumed (a
 worker running one of its runs has its result refused). Exit 3 for an unknown conversation.`,
   serve: `usage: runner serve [--port N] [--host ADDR] [--token TOKEN] [--public-url URL] [--no-wake]
-                    [--grace DURATION] [--data DIR] [--json]
+                    [--grace DURATION] [--metrics-port N] [--metrics-host ADDR] [--data DIR] [--json]
 
 The approval center: a web page at / and a JSON API under /api for answering the pending
 questions of every conversation, live (Server-Sent Events at /api/events). Prints the URL
@@ -214,13 +218,16 @@ from a claim (RUNNER_OIDC_*, in \`runner --help\`); then every request needs a k
                 claimed at once; then resumes still running are cut and released, as in
                 \`runner wake\`, connections are closed, and serve exits 0. A second
                 signal stops at once.
+--metrics-port N, --metrics-host ADDR
+                also serve the Prometheus metrics (GET /metrics, for admins) on a listener
+                of their own, without sign-in, at ADDR (default ${OPTION_DEFAULTS.host}):N
 
 API: GET /api/pauses?limit=N · GET /api/pauses/TOKEN · POST /api/pauses/TOKEN/answer
 {"action":"accept"|"decline"|"cancel","content":"..."} · POST /api/pauses/answer-batch
 {"answers":[{"token","action","content"}]} (all or nothing) · GET /api/recent?limit=N ·
 POST /api/conversations/ID/stop · GET /api/runs · GET /api/runs/ID · POST /api/runs
 {"goal","conversation","model"} · POST /api/runs/ID/retry · GET /api/events · GET /api/session ·
-POST /api/sign-in {"key"} · POST /api/sign-out. Writes take application/json from this server's
+POST /api/sign-in {"key"} · POST /api/sign-out · GET /metrics (admins; Prometheus text). Writes take application/json from this server's
 own origin (and, by the page's session, its CSRF token); bodies up to 64 KiB. Errors: {"error":{"code","message"}}, with the
 statuses of the exit codes (an unknown conversation's stop is 404 not_found, as
 \`runner stop\` is exit 3); an answer to a question answered already is 409

@@ -6,9 +6,10 @@ import {
   type ResumeAnswer,
 } from '@x/askuser';
 import { DEFAULT_MAX_RECORD_BYTES } from '@x/continuation';
-import { RunnerError, usageError } from '../errors.js';
+import { failureOf, RunnerError, usageError } from '../errors.js';
 import { type Db, lockFor, type Storage } from '../storage/index.js';
 import type { ResumeContext } from './suspend.js';
+import { watching } from './telemetry.js';
 
 /** An answer refused because its question was answered already: how, by whom and when. */
 export class AlreadyAnsweredError extends RunnerError {
@@ -122,6 +123,26 @@ export async function answer(
   given: ResumeAnswer,
   by: AnswerOptions = {},
 ): Promise<void> {
+  if (watching.telemetry) return answerOne(storage, token, given, by).catch(countRefusal);
+  return answerOne(storage, token, given, by);
+}
+
+/**
+ * Counts a refused answer by why (`conflict`: answered already; `not_found`, `forbidden`,
+ * `expired`, `usage`) and throws it on; a database that failed is no refusal.
+ */
+function countRefusal(error: unknown): never {
+  const reason = failureOf(error);
+  if (reason !== 'unavailable' && reason !== 'failed') watching.telemetry?.answerRefused(reason);
+  throw error;
+}
+
+async function answerOne(
+  storage: Storage,
+  token: string,
+  given: ResumeAnswer,
+  by: AnswerOptions,
+): Promise<void> {
   checkAnswerSize(token, given);
   const refused = await storage
     .transaction(async (tx) => {
@@ -176,6 +197,15 @@ export async function answerBatch(
   storage: Storage,
   answers: ReadonlyArray<{ token: string; answer: ResumeAnswer }>,
   by: AnswerOptions = {},
+): Promise<number> {
+  if (watching.telemetry) return answerMany(storage, answers, by).catch(countRefusal);
+  return answerMany(storage, answers, by);
+}
+
+async function answerMany(
+  storage: Storage,
+  answers: ReadonlyArray<{ token: string; answer: ResumeAnswer }>,
+  by: AnswerOptions,
 ): Promise<number> {
   for (const a of answers) checkAnswerSize(a.token, a.answer);
   const done = await storage

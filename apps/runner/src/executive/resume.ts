@@ -33,6 +33,7 @@ import {
   suspendDelegation,
 } from './stored-delegation.js';
 import { deadlineFor, type ModelFor, type RunResult, requesterOf, suspend } from './suspend.js';
+import { type ExecutiveTelemetry, observeResume, watchedModel, watching } from './telemetry.js';
 
 /** How long a lease lasts unless renewed, and how failed attempts are retried. */
 export interface LeasePolicy {
@@ -146,6 +147,7 @@ export async function resumeRun(
   const applied = run.deadlineAt && !job.unreadable ? await applyDeadline(storage, job) : undefined;
   const answer: ResumeAnswer = applied?.answer ?? resumeAnswerSchema.parse(run.input);
   const expiredAt = applied?.expiredAt ? run.deadlineAt : null;
+  const { telemetry } = watching;
   // A cancel resumes nothing: it only needs a readable continuation to mark resolved.
   if (refusal !== undefined && (job.unreadable || answer.action !== 'cancel')) {
     // Resuming it would pair the answer with a turn this runner does not know: fail, never retry.
@@ -169,20 +171,40 @@ export async function resumeRun(
       });
       await storage.continuations(tx).markResolved(token);
     });
+    if (telemetry) watchWait(storage, telemetry, job, applied, false);
     return { status: 'cancelled', ...ids };
   }
   // A model that cannot be made (a missing API key) fails this attempt.
-  const model = modelOf(job, options);
+  const model = watchedModel(modelOf(job, options));
   const result = expiredAt
     ? expiredResult(suspension.toolUseId, answer, expiredAt)
     : answerResult(suspension.toolUseId, answer);
   const messages = resumeMessages(suspension, result);
   const observer = options.observerFor({ runId, token, conversationId });
+  if (telemetry) watchWait(storage, telemetry, job, applied, true);
   const turn = await runTurn(model, messages, observer, {
     signal: job.signal,
     delegate: runDelegate(model, observer),
   });
   return finishTurn(storage, job, suspension, model, turn);
+}
+
+/**
+ * Observes the wait this attempt resumes from (its model call starts now), reading the
+ * question's answer beside the turn rather than before it: the turn never waits on it.
+ */
+function watchWait(
+  storage: Storage,
+  telemetry: ExecutiveTelemetry,
+  job: RunJob,
+  applied: AnsweredPause | undefined,
+  resumes: boolean,
+): void {
+  const now = Date.now();
+  const token = job.run.interactionId ?? '';
+  void (applied ? Promise.resolve(applied) : storage.pauses().getAnswer(token))
+    .then((pause) => pause && observeResume(telemetry, pause, job.run.attempts, now, resumes))
+    .catch(() => {});
 }
 
 /**
@@ -321,7 +343,7 @@ async function resumeDelegation(
   const token = job.run.interactionId ?? '';
   const ids = { runId, conversationId };
   const requester = requesterOf(job.run.meta);
-  const model = modelOf(job, options);
+  const model = watchedModel(modelOf(job, options));
   const stored: StoredDelegation = await loadDelegation(
     storage,
     suspension,

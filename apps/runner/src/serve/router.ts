@@ -2,9 +2,10 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { classifyFailure } from '../errors.js';
 import { type ApiContext, handleApi } from './api.js';
 import { answerHostedCommand, type HostCommand } from './api-cli.js';
-import { callerOf, handleSignIn, type SignIn } from './auth.js';
+import { callerOf, handleSignIn, requireAdmin, type SignIn } from './auth.js';
 import { checkHost, sendError } from './http.js';
 import { HttpError } from './http-error.js';
+import type { RunnerMetrics } from './metrics.js';
 import { answerOidcRoute } from './oidc.js';
 import { checkCsrf } from './sessions.js';
 import { isAsset, sendAsset } from './static.js';
@@ -21,6 +22,8 @@ export interface RouteContext {
   onError: (message: string) => void;
   /** Runs a command sent over the data folder's socket (`POST /api/cli`). */
   hostCommand?: HostCommand | undefined;
+  /** Served at `GET /metrics` to admins. */
+  metrics?: RunnerMetrics | undefined;
 }
 
 /**
@@ -32,7 +35,7 @@ export interface RouteContext {
 export function routeRequests(
   context: RouteContext,
 ): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
-  const { api, signIn, loopback, onError, hostCommand } = context;
+  const { api, signIn, loopback, onError, hostCommand, metrics } = context;
   return async (req, res) => {
     try {
       const url = new URL(req.url ?? '/', 'http://localhost');
@@ -51,6 +54,15 @@ export function routeRequests(
       const caller = await callerOf(signIn, req);
       if (req.method === 'POST' && url.pathname === '/api/cli') {
         await answerHostedCommand(hostCommand, req, res);
+        return;
+      }
+      if (
+        metrics &&
+        url.pathname === '/metrics' &&
+        (req.method === 'GET' || req.method === 'HEAD')
+      ) {
+        requireAdmin(caller, 'read the metrics');
+        await metrics.send(res, req.method === 'HEAD');
         return;
       }
       if (caller.session && req.method !== 'GET' && req.method !== 'HEAD') {
