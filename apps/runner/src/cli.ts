@@ -7,7 +7,7 @@ import { invocation, shellQuote } from './cli/invocation.js';
 import { createOutput, type Output } from './cli/output.js';
 import type { Command, Context } from './commands/command.js';
 import { checkEnvironment, setting, VARIABLES } from './config/index.js';
-import { classifyFailure, FAILURES } from './errors.js';
+import { classifyFailure, FAILURES, usageError } from './errors.js';
 import type { HostCommand } from './serve/api-cli.js';
 import type { Storage } from './storage/index.js';
 import type { HostedCommand } from './storage/via-serve.js';
@@ -63,7 +63,29 @@ function attachNegativeValues(args: readonly string[]): string[] {
 }
 
 /** Options every command takes that also come before the command; `true` when they take a value. */
-const LEADING: Record<string, boolean> = { '--json': false, '--data': true, '--model': true };
+const LEADING: Record<string, boolean> = {
+  '--json': false,
+  '--data': true,
+  '--model': true,
+  '--log-format': true,
+};
+
+/**
+ * pino when the lines are to be JSON logs (`--log-format json`, RUNNER_LOG_FORMAT), loaded
+ * only then; undefined for text.
+ * @throws a usage error for a format that is neither text nor json.
+ */
+async function logFormatOf(args: readonly string[]) {
+  const given = flag(args, '--log-format');
+  const format =
+    given === undefined
+      ? setting(VARIABLES.RUNNER_LOG_FORMAT)
+      : VARIABLES.RUNNER_LOG_FORMAT.kind.parse(given, '');
+  if (format === undefined) {
+    throw usageError(`--log-format takes text or json, not "${given}"`);
+  }
+  return format === 'json' ? (await import('pino')).pino : undefined;
+}
 
 /**
  * The command and its arguments: options every command takes may come first
@@ -95,9 +117,16 @@ export async function main(argv: string[]): Promise<number> {
   const args = attachNegativeValues(given);
   const json = args.includes('--json');
   const dataFlag = flag(args, '--data');
+  let pino: Awaited<ReturnType<typeof logFormatOf>>;
+  try {
+    pino = await logFormatOf(args);
+  } catch (error) {
+    return report(createOutput({ json }), command ?? '', error);
+  }
   // Hints repeat how this process was started, and a --data it was given.
   const out = createOutput({
     json,
+    pino,
     prefix: invocation(),
     ...(dataFlag === undefined ? {} : { suffix: `--data ${shellQuote(dataFlag)}` }),
   });
@@ -165,7 +194,7 @@ export async function main(argv: string[]): Promise<number> {
           (command === 'operators' && args[0] === 'add'),
         log: (line) => out.note(line),
         // On stderr: a person whose output goes elsewhere still learns a new store was made.
-        created: (line) => json || process.stderr.write(`${line}\n`),
+        created: (line) => (pino ? out.note(line) : json || process.stderr.write(`${line}\n`)),
       }),
     readInput: (file) => (file === '-' ? text(process.stdin) : readFile(file, 'utf8')),
     hostCommands,
@@ -259,6 +288,7 @@ function hostCommands(storage: Storage): HostCommand {
     const args = attachNegativeValues(given);
     const out = createOutput({
       json: args.includes('--json'),
+      pino: await logFormatOf(args).catch(() => undefined),
       prefix: request.prefix,
       ...(request.suffix === undefined ? {} : { suffix: request.suffix }),
       ...sinks,

@@ -33,7 +33,7 @@ commands:
   audit verify | head           check the log for tampering; its latest hash, for anchoring
   migrate                       apply the database migrations
 
-options for every command (--data, --model and --json may also come before it):
+options for every command (--data, --model, --json and --log-format may also come before it):
   --data DIR     the embedded default's data folder (default ${VARIABLES.RUNNER_DATA.default}, or RUNNER_DATA; not
                  empty). Only exec, chat (not --resume), serve, migrate and operators add
                  create a missing one (and say so); the other commands say it does not exist
@@ -43,6 +43,10 @@ options for every command (--data, --model and --json may also come before it):
                  which ask a question (the delegate tool); scripted:payment asks an
                  approval whose audience (finance, travel) the model names itself
   --json         one JSON object per line, for scripts
+  --log-format F text (the default) or json (or RUNNER_LOG_FORMAT): json makes every line
+                 one pino object for a log collector, {"level","time","pid","msg",
+                 "event", and the runId, conversationId and token it is about}; errors
+                 on stderr
   -h, --help     help for the command
   --version      the runner's version
 

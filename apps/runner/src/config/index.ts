@@ -506,6 +506,13 @@ export const VARIABLES = {
     defaultText: 'unset: colour on a terminal',
     description: 'set: no colour',
   }),
+  RUNNER_LOG_FORMAT: variable({
+    name: 'RUNNER_LOG_FORMAT',
+    kind: oneOf('text', 'json'),
+    default: 'text',
+    description:
+      'as --log-format: json prints every line as one pino JSON object (level, time, msg, the run, conversation and token it is about)',
+  }),
   RUNNER_DEBUG: variable({
     name: 'RUNNER_DEBUG',
     kind: flag,
