@@ -6,8 +6,9 @@ import { HELP } from './cli/help.js';
 import { invocation, shellQuote } from './cli/invocation.js';
 import { createOutput, type Output } from './cli/output.js';
 import type { Command, Context } from './commands/command.js';
-import { checkEnvironment, setting, VARIABLES } from './config/index.js';
+import { checkEnvironment, setting, tracesWanted, VARIABLES } from './config/index.js';
 import { classifyFailure, FAILURES, usageError } from './errors.js';
+import { watching } from './executive/telemetry.js';
 import type { HostCommand } from './serve/api-cli.js';
 import type { Storage } from './storage/index.js';
 import type { HostedCommand } from './storage/via-serve.js';
@@ -127,6 +128,7 @@ export async function main(argv: string[]): Promise<number> {
   const out = createOutput({
     json,
     pino,
+    traceId: () => watching.tracer?.traceId(),
     prefix: invocation(),
     ...(dataFlag === undefined ? {} : { suffix: `--data ${shellQuote(dataFlag)}` }),
   });
@@ -179,6 +181,8 @@ export async function main(argv: string[]): Promise<number> {
     }).catch((error: unknown) => report(out, command, error));
     if (hosted !== undefined) return hosted;
   }
+  // Traces only when OTEL_* asks: otherwise nothing of the SDK is loaded.
+  const tracing = tracesWanted() ? await startTracing() : undefined;
   const ctx: Context = {
     out,
     dataDir,
@@ -199,7 +203,18 @@ export async function main(argv: string[]): Promise<number> {
     readInput: (file) => (file === '-' ? text(process.stdin) : readFile(file, 'utf8')),
     hostCommands,
   };
-  return execute(run, ctx, args);
+  try {
+    return await execute(run, ctx, args);
+  } finally {
+    await tracing?.shutdown().catch(() => {});
+  }
+}
+
+/** This process's tracer, for the executive and the logs' trace ids. */
+async function startTracing() {
+  const started = (await import('./telemetry/tracing.js')).startTracing();
+  watching.tracer = started.tracer;
+  return started;
 }
 
 /** Runs a command; a failure becomes one error line and its exit code. */

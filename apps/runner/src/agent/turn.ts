@@ -82,6 +82,8 @@ export async function runTurn(
     delegate?: DelegateHandler;
     /** A worker sub-agent's turn: its own prompt, no `delegate`. */
     worker?: boolean;
+    /** Runs each tool call (a tracer's span around it); default: just runs it. */
+    toolRun?: <T>(use: ToolUseBlock, run: () => T) => T;
   } = {},
 ): Promise<TurnOutcome> {
   let messages = [...transcript];
@@ -130,11 +132,13 @@ export async function runTurn(
     const results: ToolResultBlock[] = uses.map((use) => {
       if (use.name === DELEGATE_TOOL && options.delegate) return askAloneResult(use);
       if (!isHumanTool(use.name)) {
-        return runTool(use, {
-          progress: (message) =>
-            observer.event({ type: 'tool-progress', toolCallId: use.id, message }),
-          planUpdated: (todos) => observer.event({ type: 'plan-updated', todos }),
-        });
+        const run = () =>
+          runTool(use, {
+            progress: (message) =>
+              observer.event({ type: 'tool-progress', toolCallId: use.id, message }),
+            planUpdated: (todos) => observer.event({ type: 'plan-updated', todos }),
+          });
+        return options.toolRun ? options.toolRun(use, run) : run();
       }
       if (uses.length > 1) return askAloneResult(use);
       const question = questionOf(use);

@@ -81,13 +81,15 @@ export function createOutput(options: {
   stderr?: Sink;
   /** `--log-format json`: pino, whose lines every output becomes (loaded only then). */
   pino?: typeof Pino | undefined;
+  /** The trace id of the span in progress, for `--log-format json` (traces on). */
+  traceId?: (() => string | undefined) | undefined;
 }): Output {
   const stdout = options.stdout ?? process.stdout;
   const stderr = options.stderr ?? process.stderr;
   const colour = Boolean(stdout.isTTY) && !setting(VARIABLES.NO_COLOR);
   const command = (text: string) =>
     `${options.prefix ?? 'runner'} ${text}${options.suffix ? ` ${options.suffix}` : ''}`;
-  if (options.pino) return logOutput(options.pino, stdout, stderr, command);
+  if (options.pino) return logOutput(options.pino, stdout, stderr, command, options.traceId);
   return options.json
     ? jsonOutput(stdout, stderr, command)
     : humanOutput(stdout, stderr, colour, command);
@@ -118,9 +120,18 @@ function logOutput(
   stdout: Sink,
   stderr: Sink,
   command: Output['command'],
+  traceId?: () => string | undefined,
 ): Output {
   const settings = {
     base: { pid: process.pid },
+    ...(traceId
+      ? {
+          mixin: () => {
+            const id = traceId();
+            return id ? { traceId: id } : {};
+          },
+        }
+      : {}),
     timestamp: pino.stdTimeFunctions.isoTime,
     formatters: { level: (label: string) => ({ level: label }) },
   };

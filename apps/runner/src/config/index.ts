@@ -587,6 +587,22 @@ export const OPTION_DEFAULTS = {
   port: 4319,
 } as const;
 
+/**
+ * Whether the standard OTEL_* variables ask for traces: an OTLP endpoint is set (or
+ * OTEL_TRACES_EXPORTER=otlp), and neither OTEL_SDK_DISABLED=true nor OTEL_TRACES_EXPORTER=none.
+ * Off by default: then nothing of OpenTelemetry's SDK is loaded.
+ */
+export function tracesWanted(env: Env = process.env): boolean {
+  if (env.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true') return false;
+  const exporter = env.OTEL_TRACES_EXPORTER?.trim().toLowerCase();
+  if (exporter === 'none') return false;
+  return Boolean(
+    env.OTEL_EXPORTER_OTLP_ENDPOINT ||
+      env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ||
+      exporter === 'otlp',
+  );
+}
+
 /** The documented variables, one entry each, as `runner --help` lists them. */
 export function describeVariables(width = 90): string {
   const lines: string[] = [];

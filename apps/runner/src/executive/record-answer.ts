@@ -9,7 +9,7 @@ import { DEFAULT_MAX_RECORD_BYTES } from '@x/continuation';
 import { failureOf, RunnerError, usageError } from '../errors.js';
 import { type Db, lockFor, type Storage } from '../storage/index.js';
 import type { ResumeContext } from './suspend.js';
-import { watching } from './telemetry.js';
+import { traceWait, watching } from './telemetry.js';
 
 /** An answer refused because its question was answered already: how, by whom and when. */
 export class AlreadyAnsweredError extends RunnerError {
@@ -123,8 +123,21 @@ export async function answer(
   given: ResumeAnswer,
   by: AnswerOptions = {},
 ): Promise<void> {
-  if (watching.telemetry) return answerOne(storage, token, given, by).catch(countRefusal);
-  return answerOne(storage, token, given, by);
+  await (watching.telemetry
+    ? answerOne(storage, token, given, by).catch(countRefusal)
+    : answerOne(storage, token, given, by));
+  if (watching.tracer) await traceAnswered(storage, [token]);
+}
+
+/** Records the waits these answers ended, when traces are on (a read of each question). */
+async function traceAnswered(storage: Storage, tokens: readonly string[]): Promise<void> {
+  for (const token of tokens) {
+    const pause = await storage
+      .pauses()
+      .getAnswer(token)
+      .catch(() => undefined);
+    if (pause) traceWait(pause);
+  }
 }
 
 /**
@@ -198,8 +211,15 @@ export async function answerBatch(
   answers: ReadonlyArray<{ token: string; answer: ResumeAnswer }>,
   by: AnswerOptions = {},
 ): Promise<number> {
-  if (watching.telemetry) return answerMany(storage, answers, by).catch(countRefusal);
-  return answerMany(storage, answers, by);
+  const answered = await (watching.telemetry
+    ? answerMany(storage, answers, by).catch(countRefusal)
+    : answerMany(storage, answers, by));
+  if (watching.tracer)
+    await traceAnswered(
+      storage,
+      answers.map((a) => a.token),
+    );
+  return answered;
 }
 
 async function answerMany(

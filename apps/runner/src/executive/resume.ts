@@ -33,7 +33,16 @@ import {
   suspendDelegation,
 } from './stored-delegation.js';
 import { deadlineFor, type ModelFor, type RunResult, requesterOf, suspend } from './suspend.js';
-import { type ExecutiveTelemetry, observeResume, watchedModel, watching } from './telemetry.js';
+import {
+  type ExecutiveTelemetry,
+  observeResume,
+  storedTraceparent,
+  tracedTools,
+  tracedTurn,
+  traceWait,
+  watchedModel,
+  watching,
+} from './telemetry.js';
 
 /** How long a lease lasts unless renewed, and how failed attempts are retried. */
 export interface LeasePolicy {
@@ -182,11 +191,17 @@ export async function resumeRun(
   const messages = resumeMessages(suspension, result);
   const observer = options.observerFor({ runId, token, conversationId });
   if (telemetry) watchWait(storage, telemetry, job, applied, true);
-  const turn = await runTurn(model, messages, observer, {
-    signal: job.signal,
-    delegate: runDelegate(model, observer),
+  let traceparent: string | undefined;
+  const about = { conversationId, runId, model: model.id };
+  const turn = await tracedTurn(about, storedTraceparent(run.meta), (tp) => {
+    traceparent = tp;
+    return runTurn(model, messages, observer, {
+      signal: job.signal,
+      delegate: runDelegate(model, observer),
+      ...tracedTools(),
+    });
   });
-  return finishTurn(storage, job, suspension, model, turn);
+  return finishTurn(storage, job, suspension, model, turn, traceparent);
 }
 
 /**
@@ -224,6 +239,8 @@ async function applyDeadline(storage: Storage, job: RunJob): Promise<AnsweredPau
     }
     return resolved;
   });
+  // The expiry is the wait's end: recorded once, by the first attempt.
+  if (outcome?.expiredAt && job.run.attempts <= 1) traceWait(outcome);
   if (outcome) return outcome;
   // The run's deadline came before the question's (a clock moved back): try again later.
   throw new Error(`the deadline of question ${token} has not passed yet`);
@@ -295,6 +312,7 @@ async function finishTurn(
   suspension: Suspension,
   model: Model,
   turn: TurnOutcome,
+  traceparent?: string,
 ): Promise<RunResult> {
   const { runId, conversationId } = job.run;
   const token = job.run.interactionId ?? '';
@@ -317,7 +335,7 @@ async function finishTurn(
     const waiting =
       turn.status === 'delegated'
         ? await suspendDelegation(tx, storage, ids, model, turn, next)
-        : await suspend(tx, storage, ids, model, turn, next, deadline);
+        : await suspend(tx, storage, { ...ids, traceparent }, model, turn, next, deadline);
     await storage.continuations(tx).markResolved(token);
     return waiting;
   });

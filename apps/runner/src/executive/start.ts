@@ -10,7 +10,7 @@ import { notFoundError, RunnerError } from '../errors.js';
 import type { Storage } from '../storage/index.js';
 import { suspendDelegation } from './stored-delegation.js';
 import { type RunResult, suspend } from './suspend.js';
-import { watchedModel, watching } from './telemetry.js';
+import { tracedTools, tracedTurn, watchedModel, watching } from './telemetry.js';
 
 /** What stopping a conversation closed. */
 export interface Stopped {
@@ -164,11 +164,20 @@ export async function startRun(
   const runId = randomUUID();
   const started = Date.now();
   const watched = watchedModel(model);
-  const outcome = await runTurn(watched, [userMessage(goal)], observer, {
-    delegate: runDelegate(watched, observer),
+  let traceparent: string | undefined;
+  const outcome = await tracedTurn({ conversationId, runId, model: model.id }, undefined, (tp) => {
+    traceparent = tp;
+    return runTurn(watched, [userMessage(goal)], observer, {
+      delegate: runDelegate(watched, observer),
+      ...tracedTools(),
+    });
   });
   const { requester } = options;
-  const meta = { model: model.id, ...(requester === undefined ? {} : { requester }) };
+  const meta = {
+    model: model.id,
+    ...(requester === undefined ? {} : { requester }),
+    ...(traceparent ? { traceparent } : {}),
+  };
   if (outcome.status === 'completed') {
     await storage.runs().create({
       runId,
@@ -186,7 +195,7 @@ export async function startRun(
     const result =
       outcome.status === 'delegated'
         ? await suspendDelegation(tx, storage, run, model, outcome, interactionId)
-        : await suspend(tx, storage, run, model, outcome, interactionId);
+        : await suspend(tx, storage, { ...run, traceparent }, model, outcome, interactionId);
     const deadlineAt = result.deadline?.at;
     await storage.runs(tx).create({
       runId,

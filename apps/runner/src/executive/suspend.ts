@@ -49,6 +49,8 @@ export interface ResumeContext {
   parent?: string;
   /** A worker's question: the delegate call, the worker and its sub-task. */
   delegate?: { toolCallId: string; worker: string; task: string };
+  /** The W3C trace context of the turn that asked (traces on): its wait's span joins that trace. */
+  traceparent?: string;
 }
 
 /** A run as a question of it is stored: its ids, and the person it acts for, if named. */
@@ -57,6 +59,8 @@ export interface RunIds {
   conversationId: string;
   /** The requester (`exec --requester`), kept in the run's meta for the questions it asks. */
   requester?: string;
+  /** The asking turn's trace context, kept with its pause (traces on). */
+  traceparent?: string | undefined;
 }
 
 /** The requester a run's meta names, if any. */
@@ -97,7 +101,7 @@ function argumentsDigest(input: unknown): string {
 export async function suspend(
   tx: Db,
   storage: Storage,
-  { requester, ...run }: RunIds,
+  { requester, traceparent, ...run }: RunIds,
   model: Pick<Model, 'id'>,
   outcome: SuspendedTurn,
   token: string = randomUUID(),
@@ -112,7 +116,11 @@ export async function suspend(
     messages: [...outcome.messages, outcome.assistant],
   });
   const { kind, question, options, priority } = outcome.question;
-  const resumeContext: ResumeContext = { model: model.id, run: run.runId };
+  const resumeContext: ResumeContext = {
+    model: model.id,
+    run: run.runId,
+    ...(traceparent ? { traceparent } : {}),
+  };
   await storage.pauses(tx).insert(
     {
       token,

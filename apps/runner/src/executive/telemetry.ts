@@ -1,4 +1,5 @@
 import type { AnsweredPause } from '@x/askuser';
+import type { ToolUseBlock } from '@x/wire';
 import type { Model } from '../agent/model-port.js';
 
 /** How a run ended, as the counters count it. */
@@ -30,30 +31,109 @@ export interface ExecutiveTelemetry {
   answerRefused(reason: string): void;
 }
 
+/** A question's wait, as {@link ExecutiveTracer.humanWait} records it. */
+export interface HumanWait {
+  /** The traceparent of the turn that asked, stored with the pause. */
+  parent: string | undefined;
+  startedAt: Date;
+  conversationId: string;
+  toolCallId: string;
+  kind: string;
+  priority: number;
+  /** Names and roles its audience admits (0: anyone). */
+  audienceSize: number;
+  outcome: 'accept' | 'decline' | 'cancel' | 'expired';
+}
+
 /**
- * The process's watcher, if any: set once at start by a command that exports metrics.
- * Unset (the default) every hook is one property read, nothing is allocated.
+ * The executive's spans (OpenTelemetry's GenAI conventions and a span of the human wait),
+ * when traces are on. Trace contexts travel as W3C `traceparent` strings, stored with the
+ * run (`meta.traceparent`) and the pause (`resumeContext.traceparent`).
  */
-export const watching: { telemetry?: ExecutiveTelemetry | undefined } = {};
+export interface ExecutiveTracer {
+  /**
+   * Runs `turn` in an `invoke_agent` span, a child of `parent` (a traceparent) when given;
+   * `turn` gets the span's own traceparent, for the questions it asks.
+   */
+  turn<T>(
+    about: { conversationId: string; runId: string; model: string },
+    parent: string | undefined,
+    turn: (traceparent: string) => Promise<T>,
+  ): Promise<T>;
+  /** Runs one model call in a `chat {model}` span of the turn. */
+  chat<T>(model: string, call: () => Promise<T>): Promise<T>;
+  /** Runs one tool call in an `execute_tool {name}` span of the turn. */
+  tool<T>(name: string, toolCallId: string, run: () => T): T;
+  /** Records a question's wait, from its asking to now, as an `await_human` span of the turn that asked. */
+  humanWait(wait: HumanWait): void;
+  /** The trace id of the span in progress here, if any (for the logs). */
+  traceId(): string | undefined;
+}
+
+/**
+ * The process's watchers, if any: set once at start by a command that exports metrics or
+ * traces. Unset (the default) every hook is one property read, nothing is allocated.
+ */
+export const watching: {
+  telemetry?: ExecutiveTelemetry | undefined;
+  tracer?: ExecutiveTracer | undefined;
+} = {};
 
 /** The model as the executive calls it: timed when watched, else the model itself. */
 export function watchedModel(model: Model): Model {
-  const { telemetry } = watching;
-  if (!telemetry) return model;
+  const { telemetry, tracer } = watching;
+  if (!telemetry && !tracer) return model;
+  const timed = async (request: Parameters<Model['generate']>[0]) => {
+    const started = performance.now();
+    try {
+      const reply = await model.generate(request);
+      telemetry?.modelCall(model.id, 'ok', (performance.now() - started) / 1000);
+      return reply;
+    } catch (error) {
+      telemetry?.modelCall(model.id, 'error', (performance.now() - started) / 1000);
+      throw error;
+    }
+  };
   return {
     id: model.id,
-    async generate(request) {
-      const started = performance.now();
-      try {
-        const reply = await model.generate(request);
-        telemetry.modelCall(model.id, 'ok', (performance.now() - started) / 1000);
-        return reply;
-      } catch (error) {
-        telemetry.modelCall(model.id, 'error', (performance.now() - started) / 1000);
-        throw error;
-      }
-    },
+    generate: tracer ? (request) => tracer.chat(model.id, () => timed(request)) : timed,
   };
+}
+
+/** The trace context a run or a pause stored (`traceparent` in its JSON), if any. */
+export function storedTraceparent(value: unknown): string | undefined {
+  const traceparent = (value as { traceparent?: unknown } | null)?.traceparent;
+  return typeof traceparent === 'string' ? traceparent : undefined;
+}
+
+/** Records the wait of an answered or expired question, when traces are on. */
+export function traceWait(pause: AnsweredPause): void {
+  watching.tracer?.humanWait({
+    parent: storedTraceparent(pause.resumeContext),
+    startedAt: pause.createdAt,
+    conversationId: pause.conversationId,
+    toolCallId: pause.toolCallId,
+    kind: pause.kind,
+    priority: pause.priority,
+    audienceSize: pause.audience.names.length + pause.audience.roles.length,
+    outcome: pause.expiredAt ? 'expired' : pause.answer.action,
+  });
+}
+
+/** `runTurn`'s option that runs each tool call in an `execute_tool` span, when traces are on. */
+export function tracedTools(): { toolRun?: <T>(use: ToolUseBlock, run: () => T) => T } {
+  const { tracer } = watching;
+  return tracer ? { toolRun: (use, run) => tracer.tool(use.name, use.id, run) } : {};
+}
+
+/** Runs a turn in an `invoke_agent` span when traces are on, else just runs it. */
+export function tracedTurn<T>(
+  about: { conversationId: string; runId: string; model: string },
+  parent: string | undefined,
+  turn: (traceparent: string | undefined) => Promise<T>,
+): Promise<T> {
+  const { tracer } = watching;
+  return tracer ? tracer.turn(about, parent, turn) : turn(undefined);
 }
 
 /**
