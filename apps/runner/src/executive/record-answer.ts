@@ -3,6 +3,7 @@ import {
   type AnswerOptions,
   AskUserError,
   AUTO_TERMINATED_MARKER,
+  type Pending,
   type ResumeAnswer,
 } from '@x/askuser';
 import { DEFAULT_MAX_RECORD_BYTES } from '@x/continuation';
@@ -123,21 +124,27 @@ export async function answer(
   given: ResumeAnswer,
   by: AnswerOptions = {},
 ): Promise<void> {
+  const asked = watching.tracer ? askedOf(storage, [token]) : undefined;
   await (watching.telemetry
     ? answerOne(storage, token, given, by).catch(countRefusal)
     : answerOne(storage, token, given, by));
-  if (watching.tracer) await traceAnswered(storage, [token]);
+  for (const pause of (await asked) ?? []) traceWait(pause, given.action);
 }
 
-/** Records the waits these answers ended, when traces are on (a read of each question). */
-async function traceAnswered(storage: Storage, tokens: readonly string[]): Promise<void> {
-  for (const token of tokens) {
-    const pause = await storage
+/**
+ * The pending questions these answers are for, read (traces on) beside the answer's own
+ * transaction, not after it: their waits' spans start at their creation.
+ */
+async function askedOf(storage: Storage, tokens: readonly string[]): Promise<Pending[]> {
+  const read = (token: string) =>
+    storage
       .pauses()
-      .getAnswer(token)
+      .getByToken(token)
+      // Read after the answer committed (one connection, as PGlite's): the answered row.
+      .catch(() => storage.pauses().getAnswer(token))
       .catch(() => undefined);
-    if (pause) traceWait(pause);
-  }
+  const found = await Promise.all(tokens.map(read));
+  return found.filter((pause): pause is Pending => pause !== undefined);
 }
 
 /**
@@ -211,14 +218,17 @@ export async function answerBatch(
   answers: ReadonlyArray<{ token: string; answer: ResumeAnswer }>,
   by: AnswerOptions = {},
 ): Promise<number> {
+  const asked = watching.tracer
+    ? askedOf(
+        storage,
+        answers.map((a) => a.token),
+      )
+    : undefined;
   const answered = await (watching.telemetry
     ? answerMany(storage, answers, by).catch(countRefusal)
     : answerMany(storage, answers, by));
-  if (watching.tracer)
-    await traceAnswered(
-      storage,
-      answers.map((a) => a.token),
-    );
+  const actions = new Map(answers.map((a) => [a.token, a.answer.action]));
+  for (const pause of (await asked) ?? []) traceWait(pause, actions.get(pause.token));
   return answered;
 }
 

@@ -1,4 +1,4 @@
-import type { AnsweredPause } from '@x/askuser';
+import type { AnsweredPause, Pending } from '@x/askuser';
 import type { ToolUseBlock } from '@x/wire';
 import type { Model } from '../agent/model-port.js';
 
@@ -107,7 +107,10 @@ export function storedTraceparent(value: unknown): string | undefined {
 }
 
 /** Records the wait of an answered or expired question, when traces are on. */
-export function traceWait(pause: AnsweredPause): void {
+export function traceWait(
+  pause: Pending,
+  outcome: HumanWait['outcome'] = expiredOrAnswered(pause),
+): void {
   watching.tracer?.humanWait({
     parent: storedTraceparent(pause.resumeContext),
     startedAt: pause.createdAt,
@@ -116,8 +119,13 @@ export function traceWait(pause: AnsweredPause): void {
     kind: pause.kind,
     priority: pause.priority,
     audienceSize: pause.audience.names.length + pause.audience.roles.length,
-    outcome: pause.expiredAt ? 'expired' : pause.answer.action,
+    outcome,
   });
+}
+
+function expiredOrAnswered(pause: Pending): HumanWait['outcome'] {
+  const answered = pause as Partial<AnsweredPause>;
+  return answered.expiredAt ? 'expired' : (answered.answer?.action ?? 'accept');
 }
 
 /** `runTurn`'s option that runs each tool call in an `execute_tool` span, when traces are on. */
