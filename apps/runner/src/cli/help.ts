@@ -63,6 +63,11 @@ PostgreSQL instead, where many runner processes can work at once. The URL must n
 database; a command gives up on a server it cannot reach after ?connect_timeout=SECONDS
 (or PGCONNECT_TIMEOUT; default 10), and names what answered when it is not PostgreSQL.
 
+telemetry: serve serves Prometheus metrics at /metrics (admins), and serve and wake on
+--metrics-port; --log-format json logs one pino object per line; traces go over OTLP/HTTP
+when the standard OTEL_* variables ask (OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_SERVICE_NAME, ...;
+off by default, and then nothing of OpenTelemetry is loaded).
+
 exit codes: 0 done (completed, waiting, or answered) · 1 failed · 2 bad usage or input ·
 3 no such pending question, run, conversation or session · 4 unavailable (the database
 server cannot be reached or refuses, the data folder cannot be used or is in use, serve's
