@@ -522,6 +522,7 @@ export const VARIABLES = {
   }),
   // The system's and the package managers': read, never documented as settings.
   USER: variable({ name: 'USER', kind: text('a user name'), default: undefined }),
+  PGAPPNAME: variable({ name: 'PGAPPNAME', kind: text('a name'), default: undefined }),
   USERNAME: variable({ name: 'USERNAME', kind: text('a user name'), default: undefined }),
   npm_config_user_agent: variable({
     name: 'npm_config_user_agent',

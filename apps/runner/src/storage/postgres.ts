@@ -89,12 +89,15 @@ export async function openPostgres(databaseUrl: string, audit: AuditHolder): Pro
   const target = postgresTarget(databaseUrl);
   // Behind a transaction-mode pooler a named statement prepared on one server connection is
   // missing on the next: every statement goes unprepared.
-  // Names this process's connections, so that the pool's use can be read in pg_stat_activity.
-  const applicationName = `runner ${process.pid} ${randomUUID().slice(0, 8)}`;
+  // Names this process's connections, so that the pool's use can be read in pg_stat_activity
+  // (unless the URL or PGAPPNAME names them: then the gauge counts every pool of that name).
+  const named =
+    new URL(target.url).searchParams.get('application_name') || setting(VARIABLES.PGAPPNAME);
+  const applicationName = named || `runner ${process.pid} ${randomUUID().slice(0, 8)}`;
   const client = postgres(target.url, {
     onnotice: () => {},
     max: target.poolSize,
-    ...(target.pooled ? {} : { connection: { application_name: applicationName } }),
+    ...(target.pooled || named ? {} : { connection: { application_name: applicationName } }),
     connect_timeout: target.connectTimeoutS,
     ...(target.pooled ? { prepare: false } : {}),
   });
