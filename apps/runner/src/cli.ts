@@ -6,8 +6,9 @@ import { invocation, shellQuote } from './cli/invocation.js';
 import { createLineReader, type LineReader } from './cli/lines.js';
 import { createOutput, type Output } from './cli/output.js';
 import type { Command, Context } from './commands/command.js';
-import { checkEnvironment, setting, VARIABLES } from './config/index.js';
-import { FAILURES } from './errors.js';
+import { checkEnvironment, setting, tracesWanted, VARIABLES } from './config/index.js';
+import { FAILURES, usageError } from './errors.js';
+import { watching } from './executive/telemetry.js';
 import type { HostCommand } from './serve/api-cli.js';
 import type { Storage } from './storage/index.js';
 import type { HostedCommand, Serving } from './storage/via-serve.js';
@@ -79,7 +80,29 @@ function attachNegativeValues(args: readonly string[]): string[] {
 }
 
 /** Options every command takes that also come before the command; `true` when they take a value. */
-const LEADING: Record<string, boolean> = { '--json': false, '--data': true, '--model': true };
+const LEADING: Record<string, boolean> = {
+  '--json': false,
+  '--data': true,
+  '--model': true,
+  '--log-format': true,
+};
+
+/**
+ * pino when the lines are to be JSON logs (`--log-format json`, RUNNER_LOG_FORMAT), loaded
+ * only then; undefined for text.
+ * @throws a usage error for a format that is neither text nor json.
+ */
+async function logFormatOf(args: readonly string[]) {
+  const given = flag(args, '--log-format');
+  const format =
+    given === undefined
+      ? setting(VARIABLES.RUNNER_LOG_FORMAT)
+      : VARIABLES.RUNNER_LOG_FORMAT.kind.parse(given, '');
+  if (format === undefined) {
+    throw usageError(`--log-format takes text or json, not "${given}"`);
+  }
+  return format === 'json' ? (await import('pino')).pino : undefined;
+}
 
 /**
  * The command and its arguments: options every command takes may come first
@@ -111,9 +134,17 @@ export async function main(argv: string[]): Promise<number> {
   const args = attachNegativeValues(given);
   const json = args.includes('--json');
   const dataFlag = flag(args, '--data');
+  let pino: Awaited<ReturnType<typeof logFormatOf>>;
+  try {
+    pino = await logFormatOf(args);
+  } catch (error) {
+    return report(createOutput({ json }), command ?? '', error);
+  }
   // Hints repeat how this process was started, and a --data it was given.
   const out = createOutput({
     json,
+    pino,
+    traceId: () => watching.tracer?.traceId(),
     prefix: invocation(),
     ...(dataFlag === undefined ? {} : { suffix: `--data ${shellQuote(dataFlag)}` }),
   });
@@ -167,6 +198,8 @@ export async function main(argv: string[]): Promise<number> {
     }).catch((error: unknown) => report(out, command, error));
     if (hosted !== undefined) return hosted;
   }
+  // Traces only when OTEL_* asks: otherwise nothing of the SDK is loaded.
+  const tracing = tracesWanted() ? await startTracing() : undefined;
   const ctx: Context = {
     out,
     dataDir,
@@ -182,12 +215,23 @@ export async function main(argv: string[]): Promise<number> {
           (command === 'operators' && args[0] === 'add'),
         log: (line) => out.note(line),
         // On stderr: a person whose output goes elsewhere still learns a new store was made.
-        created: (line) => json || process.stderr.write(`${line}\n`),
+        created: (line) => (pino ? out.note(line) : json || process.stderr.write(`${line}\n`)),
       }),
     readInput: (file) => (file === '-' ? text(process.stdin) : readFile(file, 'utf8')),
     hostCommands,
   };
-  return execute(run, ctx, args);
+  try {
+    return await execute(run, ctx, args);
+  } finally {
+    await tracing?.shutdown().catch(() => {});
+  }
+}
+
+/** This process's tracer, for the executive and the logs' trace ids. */
+async function startTracing() {
+  const started = (await import('./telemetry/tracing.js')).startTracing();
+  watching.tracer = started.tracer;
+  return started;
 }
 
 /** Runs a command; a failure becomes one error line and its exit code. */
@@ -324,6 +368,7 @@ function hostCommands(storage: Storage): HostCommand {
     const args = attachNegativeValues(given);
     const out = createOutput({
       json: args.includes('--json'),
+      pino: await logFormatOf(args).catch(() => undefined),
       prefix: request.prefix,
       ...(request.suffix === undefined ? {} : { suffix: request.suffix }),
       ...sinks,

@@ -72,6 +72,7 @@ export type {
   PauseRecord,
   PauseReminder,
   Pending,
+  PendingCount,
   ResumeAnswers,
 } from './types.js';
 export {

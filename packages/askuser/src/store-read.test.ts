@@ -314,6 +314,29 @@ await describeOnEachStorage('AskUserStore reads and inserts', (s) => {
     expect(error.tokens).toEqual(['corrupt']);
   });
 
+  describe('countPending', () => {
+    it('counts pending pauses by kind and priority, and those past their deadline', async () => {
+      const past = {
+        at: new Date(Date.now() - 60_000),
+        answer: { action: 'decline' as const, content: '' },
+      };
+      const later = {
+        at: new Date(Date.now() + 3_600_000),
+        answer: { action: 'decline' as const, content: '' },
+      };
+      await store.insert(pause('a1', { kind: 'ask_user' }));
+      await store.insert(pause('a2', { kind: 'ask_user', deadline: past }));
+      await store.insert(pause('b1', { kind: 'approval', priority: 10, deadline: later }));
+      await store.insert(pause('done', { kind: 'approval', priority: 10 }));
+      await store.markResumed('done', { action: 'accept', content: 'yes' });
+      const counts = await store.countPending();
+      expect(counts.sort((x, y) => x.kind.localeCompare(y.kind))).toEqual([
+        { kind: 'approval', priority: 10, pending: 1, overdue: 0 },
+        { kind: 'ask_user', priority: 0, pending: 2, overdue: 1 },
+      ]);
+    });
+  });
+
   describe('listForConversation', () => {
     it("lists one conversation's pending and resolved pauses, oldest first", async () => {
       await store.insert(pause('b-second', { conversationId: 'mine' }));

@@ -41,6 +41,7 @@ import {
   markResumedOptionsSchema,
   type PauseRecord,
   type Pending,
+  type PendingCount,
   type ResumeAnswers,
 } from './types.js';
 
@@ -279,6 +280,35 @@ export class AskUserStore {
         .limit(normalizeLimit(limit, DEFAULT_PENDING_LIMIT)),
     );
     return rows.map(toPending);
+  }
+
+  /**
+   * Pending pauses counted by kind and priority, with those past their deadline: one grouped
+   * read over the partial index of pending rows, cheap enough for a metrics scrape.
+   */
+  async countPending(): Promise<PendingCount[]> {
+    try {
+      const rows = await retryRead(() =>
+        this.#db
+          .select({
+            kind: t.kind,
+            priority: t.priority,
+            pending: sql<number>`count(*)::int`,
+            overdue: sql<number>`(count(*) filter (where ${t.deadlineAt} < now()))::int`,
+          })
+          .from(t)
+          .where(isNull(t.resumedAt))
+          .groupBy(t.kind, t.priority),
+      );
+      return rows.map((row) => ({
+        kind: row.kind,
+        priority: row.priority,
+        pending: Number(row.pending),
+        overdue: Number(row.overdue),
+      }));
+    } catch (error) {
+      throw wrapDatabaseError(error, 'countPending');
+    }
   }
 
   /**

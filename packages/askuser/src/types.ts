@@ -229,6 +229,16 @@ export interface AnsweredPause extends Pending {
   expiredAt: Date | null;
 }
 
+/** One group of {@link AskUserStore.countPending}: pending pauses of one kind and priority. */
+export interface PendingCount {
+  kind: string;
+  priority: number;
+  /** Pending pauses of this kind and priority. */
+  pending: number;
+  /** Of them, those whose deadline has passed (by the database's clock) and was not applied yet. */
+  overdue: number;
+}
+
 /** Schema of {@link MarkResumedOptions}. */
 export const markResumedOptionsSchema = z
   .object({ answeredBy: z.string().min(1).max(200).nullish() })

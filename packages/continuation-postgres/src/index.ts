@@ -33,6 +33,7 @@ export {
   PostgresRunQueue,
   type PostgresRunQueueOptions,
   RUN_RELEASED_CHANNEL,
+  type RunCensus,
   type RunEnd,
   type RunRecord,
   type RunStatus,

@@ -399,6 +399,17 @@ export const runStatements = {
   purgeFinishedBefore: (db: ContinuationDatabase, cutoff: Date) =>
     db.delete(runs).where(finishedBefore(cutoff)).returning({ runId: runs.runId }),
 
+  /** Runs counted by status, and the running ones whose lease has not expired. */
+  census: (db: ContinuationDatabase) =>
+    db
+      .select({
+        status: runs.status,
+        count: sql<number>`count(*)::int`,
+        leased: sql<number>`(count(*) filter (where ${runs.status} = 'running' and ${runs.dueAt} > now()))::int`,
+      })
+      .from(runs)
+      .groupBy(runs.status),
+
   /** The conversations with a run in one of `statuses`, each once. */
   conversationsWith: (db: ContinuationDatabase, statuses: readonly RunStatus[]) =>
     db

@@ -72,6 +72,22 @@ for (const t of await sqlTargets()) {
       expect(await queue.claim({ owner: owner(), leaseMs: LEASE })).toBeUndefined();
     });
 
+    it('census counts runs by status and the leases held now', async () => {
+      await waitingRun('c1');
+      const { interactionId } = await waitingRun('c2');
+      await waitingRun('c3');
+      await queue.markReady(interactionId, { action: 'accept' });
+      expect(await queue.census()).toEqual({
+        byStatus: { running: 0, waiting: 2, ready: 1, completed: 0, cancelled: 0, failed: 0 },
+        leased: 0,
+      });
+      await queue.claim({ owner: owner(), leaseMs: LEASE });
+      expect(await queue.census()).toMatchObject({
+        byStatus: { running: 1, waiting: 2, ready: 0 },
+        leased: 1,
+      });
+    });
+
     it('a continuation written by a newer version is claimed as unreadable (never thrown, never misread), so the run can be failed', async () => {
       const { runId, interactionId } = await waitingRun();
       await db.execute(

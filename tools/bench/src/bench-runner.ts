@@ -1,10 +1,15 @@
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { encodeSuspension } from '@x/continuation';
+import { watching } from 'runner/dist/executive/index.js';
+import { RunnerMetrics } from 'runner/dist/serve/metrics.js';
 import { openStorage, type Storage } from 'runner/dist/storage/index.js';
+import { startTracing } from 'runner/dist/telemetry/tracing.js';
 import { kb, ratio } from './bench-continuation.js';
 import type { Context, Server } from './context.js';
 import { langGraphCycle } from './langgraph-cycle.js';
@@ -98,6 +103,7 @@ export async function benchRunner(ctx: Context, server: Server): Promise<void> {
     });
 
     await versusLangGraph(ctx, server, pair.cycle, hundred.messages);
+    await withTelemetry(ctx, storage, pair.cycle);
 
     // WAL is cluster-wide: other sessions' writes land in the same difference, so each
     // side is measured in several batches and the smallest per-cycle figure is kept.
@@ -123,6 +129,66 @@ export async function benchRunner(ctx: Context, server: Server): Promise<void> {
     await wakeMemory(ctx, storage, server);
   } finally {
     await storage.close();
+  }
+}
+
+/**
+ * The cycle with metrics and tracing on (spans exported over OTLP/HTTP to a receiver in this
+ * process, which drops them) against the same cycle with both off, interleaved.
+ */
+async function withTelemetry(
+  ctx: Context,
+  storage: Storage,
+  cycle: () => Promise<void>,
+): Promise<void> {
+  let received = 0;
+  const receiver = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      received++;
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    });
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  const { port } = receiver.address() as AddressInfo;
+  process.env.OTEL_EXPORTER_OTLP_ENDPOINT = `http://127.0.0.1:${port}`;
+  const tracing = startTracing();
+  const metrics = new RunnerMetrics(() => storage);
+  const watched = async () => {
+    watching.telemetry = metrics;
+    watching.tracer = tracing.tracer;
+    try {
+      await cycle();
+    } finally {
+      watching.telemetry = undefined;
+      watching.tracer = undefined;
+    }
+  };
+  try {
+    const stats = await measure({ on: watched, off: cycle }, ctx.budget);
+    await tracing.shutdown();
+    const text = await metrics.text();
+    // What the metrics said after the run, for the closing note.
+    const values = Object.fromEntries(
+      text
+        .split('\n')
+        .filter((line) => /^runner_[a-z_]+(_total|_count|\{status="completed"\}) /.test(line))
+        .map((line) => line.split(' ') as [string, string]),
+    );
+    ctx.add({
+      section: 'runner',
+      name: 'the cycle with metrics and tracing on (exporting to a local receiver) vs off',
+      goal: { kind: 'at-most', value: 1.05, label: '≤ 1.05×' },
+      ratio: ratio(stats.on?.median, stats.off?.median),
+      ratioMeaning: 'subject/floor',
+      subject: stats.on,
+      floor: stats.off,
+      extra: { exportRequests: received, metrics: values },
+      note: 'on: the executive times each model call and run into prom-client, reads the answered question beside the resumed turn, and records invoke_agent, chat and await_human spans, batched to an OTLP/HTTP receiver; off: one property read per hook',
+    });
+  } finally {
+    delete process.env.OTEL_EXPORTER_OTLP_ENDPOINT;
+    await new Promise<void>((resolve) => receiver.close(() => resolve()));
   }
 }
 

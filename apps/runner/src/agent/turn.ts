@@ -85,6 +85,8 @@ export async function runTurn(
     worker?: boolean;
     /** Offers the gated tools (`send_email`, ...): a call of one waits for approval (unattended runs). */
     gated?: boolean;
+    /** Runs each tool call (a tracer's span around it); default: just runs it. */
+    toolRun?: <T>(use: ToolUseBlock, run: () => T) => T;
   } = {},
 ): Promise<TurnOutcome> {
   let messages = [...transcript];
@@ -139,11 +141,13 @@ export async function runTurn(
     const results: ToolResultBlock[] = uses.map((use) => {
       if (use.name === DELEGATE_TOOL && options.delegate) return askAloneResult(use);
       if (!waits(use.name)) {
-        return runTool(use, {
-          progress: (message) =>
-            observer.event({ type: 'tool-progress', toolCallId: use.id, message }),
-          planUpdated: (todos) => observer.event({ type: 'plan-updated', todos }),
-        });
+        const run = () =>
+          runTool(use, {
+            progress: (message) =>
+              observer.event({ type: 'tool-progress', toolCallId: use.id, message }),
+            planUpdated: (todos) => observer.event({ type: 'plan-updated', todos }),
+          });
+        return options.toolRun ? options.toolRun(use, run) : run();
       }
       if (uses.length > 1) return askAloneResult(use);
       const question = questionOf(use);

@@ -15,7 +15,7 @@ commands:
                                 unattended run until it completes or waits on a person
   answer TOKEN --accept TEXT | --arguments JSON | --option N | --decline [TEXT] | --cancel
   answer --batch FILE.json      answer pending questions (a batch is all or nothing)
-  wake [--once] [--concurrency N] [--grace DURATION]
+  wake [--once] [--concurrency N] [--grace DURATION] [--metrics-port N]
                                 resume answered runs (the executive's wake loop)
   runs [--conversation C] [--status S]
                                 the recorded runs and how each stands or ended
@@ -34,7 +34,7 @@ commands:
   audit verify | head           check the log for tampering; its latest hash, for anchoring
   migrate                       apply the database migrations
 
-options for every command (--data, --model and --json may also come before it):
+options for every command (--data, --model, --json and --log-format may also come before it):
   --data DIR     the embedded default's data folder (default ${VARIABLES.RUNNER_DATA.default}, or RUNNER_DATA; not
                  empty). Only exec, chat (not --resume), serve, migrate and operators add
                  create a missing one (and say so); the other commands say it does not exist
@@ -46,6 +46,10 @@ options for every command (--data, --model and --json may also come before it):
                  scripted:gated calls transfer_funds and send_email, which run only once
                  approved (exec only)
   --json         one JSON object per line, for scripts
+  --log-format F text (the default) or json (or RUNNER_LOG_FORMAT): json makes every line
+                 one pino object for a log collector, {"level","time","pid","msg",
+                 "event", and the runId, conversationId and token it is about}; errors
+                 on stderr
   -h, --help     help for the command
   --version      the runner's version
 
@@ -61,6 +65,11 @@ time). Set DATABASE_URL=postgres://USER@HOST:PORT/DATABASE to keep everything in
 PostgreSQL instead, where many runner processes can work at once. The URL must name a
 database; a command gives up on a server it cannot reach after ?connect_timeout=SECONDS
 (or PGCONNECT_TIMEOUT; default 10), and names what answered when it is not PostgreSQL.
+
+telemetry: serve serves Prometheus metrics at /metrics (admins), and serve and wake on
+--metrics-port; --log-format json logs one pino object per line; traces go over OTLP/HTTP
+when the standard OTEL_* variables ask (OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_SERVICE_NAME, ...;
+off by default, and then nothing of OpenTelemetry is loaded).
 
 exit codes: 0 done (completed, waiting, or answered) · 1 failed · 2 bad usage or input ·
 3 no such pending question, run, conversation or session · 4 unavailable (the database
@@ -135,7 +144,8 @@ refused (exit 2): its turn could not be saved again. A question that needs a quo
 (RUNNER_QUORUM) records each person's answer once and resolves at the M-th approval: until
 then the answer says "approval recorded: 1 of 2 approvals (ada), 1 more needed" and the run
 waits.`,
-  wake: `usage: runner wake [--once] [--concurrency N] [--grace DURATION] [--data DIR] [--json]
+  wake: `usage: runner wake [--once] [--concurrency N] [--grace DURATION] [--metrics-port N]
+                   [--metrics-host ADDR] [--data DIR] [--json]
 
 Resumes answered runs. Each ready run is claimed by exactly one worker of one wake process
 (one short statement that sets a lease), resumed with no database transaction open while
@@ -163,7 +173,10 @@ the answered runs itself: wake says so and exits 0.
                   running then is cut (its model call aborted, nothing of it written) and its
                   run released, ready at once for another worker without counting an
                   attempt; then exit 0. A second signal stops at once (exit 128 + the
-                  signal's number); the runs it held are taken over as when it is killed.`,
+                  signal's number); the runs it held are taken over as when it is killed.
+--metrics-port N  serve Prometheus metrics at http://ADDR:N/metrics, without sign-in (0 picks
+                  a free port; the line "metrics on URL" says which)
+--metrics-host ADDR  where that listens; default ${OPTION_DEFAULTS.host} (this machine only)`,
   runs: `usage: runner runs [--conversation C] [--status S] [--limit N] [--json]
 
 The recorded unattended runs, newest first: status (running, waiting, ready, completed,
@@ -186,7 +199,7 @@ Closes every open question of the conversation with the auto-terminated marker, 
 saved turns resolved and cancels its runs, atomically. Nothing of it will be resumed (a
 worker running one of its runs has its result refused). Exit 3 for an unknown conversation.`,
   serve: `usage: runner serve [--port N] [--host ADDR] [--token TOKEN] [--public-url URL] [--no-wake]
-                    [--grace DURATION] [--data DIR] [--json]
+                    [--grace DURATION] [--metrics-port N] [--metrics-host ADDR] [--data DIR] [--json]
 
 The approval center: a web page at / and a JSON API under /api for answering the pending
 questions of every conversation, live (Server-Sent Events at /api/events). Prints the URL
@@ -233,6 +246,9 @@ from a claim (RUNNER_OIDC_*, in \`runner --help\`); then every request needs a k
                 claimed at once; then resumes still running are cut and released, as in
                 \`runner wake\`, connections are closed, and serve exits 0. A second
                 signal stops at once.
+--metrics-port N, --metrics-host ADDR
+                also serve the Prometheus metrics (GET /metrics, for admins) on a listener
+                of their own, without sign-in, at ADDR (default ${OPTION_DEFAULTS.host}):N
 
 API: GET /api/pauses?limit=N · GET /api/pauses/TOKEN · POST /api/pauses/TOKEN/answer
 {"action":"accept"|"decline"|"cancel","content":"..."} · POST /api/pauses/answer-batch
@@ -240,7 +256,7 @@ API: GET /api/pauses?limit=N · GET /api/pauses/TOKEN · POST /api/pauses/TOKEN/
 POST /api/conversations/ID/stop · GET /api/runs · GET /api/runs/ID · POST /api/runs
 {"goal","conversation","model"} (with "Accept: application/x-ndjson": its events as they
 happen, then its result) · POST /api/runs/ID/retry · GET /api/events · GET /api/session ·
-POST /api/sign-in {"key"} · POST /api/sign-out. Writes take application/json from this server's
+POST /api/sign-in {"key"} · POST /api/sign-out · GET /metrics (admins; Prometheus text). Writes take application/json from this server's
 own origin (and, by the page's session, its CSRF token); bodies up to 64 KiB. Errors: {"error":{"code","message"}}, with the
 statuses of the exit codes (an unknown conversation's stop is 404 not_found, as
 \`runner stop\` is exit 3); an answer to a question answered already is 409

@@ -1,4 +1,5 @@
 import type { StreamEvent, Todo } from '@x/wire';
+import type { pino as Pino } from 'pino';
 import { setting, VARIABLES } from '../config/index.js';
 
 /** How the runner talks: for people (colour on a TTY) or one JSON object per line. */
@@ -78,12 +79,17 @@ export function createOutput(options: {
   suffix?: string;
   stdout?: Sink;
   stderr?: Sink;
+  /** `--log-format json`: pino, whose lines every output becomes (loaded only then). */
+  pino?: typeof Pino | undefined;
+  /** The trace id of the span in progress, for `--log-format json` (traces on). */
+  traceId?: (() => string | undefined) | undefined;
 }): Output {
   const stdout = options.stdout ?? process.stdout;
   const stderr = options.stderr ?? process.stderr;
   const colour = Boolean(stdout.isTTY) && !setting(VARIABLES.NO_COLOR);
   const command = (text: string) =>
     `${options.prefix ?? 'runner'} ${text}${options.suffix ? ` ${options.suffix}` : ''}`;
+  if (options.pino) return logOutput(options.pino, stdout, stderr, command, options.traceId);
   return options.json
     ? jsonOutput(stdout, stderr, command)
     : humanOutput(stdout, stderr, colour, command);
@@ -99,6 +105,69 @@ function jsonOutput(stdout: Sink, stderr: Sink, command: Output['command']): Out
     note: () => {},
     error: (text, details = {}) =>
       stderr.write(`${JSON.stringify({ type: 'error', message: text, ...details })}\n`),
+    command,
+  };
+}
+
+/**
+ * `--log-format json`: every line one pino object (`level`, `time`, `msg`), the event's or
+ * record's fields beside (`event` names its type; `runId`, `conversationId`, `token` where it
+ * is about one). A streamed reply is one `assistant-text` line per run, when it ends; errors
+ * go to stderr.
+ */
+function logOutput(
+  pino: typeof Pino,
+  stdout: Sink,
+  stderr: Sink,
+  command: Output['command'],
+  traceId?: () => string | undefined,
+): Output {
+  const settings = {
+    base: { pid: process.pid },
+    ...(traceId
+      ? {
+          mixin: () => {
+            const id = traceId();
+            return id ? { traceId: id } : {};
+          },
+        }
+      : {}),
+    timestamp: pino.stdTimeFunctions.isoTime,
+    formatters: { level: (label: string) => ({ level: label }) },
+  };
+  const log = pino(settings, { write: (line: string) => stdout.write(line) });
+  const errors = pino(settings, { write: (line: string) => stderr.write(line) });
+  // Each run's streamed text, until something else of it is said.
+  const texts = new Map<string, { text: string; fields: Record<string, unknown> }>();
+  const flush = (runId?: unknown) => {
+    for (const [key, { text, fields }] of texts) {
+      if (runId !== undefined && key !== String(runId)) continue;
+      log.info({ event: 'assistant-text', ...fields }, text);
+      texts.delete(key);
+    }
+  };
+  const info = ({ type, ...fields }: { type: string } & Record<string, unknown>, msg: string) => {
+    flush(fields.runId);
+    log.info({ event: type, ...fields }, msg.trim());
+  };
+  return {
+    json: true,
+    event(event) {
+      if (event.type !== 'text-delta') return info(event, event.type);
+      const { type: _, text, ...fields } = event as typeof event & Record<string, unknown>;
+      const key = String(fields.runId ?? '');
+      const seen = texts.get(key);
+      texts.set(key, { text: (seen?.text ?? '') + text, fields });
+    },
+    record: (record, human) => info(record, human ?? record.type),
+    note(line) {
+      flush();
+      log.info(line.trim());
+    },
+    error(line, details = {}) {
+      flush();
+      errors.error(details, line.trim());
+    },
     command,
   };
 }

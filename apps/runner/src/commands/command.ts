@@ -8,6 +8,7 @@ export const globalOptions = {
   data: { type: 'string' },
   model: { type: 'string' },
   json: { type: 'boolean' },
+  'log-format': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 

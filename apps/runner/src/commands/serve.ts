@@ -5,7 +5,14 @@ import { usageError } from '../errors.js';
 import { modelFromId } from '../model/index.js';
 import type { HostCommand } from '../serve/api-cli.js';
 import { type Command, globalOptions, withStorage } from './command.js';
-import { parseGrace, reportResumed, stopOnSignals } from './wake.js';
+import {
+  metricsAddress,
+  metricsOptions,
+  parseGrace,
+  reportResumed,
+  startMetrics,
+  stopOnSignals,
+} from './wake.js';
 
 /** `runner serve`: the approval center, and (unless --no-wake) the wake loop; stops gracefully. */
 export const serve: Command = async (ctx, args) => {
@@ -20,8 +27,10 @@ export const serve: Command = async (ctx, args) => {
       operator: { type: 'string' },
       'public-url': { type: 'string' },
       grace: { type: 'string' },
+      ...metricsOptions,
     },
   });
+  const metricsAt = metricsAddress(values);
   const port = Number(values.port ?? OPTION_DEFAULTS.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535)
     throw usageError('--port takes a number from 0 to 65535');
@@ -93,8 +102,15 @@ export const serve: Command = async (ctx, args) => {
     if (server.socket && 'skipped' in server.socket) {
       ctx.out.note(`no socket for other terminals: ${server.socket.skipped}`);
     }
+    const metricsListener =
+      metricsAt &&
+      (await startMetrics(ctx.out, server.metrics, metricsAt).catch(async (error: unknown) => {
+        await server.close();
+        throw error;
+      }));
     await stop.requested;
     await server.close();
+    await metricsListener?.close();
     return 0;
   }).finally(() => stop.dispose());
 };

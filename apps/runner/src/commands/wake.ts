@@ -4,14 +4,16 @@ import { DEFAULT_GRACE_MS, describeAttempts, type LeaseRecord } from '@x/continu
 import { createOutput, labelledLines, type Output, plural } from '../cli/output.js';
 import { observer } from '../cli/turn-output.js';
 import { OPTION_DEFAULTS, setting, VARIABLES } from '../config/index.js';
-import { postgresCause, usageError } from '../errors.js';
+import { postgresCause, RunnerError, usageError } from '../errors.js';
 import {
   leasePolicyFromEnv,
   type Resumed,
   type ResumeOptions,
   wake as wakeLoop,
+  watching,
 } from '../executive/index.js';
 import { modelFromId } from '../model/index.js';
+import type { MetricsListener, RunnerMetrics } from '../serve/metrics.js';
 import type { Storage } from '../storage/index.js';
 import { type Command, globalOptions } from './command.js';
 import { parseAge } from './paused-states.js';
@@ -216,6 +218,50 @@ export function stopOnSignals(
   };
 }
 
+/** `--metrics-port N` and `--metrics-host ADDR`: where metrics listen without sign-in, if asked. */
+export function metricsAddress(values: {
+  'metrics-port'?: string | undefined;
+  'metrics-host'?: string | undefined;
+}): { host: string; port: number } | undefined {
+  const given = values['metrics-port'];
+  if (given === undefined) {
+    if (values['metrics-host'] !== undefined)
+      throw usageError('--metrics-host needs --metrics-port');
+    return undefined;
+  }
+  const port = Number(given);
+  if (!/^\d+$/.test(given) || port > 65535)
+    throw usageError('--metrics-port takes a number from 0 to 65535');
+  return { host: values['metrics-host'] ?? OPTION_DEFAULTS.host, port };
+}
+
+/** The options of commands that export metrics. */
+export const metricsOptions = {
+  'metrics-port': { type: 'string' },
+  'metrics-host': { type: 'string' },
+} as const;
+
+/**
+ * Starts the metrics listener (`--metrics-port`) of a long-running command and says where it
+ * is; a port in use is a clear error.
+ */
+export async function startMetrics(
+  out: Output,
+  metrics: RunnerMetrics,
+  where: { host: string; port: number },
+): Promise<MetricsListener> {
+  const { listenMetrics } = await import('../serve/metrics.js');
+  const listener = await listenMetrics(metrics, where.host, where.port).catch((error: unknown) => {
+    throw new RunnerError(
+      'unavailable',
+      `cannot serve metrics on ${where.host}:${where.port} (${(error as { code?: string })?.code ?? (error as Error)?.message}): give another --metrics-port`,
+      { cause: error },
+    );
+  });
+  out.record({ type: 'metrics', url: listener.url }, `metrics on ${listener.url}`);
+  return listener;
+}
+
 /** `runner wake [--once] [--concurrency N] [--grace DURATION]`: the executive's wake loop. */
 export const wake: Command = async (ctx, args) => {
   const { values } = parseArgs({
@@ -225,8 +271,10 @@ export const wake: Command = async (ctx, args) => {
       once: { type: 'boolean' },
       concurrency: { type: 'string' },
       grace: { type: 'string' },
+      ...metricsOptions,
     },
   });
+  const metricsAt = metricsAddress(values);
   const concurrency = Number(values.concurrency ?? OPTION_DEFAULTS.concurrency);
   if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 64) {
     throw usageError('--concurrency takes a whole number from 1 to 64');
@@ -241,7 +289,15 @@ export const wake: Command = async (ctx, args) => {
     stop.dispose();
     throw error;
   });
+  let metricsListener: MetricsListener | undefined;
   try {
+    if (metricsAt) {
+      // Loaded only when asked for: a wake without metrics loads no prom-client.
+      const { RunnerMetrics } = await import('../serve/metrics.js');
+      const metrics = new RunnerMetrics(() => storage);
+      watching.telemetry = metrics;
+      metricsListener = await startMetrics(ctx.out, metrics, metricsAt);
+    }
     const pollMs = setting(VARIABLES.RUNNER_WAKE_POLL_MS);
     if (!values.once) reportWaiting(ctx.out, storage, concurrency, pollMs);
     let resumed = 0;
@@ -281,6 +337,8 @@ export const wake: Command = async (ctx, args) => {
     if (values.once) await reportDrained(ctx.out, storage, resumed);
     return outcome.failed > 0 && values.once ? 1 : 0;
   } finally {
+    await metricsListener?.close();
+    watching.telemetry = undefined;
     await storage.close();
     stop.dispose();
   }

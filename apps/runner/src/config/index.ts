@@ -611,6 +611,13 @@ export const VARIABLES = {
     defaultText: 'unset: colour on a terminal',
     description: 'set: no colour',
   }),
+  RUNNER_LOG_FORMAT: variable({
+    name: 'RUNNER_LOG_FORMAT',
+    kind: oneOf('text', 'json'),
+    default: 'text',
+    description:
+      'as --log-format: json prints every line as one pino JSON object (level, time, msg, the run, conversation and token it is about)',
+  }),
   RUNNER_DEBUG: variable({
     name: 'RUNNER_DEBUG',
     kind: flag,
@@ -620,6 +627,7 @@ export const VARIABLES = {
   }),
   // The system's and the package managers': read, never documented as settings.
   USER: variable({ name: 'USER', kind: text('a user name'), default: undefined }),
+  PGAPPNAME: variable({ name: 'PGAPPNAME', kind: text('a name'), default: undefined }),
   USERNAME: variable({ name: 'USERNAME', kind: text('a user name'), default: undefined }),
   npm_config_user_agent: variable({
     name: 'npm_config_user_agent',
@@ -682,6 +690,22 @@ export const OPTION_DEFAULTS = {
   /** `serve --port`. */
   port: 4319,
 } as const;
+
+/**
+ * Whether the standard OTEL_* variables ask for traces: an OTLP endpoint is set (or
+ * OTEL_TRACES_EXPORTER=otlp), and neither OTEL_SDK_DISABLED=true nor OTEL_TRACES_EXPORTER=none.
+ * Off by default: then nothing of OpenTelemetry's SDK is loaded.
+ */
+export function tracesWanted(env: Env = process.env): boolean {
+  if (env.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true') return false;
+  const exporter = env.OTEL_TRACES_EXPORTER?.trim().toLowerCase();
+  if (exporter === 'none') return false;
+  return Boolean(
+    env.OTEL_EXPORTER_OTLP_ENDPOINT ||
+      env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ||
+      exporter === 'otlp',
+  );
+}
 
 /** The documented variables, one entry each, as `runner --help` lists them. */
 export function describeVariables(width = 90): string {

@@ -43,4 +43,9 @@ export {
   type SuspendedTurn,
   suspend,
 } from './suspend.js';
+export {
+  type ExecutiveTelemetry,
+  type RunEnding,
+  watching,
+} from './telemetry.js';
 export { DEFAULT_GRACE_MS, resumeNext, type WakeOptions, wake } from './wake-loop.js';

@@ -4,13 +4,16 @@ import {
   type AnswerOutcome,
   AskUserError,
   AUTO_TERMINATED_MARKER,
+  type Pending,
   type ResumeAnswer,
 } from '@x/askuser';
 import { DEFAULT_MAX_RECORD_BYTES } from '@x/continuation';
 import { acceptedArguments, isGatedTool } from '../agent/gated-tools.js';
 import { RunnerError, usageError } from '../errors.js';
+import { failureOf } from '../failure.js';
 import { type Db, lockFor, type Storage } from '../storage/index.js';
 import type { ResumeContext } from './suspend.js';
+import { traceWait, watching } from './telemetry.js';
 
 /** An answer refused because its question was answered already: how, by whom and when. */
 export class AlreadyAnsweredError extends RunnerError {
@@ -149,6 +152,47 @@ export async function answer(
   asGiven: ResumeAnswer,
   by: AnswerOptions = {},
 ): Promise<AnswerOutcome> {
+  const asked = watching.tracer ? askedOf(storage, [token]) : undefined;
+  const outcome = await (watching.telemetry
+    ? answerOne(storage, token, asGiven, by).catch(countRefusal)
+    : answerOne(storage, token, asGiven, by));
+  // A partial approval of a quorum leaves the question waiting: its wait goes on.
+  if (outcome.resolved) for (const pause of (await asked) ?? []) traceWait(pause, asGiven.action);
+  return outcome;
+}
+
+/**
+ * The pending questions these answers are for, read (traces on) beside the answer's own
+ * transaction, not after it: their waits' spans start at their creation.
+ */
+async function askedOf(storage: Storage, tokens: readonly string[]): Promise<Pending[]> {
+  const read = (token: string) =>
+    storage
+      .pauses()
+      .getByToken(token)
+      // Read after the answer committed (one connection, as PGlite's): the answered row.
+      .catch(() => storage.pauses().getAnswer(token))
+      .catch(() => undefined);
+  const found = await Promise.all(tokens.map(read));
+  return found.filter((pause): pause is Pending => pause !== undefined);
+}
+
+/**
+ * Counts a refused answer by why (`conflict`: answered already; `not_found`, `forbidden`,
+ * `expired`, `usage`) and throws it on; a database that failed is no refusal.
+ */
+function countRefusal(error: unknown): never {
+  const reason = failureOf(error);
+  if (reason !== 'unavailable' && reason !== 'failed') watching.telemetry?.answerRefused(reason);
+  throw error;
+}
+
+async function answerOne(
+  storage: Storage,
+  token: string,
+  asGiven: ResumeAnswer,
+  by: AnswerOptions,
+): Promise<AnswerOutcome> {
   checkAnswerSize(token, asGiven);
   const given = await gatedAnswer(storage, token, asGiven);
   const done = await storage
@@ -221,6 +265,25 @@ export async function answerBatch(
   storage: Storage,
   given: ReadonlyArray<{ token: string; answer: ResumeAnswer }>,
   by: AnswerOptions = {},
+): Promise<number> {
+  const asked = watching.tracer
+    ? askedOf(
+        storage,
+        given.map((a) => a.token),
+      )
+    : undefined;
+  const answered = await (watching.telemetry
+    ? answerMany(storage, given, by).catch(countRefusal)
+    : answerMany(storage, given, by));
+  const actions = new Map(given.map((a) => [a.token, a.answer.action]));
+  for (const pause of (await asked) ?? []) traceWait(pause, actions.get(pause.token));
+  return answered;
+}
+
+async function answerMany(
+  storage: Storage,
+  given: ReadonlyArray<{ token: string; answer: ResumeAnswer }>,
+  by: AnswerOptions,
 ): Promise<number> {
   const answers: Array<{ token: string; answer: ResumeAnswer }> = [];
   for (const a of given) {

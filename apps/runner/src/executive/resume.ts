@@ -48,6 +48,16 @@ import {
   requesterOf,
   suspend,
 } from './suspend.js';
+import {
+  type ExecutiveTelemetry,
+  observeResume,
+  storedTraceparent,
+  tracedTools,
+  tracedTurn,
+  traceWait,
+  watchedModel,
+  watching,
+} from './telemetry.js';
 
 /** How long a lease lasts unless renewed, and how failed attempts are retried. */
 export interface LeasePolicy {
@@ -166,6 +176,7 @@ export async function resumeRun(
   const applied = due?.resolved;
   const answer: ResumeAnswer = applied?.answer ?? resumeAnswerSchema.parse(run.input);
   const expiredAt = applied?.expiredAt ? run.deadlineAt : null;
+  const { telemetry } = watching;
   // A cancel resumes nothing: it only needs a readable continuation to mark resolved.
   if (refusal !== undefined && (job.unreadable || answer.action !== 'cancel')) {
     // Resuming it would pair the answer with a turn this runner does not know: fail, never retry.
@@ -189,19 +200,45 @@ export async function resumeRun(
       });
       await storage.continuations(tx).markResolved(token);
     });
+    if (telemetry) watchWait(storage, telemetry, job, applied, false);
     return { status: 'cancelled', ...ids };
   }
   // A model that cannot be made (a missing API key) fails this attempt.
-  const model = modelOf(job, options);
+  const model = watchedModel(modelOf(job, options));
   const result = await resultFor(storage, job, suspension, answer, expiredAt);
   const messages = resumeMessages(suspension, result);
   const observer = options.observerFor({ runId, token, conversationId });
-  const turn = await runTurn(model, messages, observer, {
-    signal: job.signal,
-    delegate: runDelegate(model, observer),
-    gated: true,
+  if (telemetry) watchWait(storage, telemetry, job, applied, true);
+  let traceparent: string | undefined;
+  const about = { conversationId, runId, model: model.id };
+  const turn = await tracedTurn(about, storedTraceparent(run.meta), (tp) => {
+    traceparent = tp;
+    return runTurn(model, messages, observer, {
+      signal: job.signal,
+      delegate: runDelegate(model, observer),
+      gated: true,
+      ...tracedTools(),
+    });
   });
-  return finishTurn(storage, job, suspension, model, turn);
+  return finishTurn(storage, job, suspension, model, turn, traceparent);
+}
+
+/**
+ * Observes the wait this attempt resumes from (its model call starts now), reading the
+ * question's answer beside the turn rather than before it: the turn never waits on it.
+ */
+function watchWait(
+  storage: Storage,
+  telemetry: ExecutiveTelemetry,
+  job: RunJob,
+  applied: AnsweredPause | undefined,
+  resumes: boolean,
+): void {
+  const now = Date.now();
+  const token = job.run.interactionId ?? '';
+  void (applied ? Promise.resolve(applied) : storage.pauses().getAnswer(token))
+    .then((pause) => pause && observeResume(telemetry, pause, job.run.attempts, now, resumes))
+    .catch(() => {});
 }
 
 /**
@@ -267,33 +304,40 @@ async function applyDue(
 ): Promise<{ status: 'resolved'; resolved: AnsweredPause } | Reminded> {
   const { runId, conversationId, deadlineAt } = job.run;
   const token = job.run.interactionId ?? '';
-  return storage.transaction(async (tx) => {
-    const pauses = storage.pauses(tx);
-    // The pause row first (as an answer takes it before the run's), then the run's lease.
-    const due = await pauses.applyDue(token);
-    const resolved = deadlineAt || !due.pending ? await pauses.expire(token) : undefined;
-    if (resolved) {
-      if (!(await storage.runs(tx).renew(runId, job.owner, job.leaseMs))) {
-        throw new ContinuationError('lease_lost', `run "${runId}" was taken over`);
+  const outcome = await storage.transaction(
+    async (tx): Promise<{ status: 'resolved'; resolved: AnsweredPause } | Reminded> => {
+      const pauses = storage.pauses(tx);
+      // The pause row first (as an answer takes it before the run's), then the run's lease.
+      const due = await pauses.applyDue(token);
+      const resolved = deadlineAt || !due.pending ? await pauses.expire(token) : undefined;
+      if (resolved) {
+        if (!(await storage.runs(tx).renew(runId, job.owner, job.leaseMs))) {
+          throw new ContinuationError('lease_lost', `run "${runId}" was taken over`);
+        }
+        return { status: 'resolved', resolved };
       }
-      return { status: 'resolved', resolved };
-    }
-    await storage.runs(tx).finish(runId, job.owner, {
-      status: 'waiting',
-      interactionId: token,
-      ...(deadlineAt ? { deadlineAt } : {}),
-      ...(due.nextAt ? { dueAt: due.nextAt } : {}),
-    });
-    return {
-      status: 'reminded',
-      runId,
-      conversationId,
-      token,
-      reminded: due.reminded,
-      escalated: due.escalated,
-      nextAt: due.nextAt,
-    };
-  });
+      await storage.runs(tx).finish(runId, job.owner, {
+        status: 'waiting',
+        interactionId: token,
+        ...(deadlineAt ? { deadlineAt } : {}),
+        ...(due.nextAt ? { dueAt: due.nextAt } : {}),
+      });
+      return {
+        status: 'reminded',
+        runId,
+        conversationId,
+        token,
+        reminded: due.reminded,
+        escalated: due.escalated,
+        nextAt: due.nextAt,
+      };
+    },
+  );
+  // The expiry is the wait's end: recorded once, by the first attempt.
+  if (outcome.status === 'resolved' && outcome.resolved.expiredAt && job.run.attempts <= 1) {
+    traceWait(outcome.resolved);
+  }
+  return outcome;
 }
 
 function modelOf({ run }: ClaimedRun, options: ResumeOptions): Model {
@@ -364,6 +408,7 @@ async function finishTurn(
   suspension: Suspension,
   model: Model,
   turn: TurnOutcome,
+  traceparent?: string,
 ): Promise<RunResult> {
   const { runId, conversationId } = job.run;
   const token = job.run.interactionId ?? '';
@@ -387,7 +432,7 @@ async function finishTurn(
     const waiting =
       turn.status === 'delegated'
         ? await suspendDelegation(tx, storage, ids, model, turn, next)
-        : await suspend(tx, storage, ids, model, turn, next, times);
+        : await suspend(tx, storage, { ...ids, traceparent }, model, turn, next, times);
     await storage.continuations(tx).markResolved(token);
     return waiting;
   });
@@ -413,7 +458,7 @@ async function resumeDelegation(
   const token = job.run.interactionId ?? '';
   const ids = { runId, conversationId };
   const requester = requesterOf(job.run.meta);
-  const model = modelOf(job, options);
+  const model = watchedModel(modelOf(job, options));
   const stored: StoredDelegation = await loadDelegation(
     storage,
     suspension,

@@ -10,6 +10,7 @@ import { notFoundError, RunnerError } from '../errors.js';
 import type { Storage } from '../storage/index.js';
 import { suspendDelegation } from './stored-delegation.js';
 import { type Reminded, type RunResult, suspend } from './suspend.js';
+import { tracedTools, tracedTurn, watchedModel, watching } from './telemetry.js';
 
 /** What stopping a conversation closed. */
 export interface Stopped {
@@ -24,7 +25,7 @@ export interface Stopped {
  * transaction (a worker running one of them then has its terminal write refused).
  */
 export async function stopConversation(storage: Storage, conversationId: string): Promise<Stopped> {
-  return storage.transaction(async (tx) => {
+  const stopped = await storage.transaction(async (tx) => {
     const pauses = await storage.pauses(tx).autoResolveForConversation(conversationId);
     const store = storage.continuations(tx);
     let continuations = 0;
@@ -35,6 +36,8 @@ export async function stopConversation(storage: Storage, conversationId: string)
     const runs = await storage.runs(tx).cancelConversation(conversationId);
     return { pauses, continuations, runs };
   });
+  for (let run = 0; run < stopped.runs; run++) watching.telemetry?.runEnded('cancelled');
+  return stopped;
 }
 
 /**
@@ -159,12 +162,23 @@ export async function startRun(
     }
   }
   const runId = randomUUID();
-  const outcome = await runTurn(model, [userMessage(goal)], observer, {
-    delegate: runDelegate(model, observer),
-    gated: true,
+  const started = Date.now();
+  const watched = watchedModel(model);
+  let traceparent: string | undefined;
+  const outcome = await tracedTurn({ conversationId, runId, model: model.id }, undefined, (tp) => {
+    traceparent = tp;
+    return runTurn(watched, [userMessage(goal)], observer, {
+      delegate: runDelegate(watched, observer),
+      gated: true,
+      ...tracedTools(),
+    });
   });
   const { requester } = options;
-  const meta = { model: model.id, ...(requester === undefined ? {} : { requester }) };
+  const meta = {
+    model: model.id,
+    ...(requester === undefined ? {} : { requester }),
+    ...(traceparent ? { traceparent } : {}),
+  };
   if (outcome.status === 'completed') {
     await storage.runs().create({
       runId,
@@ -173,6 +187,7 @@ export async function startRun(
       messages: outcome.messages,
       meta,
     });
+    watching.telemetry?.runEnded('completed', (Date.now() - started) / 1000);
     return { status: 'completed', runId, conversationId, messages: outcome.messages, stopped };
   }
   const waiting = await storage.transaction(async (tx) => {
@@ -181,7 +196,7 @@ export async function startRun(
     const result =
       outcome.status === 'delegated'
         ? await suspendDelegation(tx, storage, run, model, outcome, interactionId)
-        : await suspend(tx, storage, run, model, outcome, interactionId);
+        : await suspend(tx, storage, { ...run, traceparent }, model, outcome, interactionId);
     const deadlineAt = result.deadline?.at;
     const dueAt = 'dueAt' in result ? result.dueAt : undefined;
     await storage.runs(tx).create({

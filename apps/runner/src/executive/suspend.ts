@@ -71,6 +71,8 @@ export interface ResumeContext {
   delegate?: { toolCallId: string; worker: string; task: string };
   /** A gated tool's call waiting for approval: the tool and the arguments the model gave. */
   gated?: { tool: string; arguments: Record<string, unknown> };
+  /** The W3C trace context of the turn that asked (traces on): its wait's span joins that trace. */
+  traceparent?: string;
 }
 
 /** A run as a question of it is stored: its ids, and the person it acts for, if named. */
@@ -79,6 +81,8 @@ export interface RunIds {
   conversationId: string;
   /** The requester (`exec --requester`), kept in the run's meta for the questions it asks. */
   requester?: string;
+  /** The asking turn's trace context, kept with its pause (traces on). */
+  traceparent?: string | undefined;
 }
 
 /** The requester a run's meta names, if any. */
@@ -174,7 +178,7 @@ function argumentsDigest(input: unknown): string {
 export async function suspend(
   tx: Db,
   storage: Storage,
-  { requester, ...run }: RunIds,
+  { requester, traceparent, ...run }: RunIds,
   model: Pick<Model, 'id'>,
   outcome: SuspendedTurn,
   token: string = randomUUID(),
@@ -195,6 +199,7 @@ export async function suspend(
     model: model.id,
     run: run.runId,
     ...(gated ? { gated } : {}),
+    ...(traceparent ? { traceparent } : {}),
   };
   await storage.pauses(tx).insert(
     {

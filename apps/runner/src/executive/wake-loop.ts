@@ -11,6 +11,7 @@ import type { Storage } from '../storage/index.js';
 import { AuditSealer } from './audit-seal.js';
 import { attemptError, claimOf, type Resumed, type ResumeOptions, resumeRun } from './resume.js';
 import type { RunResult } from './suspend.js';
+import { watching } from './telemetry.js';
 
 export { DEFAULT_GRACE_MS };
 
@@ -96,6 +97,7 @@ export async function wake(
       if (event.type === 'error') return options.onUnavailable(event.error, event.retryInMs);
       if (event.type === 'run-claimed') return options.onClaimed?.(claimOf(event.job));
       sealer.poke();
+      countEnding(event);
       const resumed = resumedOf(event);
       const { status } = resumed.outcome;
       if (status === 'retrying' || status === 'failed' || status === 'lease-lost') failed++;
@@ -138,6 +140,25 @@ export async function resumeNext(
     stop: new Promise(() => {}),
   });
   return resumed;
+}
+
+/** Tells the process's watcher how an attempt ended: a run's end, a retry, a lost lease. */
+function countEnding(
+  event: Exclude<RunWorkerEvent<RunResult>, { type: 'idle' | 'error' | 'run-claimed' }>,
+): void {
+  const { telemetry } = watching;
+  if (!telemetry) return;
+  const seconds = (Date.now() - event.job.run.createdAt.getTime()) / 1000;
+  if (event.type === 'run-resumed') {
+    const { status } = event.result;
+    // Taken at a reminder or escalation: it waits again, nothing ended.
+    if (status === 'reminded') return;
+    // An expiry is counted once, by the attempt that resumed from it.
+    if (event.job.run.deadlineAt) telemetry.runExpired();
+    if (status !== 'waiting') telemetry.runEnded(status, seconds);
+  } else if (event.type === 'run-failed') telemetry.runEnded('failed', seconds);
+  else if (event.type === 'retry-scheduled') telemetry.retryScheduled();
+  else if (event.type === 'lease-lost') telemetry.leaseLost();
 }
 
 /** How one attempt ended, as the runner reports it. */

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { ASKUSER_ANSWERED_CHANNEL, ASKUSER_CREATED_CHANNEL } from '@x/askuser';
 import { OPTION_DEFAULTS, VARIABLES } from '../config/index.js';
 import { RunnerError, usageError } from '../errors.js';
-import { DEFAULT_GRACE_MS, type ModelFor, type Resumed } from '../executive/index.js';
+import { DEFAULT_GRACE_MS, type ModelFor, type Resumed, watching } from '../executive/index.js';
 import type { Storage } from '../storage/index.js';
 import { forgetServing } from '../storage/via-serve.js';
 import type { ApiContext } from './api.js';
@@ -13,6 +13,7 @@ import { EventHub } from './events.js';
 import { type HostedWake, startHostedWake } from './hosted-wake.js';
 import { isLoopback } from './http.js';
 import { type LocalSocket, listenLocal } from './local-socket.js';
+import { RunnerMetrics } from './metrics.js';
 import type { Oidc } from './oidc.js';
 import { FailureLimiter } from './rate-limit.js';
 import { routeRequests } from './router.js';
@@ -33,6 +34,7 @@ export type {
 } from '../../web/src/api-types.d.ts';
 export { MAX_BODY_BYTES } from './http.js';
 export { HttpError, type HttpErrorCode } from './http-error.js';
+export { listenMetrics, type MetricsListener, RunnerMetrics } from './metrics.js';
 export { Oidc, type OidcIdentity } from './oidc.js';
 export { type OidcSettings, oidcSettings } from './oidc-settings.js';
 
@@ -97,6 +99,8 @@ export interface ServeHandle {
    * owner (and commands of other processes), or why there is none.
    */
   readonly socket?: LocalSocket;
+  /** Its metrics (served to admins at `/metrics`), this process's executive telemetry while it runs. */
+  readonly metrics: RunnerMetrics;
   /**
    * Stops gracefully: no new connection or claim; requests and resumes in flight get the
    * grace to finish, then resumes are cut (their leases released) and connections closed.
@@ -172,6 +176,9 @@ export async function startServe(storage: Storage, options: ServeOptions): Promi
     onError: (error) => onError(`event feed: ${(error as Error)?.message ?? error}`),
   });
   let hostedWake: HostedWake | undefined;
+  const metrics = new RunnerMetrics(() => storage);
+  const watchedBefore = watching.telemetry;
+  watching.telemetry = metrics;
   const windowMs = options.signInWindowMs ?? VARIABLES.RUNNER_SIGN_IN_WINDOW.default;
   const signIn: SignIn = {
     storage,
@@ -225,6 +232,7 @@ export async function startServe(storage: Storage, options: ServeOptions): Promi
     loopback: isLoopback(host),
     onError,
     hostCommand: options.hostCommand && hostedThenAnswered(options.hostCommand, api),
+    metrics,
   });
   const server = createServer((req, res) => {
     // While closing, a keep-alive connection is closed as soon as its response is sent.
@@ -242,6 +250,7 @@ export async function startServe(storage: Storage, options: ServeOptions): Promi
     await hub.close();
     await wakeStopped;
     await unlisten?.();
+    watching.telemetry = watchedBefore;
     throw listenError(error, host, port);
   }
   // PGlite is this process's: other processes reach it through the folder's socket.
@@ -257,6 +266,7 @@ export async function startServe(storage: Storage, options: ServeOptions): Promi
   return {
     url: urlOf(server),
     ...(socket ? { socket } : {}),
+    metrics,
     async close() {
       const wakeStopped = hostedWake?.stop();
       closing = true;
@@ -269,6 +279,7 @@ export async function startServe(storage: Storage, options: ServeOptions): Promi
       if (socket && 'server' in socket) forgetServing(storage.where);
       await wakeStopped;
       await unlisten?.();
+      watching.telemetry = watchedBefore;
     },
   };
 }

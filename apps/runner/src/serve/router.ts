@@ -1,9 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type ApiContext, handleApi } from './api.js';
 import { answerHostedCommand, type HostCommand } from './api-cli.js';
-import { callerOf, handleSignIn, type SignIn } from './auth.js';
+import { callerOf, handleSignIn, requireAdmin, type SignIn } from './auth.js';
 import { checkHost, sendError } from './http.js';
 import { HttpError, toHttpError } from './http-error.js';
+import type { RunnerMetrics } from './metrics.js';
 import { answerOidcRoute } from './oidc.js';
 import { checkCsrf } from './sessions.js';
 import { isAsset, sendAsset } from './static.js';
@@ -22,6 +23,8 @@ export interface RouteContext {
   hostCommand?: HostCommand | undefined;
   /** Aborted when the server starts to stop: interactive commands' input ends then. */
   stopping?: AbortSignal;
+  /** Served at `GET /metrics` to admins. */
+  metrics?: RunnerMetrics | undefined;
 }
 
 /**
@@ -33,7 +36,7 @@ export interface RouteContext {
 export function routeRequests(
   context: RouteContext,
 ): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
-  const { api, signIn, loopback, onError, hostCommand, stopping } = context;
+  const { api, signIn, loopback, onError, hostCommand, stopping, metrics } = context;
   return async (req, res) => {
     try {
       const url = new URL(req.url ?? '/', 'http://localhost');
@@ -49,6 +52,15 @@ export function routeRequests(
       const caller = await callerOf(signIn, req);
       if (req.method === 'POST' && url.pathname === '/api/cli') {
         await answerHostedCommand(hostCommand, req, res, stopping);
+        return;
+      }
+      if (
+        metrics &&
+        url.pathname === '/metrics' &&
+        (req.method === 'GET' || req.method === 'HEAD')
+      ) {
+        requireAdmin(caller, 'read the metrics');
+        await metrics.send(res, req.method === 'HEAD');
         return;
       }
       if (caller.session && req.method !== 'GET' && req.method !== 'HEAD') {

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { PostgresCheckpointStore } from '@x/session-postgres';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
@@ -88,9 +89,15 @@ export async function openPostgres(databaseUrl: string, audit: AuditHolder): Pro
   const target = postgresTarget(databaseUrl);
   // Behind a transaction-mode pooler a named statement prepared on one server connection is
   // missing on the next: every statement goes unprepared.
+  // Names this process's connections, so that the pool's use can be read in pg_stat_activity
+  // (unless the URL or PGAPPNAME names them: then the gauge counts every pool of that name).
+  const named =
+    new URL(target.url).searchParams.get('application_name') || setting(VARIABLES.PGAPPNAME);
+  const applicationName = named || `runner ${process.pid} ${randomUUID().slice(0, 8)}`;
   const client = postgres(target.url, {
     onnotice: () => {},
     max: target.poolSize,
+    ...(target.pooled || named ? {} : { connection: { application_name: applicationName } }),
     connect_timeout: target.connectTimeoutS,
     ...(target.pooled ? { prepare: false } : {}),
   });
@@ -112,6 +119,16 @@ export async function openPostgres(databaseUrl: string, audit: AuditHolder): Pro
       holderLock ??= holdLeaseLock(listenUrl);
       return holderLock.key();
     },
+    ...(target.pooled
+      ? {}
+      : {
+          async poolUse() {
+            const [row] = await client<{ busy: number }[]>`select count(*)::int as busy
+              from pg_stat_activity where application_name = ${applicationName}
+              and state <> 'idle' and pid <> pg_backend_pid()`;
+            return { inUse: Number(row?.busy ?? 0), size: target.poolSize };
+          },
+        }),
     chatContinuations: () => stores.continuations(),
     checkpoints: new PostgresCheckpointStore(db),
     ...(listenUrl === undefined

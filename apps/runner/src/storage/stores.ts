@@ -63,6 +63,12 @@ export interface Storage {
    * data folder's lock. Undefined behind a pooler without RUNNER_LISTEN_URL: leases expire.
    */
   leaseHolder(): Promise<number | undefined>;
+  /**
+   * How many connections of this process's pool run a statement now (this call's own not
+   * counted), and the pool's size: PostgreSQL reached directly only (PGlite has no pool; a
+   * pooler's server connections are not this process's).
+   */
+  poolUse?(): Promise<{ inUse: number; size: number }>;
   close(): Promise<void>;
 }
 

@@ -1,0 +1,164 @@
+import type { AnsweredPause, Pending } from '@x/askuser';
+import type { ToolUseBlock } from '@x/wire';
+import type { Model } from '../agent/model-port.js';
+
+/** How a run ended, as the counters count it. */
+export type RunEnding = 'completed' | 'failed' | 'cancelled';
+
+/**
+ * What the executive tells whoever watches this process (the metrics of `serve` and
+ * `wake`): plain calls with durations in seconds and low-cardinality labels, never an id.
+ */
+export interface ExecutiveTelemetry {
+  /** A question's wait ended: from its creation to its answer (or the deadline applied). */
+  humanWait(
+    kind: string,
+    outcome: 'accept' | 'decline' | 'cancel' | 'expired',
+    seconds: number,
+  ): void;
+  /** From a question's answer to the model call of the attempt that resumes from it. */
+  answerToResume(seconds: number): void;
+  modelCall(model: string, outcome: 'ok' | 'error', seconds: number): void;
+  /** A run ended; `seconds` from its start, when known. */
+  runEnded(ending: RunEnding, seconds?: number): void;
+  /** A run was resumed at its question's deadline, with the default. */
+  runExpired(): void;
+  /** A failed attempt was scheduled to be tried again. */
+  retryScheduled(): void;
+  /** A worker of this process lost a run's lease to another. */
+  leaseLost(): void;
+  /** An answer was refused: `conflict` (answered already), `not_found`, `forbidden`, `expired`, `usage`. */
+  answerRefused(reason: string): void;
+}
+
+/** A question's wait, as {@link ExecutiveTracer.humanWait} records it. */
+export interface HumanWait {
+  /** The traceparent of the turn that asked, stored with the pause. */
+  parent: string | undefined;
+  startedAt: Date;
+  conversationId: string;
+  toolCallId: string;
+  kind: string;
+  priority: number;
+  /** Names and roles its audience admits (0: anyone). */
+  audienceSize: number;
+  outcome: 'accept' | 'decline' | 'cancel' | 'expired';
+}
+
+/**
+ * The executive's spans (OpenTelemetry's GenAI conventions and a span of the human wait),
+ * when traces are on. Trace contexts travel as W3C `traceparent` strings, stored with the
+ * run (`meta.traceparent`) and the pause (`resumeContext.traceparent`).
+ */
+export interface ExecutiveTracer {
+  /**
+   * Runs `turn` in an `invoke_agent` span, a child of `parent` (a traceparent) when given;
+   * `turn` gets the span's own traceparent, for the questions it asks.
+   */
+  turn<T>(
+    about: { conversationId: string; runId: string; model: string },
+    parent: string | undefined,
+    turn: (traceparent: string) => Promise<T>,
+  ): Promise<T>;
+  /** Runs one model call in a `chat {model}` span of the turn. */
+  chat<T>(model: string, call: () => Promise<T>): Promise<T>;
+  /** Runs one tool call in an `execute_tool {name}` span of the turn. */
+  tool<T>(name: string, toolCallId: string, run: () => T): T;
+  /** Records a question's wait, from its asking to now, as an `await_human` span of the turn that asked. */
+  humanWait(wait: HumanWait): void;
+  /** The trace id of the span in progress here, if any (for the logs). */
+  traceId(): string | undefined;
+}
+
+/**
+ * The process's watchers, if any: set once at start by a command that exports metrics or
+ * traces. Unset (the default) every hook is one property read, nothing is allocated.
+ */
+export const watching: {
+  telemetry?: ExecutiveTelemetry | undefined;
+  tracer?: ExecutiveTracer | undefined;
+} = {};
+
+/** The model as the executive calls it: timed when watched, else the model itself. */
+export function watchedModel(model: Model): Model {
+  const { telemetry, tracer } = watching;
+  if (!telemetry && !tracer) return model;
+  const timed = async (request: Parameters<Model['generate']>[0]) => {
+    const started = performance.now();
+    try {
+      const reply = await model.generate(request);
+      telemetry?.modelCall(model.id, 'ok', (performance.now() - started) / 1000);
+      return reply;
+    } catch (error) {
+      telemetry?.modelCall(model.id, 'error', (performance.now() - started) / 1000);
+      throw error;
+    }
+  };
+  return {
+    id: model.id,
+    generate: tracer ? (request) => tracer.chat(model.id, () => timed(request)) : timed,
+  };
+}
+
+/** The trace context a run or a pause stored (`traceparent` in its JSON), if any. */
+export function storedTraceparent(value: unknown): string | undefined {
+  const traceparent = (value as { traceparent?: unknown } | null)?.traceparent;
+  return typeof traceparent === 'string' ? traceparent : undefined;
+}
+
+/** Records the wait of an answered or expired question, when traces are on. */
+export function traceWait(
+  pause: Pending,
+  outcome: HumanWait['outcome'] = expiredOrAnswered(pause),
+): void {
+  watching.tracer?.humanWait({
+    parent: storedTraceparent(pause.resumeContext),
+    startedAt: pause.createdAt,
+    conversationId: pause.conversationId,
+    toolCallId: pause.toolCallId,
+    kind: pause.kind,
+    priority: pause.priority,
+    audienceSize: pause.audience.names.length + pause.audience.roles.length,
+    outcome,
+  });
+}
+
+function expiredOrAnswered(pause: Pending): HumanWait['outcome'] {
+  const answered = pause as Partial<AnsweredPause>;
+  return answered.expiredAt ? 'expired' : (answered.answer?.action ?? 'accept');
+}
+
+/** `runTurn`'s option that runs each tool call in an `execute_tool` span, when traces are on. */
+export function tracedTools(): { toolRun?: <T>(use: ToolUseBlock, run: () => T) => T } {
+  const { tracer } = watching;
+  return tracer ? { toolRun: (use, run) => tracer.tool(use.name, use.id, run) } : {};
+}
+
+/** Runs a turn in an `invoke_agent` span when traces are on, else just runs it. */
+export function tracedTurn<T>(
+  about: { conversationId: string; runId: string; model: string },
+  parent: string | undefined,
+  turn: (traceparent: string | undefined) => Promise<T>,
+): Promise<T> {
+  const { tracer } = watching;
+  return tracer ? tracer.turn(about, parent, turn) : turn(undefined);
+}
+
+/**
+ * Observes the wait an attempt starts from: the question's wait (on the first attempt), and,
+ * when the turn `resumes` (not a cancel), from its answer to `now`, when the model call starts.
+ */
+export function observeResume(
+  telemetry: ExecutiveTelemetry,
+  pause: AnsweredPause,
+  attempt: number,
+  now: number,
+  resumes: boolean,
+): void {
+  const answeredAt = (pause.expiredAt ?? pause.resumedAt).getTime();
+  if (attempt <= 1) {
+    const outcome = pause.expiredAt ? 'expired' : pause.answer.action;
+    telemetry.humanWait(pause.kind, outcome, (answeredAt - pause.createdAt.getTime()) / 1000);
+  }
+  if (resumes) telemetry.answerToResume(Math.max(0, now - answeredAt) / 1000);
+}

@@ -1,0 +1,143 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { tracesWanted } from '../src/config/index.js';
+import { dataDirs, runCli } from './run-cli.js';
+
+const dataDir = dataDirs();
+
+/** A span as OTLP/HTTP JSON carries it, with its attributes flattened. */
+interface ReceivedSpan {
+  name: string;
+  traceId: string;
+  spanId: string;
+  parentSpanId?: string;
+  startTimeUnixNano: string;
+  endTimeUnixNano: string;
+  links?: Array<{ traceId: string; spanId: string }>;
+  attributes: Record<string, unknown>;
+}
+
+type OtlpValue = { stringValue?: string; intValue?: string | number; boolValue?: boolean };
+
+/** An OTLP/HTTP receiver: collects the spans POSTed to /v1/traces (JSON). */
+function receiver(): { server: Server; spans: ReceivedSpan[]; endpoint: () => string } {
+  const spans: ReceivedSpan[] = [];
+  const server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (chunk) => {
+      body += chunk;
+    });
+    req.on('end', () => {
+      expect(req.url).toBe('/v1/traces');
+      expect(req.headers['content-type']).toBe('application/json');
+      const sent = JSON.parse(body) as {
+        resourceSpans: Array<{
+          scopeSpans: Array<{
+            spans: Array<
+              Omit<ReceivedSpan, 'attributes'> & {
+                attributes?: Array<{ key: string; value: OtlpValue }>;
+              }
+            >;
+          }>;
+        }>;
+      };
+      for (const resource of sent.resourceSpans) {
+        for (const scope of resource.scopeSpans) {
+          for (const span of scope.spans) {
+            const attributes: Record<string, unknown> = {};
+            for (const { key, value } of span.attributes ?? []) {
+              attributes[key] = value.stringValue ?? value.boolValue ?? Number(value.intValue);
+            }
+            spans.push({ ...span, attributes });
+          }
+        }
+      }
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('{}');
+    });
+  });
+  return {
+    server,
+    spans,
+    endpoint: () => `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+  };
+}
+
+describe('traces across the human wait', { timeout: 120_000 }, () => {
+  const otlp = receiver();
+  beforeAll(() => new Promise<void>((resolve) => otlp.server.listen(0, '127.0.0.1', resolve)));
+  afterAll(() => new Promise<void>((resolve) => otlp.server.close(() => resolve())));
+
+  it('exec, answer and wake as three processes make one trace: the turn, its wait, the resume', async () => {
+    const data = dataDir();
+    const env = { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.endpoint(), OTEL_SERVICE_NAME: 'runner-test' };
+    const cli = (args: string[]) => runCli([...args, '--data', data, '--json'], { env });
+    const exec = await cli(['exec', 'Plan a trip', '--conversation', 'traced']);
+    expect(exec.code, exec.stderr).toBe(0);
+    const token = exec.events.find((e) => e.type === 'run-waiting')?.token as string;
+    // Nothing of the trace context shows in the output.
+    expect(exec.stdout).not.toContain('traceparent');
+    expect((await cli(['answer', token, '--option', '1'])).code).toBe(0);
+    const wake = await cli(['wake', '--once']);
+    expect(wake.code, wake.stderr).toBe(0);
+
+    // Each process flushed its spans before it exited.
+    const byName = (name: string) => otlp.spans.filter((s) => s.name === name);
+    const [turn, resumed, ...more] = byName('invoke_agent').sort((a, b) =>
+      a.startTimeUnixNano.localeCompare(b.startTimeUnixNano),
+    );
+    expect(more).toEqual([]);
+    const [wait] = byName('await_human');
+    expect(turn && resumed && wait).toBeTruthy();
+    if (!turn || !resumed || !wait) return;
+    expect(turn.attributes).toMatchObject({
+      'gen_ai.operation.name': 'invoke_agent',
+      'gen_ai.conversation.id': 'traced',
+      'gen_ai.provider.name': 'scripted',
+      'gen_ai.request.model': 'trip',
+    });
+    // One trace: the wait is a child of the turn that asked (recorded by `answer`, from the
+    // question's creation), linked to it, and the resume continues the run's trace.
+    expect(new Set(otlp.spans.map((s) => s.traceId))).toEqual(new Set([turn.traceId]));
+    expect(wait.parentSpanId).toBe(turn.spanId);
+    expect(wait.links).toEqual([expect.objectContaining({ spanId: turn.spanId })]);
+    expect(resumed.parentSpanId).toBe(turn.spanId);
+    expect(wait.attributes).toMatchObject({
+      'gen_ai.conversation.id': 'traced',
+      'runner.question.kind': 'ask_user',
+      'runner.question.priority': 1,
+      'runner.question.audience_size': 0,
+      'runner.question.outcome': 'accept',
+    });
+    expect(typeof wait.attributes['gen_ai.tool.call.id']).toBe('string');
+    // From the question's creation (as the turn suspended) to the answer, before the resume.
+    expect(BigInt(wait.startTimeUnixNano)).toBeGreaterThan(BigInt(turn.startTimeUnixNano));
+    expect(BigInt(wait.startTimeUnixNano)).toBeLessThan(BigInt(wait.endTimeUnixNano));
+    expect(BigInt(wait.endTimeUnixNano)).toBeLessThan(BigInt(resumed.startTimeUnixNano));
+    // A model call per step, each a child of its turn.
+    const chats = byName('chat trip');
+    expect(chats.map((c) => c.parentSpanId).sort()).toEqual([turn.spanId, resumed.spanId].sort());
+    expect(chats[0]?.attributes).toMatchObject({ 'gen_ai.operation.name': 'chat' });
+  });
+
+  it('sends nothing with OTEL_SDK_DISABLED=true, and asks for traces only as OTEL_* says', async () => {
+    const before = otlp.spans.length;
+    const exec = await runCli(
+      ['exec', 'Plan a trip', '--conversation', 'quiet', '--data', dataDir()],
+      {
+        env: { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.endpoint(), OTEL_SDK_DISABLED: 'true' },
+      },
+    );
+    expect(exec.code).toBe(0);
+    expect(otlp.spans.length).toBe(before);
+    const endpoint = 'http://127.0.0.1:4318';
+    expect(tracesWanted({})).toBe(false);
+    expect(tracesWanted({ OTEL_SERVICE_NAME: 'runner' })).toBe(false);
+    expect(tracesWanted({ OTEL_EXPORTER_OTLP_ENDPOINT: endpoint })).toBe(true);
+    expect(tracesWanted({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: endpoint })).toBe(true);
+    expect(
+      tracesWanted({ OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_TRACES_EXPORTER: 'none' }),
+    ).toBe(false);
+  });
+});
