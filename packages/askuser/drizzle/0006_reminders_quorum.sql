@@ -8,6 +8,7 @@ ALTER TABLE "aura"."paused_states" ADD COLUMN "quorum" integer;--> statement-bre
 ALTER TABLE "aura"."paused_states" ADD COLUMN "quorum_declines" integer;--> statement-breakpoint
 ALTER TABLE "aura"."paused_states" ADD COLUMN "approvers" text[] DEFAULT '{}'::text[] NOT NULL;--> statement-breakpoint
 ALTER TABLE "aura"."paused_states" ADD COLUMN "decliners" text[] DEFAULT '{}'::text[] NOT NULL;--> statement-breakpoint
+ALTER TABLE "aura"."paused_states" ADD COLUMN "approved_content" text;--> statement-breakpoint
 CREATE TABLE "aura"."approvals" (
 	"token" text NOT NULL,
 	"operator" text NOT NULL,

@@ -28,7 +28,7 @@ await describeOnEachStorage(
       await s.store.insert(quorum3of5('q1'));
       expect((await s.store.getByToken('q1')).quorum).toEqual({ approvals: 3, declines: 1 });
       const settled = await Promise.allSettled(
-        five.map((name) => s.store.markResumed('q1', { ...yes, content: name }, as(name))),
+        five.map((name) => s.store.markResumed('q1', yes, as(name))),
       );
       // The answers count one after the other: the third resolves it, the two after it are
       // refused as already answered.
@@ -42,7 +42,7 @@ await describeOnEachStorage(
       const answered = await s.store.getAnswer('q1');
       const resolver = outcomes.find((o) => o.resolved);
       expect(resolver?.quorum?.approvals).toEqual(approvals.map((a) => a.operator));
-      expect(answered?.answer).toEqual({ ...yes, content: answered?.answeredBy ?? '' });
+      expect(answered?.answer).toEqual(yes);
       expect(approvals.at(-1)?.operator).toBe(answered?.answeredBy);
       // The two after it found the question resolved: refused, and counted nowhere.
       const entries: AuditEntry[] = [];
@@ -72,10 +72,16 @@ await describeOnEachStorage(
       expect(await s.store.getAnswer('q2')).toBeUndefined();
       expect((await s.store.listPendingAll()).map((p) => p.token)).toEqual(['q2']);
       await s.store.markResumed('q2', yes, as('bob'));
-      const last = await s.store.markResumed('q2', { ...yes, content: 'go' }, as('cy'));
+      // The approvals approve one thing: an accept of other content is refused, not counted.
+      const other = await s.store
+        .markResumed('q2', { ...yes, content: 'go' }, as('cy'))
+        .catch((e) => e);
+      expect(AskUserError.hasCode(other, 'invalid_answer')).toBe(true);
+      expect(other.message).toContain('must accept the same');
+      const last = await s.store.markResumed('q2', yes, as('cy'));
       expect(last.resolved).toBe(true);
       expect(await s.store.getAnswer('q2')).toMatchObject({
-        answer: { action: 'accept', content: 'go' },
+        answer: { action: 'accept', content: 'yes' },
         answeredBy: 'cy',
       });
       // Outside the audience, and after the resolution: refused as before.
@@ -84,6 +90,23 @@ await describeOnEachStorage(
       expect(AskUserError.hasCode(outside, 'forbidden')).toBe(true);
       const late = await s.store.markResumed('q2', yes, as('dee')).catch((e) => e);
       expect(AskUserError.hasCode(late, 'not_found')).toBe(true);
+    });
+
+    it('accepts of different content landing together: the first counts, the others are refused', async () => {
+      await s.store.insert(quorum3of5('q5'));
+      const outcomes = await Promise.all(
+        ['ada', 'bob', 'cy'].map((name) =>
+          s.store
+            .markResumed('q5', { ...yes, content: `edit by ${name}` }, as(name))
+            .then((o) => o.quorum?.counted)
+            .catch((e) => (AskUserError.hasCode(e, 'invalid_answer') ? 'refused' : e)),
+        ),
+      );
+      expect(outcomes.filter((o) => o === true)).toHaveLength(1);
+      expect(outcomes.filter((o) => o === 'refused')).toHaveLength(2);
+      const approvals = await s.store.listApprovals('q5');
+      expect(approvals).toHaveLength(1);
+      expect(await s.store.getAnswer('q5')).toBeUndefined();
     });
 
     it('a decline first resolves it as declined; a policy can need as many declines', async () => {

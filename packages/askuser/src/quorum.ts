@@ -51,11 +51,13 @@ export async function answerQuorum(
       update aura.paused_states p set
         approvers = case when ${action} = 'accept' then p.approvers || ${who}::text else p.approvers end,
         decliners = case when ${action} = 'decline' then p.decliners || ${who}::text else p.decliners end,
+        approved_content = case when ${action} = 'accept' then coalesce(p.approved_content, ${answer.content}) else p.approved_content end,
         resumed_at = case when ${resolves} then now() end,
         resumed_answer = case when ${resolves} then ${JSON.stringify(answer)}::jsonb end,
         answered_by = case when ${resolves} then ${who}::text end
       where ${pending} and ${admitted}
         and not (${who}::text = any(p.approvers) or ${who}::text = any(p.decliners))
+        and (${action} <> 'accept' or p.approved_content is null or p.approved_content = ${answer.content})
       returning p.conversation_id, p.quorum, p.quorum_declines, p.resumed_at is not null as resolved,
         array_to_json(p.approvers)::text as approvers, array_to_json(p.decliners)::text as decliners
     ), recorded as (
@@ -82,10 +84,19 @@ export async function answerQuorum(
       row ??
       rowsOf(
         await tx.execute(sql`select p.conversation_id, p.quorum, p.quorum_declines, false as resolved,
-            array_to_json(p.approvers)::text as approvers, array_to_json(p.decliners)::text as decliners
+            array_to_json(p.approvers)::text as approvers, array_to_json(p.decliners)::text as decliners,
+            p.approved_content, ${who}::text = any(p.approvers) or ${who}::text = any(p.decliners) as answered
           from aura.paused_states p where ${pending} and ${admitted}`),
       )[0];
     if (current === undefined) return undefined;
+    // Approvals of a quorum approve one thing (e.g. the same edited arguments): another is refused.
+    if (!counted && !isTrue(current.answered) && action === 'accept') {
+      throw new AskUserError(
+        'invalid_answer',
+        `question ${JSON.stringify(token)} was approved so far with other content (${JSON.stringify(current.approved_content)}): the approvals of a quorum must accept the same, or decline`,
+        { tokens: [token] },
+      );
+    }
     const quorum = {
       approvals: JSON.parse(String(current.approvers)) as string[],
       declines: JSON.parse(String(current.decliners)) as string[],

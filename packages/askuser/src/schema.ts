@@ -66,6 +66,8 @@ export const pausedStates = auraSchema.table(
     // Who accepted and who declined so far, on the row an answer locks: counted in one UPDATE.
     approvers: text('approvers').array().notNull().default(sql`'{}'::text[]`),
     decliners: text('decliners').array().notNull().default(sql`'{}'::text[]`),
+    // What the approvals so far accept (the first accept's content): each must accept the same.
+    approvedContent: text('approved_content'),
   },
   (t) => [
     // listPending(conversationId) and autoResolveForConversation: pending rows of one

@@ -143,7 +143,8 @@ question's deadline (see RUNNER_DEADLINE). An answer over 1 MiB encoded is
 refused (exit 2): its turn could not be saved again. A question that needs a quorum
 (RUNNER_QUORUM) records each person's answer once and resolves at the M-th approval: until
 then the answer says "approval recorded: 1 of 2 approvals (ada), 1 more needed" and the run
-waits.`,
+waits. The approvals approve one answer, the first accept's (for a gated call, its
+arguments): an accept of other content is refused (exit 2).`,
   wake: `usage: runner wake [--once] [--concurrency N] [--grace DURATION] [--metrics-port N]
                    [--metrics-host ADDR] [--data DIR] [--json]
 
