@@ -160,6 +160,89 @@ export const deadlinePolicy: Kind<Readonly<Record<string, DeadlineRule>>> = {
   },
 };
 
+/** The kinds of event a notification is sent for (Standard Webhooks `type`s). */
+export const EVENT_KINDS = [
+  'question.created',
+  'question.reminded',
+  'question.escalated',
+  'question.answered',
+  'question.expired',
+  'question.cancelled',
+  'run.completed',
+  'run.failed',
+] as const;
+
+/** One kind of event a notification is sent for. */
+export type EventKind = (typeof EVENT_KINDS)[number];
+
+/** The channels a notification goes out on. */
+export const CHANNELS = ['webhook'] as const;
+
+/** One channel a notification goes out on. */
+export type Channel = (typeof CHANNELS)[number];
+
+/** Which events go to a channel: a kind (or `question.*`, `run.*`, `*`) and optional filters. */
+export interface NotifyRule {
+  channel: Channel;
+  /** An event kind, or a prefix ending in `*`. */
+  kind: string;
+  /** Only questions of this human tool (`approve`, `ask_user`). */
+  tool?: string;
+  /** Only questions of this priority. */
+  priority?: string;
+  /** Only questions whose audience names this role or operator. */
+  audience?: string;
+}
+
+const RULE_FILTERS = ['tool', 'priority', 'audience'] as const;
+
+/**
+ * Which events go to which channel: `CHANNEL=KIND[?FILTER=VALUE&...]` rules separated by
+ * commas, KIND an event kind or a prefix ending in `*`, filters `tool`, `priority` and
+ * `audience` (`webhook=question.*?tool=approve&priority=high,webhook=run.failed`).
+ */
+export const notifyRules: Kind<readonly NotifyRule[]> = {
+  accepts:
+    'CHANNEL=KIND[?tool=T&priority=P&audience=R] rules separated by commas, e.g. webhook=question.*?tool=approve',
+  parse: (given) => {
+    const rules: NotifyRule[] = [];
+    for (const text of given.split(',')) {
+      const match = /^\s*([a-z]+)=([a-z.]*\*?)(?:\?([^\s]*))?\s*$/.exec(text);
+      const channel = CHANNELS.find((c) => c === match?.[1]);
+      const kind = match?.[2] ?? '';
+      const known = kind.endsWith('*')
+        ? EVENT_KINDS.some((k) => k.startsWith(kind.slice(0, -1)))
+        : EVENT_KINDS.includes(kind as EventKind);
+      if (!match || !channel || !known) return undefined;
+      const rule: NotifyRule = { channel, kind };
+      for (const [key, value] of new URLSearchParams(match[3] ?? '')) {
+        const filter = RULE_FILTERS.find((f) => f === key);
+        if (!filter || value === '') return undefined;
+        rule[filter] = value;
+      }
+      rules.push(rule);
+    }
+    return rules;
+  },
+};
+
+/**
+ * Webhook signing secrets (`whsec_` and base64), one or two separated by a space: during a
+ * rotation both sign, so that a receiver that knows either verifies.
+ */
+export const webhookSecrets: Kind<readonly Buffer[]> = {
+  accepts: 'one or two whsec_BASE64 secrets separated by a space',
+  echo: false,
+  parse: (given) => {
+    const secrets = given.trim().split(/\s+/);
+    if (secrets.length > 2) return undefined;
+    const keys = secrets.map((s) =>
+      /^whsec_[A-Za-z0-9+/]+={0,2}$/.test(s) ? Buffer.from(s.slice(6), 'base64') : undefined,
+    );
+    return keys.every((k) => k !== undefined && k.length >= 16) ? (keys as Buffer[]) : undefined;
+  },
+};
+
 /** A claim of a token, or a dotted path into one: `groups`, `realm_access.roles`. */
 export const claimPath: Kind<string> = {
   accepts: 'a claim name, or a dotted path like realm_access.roles',
@@ -363,6 +446,44 @@ export const VARIABLES = {
     defaultText: 'none: a question waits until it is answered',
     description:
       "how long each human tool's questions (ask_user, approve) wait, and the default applied when nobody answered in time (the outcome expired)",
+  }),
+  RUNNER_WEBHOOK_URL: variable({
+    name: 'RUNNER_WEBHOOK_URL',
+    kind: httpUrl,
+    default: undefined,
+    defaultText: 'none: no webhook',
+    description:
+      'where wake and serve POST notifications (Standard Webhooks), at least once, with the event id as webhook-id',
+  }),
+  RUNNER_WEBHOOK_SECRET: variable({
+    name: 'RUNNER_WEBHOOK_SECRET',
+    kind: webhookSecrets,
+    default: undefined,
+    defaultText: 'none: unsigned',
+    description:
+      "the webhook's signing secret; give the new one and the old one during a rotation, both sign",
+  }),
+  RUNNER_NOTIFY: variable({
+    name: 'RUNNER_NOTIFY',
+    kind: notifyRules,
+    default: undefined,
+    defaultText: 'webhook=* when RUNNER_WEBHOOK_URL is set, else none',
+    description:
+      'which events (question.created, .reminded, .escalated, .answered, .expired, .cancelled, run.completed, run.failed) go to which channel, by kind, tool, priority and audience; written with the event, in its transaction',
+  }),
+  RUNNER_NOTIFY_MAX_ATTEMPTS: variable({
+    name: 'RUNNER_NOTIFY_MAX_ATTEMPTS',
+    kind: wholeNumber(1),
+    default: 8,
+    description:
+      'attempts to deliver a notification before it is failed (dead-lettered; runner notifications retry sends it again)',
+  }),
+  RUNNER_NOTIFY_BACKOFF_MS: variable({
+    name: 'RUNNER_NOTIFY_BACKOFF_MS',
+    kind: wholeNumber(1),
+    default: 1_000,
+    description:
+      'the first wait before a notification is sent again, in ms; doubling, with jitter, at most an hour',
   }),
   RUNNER_AUDIT_KEY_FILE: variable({
     name: 'RUNNER_AUDIT_KEY_FILE',

@@ -7,6 +7,7 @@ import {
 } from '@x/askuser';
 import { DEFAULT_MAX_RECORD_BYTES } from '@x/continuation';
 import { RunnerError, usageError } from '../errors.js';
+import { recordAnswered } from '../notify/events.js';
 import { type Db, lockFor, type Storage } from '../storage/index.js';
 import type { ResumeContext } from './suspend.js';
 
@@ -130,6 +131,7 @@ export async function answer(
       } catch (error) {
         return keptRefusal(error);
       }
+      await recordAnswered(tx, storage, [token], by.channel);
       if (await storage.runs(tx).markReady(token, given)) return undefined;
       // No run waits on the question itself: a worker's question readies its parent's run.
       const parent = await parentOf(tx, storage, token);
@@ -192,6 +194,12 @@ export async function answerBatch(
           return keptRefusal(error);
         }
       }
+      await recordAnswered(
+        tx,
+        storage,
+        answers.map((a) => a.token),
+        by.channel,
+      );
       const runs = storage.runs(tx);
       const readied = await runs.markReadyMany(
         answers.map((a) => ({ interactionId: a.token, input: a.answer })),

@@ -22,6 +22,7 @@ import {
   unsettledWorkers,
 } from '../delegation/run.js';
 import { failureOf, postgresCause, withoutOrigin } from '../errors.js';
+import { anyRouteFor, questionEvent, recordEvent, runEvent } from '../notify/events.js';
 import { lockFor, type Storage } from '../storage/index.js';
 import {
   answersOf,
@@ -200,6 +201,10 @@ async function applyDeadline(storage: Storage, job: RunJob): Promise<AnsweredPau
     if (!(await storage.runs(tx).renew(runId, job.owner, job.leaseMs))) {
       throw new ContinuationError('lease_lost', `run "${runId}" was taken over`);
     }
+    if (resolved?.expiredAt) {
+      const extra = { answer: resolved.answer, expiredAt: resolved.expiredAt.toISOString() };
+      await recordEvent(tx, storage, questionEvent('question.expired', resolved, extra));
+    }
     return resolved;
   });
   if (outcome) return outcome;
@@ -278,7 +283,15 @@ async function finishTurn(
   const token = job.run.interactionId ?? '';
   const requester = requesterOf(job.run.meta);
   if (turn.status === 'completed') {
-    await job.complete(turn.messages.slice(suspension.messages?.length ?? 0));
+    const added = turn.messages.slice(suspension.messages?.length ?? 0);
+    // One statement unless a rule sends run.completed: then its notification commits with it.
+    if (!anyRouteFor('run.completed')) await job.complete(added);
+    else {
+      await storage.transaction(async (tx) => {
+        await storage.runs(tx).complete(runId, job.owner, added);
+        await recordEvent(tx, storage, runEvent('run.completed', job.run));
+      });
+    }
     return { status: 'completed', runId, conversationId, messages: turn.messages };
   }
   return storage.transaction(async (tx): Promise<RunResult> => {

@@ -5,6 +5,7 @@ import type { Message } from '@x/wire';
 import type { Model } from '../agent/model-port.js';
 import type { TurnOutcome } from '../agent/turn.js';
 import { setting, VARIABLES } from '../config/index.js';
+import { questionEvent, recordEvent } from '../notify/events.js';
 import type { Db, Storage } from '../storage/index.js';
 import { questionPolicy } from './question-policy.js';
 
@@ -80,6 +81,11 @@ export function deadlineFor(kind: string, now = Date.now()): QuestionDeadline | 
 /** A run suspended on its delegate call: the parent turn stopped on it. */
 export type DelegatedTurn = Extract<TurnOutcome, { status: 'delegated' }>;
 
+/** What `question.created` adds to a question's fields: its deadline and default, if any. */
+function createdExtra(deadline: QuestionDeadline | null | undefined) {
+  return deadline ? { deadline: { at: deadline.at.toISOString(), answer: deadline.answer } } : {};
+}
+
 /** `sha256:` and the hex SHA-256 of a tool call's arguments as JSON. */
 function argumentsDigest(input: unknown): string {
   return `sha256:${createHash('sha256')
@@ -113,22 +119,22 @@ export async function suspend(
   });
   const { kind, question, options, priority } = outcome.question;
   const resumeContext: ResumeContext = { model: model.id, run: run.runId };
-  await storage.pauses(tx).insert(
-    {
-      token,
-      conversationId: run.conversationId,
-      kind,
-      question,
-      options,
-      priority,
-      toolCallId: outcome.toolUse.id,
-      resumeContext,
-      ...questionPolicy(outcome.question, requester),
-      deadline: deadline ?? null,
-    },
-    // For the audit log: which run asked, and what the tool call's arguments were.
-    { runId: run.runId, argumentsDigest: argumentsDigest(outcome.toolUse.input) },
-  );
+  const pause = {
+    token,
+    conversationId: run.conversationId,
+    kind,
+    question,
+    options,
+    priority,
+    toolCallId: outcome.toolUse.id,
+    resumeContext,
+    ...questionPolicy(outcome.question, requester),
+    deadline: deadline ?? null,
+  };
+  // For the audit log: which run asked, and what the tool call's arguments were.
+  const argsDigest = argumentsDigest(outcome.toolUse.input);
+  await storage.pauses(tx).insert(pause, { runId: run.runId, argumentsDigest: argsDigest });
+  await recordEvent(tx, storage, questionEvent('question.created', pause, createdExtra(deadline)));
   await storage.continuations(tx).save(suspension);
   return {
     status: 'waiting',

@@ -8,6 +8,7 @@ import {
 import type { CheckpointStore } from '@x/session';
 import { PostgresCheckpointStore } from '@x/session-postgres';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
+import { NotificationStore } from './notifications.js';
 import { OperatorStore } from './operators.js';
 
 /** A drizzle database or transaction handle, on postgres.js or PGlite. */
@@ -32,6 +33,8 @@ export interface Storage {
   pauses(tx?: Db): AskUserStore;
   /** The operators who sign in to `serve`, and their keys (the runner's own table). */
   operators(tx?: Db): OperatorStore;
+  /** The notification outbox (the runner's own table), written in the events' transactions. */
+  notifications(tx?: Db): NotificationStore;
   /** The audit log's signing key (see `resolveAuditKey`), or undefined: no audit log. */
   auditKey(): AuditKey | undefined;
   /** The unattended executive's continuations, in the same database as the pauses. */
@@ -84,6 +87,7 @@ export function sqlStores(db: Db, audit: AuditHolder, queueOptions: PostgresRunQ
       new AskUserStore(tx ?? db, audit.key === undefined ? {} : { audit: { key: audit.key } }),
     auditKey: () => audit.key,
     operators: (tx?: Db) => new OperatorStore(tx ?? db),
+    notifications: (tx?: Db) => new NotificationStore(tx ?? db),
     continuations: (tx?: Db): ContinuationStore => new PostgresContinuationStore(tx ?? db),
     runs: (tx?: Db) => (tx ? new PostgresRunQueue(tx) : queue),
     sessions: (tx?: Db): CheckpointStore => new PostgresCheckpointStore(tx ?? db),

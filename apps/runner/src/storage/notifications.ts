@@ -1,0 +1,136 @@
+import { randomUUID } from 'node:crypto';
+import { type StoreDatabase as Db, rowsOf } from '@x/postgres-kit';
+import { sql } from 'drizzle-orm';
+import { notFoundError, RunnerError } from '../errors.js';
+
+/** Where a notification stands: waiting to be sent (again), sent, or given up (dead letter). */
+export type NotificationStatus = 'pending' | 'delivered' | 'failed';
+
+/** What an event sends on one channel, as the outbox keeps it. */
+export interface NewNotification {
+  /** The event's id: the idempotency key of every delivery (`webhook-id`). */
+  eventId: string;
+  kind: string;
+  channel: string;
+  /** What is sent: the Standard Webhooks `{ type, timestamp, data }`. */
+  payload: unknown;
+}
+
+/** One outbox row (`runner.notifications`). */
+export interface NotificationRecord extends NewNotification {
+  id: string;
+  status: NotificationStatus;
+  /** Deliveries tried so far. */
+  attempts: number;
+  /** When it is due (pending), or was last tried. */
+  nextAt: Date;
+  /** Why the last delivery failed. */
+  lastError: string | null;
+  createdAt: Date;
+  deliveredAt: Date | null;
+}
+
+const asDate = (value: unknown) => (value instanceof Date ? value : new Date(String(value)));
+
+function recordOf(row: Record<string, unknown>): NotificationRecord {
+  return {
+    id: String(row.id),
+    eventId: String(row.event_id),
+    kind: String(row.kind),
+    channel: String(row.channel),
+    payload: typeof row.payload === 'string' ? JSON.parse(row.payload) : row.payload,
+    status: row.status as NotificationStatus,
+    attempts: Number(row.attempts),
+    nextAt: asDate(row.next_at),
+    lastError: row.last_error == null ? null : String(row.last_error),
+    createdAt: asDate(row.created_at),
+    deliveredAt: row.delivered_at == null ? null : asDate(row.delivered_at),
+  };
+}
+
+/**
+ * The notification outbox (`runner.notifications`, the runner's own table): rows written in
+ * the transaction of the event they announce, claimed by short statements that hold no
+ * transaction while a delivery is in flight.
+ */
+export class NotificationStore {
+  constructor(private readonly db: Db) {}
+
+  /** Writes `notifications`, due now; call it in the event's own transaction. */
+  async enqueue(notifications: readonly NewNotification[]): Promise<void> {
+    for (const n of notifications) {
+      await this.db.execute(sql`insert into runner.notifications (id, event_id, kind, channel, payload)
+        values (${randomUUID()}, ${n.eventId}, ${n.kind}, ${n.channel}, ${JSON.stringify(n.payload)}::jsonb)
+        on conflict (event_id, channel) do nothing`);
+    }
+  }
+
+  /**
+   * Takes up to `limit` due notifications for one attempt each: counts the attempt and moves
+   * them `leaseMs` ahead, so that a deliverer that dies mid-delivery leaves them due again.
+   */
+  async claimDue(limit: number, leaseMs: number): Promise<NotificationRecord[]> {
+    const result = await this.db.execute(sql`update runner.notifications n
+      set attempts = n.attempts + 1, next_at = now() + ${leaseMs} * interval '1 millisecond'
+      where n.id in (select id from runner.notifications
+        where status = 'pending' and next_at <= now()
+        order by next_at limit ${limit} for update skip locked)
+      returning n.*`);
+    return rowsOf(result).map(recordOf);
+  }
+
+  /** When the next pending notification is due, or undefined when none is pending. */
+  async nextDue(): Promise<Date | undefined> {
+    const result = await this.db.execute(
+      sql`select min(next_at) as at from runner.notifications where status = 'pending'`,
+    );
+    const at = rowsOf(result)[0]?.at;
+    return at == null ? undefined : asDate(at);
+  }
+
+  /** Records a delivery that the receiver accepted. */
+  async delivered(id: string): Promise<void> {
+    await this.db.execute(sql`update runner.notifications
+      set status = 'delivered', delivered_at = now(), last_error = null where id = ${id}`);
+  }
+
+  /** Records a failed delivery: due again in `retryInMs`, or failed for good (undefined). */
+  async attemptFailed(id: string, error: string, retryInMs: number | undefined): Promise<void> {
+    await this.db.execute(
+      retryInMs === undefined
+        ? sql`update runner.notifications set status = 'failed', last_error = ${error} where id = ${id}`
+        : sql`update runner.notifications set last_error = ${error},
+            next_at = now() + ${retryInMs} * interval '1 millisecond' where id = ${id}`,
+    );
+  }
+
+  /** Notifications, newest first, of one status when given. */
+  async list(options: { status?: NotificationStatus; limit?: number } = {}) {
+    const limit = options.limit ?? 100;
+    const result = await this.db.execute(
+      options.status === undefined
+        ? sql`select * from runner.notifications order by created_at desc, id limit ${limit}`
+        : sql`select * from runner.notifications where status = ${options.status}
+            order by created_at desc, id limit ${limit}`,
+    );
+    return rowsOf(result).map(recordOf);
+  }
+
+  /**
+   * Makes a notification due now with its attempts counted from zero (the same event id, so
+   * a receiver that had it sees a duplicate).
+   * @throws not found for an unknown id; a conflict for one that is pending already.
+   */
+  async retry(id: string): Promise<NotificationRecord> {
+    const result = await this.db.execute(sql`update runner.notifications
+      set status = 'pending', attempts = 0, next_at = now()
+      where id = ${id} and status <> 'pending' returning *`);
+    const row = rowsOf(result)[0];
+    if (row) return recordOf(row);
+    const found = rowsOf(
+      await this.db.execute(sql`select 1 from runner.notifications where id = ${id}`),
+    );
+    if (found.length === 0) throw notFoundError(`no notification has the id ${id}`);
+    throw new RunnerError('conflict', `notification ${id} is waiting to be sent already`);
+  }
+}

@@ -1,0 +1,71 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openStorage } from '../src/storage/index.js';
+import { outboxFlow } from './notifications-flow.js';
+import { dataDirs, runCli } from './run-cli.js';
+import { newSecret, startReceiver, type WebhookReceiver } from './webhook-receiver.js';
+
+// The notification outbox on the embedded default: written in the event's transaction,
+// delivered at least once with Standard Webhooks signatures, the dead letter after the
+// attempts; `runner notifications list | retry` and `wake --once` deliver it again.
+
+const dataDir = dataDirs();
+const secrets = { current: newSecret(), old: newSecret() };
+let receiver: WebhookReceiver;
+let env: Record<string, string>;
+
+beforeAll(async () => {
+  receiver = await startReceiver();
+  env = {
+    RUNNER_WEBHOOK_URL: receiver.url,
+    RUNNER_WEBHOOK_SECRET: `${secrets.current} ${secrets.old}`,
+  };
+  Object.assign(process.env, env);
+});
+afterAll(() => receiver?.close());
+
+describe('notifications (embedded default)', { timeout: 300_000 }, () => {
+  it('outbox in the transaction, retries then the dead letter; list, retry and wake --once deliver it again', async () => {
+    const data = dataDir();
+    const storage = await openStorage({ dataDir: data, command: 'test', log: () => {} });
+    const failedId = await outboxFlow(storage, receiver, secrets).finally(() => storage.close());
+
+    const listed = await runCli(
+      ['notifications', 'list', '--status', 'failed', '--data', data, '--json'],
+      { env },
+    );
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(listed.events).toEqual([
+      expect.objectContaining({
+        type: 'notification',
+        id: failedId,
+        kind: 'question.answered',
+        status: 'failed',
+        attempts: 3,
+        lastError: expect.stringContaining('answered 503'),
+      }),
+    ]);
+    const unknown = await runCli(['notifications', 'retry', 'no-such-id', '--data', data], { env });
+    expect(unknown.code).toBe(3);
+    expect(unknown.stderr).toContain('no notification has the id no-such-id');
+
+    const retried = await runCli(['notifications', 'retry', failedId, '--data', data], { env });
+    expect(retried.code, retried.stderr).toBe(0);
+    expect(retried.stdout).toContain(`${failedId} (question.answered → webhook) is due again`);
+    receiver.answer = () => 204;
+    const woke = await runCli(['wake', '--once', '--data', data, '--json'], { env });
+    expect(woke.code, woke.stderr).toBe(0);
+    // The answered run resumed and asked its next question: that one goes out too.
+    expect(woke.events.filter((e) => e.type.startsWith('notification-'))).toEqual([
+      expect.objectContaining({ type: 'notification-delivered', id: failedId, attempt: 1 }),
+      expect.objectContaining({ type: 'notification-delivered', kind: 'question.created' }),
+    ]);
+    // Delivered again with the same webhook-id: the receiver's idempotency key.
+    const [again] = receiver.received;
+    expect(receiver.received.map((r) => r.status)).toEqual([204, 204]);
+    expect(JSON.parse(again?.body ?? '')).toMatchObject({ type: 'question.answered' });
+
+    const all = await runCli(['notifications', 'list', '--data', data], { env });
+    expect(all.stdout).toMatch(/question\.answered → webhook {2}delivered \S+Z/);
+    expect(all.stdout).toMatch(/question\.created → webhook {2}delivered \S+Z/);
+  });
+});
