@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStorage } from '../src/storage/index.js';
 import { outboxFlow } from './notifications-flow.js';
 import { dataDirs, runCli } from './run-cli.js';
+import { call, json, serve, until } from './serve-harness.js';
 import { newSecret, startReceiver, type WebhookReceiver } from './webhook-receiver.js';
 
 // The notification outbox on the embedded default: written in the event's transaction,
@@ -55,17 +56,48 @@ describe('notifications (embedded default)', { timeout: 300_000 }, () => {
     const woke = await runCli(['wake', '--once', '--data', data, '--json'], { env });
     expect(woke.code, woke.stderr).toBe(0);
     // The answered run resumed and asked its next question: that one goes out too.
-    expect(woke.events.filter((e) => e.type.startsWith('notification-'))).toEqual([
-      expect.objectContaining({ type: 'notification-delivered', id: failedId, attempt: 1 }),
-      expect.objectContaining({ type: 'notification-delivered', kind: 'question.created' }),
-    ]);
-    // Delivered again with the same webhook-id: the receiver's idempotency key.
-    const [again] = receiver.received;
+    // Sent side by side: in either order.
+    const sent = woke.events.filter((e) => e.type.startsWith('notification-'));
+    expect(sent).toHaveLength(2);
+    expect(sent).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ type: 'notification-delivered', id: failedId, attempt: 1 }),
+        expect.objectContaining({ type: 'notification-delivered', kind: 'question.created' }),
+      ]),
+    );
     expect(receiver.received.map((r) => r.status)).toEqual([204, 204]);
-    expect(JSON.parse(again?.body ?? '')).toMatchObject({ type: 'question.answered' });
+    const bodies = receiver.received.map((r) => JSON.parse(r.body));
+    const next = bodies.find((b) => b.type === 'question.created');
 
     const all = await runCli(['notifications', 'list', '--data', data], { env });
     expect(all.stdout).toMatch(/question\.answered → webhook {2}delivered \S+Z/);
     expect(all.stdout).toMatch(/question\.created → webhook {2}delivered \S+Z/);
+
+    // serve: an admin reads the outbox; its hosted wake delivers the answer given through it.
+    const token = next.data.token as string;
+    receiver.received.length = 0;
+    const served = await serve(['--data', data], env);
+    try {
+      const api = new URL('/api/', served.url).href;
+      const listedApi = await call(`${api}notifications?status=delivered`);
+      expect(listedApi.status).toBe(200);
+      expect(listedApi.body.notifications).toHaveLength(3);
+      expect((await call(`${api}notifications?status=lost`)).status).toBe(400);
+      const answered = await call(
+        `${api}pauses/${token}/answer`,
+        json({ action: 'accept', content: 'Kyoto' }),
+      );
+      expect(answered.status).toBe(200);
+      const delivered = await until(
+        () => receiver.received.find((r) => JSON.parse(r.body).type === 'question.answered'),
+        'the answer to be delivered by serve',
+      );
+      expect(JSON.parse(delivered.body)).toMatchObject({
+        type: 'question.answered',
+        data: { token, answer: { action: 'accept', content: 'Kyoto' }, channel: 'api' },
+      });
+    } finally {
+      await served.stop();
+    }
   });
 });

@@ -1,29 +1,16 @@
 import { parseArgs } from 'node:util';
 import { plural } from '../cli/output.js';
 import { usageError } from '../errors.js';
-import type { NotificationRecord, NotificationStatus } from '../storage/notifications.js';
+import {
+  type NotificationRecord,
+  type NotificationStatus,
+  NOTIFICATION_STATUSES as STATUSES,
+  notificationView,
+} from '../storage/notifications.js';
 import { type Command, globalOptions, withStorage } from './command.js';
 
 const USAGE =
   'notifications list [--status pending|delivered|failed] [--limit N] | notifications retry ID';
-const STATUSES: readonly NotificationStatus[] = ['pending', 'delivered', 'failed'];
-
-/** A notification as `list --json` prints it, and `GET /api/notifications` returns it. */
-export function notificationView(n: NotificationRecord) {
-  return {
-    id: n.id,
-    eventId: n.eventId,
-    kind: n.kind,
-    channel: n.channel,
-    status: n.status,
-    attempts: n.attempts,
-    lastError: n.lastError,
-    createdAt: n.createdAt.toISOString(),
-    nextAt: n.status === 'pending' ? n.nextAt.toISOString() : null,
-    deliveredAt: n.deliveredAt?.toISOString() ?? null,
-    token: (n.payload as { data?: { token?: unknown } } | null)?.data?.token ?? null,
-  };
-}
 
 /** One line of `list`: the id, the event, where it stands and why it failed. */
 function line(n: NotificationRecord): string {

@@ -1,10 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { type StoreDatabase as Db, rowsOf } from '@x/postgres-kit';
 import { sql } from 'drizzle-orm';
+import type { NotificationView } from '../../web/src/api-types.d.ts';
 import { notFoundError, RunnerError } from '../errors.js';
 
 /** Where a notification stands: waiting to be sent (again), sent, or given up (dead letter). */
-export type NotificationStatus = 'pending' | 'delivered' | 'failed';
+export const NOTIFICATION_STATUSES = ['pending', 'delivered', 'failed'] as const;
+
+/** Where a notification stands: waiting to be sent (again), sent, or given up (dead letter). */
+export type NotificationStatus = (typeof NOTIFICATION_STATUSES)[number];
 
 /** What an event sends on one channel, as the outbox keeps it. */
 export interface NewNotification {
@@ -28,6 +32,23 @@ export interface NotificationRecord extends NewNotification {
   lastError: string | null;
   createdAt: Date;
   deliveredAt: Date | null;
+}
+
+/** A notification as `list --json` prints it, and `GET /api/notifications` returns it. */
+export function notificationView(n: NotificationRecord): NotificationView {
+  return {
+    id: n.id,
+    eventId: n.eventId,
+    kind: n.kind,
+    channel: n.channel,
+    status: n.status,
+    attempts: n.attempts,
+    lastError: n.lastError,
+    createdAt: n.createdAt.toISOString(),
+    nextAt: n.status === 'pending' ? n.nextAt.toISOString() : null,
+    deliveredAt: n.deliveredAt?.toISOString() ?? null,
+    token: (n.payload as { data?: { token?: unknown } } | null)?.data?.token ?? null,
+  };
 }
 
 const asDate = (value: unknown) => (value instanceof Date ? value : new Date(String(value)));

@@ -6,6 +6,7 @@ import { firstUseEmbedded, firstUsePostgres } from './first-use.js';
 import { hostileFiles, hostilePostgres } from './hostile.js';
 import { poolScale, stalledWorker } from './leases.js';
 import { loadScenario } from './load.js';
+import { notifyScenario } from './notify.js';
 import { fileRaces, pgRaces } from './races.js';
 import { stopEmbedded, stopPostgres } from './stop.js';
 import { takeoverEmbedded, takeoverPostgres } from './takeover.js';
@@ -56,6 +57,11 @@ export const scenarios: Scenario[] = [
   { name: 'stop: postgres, SIGTERM mid-call', server: true, run: stopPostgres },
   { name: 'stop: embedded, SIGTERM mid-call', server: false, run: stopEmbedded },
   { name: 'load: suspend → answer → resume', server: true, run: loadScenario },
+  {
+    name: 'notify: 1,000 questions, a receiver failing 20 %',
+    server: true,
+    run: notifyScenario,
+  },
   { name: 'kill: delegate workers, embedded', server: false, run: delegateEmbedded },
   { name: 'kill: delegate workers, postgres', server: true, run: delegatePostgres },
 ];
