@@ -1,4 +1,9 @@
+import type { AddressInfo } from 'node:net';
+import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startRun } from '../src/executive/index.js';
+import { modelFromId } from '../src/model/index.js';
+import { Deliverer, deliveryFromEnv } from '../src/notify/deliver.js';
 import { openStorage } from '../src/storage/index.js';
 import { outboxFlow } from './notifications-flow.js';
 import { dataDirs, runCli } from './run-cli.js';
@@ -98,6 +103,58 @@ describe('notifications (embedded default)', { timeout: 300_000 }, () => {
       });
     } finally {
       await served.stop();
+    }
+  });
+
+  it('email over SMTP: a real SMTP server receives the question, its context and how to answer', async () => {
+    const messages: string[] = [];
+    const smtp = new SMTPServer({
+      authOptional: true,
+      disabledCommands: ['STARTTLS', 'AUTH'],
+      onData(stream, _session, callback) {
+        let raw = '';
+        stream.on('data', (chunk) => {
+          raw += chunk;
+        });
+        stream.on('end', () => {
+          messages.push(raw);
+          callback();
+        });
+      },
+    });
+    await new Promise<void>((resolve) => smtp.listen(0, '127.0.0.1', resolve));
+    const port = (smtp.server.address() as AddressInfo).port;
+    const saved = { ...process.env };
+    Object.assign(process.env, {
+      RUNNER_SMTP_URL: `smtp://127.0.0.1:${port}`,
+      RUNNER_EMAIL_TO: 'ops@example.com,ada@example.com',
+      RUNNER_PUBLIC_URL: 'https://approvals.example.com/',
+      RUNNER_NOTIFY: 'email=question.created',
+    });
+    const storage = await openStorage({ dataDir: dataDir(), command: 'test', log: () => {} });
+    try {
+      const run = await startRun(storage, modelFromId('scripted:trip'), 'Plan', 'mail', {
+        event: () => {},
+      });
+      if (run.status !== 'waiting') throw new Error(run.status);
+      const [queued] = await storage.notifications().list();
+      expect(queued).toMatchObject({ channel: 'email', kind: 'question.created' });
+      await new Deliverer(() => storage, deliveryFromEnv()).deliverDue();
+      expect(await storage.notifications().list()).toEqual([
+        expect.objectContaining({ status: 'delivered', attempts: 1 }),
+      ]);
+      expect(messages).toHaveLength(1);
+      const message = messages[0]?.replace(/=\r?\n/g, '') ?? '';
+      expect(message).toContain(`Message-ID: <${queued?.eventId}@runner>`);
+      expect(message).toMatch(/^To: ops@example\.com, ada@example\.com/m);
+      expect(message).toContain('Subject: [runner] question.created: Where would you like to go?');
+      expect(message).toContain('Conversation: mail');
+      expect(message).toContain('the approval center: https://approvals.example.com/');
+      expect(message).toContain(`runner answer ${run.token} --accept TEXT | --decline`);
+    } finally {
+      await storage.close();
+      process.env = saved;
+      await new Promise<void>((resolve) => smtp.close(() => resolve()));
     }
   });
 });

@@ -289,7 +289,8 @@ retry   makes notification ID due again, its attempts counted from zero; wake or
 Which events go where is RUNNER_NOTIFY; a notification is written in the transaction of
 its event (a question rolled back sends nothing) and delivered at least once by wake and
 serve, with backoff and jitter (RUNNER_NOTIFY_BACKOFF_MS). A webhook (RUNNER_WEBHOOK_URL)
-is signed by the Standard Webhooks scheme with RUNNER_WEBHOOK_SECRET.`,
+is signed by the Standard Webhooks scheme with RUNNER_WEBHOOK_SECRET; email goes through
+RUNNER_SMTP_URL to RUNNER_EMAIL_TO.`,
   migrate: `usage: runner migrate [--data DIR]
 
 Applies the database migrations of every package (idempotent). Other commands also apply

@@ -4,8 +4,8 @@ import { usageError } from '../errors.js';
 import {
   type NotificationRecord,
   type NotificationStatus,
-  NOTIFICATION_STATUSES as STATUSES,
   notificationView,
+  NOTIFICATION_STATUSES as STATUSES,
 } from '../storage/notifications.js';
 import { type Command, globalOptions, withStorage } from './command.js';
 

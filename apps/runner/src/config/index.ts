@@ -176,7 +176,7 @@ export const EVENT_KINDS = [
 export type EventKind = (typeof EVENT_KINDS)[number];
 
 /** The channels a notification goes out on. */
-export const CHANNELS = ['webhook'] as const;
+export const CHANNELS = ['webhook', 'email'] as const;
 
 /** One channel a notification goes out on. */
 export type Channel = (typeof CHANNELS)[number];
@@ -240,6 +240,25 @@ export const webhookSecrets: Kind<readonly Buffer[]> = {
       /^whsec_[A-Za-z0-9+/]+={0,2}$/.test(s) ? Buffer.from(s.slice(6), 'base64') : undefined,
     );
     return keys.every((k) => k !== undefined && k.length >= 16) ? (keys as Buffer[]) : undefined;
+  },
+};
+
+/** An smtp:// or smtps:// URL, user and password in it when the server needs them. */
+export const smtpUrl: Kind<string> = {
+  accepts: 'an smtp:// or smtps:// URL, e.g. smtp://user:password@mail.example.com:587',
+  echo: false,
+  parse: (given) => {
+    const protocol = URL.canParse(given) ? new URL(given).protocol : '';
+    return protocol === 'smtp:' || protocol === 'smtps:' ? given : undefined;
+  },
+};
+
+/** Email addresses separated by commas. */
+export const emailAddresses: Kind<readonly string[]> = {
+  accepts: 'email addresses separated by commas',
+  parse: (given) => {
+    const list = given.split(',').map((a) => a.trim());
+    return list.every((a) => /^[^\s@,<>]+@[^\s@,<>]+$/.test(a)) ? list : undefined;
   },
 };
 
@@ -463,11 +482,32 @@ export const VARIABLES = {
     description:
       "the webhook's signing secret; give the new one and the old one during a rotation, both sign",
   }),
+  RUNNER_SMTP_URL: variable({
+    name: 'RUNNER_SMTP_URL',
+    kind: smtpUrl,
+    default: undefined,
+    defaultText: 'none: no email',
+    description: 'the SMTP server wake and serve send email notifications through',
+  }),
+  RUNNER_EMAIL_TO: variable({
+    name: 'RUNNER_EMAIL_TO',
+    kind: emailAddresses,
+    default: undefined,
+    defaultText: 'none',
+    description: 'who gets the email notifications',
+  }),
+  RUNNER_EMAIL_FROM: variable({
+    name: 'RUNNER_EMAIL_FROM',
+    kind: text('an email address, or a name and <address>'),
+    default: 'runner@localhost',
+    description: 'the sender of the email notifications',
+  }),
   RUNNER_NOTIFY: variable({
     name: 'RUNNER_NOTIFY',
     kind: notifyRules,
     default: undefined,
-    defaultText: 'webhook=* when RUNNER_WEBHOOK_URL is set, else none',
+    defaultText:
+      'webhook=* when RUNNER_WEBHOOK_URL is set, and email=question.created when RUNNER_SMTP_URL is',
     description:
       'which events (question.created, .reminded, .escalated, .answered, .expired, .cancelled, run.completed, run.failed) go to which channel, by kind, tool, priority and audience; written with the event, in its transaction',
   }),

@@ -1,6 +1,7 @@
 import { type Env, setting, VARIABLES } from '../config/index.js';
 import type { Storage } from '../storage/index.js';
 import type { NotificationRecord } from '../storage/notifications.js';
+import { emailSender } from './email.js';
 import { sendWebhook } from './webhook.js';
 
 /** Sends one notification on its channel; throws why it was not delivered. */
@@ -37,16 +38,32 @@ export interface DeliveryOptions {
 const HOUR = 3600e3;
 const WEBHOOK_TIMEOUT_MS = 10_000;
 
-/** The senders the environment configures: the webhook when RUNNER_WEBHOOK_URL is set. */
+/**
+ * The senders the environment configures: the webhook when RUNNER_WEBHOOK_URL is set, email
+ * when RUNNER_SMTP_URL and RUNNER_EMAIL_TO are.
+ */
 export function sendersFromEnv(env?: Env): Record<string, Sender> {
+  const senders: Record<string, Sender> = {};
   const url = setting(VARIABLES.RUNNER_WEBHOOK_URL, env);
-  if (!url) return {};
-  const target = {
-    url,
-    secrets: setting(VARIABLES.RUNNER_WEBHOOK_SECRET, env) ?? [],
-    timeoutMs: WEBHOOK_TIMEOUT_MS,
-  };
-  return { webhook: (n) => sendWebhook(target, n.eventId, n.payload) };
+  if (url) {
+    const target = {
+      url,
+      secrets: setting(VARIABLES.RUNNER_WEBHOOK_SECRET, env) ?? [],
+      timeoutMs: WEBHOOK_TIMEOUT_MS,
+    };
+    senders.webhook = (n) => sendWebhook(target, n.eventId, n.payload);
+  }
+  const smtp = setting(VARIABLES.RUNNER_SMTP_URL, env);
+  const to = setting(VARIABLES.RUNNER_EMAIL_TO, env);
+  if (smtp && to) {
+    senders.email = emailSender({
+      url: smtp,
+      to,
+      from: setting(VARIABLES.RUNNER_EMAIL_FROM, env),
+      publicUrl: setting(VARIABLES.RUNNER_PUBLIC_URL, env),
+    });
+  }
+  return senders;
 }
 
 /** The delivery options of the environment (RUNNER_WEBHOOK_*, RUNNER_NOTIFY_*). */
@@ -132,7 +149,11 @@ export class Deliverer {
     const said = { id: n.id, eventId: n.eventId, kind: n.kind, attempt: n.attempts };
     const send = this.options.senders[n.channel];
     try {
-      if (!send) throw new Error(`no ${n.channel} channel is configured (RUNNER_WEBHOOK_URL)`);
+      if (!send) {
+        throw new Error(
+          `no ${n.channel} channel is configured (RUNNER_WEBHOOK_URL, RUNNER_SMTP_URL and RUNNER_EMAIL_TO)`,
+        );
+      }
       await send(n);
     } catch (thrown) {
       const error = thrown instanceof Error ? thrown.message : String(thrown);

@@ -23,18 +23,27 @@ export interface NotifyEvent {
 
 /**
  * The routing rules: RUNNER_NOTIFY, else every event to the webhook when RUNNER_WEBHOOK_URL
- * is set, else none.
- * @throws a usage error for a rule naming the webhook when RUNNER_WEBHOOK_URL is not set.
+ * is set and new questions by email when RUNNER_SMTP_URL is.
+ * @throws a usage error for a rule naming a channel that is not configured.
  */
 export function notifyRules(env?: Env): readonly NotifyRule[] {
   const url = setting(VARIABLES.RUNNER_WEBHOOK_URL, env);
-  const rules =
-    setting(VARIABLES.RUNNER_NOTIFY, env) ??
-    (url ? [{ channel: 'webhook' as const, kind: '*' }] : []);
+  const smtp = setting(VARIABLES.RUNNER_SMTP_URL, env);
+  const defaults: NotifyRule[] = [
+    ...(url ? [{ channel: 'webhook' as const, kind: '*' }] : []),
+    ...(smtp ? [{ channel: 'email' as const, kind: 'question.created' }] : []),
+  ];
+  const rules = setting(VARIABLES.RUNNER_NOTIFY, env) ?? defaults;
   if (!url && rules.some((rule) => rule.channel === 'webhook')) {
     throw usageError('RUNNER_NOTIFY sends events to the webhook: set RUNNER_WEBHOOK_URL too');
   }
-  return rules as readonly NotifyRule[];
+  if (
+    !(smtp && setting(VARIABLES.RUNNER_EMAIL_TO, env)) &&
+    rules.some((r) => r.channel === 'email')
+  ) {
+    throw usageError('email notifications need RUNNER_SMTP_URL and RUNNER_EMAIL_TO');
+  }
+  return rules;
 }
 
 /** Whether `rule` takes `event`: its kind, and each filter it names (a priority is a floor). */

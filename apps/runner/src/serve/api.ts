@@ -6,8 +6,8 @@ import type {
   AnswerResponse,
   AuditResponse,
   BatchResponse,
-  NotificationsResponse,
   ContextResponse,
+  NotificationsResponse,
   PauseResponse,
   PausesResponse,
   RecentResponse,
@@ -279,7 +279,11 @@ const routes: Route[] = [
       const status = url.searchParams.get('status') ?? undefined;
       const known = NOTIFICATION_STATUSES.find((s) => s === status);
       if (status !== undefined && !known) {
-        throw new HttpError(400, 'invalid_request', `status takes ${NOTIFICATION_STATUSES.join(', ')}`);
+        throw new HttpError(
+          400,
+          'invalid_request',
+          `status takes ${NOTIFICATION_STATUSES.join(', ')}`,
+        );
       }
       const found = await ctx.storage
         .notifications()
