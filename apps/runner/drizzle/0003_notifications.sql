@@ -14,3 +14,9 @@ CREATE TABLE "runner"."notifications" (
 );
 --> statement-breakpoint
 CREATE INDEX "notifications_due_idx" ON "runner"."notifications" ("next_at") WHERE "status" = 'pending';
+--> statement-breakpoint
+CREATE TABLE "runner"."decision_links" (
+	"id" text PRIMARY KEY NOT NULL,
+	"token" text NOT NULL,
+	"used_at" timestamp with time zone DEFAULT now() NOT NULL
+);

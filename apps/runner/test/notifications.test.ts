@@ -15,6 +15,10 @@ import { newSecret, startReceiver, type WebhookReceiver } from './webhook-receiv
 // attempts; `runner notifications list | retry` and `wake --once` deliver it again.
 
 const dataDir = dataDirs();
+const unquote = (text: string) =>
+  text
+    .replace(/=\r?\n/g, '')
+    .replace(/=([0-9A-F]{2})/g, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)));
 const secrets = { current: newSecret(), old: newSecret() };
 let receiver: WebhookReceiver;
 let env: Record<string, string>;
@@ -106,8 +110,9 @@ describe('notifications (embedded default)', { timeout: 300_000 }, () => {
     }
   });
 
-  it('email over SMTP: a real SMTP server receives the question, its context and how to answer', async () => {
+  it('email over SMTP with decision links: a real SMTP server receives them; a prefetch answers nothing, the confirmed POST answers once', async () => {
     const messages: string[] = [];
+    const links: string[] = [];
     const smtp = new SMTPServer({
       authOptional: true,
       disabledCommands: ['STARTTLS', 'AUTH'],
@@ -130,31 +135,96 @@ describe('notifications (embedded default)', { timeout: 300_000 }, () => {
       RUNNER_EMAIL_TO: 'ops@example.com,ada@example.com',
       RUNNER_PUBLIC_URL: 'https://approvals.example.com/',
       RUNNER_NOTIFY: 'email=question.created',
+      RUNNER_DECISION_KEY: 'a decision key of the test, 32 b',
     });
-    const storage = await openStorage({ dataDir: dataDir(), command: 'test', log: () => {} });
+    const data = dataDir();
+    const storage = await openStorage({ dataDir: data, command: 'test', log: () => {} });
+    let token = '';
     try {
       const run = await startRun(storage, modelFromId('scripted:trip'), 'Plan', 'mail', {
         event: () => {},
       });
       if (run.status !== 'waiting') throw new Error(run.status);
+      token = run.token;
       const [queued] = await storage.notifications().list();
       expect(queued).toMatchObject({ channel: 'email', kind: 'question.created' });
       await new Deliverer(() => storage, deliveryFromEnv()).deliverDue();
       expect(await storage.notifications().list()).toEqual([
         expect.objectContaining({ status: 'delivered', attempts: 1 }),
       ]);
-      expect(messages).toHaveLength(1);
-      const message = messages[0]?.replace(/=\r?\n/g, '') ?? '';
-      expect(message).toContain(`Message-ID: <${queued?.eventId}@runner>`);
-      expect(message).toMatch(/^To: ops@example\.com, ada@example\.com/m);
+      // Decision links name their recipient: one message each.
+      expect(messages).toHaveLength(2);
+      // Quoted-printable: soft line breaks and =XX escapes.
+      const message = unquote(messages.find((m) => /^To: ada@example\.com/m.test(m)) ?? '');
+      expect(message).toContain(`Message-ID: <${queued?.eventId}.1@runner>`);
       expect(message).toContain('Subject: [runner] question.created: Where would you like to go?');
       expect(message).toContain('Conversation: mail');
       expect(message).toContain('the approval center: https://approvals.example.com/');
       expect(message).toContain(`runner answer ${run.token} --accept TEXT | --decline`);
+      links.push(
+        ...(message.match(/https:\/\/approvals\.example\.com\/decide\?link=[\w.-]+/g) ?? []),
+      );
     } finally {
       await storage.close();
-      process.env = saved;
       await new Promise<void>((resolve) => smtp.close(() => resolve()));
+    }
+    // Lisbon, Kyoto and Reykjavik, and decline; a proxy would put serve at the public address.
+    expect(links).toHaveLength(4);
+    const served = await serve(['--data', data], { ...process.env });
+    process.env = saved;
+    try {
+      const at = (link: string) =>
+        new URL(new URL(link).pathname + new URL(link).search, served.url).href;
+      const first = at(links[0] ?? '');
+      const prefetch = await fetch(first);
+      expect(prefetch.status).toBe(200);
+      const page = await prefetch.text();
+      expect(page).toContain('Confirm your answer');
+      const api = new URL('/api/', served.url).href;
+      expect((await call(`${api}pauses/${token}`)).status, 'a GET answers nothing').toBe(200);
+
+      const csrf = /name="csrf" value="([^"]+)"/.exec(page)?.[1] ?? '';
+      const link = new URL(first).searchParams.get('link') ?? '';
+      const form = (fields: Record<string, string>, cookie?: string): RequestInit => ({
+        method: 'POST',
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          ...(cookie ? { cookie } : {}),
+        },
+        body: new URLSearchParams(fields).toString(),
+      });
+      const cookie = prefetch.headers.get('set-cookie')?.split(';')[0] ?? '';
+      expect(
+        (await fetch(`${served.url.replace(/\/$/, '')}/decide`, form({ link, csrf }))).status,
+        'no cookie',
+      ).toBe(403);
+      const tampered = `${link.slice(0, -2)}${link.endsWith('AA') ? 'BB' : 'AA'}`;
+      expect((await fetch(at(`https://x/decide?link=${tampered}`))).status).toBe(403);
+      expect((await call(`${api}pauses/${token}`)).status, 'refusals answer nothing').toBe(200);
+
+      const confirmed = await fetch(
+        `${served.url.replace(/\/$/, '')}/decide`,
+        form({ link, csrf }, cookie),
+      );
+      expect(confirmed.status).toBe(200);
+      expect(await confirmed.text()).toContain('by ada@example.com');
+      expect((await call(`${api}pauses/${token}`)).status).toBe(404);
+      const again = await fetch(
+        `${served.url.replace(/\/$/, '')}/decide`,
+        form({ link, csrf }, cookie),
+      );
+      expect(again.status).toBe(409);
+      expect((await fetch(at(links[1] ?? ''))).status, 'another link of an answered question').toBe(
+        409,
+      );
+      const audit = await call(`${api}audit`);
+      const entry = audit.body.entries.find(
+        (e: { kind: string; token: string }) => e.kind === 'question-answered' && e.token === token,
+      );
+      expect(entry?.data).toMatchObject({ channel: 'email' });
+      expect(JSON.stringify(entry?.data)).toContain('ada@example.com');
+    } finally {
+      await served.stop();
     }
   });
 });

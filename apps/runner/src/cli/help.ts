@@ -290,7 +290,8 @@ Which events go where is RUNNER_NOTIFY; a notification is written in the transac
 its event (a question rolled back sends nothing) and delivered at least once by wake and
 serve, with backoff and jitter (RUNNER_NOTIFY_BACKOFF_MS). A webhook (RUNNER_WEBHOOK_URL)
 is signed by the Standard Webhooks scheme with RUNNER_WEBHOOK_SECRET; email goes through
-RUNNER_SMTP_URL to RUNNER_EMAIL_TO.`,
+RUNNER_SMTP_URL to RUNNER_EMAIL_TO, with signed one-time decision links to serve's /decide
+when RUNNER_DECISION_KEY and RUNNER_PUBLIC_URL are set.`,
   migrate: `usage: runner migrate [--data DIR]
 
 Applies the database migrations of every package (idempotent). Other commands also apply

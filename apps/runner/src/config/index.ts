@@ -502,6 +502,14 @@ export const VARIABLES = {
     default: 'runner@localhost',
     description: 'the sender of the email notifications',
   }),
+  RUNNER_DECISION_KEY: variable({
+    name: 'RUNNER_DECISION_KEY',
+    kind: auditKey,
+    default: undefined,
+    defaultText: 'none: emails carry no decision links',
+    description:
+      "the key that signs email decision links (one per answer, per recipient, used once, opened on serve's page at RUNNER_PUBLIC_URL)",
+  }),
   RUNNER_NOTIFY: variable({
     name: 'RUNNER_NOTIFY',
     kind: notifyRules,

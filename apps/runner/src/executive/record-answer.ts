@@ -114,6 +114,7 @@ export function checkAnswerSize(token: string, given: ResumeAnswer): void {
  * `by` says who answered and how: an operator's `identity` (the store admits only the
  * question's audience), or an administrator's `answeredBy` (nothing checked), and through
  * what (`channel`: cli, api or page; `signedInWith`), for the audit log.
+ * `also` writes in the same transaction first (a decision link consumed with its answer).
  * @throws {AlreadyAnsweredError} for a question answered already (how, by whom, when);
  *   the askuser store's errors (unknown token, bad answer, `forbidden`).
  */
@@ -122,10 +123,12 @@ export async function answer(
   token: string,
   given: ResumeAnswer,
   by: AnswerOptions = {},
+  also?: (tx: Db) => Promise<void>,
 ): Promise<void> {
   checkAnswerSize(token, given);
   const refused = await storage
     .transaction(async (tx) => {
+      await also?.(tx);
       try {
         await storage.pauses(tx).markResumed(token, given, by);
       } catch (error) {

@@ -61,6 +61,7 @@ export function sendersFromEnv(env?: Env): Record<string, Sender> {
       to,
       from: setting(VARIABLES.RUNNER_EMAIL_FROM, env),
       publicUrl: setting(VARIABLES.RUNNER_PUBLIC_URL, env),
+      decisionKey: setting(VARIABLES.RUNNER_DECISION_KEY, env),
     });
   }
   return senders;

@@ -1,5 +1,6 @@
 import { createTransport } from 'nodemailer';
 import type { NotificationRecord } from '../storage/notifications.js';
+import { LINK_TTL_MS, shownDigest, signDecision } from './decision-link.js';
 
 /** Where email notifications go, and the page they point to. */
 export interface EmailTarget {
@@ -9,7 +10,12 @@ export interface EmailTarget {
   to: readonly string[];
   /** The approval center's address (RUNNER_PUBLIC_URL), for the link to the question. */
   publicUrl?: string | undefined;
+  /** Signs one decision link per answer and recipient (RUNNER_DECISION_KEY, with publicUrl). */
+  decisionKey?: string | undefined;
 }
+
+/** A link per answer: `label`, and the URL of its confirmation page. */
+type DecisionLinks = Array<{ label: string; url: string }>;
 
 interface EventData {
   token?: string;
@@ -22,12 +28,40 @@ interface EventData {
   error?: string;
   answer?: { action: string; content: string };
   answeredBy?: string | null;
+  deadline?: { at: string };
+}
+
+/** The decision links of a new question for recipient `to`: each option (or accept) and decline. */
+function decisionLinks(n: NotificationRecord, target: EmailTarget, to: string): DecisionLinks {
+  const data = ((n.payload as { data?: EventData } | null)?.data ?? {}) as EventData;
+  const { decisionKey: key, publicUrl } = target;
+  if (!key || !publicUrl || n.kind !== 'question.created' || !data.token) return [];
+  const deadline = data.deadline ? Date.parse(data.deadline.at) : Number.POSITIVE_INFINITY;
+  const expiresAt = Math.min(Date.now() + LINK_TTL_MS, deadline);
+  const shown = shownDigest({ question: data.question ?? '', options: data.options ?? null });
+  const options = Array.isArray(data.options) ? data.options.map(String) : [];
+  const accepts = options.length ? options : [''];
+  const answers: Array<{
+    label: string;
+    answer: { action: 'accept' | 'decline'; content: string };
+  }> = [
+    ...accepts.map((o) => ({
+      label: o || 'accept',
+      answer: { action: 'accept' as const, content: o },
+    })),
+    { label: 'decline', answer: { action: 'decline', content: '' } },
+  ];
+  return answers.map(({ label, answer }) => {
+    const link = signDecision(key, { token: data.token ?? '', to, answer, shown, expiresAt });
+    return { label, url: new URL(`decide?link=${link}`, publicUrl).href };
+  });
 }
 
 /** The subject and text of one notification's email: the question, its context, how to answer. */
 export function emailOf(
   n: NotificationRecord,
   publicUrl?: string,
+  links: DecisionLinks = [],
 ): { subject: string; text: string } {
   const data = ((n.payload as { data?: EventData } | null)?.data ?? {}) as EventData;
   const about = data.question ?? data.runId ?? '';
@@ -45,6 +79,7 @@ export function emailOf(
   if (n.kind === 'question.created' && data.token) {
     const options = Array.isArray(data.options) ? (data.options as unknown[]) : [];
     lines.push('', 'To answer:');
+    for (const link of links) lines.push(`  ${link.label}: ${link.url}`);
     if (publicUrl) lines.push(`  the approval center: ${publicUrl}`);
     for (const [i, option] of options.entries()) {
       lines.push(`  ${String(option)}: runner answer ${data.token} --option ${i + 1}`);
@@ -61,11 +96,17 @@ export function emailOf(
 export function emailSender(target: EmailTarget): (n: NotificationRecord) => Promise<void> {
   const transport = createTransport(target.url);
   return async (n) => {
-    await transport.sendMail({
-      from: target.from,
-      to: [...target.to],
-      messageId: `<${n.eventId}@runner>`,
-      ...emailOf(n, target.publicUrl),
-    });
+    const perRecipient = target.decisionKey !== undefined && target.publicUrl !== undefined;
+    // Decision links name the person they were sent to: then each recipient gets their own.
+    const batches = perRecipient ? target.to.map((to) => [to]) : [[...target.to]];
+    for (const [i, to] of batches.entries()) {
+      const links = perRecipient ? decisionLinks(n, target, to[0] ?? '') : [];
+      await transport.sendMail({
+        from: target.from,
+        to,
+        messageId: `<${n.eventId}${batches.length > 1 ? `.${i}` : ''}@runner>`,
+        ...emailOf(n, target.publicUrl, links),
+      });
+    }
   };
 }

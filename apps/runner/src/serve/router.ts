@@ -3,6 +3,7 @@ import { classifyFailure } from '../errors.js';
 import { type ApiContext, handleApi } from './api.js';
 import { answerHostedCommand, type HostCommand } from './api-cli.js';
 import { callerOf, handleSignIn, type SignIn } from './auth.js';
+import { answerDecisionRoute } from './decide.js';
 import { checkHost, sendError } from './http.js';
 import { HttpError } from './http-error.js';
 import { answerOidcRoute } from './oidc.js';
@@ -42,6 +43,8 @@ export function routeRequests(
         return;
       }
       if (await handleSignIn(signIn, req, res, url.pathname)) return;
+      // A decision link is its own credential: signed, for one answer by one person, once.
+      if (await answerDecisionRoute(api.storage, api.answered, req, res, url)) return;
       if (
         signIn.oidc &&
         (await answerOidcRoute(signIn.oidc, signIn.storage, signIn.sessions, req, res, url))

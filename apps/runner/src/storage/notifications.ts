@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { type StoreDatabase as Db, rowsOf } from '@x/postgres-kit';
+import { type StoreDatabase as Db, rowsOf, sqlStateOf } from '@x/postgres-kit';
 import { sql } from 'drizzle-orm';
 import type { NotificationView } from '../../web/src/api-types.d.ts';
 import { notFoundError, RunnerError } from '../errors.js';
@@ -153,5 +153,21 @@ export class NotificationStore {
     );
     if (found.length === 0) throw notFoundError(`no notification has the id ${id}`);
     throw new RunnerError('conflict', `notification ${id} is waiting to be sent already`);
+  }
+
+  /**
+   * Consumes the decision link `id` (of question `token`); call it in the answer's
+   * transaction, so that the link is used exactly when its answer is recorded.
+   * @throws a conflict for a link used before.
+   */
+  async useDecisionLink(id: string, token: string): Promise<void> {
+    try {
+      await this.db.execute(
+        sql`insert into runner.decision_links (id, token) values (${id}, ${token})`,
+      );
+    } catch (error) {
+      if (sqlStateOf(error) !== '23505') throw error;
+      throw new RunnerError('conflict', 'this decision link was used already', { cause: error });
+    }
   }
 }
