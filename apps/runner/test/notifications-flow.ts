@@ -2,7 +2,7 @@ import { userMessage } from '@x/wire';
 import { Webhook } from 'standardwebhooks';
 import { expect } from 'vitest';
 import { runTurn } from '../src/agent/turn.js';
-import { answer, startRun } from '../src/executive/index.js';
+import { answer, startRun, stopConversation } from '../src/executive/index.js';
 import { type SuspendedTurn, suspend } from '../src/executive/suspend.js';
 import { modelFromId } from '../src/model/index.js';
 import { Deliverer, deliveryFromEnv } from '../src/notify/deliver.js';
@@ -117,5 +117,18 @@ export async function outboxFlow(
   expect(failed?.lastError).toMatch(/answered 503: receiver says no/);
   const dead = receiver.received.splice(0);
   expect(dead.map((r) => r.id)).toEqual([failed?.eventId, failed?.eventId, failed?.eventId]);
+
+  // Stopping a conversation closes its questions: each is a question.cancelled.
+  const stopped = await startRun(storage, model, 'Plan me a trip', 'stopped', quiet);
+  await stopConversation(storage, 'stopped');
+  const kinds = (await storage.notifications().list({ status: 'pending' })).map((n) => n.kind);
+  expect(kinds.sort()).toEqual(['question.cancelled', 'question.created']);
+  const [cancelled] = await storage.notifications().list({ status: 'pending', limit: 1 });
+  expect(cancelled?.payload).toMatchObject({
+    data: { token: stopped.status === 'waiting' ? stopped.token : '', reason: 'stopped' },
+  });
+  receiver.answer = () => 204;
+  await deliverUntil(storage, 8, (all) => all.every((n) => n.status !== 'pending'));
+  receiver.received.length = 0;
   return failed?.id ?? '';
 }

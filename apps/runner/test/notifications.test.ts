@@ -90,7 +90,8 @@ describe('notifications (embedded default)', { timeout: 300_000 }, () => {
       const api = new URL('/api/', served.url).href;
       const listedApi = await call(`${api}notifications?status=delivered`);
       expect(listedApi.status).toBe(200);
-      expect(listedApi.body.notifications).toHaveLength(3);
+      // Both questions of conversation saved and its answer, and the stopped one's two.
+      expect(listedApi.body.notifications).toHaveLength(5);
       expect((await call(`${api}notifications?status=lost`)).status).toBe(400);
       const answered = await call(
         `${api}pauses/${token}/answer`,
