@@ -1,6 +1,11 @@
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
-import { notifyRules as notifyRulesKind, setting, VARIABLES } from '../src/config/index.js';
+import {
+  checkEnvironment,
+  notifyRuleList as notifyRulesKind,
+  setting,
+  VARIABLES,
+} from '../src/config/index.js';
 import { channelsFor, notifyRules, questionEvent, ruleMatches } from '../src/notify/events.js';
 import { webhookSignature } from '../src/notify/webhook.js';
 
@@ -51,6 +56,10 @@ describe('RUNNER_NOTIFY', () => {
       { channel: 'webhook', kind: '*' },
     ]);
     expect(() => notifyRules({ RUNNER_NOTIFY: 'webhook=*' })).toThrow(/set RUNNER_WEBHOOK_URL/);
+    // Refused before a command starts, not when an event would be written.
+    expect(() => checkEnvironment({ RUNNER_NOTIFY: 'email=*' })).toThrow(
+      'email notifications need RUNNER_SMTP_URL and RUNNER_EMAIL_TO',
+    );
   });
 });
 

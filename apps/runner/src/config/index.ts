@@ -201,7 +201,7 @@ const RULE_FILTERS = ['tool', 'priority', 'audience'] as const;
  * commas, KIND an event kind or a prefix ending in `*`, filters `tool`, `priority` and
  * `audience` (`webhook=question.*?tool=approve&priority=high,webhook=run.failed`).
  */
-export const notifyRules: Kind<readonly NotifyRule[]> = {
+export const notifyRuleList: Kind<readonly NotifyRule[]> = {
   accepts:
     'CHANNEL=KIND[?tool=T&priority=P&audience=R] rules separated by commas, e.g. webhook=question.*?tool=approve',
   parse: (given) => {
@@ -512,7 +512,7 @@ export const VARIABLES = {
   }),
   RUNNER_NOTIFY: variable({
     name: 'RUNNER_NOTIFY',
-    kind: notifyRules,
+    kind: notifyRuleList,
     default: undefined,
     defaultText:
       'webhook=* when RUNNER_WEBHOOK_URL is set, and email=question.created when RUNNER_SMTP_URL is',
@@ -735,6 +735,32 @@ export function setting<T, D extends T | undefined>(
 /** Reads every variable once: a bad value anywhere is refused before a command starts. */
 export function checkEnvironment(env: Env = process.env): void {
   for (const variable of Object.values(VARIABLES)) setting(variable as Variable<unknown>, env);
+  // A rule naming a channel that is not configured would refuse the events it takes.
+  notifyRules(env);
+}
+/**
+ * The routing rules: RUNNER_NOTIFY, else every event to the webhook when RUNNER_WEBHOOK_URL
+ * is set and new questions by email when RUNNER_SMTP_URL is.
+ * @throws a usage error for a rule naming a channel that is not configured.
+ */
+export function notifyRules(env?: Env): readonly NotifyRule[] {
+  const url = setting(VARIABLES.RUNNER_WEBHOOK_URL, env);
+  const smtp = setting(VARIABLES.RUNNER_SMTP_URL, env);
+  const defaults: NotifyRule[] = [
+    ...(url ? [{ channel: 'webhook' as const, kind: '*' }] : []),
+    ...(smtp ? [{ channel: 'email' as const, kind: 'question.created' }] : []),
+  ];
+  const rules = setting(VARIABLES.RUNNER_NOTIFY, env) ?? defaults;
+  if (!url && rules.some((rule) => rule.channel === 'webhook')) {
+    throw usageError('RUNNER_NOTIFY sends events to the webhook: set RUNNER_WEBHOOK_URL too');
+  }
+  if (
+    !(smtp && setting(VARIABLES.RUNNER_EMAIL_TO, env)) &&
+    rules.some((r) => r.channel === 'email')
+  ) {
+    throw usageError('email notifications need RUNNER_SMTP_URL and RUNNER_EMAIL_TO');
+  }
+  return rules;
 }
 
 /** Defaults of command-line options, for the commands and their help. */

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { type Env, type EventKind, type NotifyRule, setting, VARIABLES } from '../config/index.js';
+import { type Env, type EventKind, type NotifyRule, notifyRules } from '../config/index.js';
 import { usageError } from '../errors.js';
 import type { Db, Storage } from '../storage/index.js';
 
@@ -21,30 +21,7 @@ export interface NotifyEvent {
   question?: QuestionFacts;
 }
 
-/**
- * The routing rules: RUNNER_NOTIFY, else every event to the webhook when RUNNER_WEBHOOK_URL
- * is set and new questions by email when RUNNER_SMTP_URL is.
- * @throws a usage error for a rule naming a channel that is not configured.
- */
-export function notifyRules(env?: Env): readonly NotifyRule[] {
-  const url = setting(VARIABLES.RUNNER_WEBHOOK_URL, env);
-  const smtp = setting(VARIABLES.RUNNER_SMTP_URL, env);
-  const defaults: NotifyRule[] = [
-    ...(url ? [{ channel: 'webhook' as const, kind: '*' }] : []),
-    ...(smtp ? [{ channel: 'email' as const, kind: 'question.created' }] : []),
-  ];
-  const rules = setting(VARIABLES.RUNNER_NOTIFY, env) ?? defaults;
-  if (!url && rules.some((rule) => rule.channel === 'webhook')) {
-    throw usageError('RUNNER_NOTIFY sends events to the webhook: set RUNNER_WEBHOOK_URL too');
-  }
-  if (
-    !(smtp && setting(VARIABLES.RUNNER_EMAIL_TO, env)) &&
-    rules.some((r) => r.channel === 'email')
-  ) {
-    throw usageError('email notifications need RUNNER_SMTP_URL and RUNNER_EMAIL_TO');
-  }
-  return rules;
-}
+export { notifyRules };
 
 /** Whether `rule` takes `event`: its kind, and each filter it names (a priority is a floor). */
 export function ruleMatches(rule: NotifyRule, event: Pick<NotifyEvent, 'kind' | 'question'>) {

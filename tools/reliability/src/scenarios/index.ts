@@ -6,7 +6,7 @@ import { firstUseEmbedded, firstUsePostgres } from './first-use.js';
 import { hostileFiles, hostilePostgres } from './hostile.js';
 import { poolScale, stalledWorker } from './leases.js';
 import { loadScenario } from './load.js';
-import { notifyScenario } from './notify.js';
+import { notifyKillScenario, notifyScenario } from './notify.js';
 import { fileRaces, pgRaces } from './races.js';
 import { stopEmbedded, stopPostgres } from './stop.js';
 import { takeoverEmbedded, takeoverPostgres } from './takeover.js';
@@ -62,6 +62,7 @@ export const scenarios: Scenario[] = [
     server: true,
     run: notifyScenario,
   },
+  { name: 'notify: wake SIGKILLed mid-delivery', server: true, run: notifyKillScenario },
   { name: 'kill: delegate workers, embedded', server: false, run: delegateEmbedded },
   { name: 'kill: delegate workers, postgres', server: true, run: delegatePostgres },
 ];

@@ -2,6 +2,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Deliverer, sendersFromEnv } from 'runner/dist/notify/deliver.js';
 import { knob } from '../knobs.js';
+import { startRunner } from '../proc.js';
 import type { Tally } from '../report.js';
 import { exec, openRunnerStorage } from '../runner.js';
 import { createDatabase } from '../server.js';
@@ -97,4 +98,71 @@ export async function notifyScenario(tally: Tally): Promise<void> {
     await db.drop();
     server.close();
   }
+}
+
+/**
+ * `runner wake` SIGKILLed while a delivery is in flight (the receiver holds the request):
+ * after another wake starts, the claim's lease (a minute) runs out and the notification is
+ * delivered again, with the same `webhook-id`, never lost.
+ */
+export async function notifyKillScenario(tally: Tally): Promise<void> {
+  const seen: string[] = [];
+  const held: Array<() => void> = [];
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      const id = String(req.headers['webhook-id']);
+      seen.push(id);
+      // The first request is held until the wake that sent it is gone.
+      if (seen.length === 1) held.push(() => res.destroy());
+      else res.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`;
+  process.env.RUNNER_WEBHOOK_URL = url;
+  const db = await createDatabase();
+  const storage = await openRunnerStorage(db.url);
+  const env = { DATABASE_URL: db.url, RUNNER_WEBHOOK_URL: url };
+  try {
+    await exec(storage, 'notify-kill');
+    const [queued] = await storage.notifications().list();
+    const first = startRunner(['wake', '--json'], env);
+    await until(() => seen.length === 1, 60_000);
+    first.child.kill('SIGKILL');
+    await first.done;
+    for (const release of held) release();
+    tally.faults++;
+    const second = startRunner(['wake', '--json'], env);
+    try {
+      const delivered = await until(() => seen.length >= 2, 120_000);
+      tally.cases++;
+      if (!delivered) tally.loss(`notification ${queued?.id} never delivered after the kill`);
+      const [after] = await storage.notifications().list();
+      tally.check(
+        after?.status === 'delivered' && seen.every((id) => id === queued?.eventId),
+        () => `after the kill: ${after?.status}, ids ${seen.join(', ')}`,
+      );
+      tally.note(
+        `wake SIGKILLed mid-delivery: delivered again by the next wake after the lease, ${seen.length} requests with one webhook-id`,
+      );
+    } finally {
+      second.child.kill('SIGTERM');
+      await second.done;
+    }
+  } finally {
+    delete process.env.RUNNER_WEBHOOK_URL;
+    await storage.close();
+    await db.drop();
+    server.close();
+  }
+}
+
+async function until(check: () => boolean, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) return false;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return true;
 }
