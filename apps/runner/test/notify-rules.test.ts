@@ -30,7 +30,7 @@ describe('RUNNER_NOTIFY', () => {
       { channel: 'webhook', kind: 'question.*', tool: 'approve', priority: '5' },
       { channel: 'webhook', kind: 'run.failed' },
     ]);
-    for (const bad of ['slack=*', 'webhook=question.lost', 'webhook=*?colour=red', 'webhook']) {
+    for (const bad of ['sms=*', 'webhook=question.lost', 'webhook=*?colour=red', 'webhook']) {
       expect(notifyRulesKind.parse(bad, ''), bad).toBeUndefined();
     }
     expect(() => setting(VARIABLES.RUNNER_NOTIFY, { RUNNER_NOTIFY: 'webhook=nope' })).toThrow(

@@ -291,7 +291,8 @@ its event (a question rolled back sends nothing) and delivered at least once by 
 serve, with backoff and jitter (RUNNER_NOTIFY_BACKOFF_MS). A webhook (RUNNER_WEBHOOK_URL)
 is signed by the Standard Webhooks scheme with RUNNER_WEBHOOK_SECRET; email goes through
 RUNNER_SMTP_URL to RUNNER_EMAIL_TO, with signed one-time decision links to serve's /decide
-when RUNNER_DECISION_KEY and RUNNER_PUBLIC_URL are set.`,
+when RUNNER_DECISION_KEY and RUNNER_PUBLIC_URL are set; Slack by RUNNER_SLACK_TOKEN to
+RUNNER_SLACK_CHANNEL, its buttons answered at serve's /slack/interactions.`,
   migrate: `usage: runner migrate [--data DIR]
 
 Applies the database migrations of every package (idempotent). Other commands also apply

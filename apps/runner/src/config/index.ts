@@ -176,7 +176,7 @@ export const EVENT_KINDS = [
 export type EventKind = (typeof EVENT_KINDS)[number];
 
 /** The channels a notification goes out on. */
-export const CHANNELS = ['webhook', 'email'] as const;
+export const CHANNELS = ['webhook', 'email', 'slack'] as const;
 
 /** One channel a notification goes out on. */
 export type Channel = (typeof CHANNELS)[number];
@@ -250,6 +250,23 @@ export const smtpUrl: Kind<string> = {
   parse: (given) => {
     const protocol = URL.canParse(given) ? new URL(given).protocol : '';
     return protocol === 'smtp:' || protocol === 'smtps:' ? given : undefined;
+  },
+};
+
+/**
+ * Slack users and the operators they answer as: `SLACK_USER_ID=OPERATOR` pairs separated by
+ * commas (`U012AB3CD=ada`), as Slack user id -> operator name.
+ */
+export const slackUsers: Kind<Readonly<Record<string, string>>> = {
+  accepts: 'SLACK_USER_ID=OPERATOR pairs separated by commas, e.g. U012AB3CD=ada',
+  parse: (given) => {
+    const map: Record<string, string> = {};
+    for (const pair of given.split(',')) {
+      const match = /^\s*([A-Z0-9]+)=([A-Za-z0-9][\w.@-]{0,99})\s*$/.exec(pair);
+      if (!match) return undefined;
+      map[match[1] ?? ''] = match[2] ?? '';
+    }
+    return map;
   },
 };
 
@@ -502,6 +519,42 @@ export const VARIABLES = {
     default: 'runner@localhost',
     description: 'the sender of the email notifications',
   }),
+  RUNNER_SLACK_TOKEN: variable({
+    name: 'RUNNER_SLACK_TOKEN',
+    kind: { ...text('a bot token'), echo: false },
+    default: undefined,
+    defaultText: 'none: no Slack',
+    description: 'the Slack bot token wake and serve post questions with (chat.postMessage)',
+  }),
+  RUNNER_SLACK_CHANNEL: variable({
+    name: 'RUNNER_SLACK_CHANNEL',
+    kind: text('a channel id'),
+    default: undefined,
+    defaultText: 'none',
+    description: 'the Slack channel the questions are posted to',
+  }),
+  RUNNER_SLACK_API_URL: variable({
+    name: 'RUNNER_SLACK_API_URL',
+    kind: httpUrl,
+    default: 'https://slack.com/api/',
+    description: "Slack's Web API",
+  }),
+  RUNNER_SLACK_SIGNING_SECRET: variable({
+    name: 'RUNNER_SLACK_SIGNING_SECRET',
+    kind: { ...text('a secret'), echo: false },
+    default: undefined,
+    defaultText: 'none: serve takes no Slack interactions',
+    description:
+      "the Slack app's signing secret: serve's /slack/interactions answers a button only under a valid v0 signature of the last 5 minutes",
+  }),
+  RUNNER_SLACK_USERS: variable({
+    name: 'RUNNER_SLACK_USERS',
+    kind: slackUsers,
+    default: undefined,
+    defaultText: 'none: nobody answers from Slack',
+    description:
+      "the operator each Slack user answers as; the question's audience and the audit log apply as on the page",
+  }),
   RUNNER_DECISION_KEY: variable({
     name: 'RUNNER_DECISION_KEY',
     kind: auditKey,
@@ -746,9 +799,12 @@ export function checkEnvironment(env: Env = process.env): void {
 export function notifyRules(env?: Env): readonly NotifyRule[] {
   const url = setting(VARIABLES.RUNNER_WEBHOOK_URL, env);
   const smtp = setting(VARIABLES.RUNNER_SMTP_URL, env);
+  const slack =
+    setting(VARIABLES.RUNNER_SLACK_TOKEN, env) && setting(VARIABLES.RUNNER_SLACK_CHANNEL, env);
   const defaults: NotifyRule[] = [
     ...(url ? [{ channel: 'webhook' as const, kind: '*' }] : []),
     ...(smtp ? [{ channel: 'email' as const, kind: 'question.created' }] : []),
+    ...(slack ? [{ channel: 'slack' as const, kind: 'question.created' }] : []),
   ];
   const rules = setting(VARIABLES.RUNNER_NOTIFY, env) ?? defaults;
   if (!url && rules.some((rule) => rule.channel === 'webhook')) {
@@ -759,6 +815,9 @@ export function notifyRules(env?: Env): readonly NotifyRule[] {
     rules.some((r) => r.channel === 'email')
   ) {
     throw usageError('email notifications need RUNNER_SMTP_URL and RUNNER_EMAIL_TO');
+  }
+  if (!slack && rules.some((r) => r.channel === 'slack')) {
+    throw usageError('Slack notifications need RUNNER_SLACK_TOKEN and RUNNER_SLACK_CHANNEL');
   }
   return rules;
 }

@@ -2,6 +2,7 @@ import { type Env, setting, VARIABLES } from '../config/index.js';
 import type { Storage } from '../storage/index.js';
 import type { NotificationRecord } from '../storage/notifications.js';
 import { emailSender } from './email.js';
+import { slackSender } from './slack.js';
 import { sendWebhook } from './webhook.js';
 
 /** Sends one notification on its channel; throws why it was not delivered. */
@@ -63,6 +64,12 @@ export function sendersFromEnv(env?: Env): Record<string, Sender> {
       publicUrl: setting(VARIABLES.RUNNER_PUBLIC_URL, env),
       decisionKey: setting(VARIABLES.RUNNER_DECISION_KEY, env),
     });
+  }
+  const slackToken = setting(VARIABLES.RUNNER_SLACK_TOKEN, env);
+  const channel = setting(VARIABLES.RUNNER_SLACK_CHANNEL, env);
+  if (slackToken && channel) {
+    const apiUrl = setting(VARIABLES.RUNNER_SLACK_API_URL, env);
+    senders.slack = slackSender({ apiUrl, token: slackToken, channel });
   }
   return senders;
 }

@@ -1,6 +1,7 @@
 import { createTransport } from 'nodemailer';
 import type { NotificationRecord } from '../storage/notifications.js';
 import { LINK_TTL_MS, shownDigest, signDecision } from './decision-link.js';
+import { eventDataOf } from './events.js';
 
 /** Where email notifications go, and the page they point to. */
 export interface EmailTarget {
@@ -17,23 +18,9 @@ export interface EmailTarget {
 /** A link per answer: `label`, and the URL of its confirmation page. */
 type DecisionLinks = Array<{ label: string; url: string }>;
 
-interface EventData {
-  token?: string;
-  conversationId?: string;
-  tool?: string;
-  question?: string;
-  options?: unknown;
-  priority?: number;
-  runId?: string;
-  error?: string;
-  answer?: { action: string; content: string };
-  answeredBy?: string | null;
-  deadline?: { at: string };
-}
-
 /** The decision links of a new question for recipient `to`: each option (or accept) and decline. */
 function decisionLinks(n: NotificationRecord, target: EmailTarget, to: string): DecisionLinks {
-  const data = ((n.payload as { data?: EventData } | null)?.data ?? {}) as EventData;
+  const data = eventDataOf(n.payload);
   const { decisionKey: key, publicUrl } = target;
   if (!key || !publicUrl || n.kind !== 'question.created' || !data.token) return [];
   const deadline = data.deadline ? Date.parse(data.deadline.at) : Number.POSITIVE_INFINITY;
@@ -63,7 +50,7 @@ export function emailOf(
   publicUrl?: string,
   links: DecisionLinks = [],
 ): { subject: string; text: string } {
-  const data = ((n.payload as { data?: EventData } | null)?.data ?? {}) as EventData;
+  const data = eventDataOf(n.payload);
   const about = data.question ?? data.runId ?? '';
   const lines = [
     data.question ? `Question: ${data.question}` : `Run: ${data.runId}`,

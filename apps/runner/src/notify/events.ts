@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { type Env, type EventKind, type NotifyRule, notifyRules } from '../config/index.js';
-import { usageError } from '../errors.js';
 import type { Db, Storage } from '../storage/index.js';
 
 export { EVENT_KINDS, type EventKind } from '../config/index.js';
@@ -153,4 +152,24 @@ export function runEvent(
       ...extra,
     },
   };
+}
+
+/** What a notification's payload `data` may hold, as the channels read it. */
+export interface EventData {
+  token?: string;
+  conversationId?: string;
+  tool?: string;
+  question?: string;
+  options?: unknown;
+  priority?: number;
+  runId?: string;
+  error?: string;
+  answer?: { action: string; content: string };
+  answeredBy?: string | null;
+  deadline?: { at: string };
+}
+
+/** The `data` of a notification's payload ({@link recordEvent} wrote it). */
+export function eventDataOf(payload: unknown): EventData {
+  return ((payload as { data?: EventData } | null)?.data ?? {}) as EventData;
 }

@@ -11,6 +11,7 @@ import {
   shownDigest,
 } from '../notify/decision-link.js';
 import type { Storage } from '../storage/index.js';
+import type { ChannelRoute } from './http.js';
 
 const COOKIE = 'runner_decide';
 const MAX_FORM_BYTES = 64 * 1024;
@@ -83,13 +84,7 @@ function cookieOf(req: IncomingMessage): string {
  * same transaction, so it works once. A link for a question answered, expired or changed
  * says so. Returns false when decision links are not configured (RUNNER_DECISION_KEY).
  */
-export async function answerDecisionRoute(
-  storage: Storage,
-  answered: () => void,
-  req: IncomingMessage,
-  res: ServerResponse,
-  url: URL,
-): Promise<boolean> {
+export const answerDecisionRoute: ChannelRoute = async (storage, answered, req, res, url) => {
   const key = setting(VARIABLES.RUNNER_DECISION_KEY);
   if (key === undefined || url.pathname !== '/decide') return false;
   try {
@@ -140,4 +135,4 @@ export async function answerDecisionRoute(
     sendPage(res, failure.httpStatus, 'This link cannot answer', `<p>${html(failure.message)}</p>`);
   }
   return true;
-}
+};

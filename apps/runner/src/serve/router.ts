@@ -8,6 +8,7 @@ import { checkHost, sendError } from './http.js';
 import { HttpError } from './http-error.js';
 import { answerOidcRoute } from './oidc.js';
 import { checkCsrf } from './sessions.js';
+import { answerSlackRoute } from './slack.js';
 import { isAsset, sendAsset } from './static.js';
 
 /** What {@link routeRequests} needs to answer a request. */
@@ -45,6 +46,8 @@ export function routeRequests(
       if (await handleSignIn(signIn, req, res, url.pathname)) return;
       // A decision link is its own credential: signed, for one answer by one person, once.
       if (await answerDecisionRoute(api.storage, api.answered, req, res, url)) return;
+      // Slack's requests are signed by Slack; the user is mapped to an operator.
+      if (await answerSlackRoute(api.storage, api.answered, req, res, url)) return;
       if (
         signIn.oidc &&
         (await answerOidcRoute(signIn.oidc, signIn.storage, signIn.sessions, req, res, url))
