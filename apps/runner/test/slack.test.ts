@@ -97,9 +97,8 @@ describe('Slack (embedded default)', { timeout: 300_000 }, () => {
       channel: 'C0APPROVALS',
       text: 'Where would you like to go?',
     });
-    const actions = (message?.body.blocks as Array<{ type: string; elements?: unknown[] }>).find(
-      (b) => b.type === 'actions',
-    );
+    const blocks = (message?.body.blocks ?? []) as Array<{ type: string; elements?: unknown[] }>;
+    const actions = blocks.find((b) => b.type === 'actions');
     const buttons = actions?.elements as Array<{ text: { text: string }; value: string }>;
     expect(buttons.map((b) => b.text.text)).toEqual(['Lisbon', 'Kyoto', 'Reykjavik', 'Decline']);
     const kyoto = buttons[1]?.value ?? '';
