@@ -93,13 +93,27 @@ describe('notifications (embedded default)', { timeout: 300_000 }, () => {
       // Both questions of conversation saved and its answer, and the stopped one's two.
       expect(listedApi.body.notifications).toHaveLength(5);
       expect((await call(`${api}notifications?status=lost`)).status).toBe(400);
+      const [one] = listedApi.body.notifications;
+      const retried = await call(`${api}notifications/${one.id}/retry`, json({}));
+      expect(retried.body.notification).toMatchObject({
+        id: one.id,
+        status: 'pending',
+        attempts: 0,
+      });
+      expect((await call(`${api}notifications/${one.id}/retry`, json({}))).status).toBe(409);
+      expect((await call(`${api}notifications/nope/retry`, json({}))).status).toBe(404);
       const answered = await call(
         `${api}pauses/${token}/answer`,
         json({ action: 'accept', content: 'Kyoto' }),
       );
       expect(answered.status).toBe(200);
       const delivered = await until(
-        () => receiver.received.find((r) => JSON.parse(r.body).type === 'question.answered'),
+        () =>
+          receiver.received.find(
+            (r) =>
+              JSON.parse(r.body).type === 'question.answered' &&
+              JSON.parse(r.body).data.token === token,
+          ),
         'the answer to be delivered by serve',
       );
       expect(JSON.parse(delivered.body)).toMatchObject({

@@ -7,6 +7,7 @@ import type {
   AuditResponse,
   BatchResponse,
   ContextResponse,
+  NotificationResponse,
   NotificationsResponse,
   PauseResponse,
   PausesResponse,
@@ -291,6 +292,16 @@ const routes: Route[] = [
       sendJson(res, 200, {
         notifications: found.map(notificationView),
       } satisfies NotificationsResponse);
+    },
+  },
+  {
+    method: 'POST',
+    pattern: /^\/api\/notifications\/([^/]+)\/retry$/,
+    async handle(ctx, [id = ''], req, res) {
+      checkWrite(req);
+      requireAdmin(ctx.caller, 'send a notification again');
+      const again = await ctx.storage.notifications().retry(segment(id));
+      sendJson(res, 200, { notification: notificationView(again) } satisfies NotificationResponse);
     },
   },
   {

@@ -271,6 +271,11 @@ export interface NotificationsResponse {
   notifications: NotificationView[];
 }
 
+/** `POST /api/notifications/:id/retry` (admins): the notification, due again. */
+export interface NotificationResponse {
+  notification: NotificationView;
+}
+
 /** The body of every API failure: a stable code, a message, and details some codes add. */
 export interface ErrorResponse {
   error: { code: string; message: string; [detail: string]: unknown };
