@@ -30,6 +30,7 @@ const commands: Record<string, () => Promise<Command>> = {
   'paused-states': async () => (await import('./commands/paused-states.js')).pausedStates,
   audit: async () => (await import('./commands/audit.js')).audit,
   operators: async () => (await import('./commands/operators.js')).operators,
+  notifications: async () => (await import('./commands/notifications.js')).notifications,
   migrate: async () => (await import('./commands/migrate.js')).migrate,
 };
 

@@ -32,6 +32,8 @@ commands:
   audit [--conversation C] [--since T]
                                 the audit log: who asked and answered what, through what
   audit verify | head           check the log for tampering; its latest hash, for anchoring
+  notifications list [--status pending|delivered|failed] | retry ID
+                                the notification outbox: what was sent, what failed and why
   migrate                       apply the database migrations
 
 options for every command (--data, --model, --json and --log-format may also come before it):
@@ -310,6 +312,24 @@ head    the global chain's latest hash, which the wake loop advances when it sea
 The key: RUNNER_AUDIT_KEY_FILE or RUNNER_AUDIT_KEY; on the embedded default, without either,
 the data folder's audit.key (mode 0600, made on first use, beside the database, not in it).
 On PostgreSQL without a key nothing is recorded.`,
+  notifications: `usage: runner notifications list [--status pending|delivered|failed] [--limit N] [--json]
+       runner notifications retry ID [--json]
+
+list    the notifications of events (question.created, .reminded, .escalated, .answered,
+        .expired, .cancelled, run.completed, run.failed), newest first (default limit 100):
+        pending (with its attempts and why the last failed), delivered, or failed: given
+        up after RUNNER_NOTIFY_MAX_ATTEMPTS, the dead letter
+retry   makes notification ID due again, its attempts counted from zero; wake or serve
+        sends it with the same webhook-id (the event id), so a receiver drops a duplicate.
+        Exit 3 for an unknown ID, 5 for one that is pending already
+
+Which events go where is RUNNER_NOTIFY; a notification is written in the transaction of
+its event (a question rolled back sends nothing) and delivered at least once by wake and
+serve, with backoff and jitter (RUNNER_NOTIFY_BACKOFF_MS). A webhook (RUNNER_WEBHOOK_URL)
+is signed by the Standard Webhooks scheme with RUNNER_WEBHOOK_SECRET; email goes through
+RUNNER_SMTP_URL to RUNNER_EMAIL_TO, with signed one-time decision links to serve's /decide
+when RUNNER_DECISION_KEY and RUNNER_PUBLIC_URL are set; Slack by RUNNER_SLACK_TOKEN to
+RUNNER_SLACK_CHANNEL, its buttons answered at serve's /slack/interactions.`,
   migrate: `usage: runner migrate [--data DIR]
 
 Applies the database migrations of every package (idempotent). Other commands also apply

@@ -13,6 +13,7 @@ import {
   watching,
 } from '../executive/index.js';
 import { modelFromId } from '../model/index.js';
+import { type DeliveryEvent, deliveryFromEnv } from '../notify/deliver.js';
 import type { MetricsListener, RunnerMetrics } from '../serve/metrics.js';
 import type { Storage } from '../storage/index.js';
 import { type Command, globalOptions } from './command.js';
@@ -322,6 +323,7 @@ export const wake: Command = async (ctx, args) => {
         ),
       stop: stop.requested,
       graceMs,
+      delivery: { ...deliveryFromEnv(), onDelivery: (event) => reportDelivery(ctx.out, event) },
       reopen:
         storage.kind === 'postgres'
           ? async () => {
@@ -343,6 +345,20 @@ export const wake: Command = async (ctx, args) => {
     stop.dispose();
   }
 };
+
+/** How one delivery attempt of a notification ended. */
+function reportDelivery(out: Output, event: DeliveryEvent): void {
+  const which = `notification ${event.id} (${event.kind}, attempt ${event.attempt})`;
+  if (event.type === 'notification-delivered') {
+    out.record(event, `${which} delivered`);
+    return;
+  }
+  const again =
+    event.retryInMs === undefined
+      ? 'failed for good (runner notifications retry ID sends it again)'
+      : `sent again in ${Math.ceil(event.retryInMs / 1000)} s`;
+  out.record(event, `${which} not delivered: ${event.error}; ${again}`);
+}
 
 /** Says that the loop waits for answers, and how it learns of them behind a pooler. */
 function reportWaiting(

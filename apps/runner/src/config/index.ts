@@ -234,6 +234,125 @@ export const quorumPolicy: Kind<Readonly<Record<string, QuorumRule>>> = {
     })),
 };
 
+/** The kinds of event a notification is sent for (Standard Webhooks `type`s). */
+export const EVENT_KINDS = [
+  'question.created',
+  'question.reminded',
+  'question.escalated',
+  'question.answered',
+  'question.expired',
+  'question.cancelled',
+  'run.completed',
+  'run.failed',
+] as const;
+
+/** One kind of event a notification is sent for. */
+export type EventKind = (typeof EVENT_KINDS)[number];
+
+/** The channels a notification goes out on. */
+export const CHANNELS = ['webhook', 'email', 'slack'] as const;
+
+/** One channel a notification goes out on. */
+export type Channel = (typeof CHANNELS)[number];
+
+/** Which events go to a channel: a kind (or `question.*`, `run.*`, `*`) and optional filters. */
+export interface NotifyRule {
+  channel: Channel;
+  /** An event kind, or a prefix ending in `*`. */
+  kind: string;
+  /** Only questions of this human tool (`approve`, `ask_user`). */
+  tool?: string;
+  /** Only questions of this priority. */
+  priority?: string;
+  /** Only questions whose audience names this role or operator. */
+  audience?: string;
+}
+
+const RULE_FILTERS = ['tool', 'priority', 'audience'] as const;
+
+/**
+ * Which events go to which channel: `CHANNEL=KIND[?FILTER=VALUE&...]` rules separated by
+ * commas, KIND an event kind or a prefix ending in `*`, filters `tool`, `priority` and
+ * `audience` (`webhook=question.*?tool=approve&priority=high,webhook=run.failed`).
+ */
+export const notifyRuleList: Kind<readonly NotifyRule[]> = {
+  accepts:
+    'CHANNEL=KIND[?tool=T&priority=P&audience=R] rules separated by commas, e.g. webhook=question.*?tool=approve',
+  parse: (given) => {
+    const rules: NotifyRule[] = [];
+    for (const text of given.split(',')) {
+      const match = /^\s*([a-z]+)=([a-z.]*\*?)(?:\?([^\s]*))?\s*$/.exec(text);
+      const channel = CHANNELS.find((c) => c === match?.[1]);
+      const kind = match?.[2] ?? '';
+      const known = kind.endsWith('*')
+        ? EVENT_KINDS.some((k) => k.startsWith(kind.slice(0, -1)))
+        : EVENT_KINDS.includes(kind as EventKind);
+      if (!match || !channel || !known) return undefined;
+      const rule: NotifyRule = { channel, kind };
+      for (const [key, value] of new URLSearchParams(match[3] ?? '')) {
+        const filter = RULE_FILTERS.find((f) => f === key);
+        if (!filter || value === '') return undefined;
+        rule[filter] = value;
+      }
+      rules.push(rule);
+    }
+    return rules;
+  },
+};
+
+/**
+ * Webhook signing secrets (`whsec_` and base64), one or two separated by a space: during a
+ * rotation both sign, so that a receiver that knows either verifies.
+ */
+export const webhookSecrets: Kind<readonly Buffer[]> = {
+  accepts: 'one or two whsec_BASE64 secrets separated by a space',
+  echo: false,
+  parse: (given) => {
+    const secrets = given.trim().split(/\s+/);
+    if (secrets.length > 2) return undefined;
+    const keys = secrets.map((s) =>
+      /^whsec_[A-Za-z0-9+/]+={0,2}$/.test(s) ? Buffer.from(s.slice(6), 'base64') : undefined,
+    );
+    return keys.every((k) => k !== undefined && k.length >= 16) ? (keys as Buffer[]) : undefined;
+  },
+};
+
+/** An smtp:// or smtps:// URL, user and password in it when the server needs them. */
+export const smtpUrl: Kind<string> = {
+  accepts: 'an smtp:// or smtps:// URL, e.g. smtp://user:password@mail.example.com:587',
+  echo: false,
+  parse: (given) => {
+    const protocol = URL.canParse(given) ? new URL(given).protocol : '';
+    return protocol === 'smtp:' || protocol === 'smtps:' ? given : undefined;
+  },
+};
+
+/**
+ * Slack users and the operators they answer as: `SLACK_USER_ID=OPERATOR` pairs separated by
+ * commas (`U012AB3CD=ada`), as Slack user id -> operator name.
+ */
+export const slackUsers: Kind<Readonly<Record<string, string>>> = {
+  accepts: 'SLACK_USER_ID=OPERATOR pairs separated by commas, e.g. U012AB3CD=ada',
+  parse: (given) => {
+    const map: Record<string, string> = {};
+    for (const pair of given.split(',')) {
+      const match = /^\s*([A-Z0-9]+)=([A-Za-z0-9][\w.@-]{0,99})\s*$/.exec(pair);
+      if (!match) return undefined;
+      map[match[1] ?? ''] = match[2] ?? '';
+    }
+    return map;
+  },
+};
+
+/** Email addresses separated by commas. */
+export const emailAddresses: Kind<readonly string[]> = {
+  accepts: 'email addresses separated by commas',
+  parse: (given) => {
+    const list = given.split(',').map((a) => a.trim());
+    return list.every((a) => /^[^\s@,<>]+@[^\s@,<>]+$/.test(a)) ? list : undefined;
+  },
+};
+
 /** A claim of a token, or a dotted path into one: `groups`, `realm_access.roles`. */
 export const claimPath: Kind<string> = {
   accepts: 'a claim name, or a dotted path like realm_access.roles',
@@ -462,6 +581,109 @@ export const VARIABLES = {
     description:
       "how many distinct people of a human tool's audience must accept its question (M of N), and how many declines decline it (default 1); each answer is recorded, the run resumes at the M-th",
   }),
+  RUNNER_WEBHOOK_URL: variable({
+    name: 'RUNNER_WEBHOOK_URL',
+    kind: httpUrl,
+    default: undefined,
+    defaultText: 'none: no webhook',
+    description:
+      'where wake and serve POST notifications (Standard Webhooks), at least once, with the event id as webhook-id',
+  }),
+  RUNNER_WEBHOOK_SECRET: variable({
+    name: 'RUNNER_WEBHOOK_SECRET',
+    kind: webhookSecrets,
+    default: undefined,
+    defaultText: 'none: unsigned',
+    description:
+      "the webhook's signing secret; give the new one and the old one during a rotation, both sign",
+  }),
+  RUNNER_SMTP_URL: variable({
+    name: 'RUNNER_SMTP_URL',
+    kind: smtpUrl,
+    default: undefined,
+    defaultText: 'none: no email',
+    description: 'the SMTP server wake and serve send email notifications through',
+  }),
+  RUNNER_EMAIL_TO: variable({
+    name: 'RUNNER_EMAIL_TO',
+    kind: emailAddresses,
+    default: undefined,
+    defaultText: 'none',
+    description: 'who gets the email notifications',
+  }),
+  RUNNER_EMAIL_FROM: variable({
+    name: 'RUNNER_EMAIL_FROM',
+    kind: text('an email address, or a name and <address>'),
+    default: 'runner@localhost',
+    description: 'the sender of the email notifications',
+  }),
+  RUNNER_SLACK_TOKEN: variable({
+    name: 'RUNNER_SLACK_TOKEN',
+    kind: { ...text('a bot token'), echo: false },
+    default: undefined,
+    defaultText: 'none: no Slack',
+    description: 'the Slack bot token wake and serve post questions with (chat.postMessage)',
+  }),
+  RUNNER_SLACK_CHANNEL: variable({
+    name: 'RUNNER_SLACK_CHANNEL',
+    kind: text('a channel id'),
+    default: undefined,
+    defaultText: 'none',
+    description: 'the Slack channel the questions are posted to',
+  }),
+  RUNNER_SLACK_API_URL: variable({
+    name: 'RUNNER_SLACK_API_URL',
+    kind: httpUrl,
+    default: 'https://slack.com/api/',
+    description: "Slack's Web API",
+  }),
+  RUNNER_SLACK_SIGNING_SECRET: variable({
+    name: 'RUNNER_SLACK_SIGNING_SECRET',
+    kind: { ...text('a secret'), echo: false },
+    default: undefined,
+    defaultText: 'none: serve takes no Slack interactions',
+    description:
+      "the Slack app's signing secret: serve's /slack/interactions answers a button only under a valid v0 signature of the last 5 minutes",
+  }),
+  RUNNER_SLACK_USERS: variable({
+    name: 'RUNNER_SLACK_USERS',
+    kind: slackUsers,
+    default: undefined,
+    defaultText: 'none: nobody answers from Slack',
+    description:
+      "the operator each Slack user answers as; the question's audience and the audit log apply as on the page",
+  }),
+  RUNNER_DECISION_KEY: variable({
+    name: 'RUNNER_DECISION_KEY',
+    kind: auditKey,
+    default: undefined,
+    defaultText: 'none: emails carry no decision links',
+    description:
+      "the key that signs email decision links (one per answer, per recipient, used once, opened on serve's page at RUNNER_PUBLIC_URL)",
+  }),
+  RUNNER_NOTIFY: variable({
+    name: 'RUNNER_NOTIFY',
+    kind: notifyRuleList,
+    default: undefined,
+    defaultText:
+      'webhook=* when RUNNER_WEBHOOK_URL is set, and email=question.created when RUNNER_SMTP_URL is',
+    description:
+      'which events (question.created, .reminded, .escalated, .answered, .expired, .cancelled, run.completed, run.failed) go to which channel, by kind, tool, priority and audience; written with the event, in its transaction',
+  }),
+  RUNNER_NOTIFY_MAX_ATTEMPTS: variable({
+    name: 'RUNNER_NOTIFY_MAX_ATTEMPTS',
+    kind: wholeNumber(1),
+    default: 8,
+    description:
+      'attempts to deliver a notification before it is failed (dead-lettered; runner notifications retry sends it again)',
+  }),
+  RUNNER_NOTIFY_BACKOFF_MS: variable({
+    name: 'RUNNER_NOTIFY_BACKOFF_MS',
+    kind: wholeNumber(1),
+    default: 1_000,
+    description:
+      'the first wait before a notification is sent again, in ms; doubling, with jitter, at most an hour',
+  }),
   RUNNER_AUDIT_KEY_FILE: variable({
     name: 'RUNNER_AUDIT_KEY_FILE',
     kind: text('a file path'),
@@ -679,6 +901,38 @@ export function setting<T, D extends T | undefined>(
 /** Reads every variable once: a bad value anywhere is refused before a command starts. */
 export function checkEnvironment(env: Env = process.env): void {
   for (const variable of Object.values(VARIABLES)) setting(variable as Variable<unknown>, env);
+  // A rule naming a channel that is not configured would refuse the events it takes.
+  notifyRules(env);
+}
+/**
+ * The routing rules: RUNNER_NOTIFY, else every event to the webhook when RUNNER_WEBHOOK_URL
+ * is set and new questions by email when RUNNER_SMTP_URL is.
+ * @throws a usage error for a rule naming a channel that is not configured.
+ */
+export function notifyRules(env?: Env): readonly NotifyRule[] {
+  const url = setting(VARIABLES.RUNNER_WEBHOOK_URL, env);
+  const smtp = setting(VARIABLES.RUNNER_SMTP_URL, env);
+  const slack =
+    setting(VARIABLES.RUNNER_SLACK_TOKEN, env) && setting(VARIABLES.RUNNER_SLACK_CHANNEL, env);
+  const defaults: NotifyRule[] = [
+    ...(url ? [{ channel: 'webhook' as const, kind: '*' }] : []),
+    ...(smtp ? [{ channel: 'email' as const, kind: 'question.created' }] : []),
+    ...(slack ? [{ channel: 'slack' as const, kind: 'question.created' }] : []),
+  ];
+  const rules = setting(VARIABLES.RUNNER_NOTIFY, env) ?? defaults;
+  if (!url && rules.some((rule) => rule.channel === 'webhook')) {
+    throw usageError('RUNNER_NOTIFY sends events to the webhook: set RUNNER_WEBHOOK_URL too');
+  }
+  if (
+    !(smtp && setting(VARIABLES.RUNNER_EMAIL_TO, env)) &&
+    rules.some((r) => r.channel === 'email')
+  ) {
+    throw usageError('email notifications need RUNNER_SMTP_URL and RUNNER_EMAIL_TO');
+  }
+  if (!slack && rules.some((r) => r.channel === 'slack')) {
+    throw usageError('Slack notifications need RUNNER_SLACK_TOKEN and RUNNER_SLACK_CHANNEL');
+  }
+  return rules;
 }
 
 /** Defaults of command-line options, for the commands and their help. */

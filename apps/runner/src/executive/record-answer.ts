@@ -11,6 +11,7 @@ import { DEFAULT_MAX_RECORD_BYTES } from '@x/continuation';
 import { acceptedArguments, isGatedTool } from '../agent/gated-tools.js';
 import { RunnerError, usageError } from '../errors.js';
 import { failureOf } from '../failure.js';
+import { recordAnswered } from '../notify/events.js';
 import { type Db, lockFor, type Storage } from '../storage/index.js';
 import type { ResumeContext } from './suspend.js';
 import { traceWait, watching } from './telemetry.js';
@@ -143,6 +144,7 @@ export async function gatedAnswer(
  * `by` says who answered and how: an operator's `identity` (the store admits only the
  * question's audience), or an administrator's `answeredBy` (nothing checked), and through
  * what (`channel`: cli, api or page; `signedInWith`), for the audit log.
+ * `also` writes in the same transaction first (a decision link consumed with its answer).
  * @throws {AlreadyAnsweredError} for a question answered already (how, by whom, when);
  *   the askuser store's errors (unknown token, bad answer, `forbidden`).
  */
@@ -151,11 +153,12 @@ export async function answer(
   token: string,
   asGiven: ResumeAnswer,
   by: AnswerOptions = {},
+  also?: (tx: Db) => Promise<void>,
 ): Promise<AnswerOutcome> {
   const asked = watching.tracer ? askedOf(storage, [token]) : undefined;
   const outcome = await (watching.telemetry
-    ? answerOne(storage, token, asGiven, by).catch(countRefusal)
-    : answerOne(storage, token, asGiven, by));
+    ? answerOne(storage, token, asGiven, by, also).catch(countRefusal)
+    : answerOne(storage, token, asGiven, by, also));
   // A partial approval of a quorum leaves the question waiting: its wait goes on.
   if (outcome.resolved) for (const pause of (await asked) ?? []) traceWait(pause, asGiven.action);
   return outcome;
@@ -192,11 +195,13 @@ async function answerOne(
   token: string,
   asGiven: ResumeAnswer,
   by: AnswerOptions,
+  also: ((tx: Db) => Promise<void>) | undefined,
 ): Promise<AnswerOutcome> {
   checkAnswerSize(token, asGiven);
   const given = await gatedAnswer(storage, token, asGiven);
   const done = await storage
     .transaction(async (tx): Promise<AnswerOutcome | { error: unknown }> => {
+      await also?.(tx);
       let outcome: AnswerOutcome;
       try {
         outcome = await storage.pauses(tx).markResumed(token, given, by);
@@ -205,6 +210,7 @@ async function answerOne(
       }
       // An approval towards a quorum is recorded; the run waits for the rest.
       if (!outcome.resolved) return outcome;
+      await recordAnswered(tx, storage, [token], by.channel);
       if (await storage.runs(tx).markReady(token, given)) return outcome;
       // No run waits on the question itself: a worker's question readies its parent's run.
       const parent = await parentOf(tx, storage, token);
@@ -308,6 +314,12 @@ async function answerMany(
           return keptRefusal(error);
         }
       }
+      await recordAnswered(
+        tx,
+        storage,
+        resolving.map((a) => a.token),
+        by.channel,
+      );
       const runs = storage.runs(tx);
       const readied = await runs.markReadyMany(
         resolving.map((a) => ({ interactionId: a.token, input: a.answer })),

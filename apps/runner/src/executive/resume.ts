@@ -30,6 +30,7 @@ import {
 } from '../delegation/run.js';
 import { postgresCause, withoutOrigin } from '../errors.js';
 import { failureOf } from '../failure.js';
+import { anyRouteFor, questionEvent, recordEvent, runEvent } from '../notify/events.js';
 import { lockFor, type Storage } from '../storage/index.js';
 import {
   answersOf,
@@ -309,10 +310,26 @@ async function applyDue(
       const pauses = storage.pauses(tx);
       // The pause row first (as an answer takes it before the run's), then the run's lease.
       const due = await pauses.applyDue(token);
+      // Their notifications, in the transaction that applied them (read only when routed).
+      const notify = [
+        ...(due.reminded ? (['question.reminded'] as const) : []),
+        ...(due.escalated ? (['question.escalated'] as const) : []),
+      ].filter((kind) => anyRouteFor(kind));
+      if (notify.length > 0) {
+        const pause = await pauses.getByToken(token).catch(() => undefined);
+        for (const kind of notify) {
+          if (pause)
+            await recordEvent(tx, storage, questionEvent(kind, pause, due.escalated ?? {}));
+        }
+      }
       const resolved = deadlineAt || !due.pending ? await pauses.expire(token) : undefined;
       if (resolved) {
         if (!(await storage.runs(tx).renew(runId, job.owner, job.leaseMs))) {
           throw new ContinuationError('lease_lost', `run "${runId}" was taken over`);
+        }
+        if (resolved.expiredAt) {
+          const extra = { answer: resolved.answer, expiredAt: resolved.expiredAt.toISOString() };
+          await recordEvent(tx, storage, questionEvent('question.expired', resolved, extra));
         }
         return { status: 'resolved', resolved };
       }
@@ -414,7 +431,15 @@ async function finishTurn(
   const token = job.run.interactionId ?? '';
   const requester = requesterOf(job.run.meta);
   if (turn.status === 'completed') {
-    await job.complete(turn.messages.slice(suspension.messages?.length ?? 0));
+    const added = turn.messages.slice(suspension.messages?.length ?? 0);
+    // One statement unless a rule sends run.completed: then its notification commits with it.
+    if (!anyRouteFor('run.completed')) await job.complete(added);
+    else {
+      await storage.transaction(async (tx) => {
+        await storage.runs(tx).complete(runId, job.owner, added);
+        await recordEvent(tx, storage, runEvent('run.completed', job.run));
+      });
+    }
     return { status: 'completed', runId, conversationId, messages: turn.messages };
   }
   return storage.transaction(async (tx): Promise<RunResult> => {

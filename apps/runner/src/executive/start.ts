@@ -7,6 +7,7 @@ import type { Model } from '../agent/model-port.js';
 import { runTurn, type TurnObserver } from '../agent/turn.js';
 import { runDelegate } from '../delegation/run.js';
 import { notFoundError, RunnerError } from '../errors.js';
+import { anyRouteFor, questionEvent, recordEvent } from '../notify/events.js';
 import type { Storage } from '../storage/index.js';
 import { suspendDelegation } from './stored-delegation.js';
 import { type Reminded, type RunResult, suspend } from './suspend.js';
@@ -26,7 +27,15 @@ export interface Stopped {
  */
 export async function stopConversation(storage: Storage, conversationId: string): Promise<Stopped> {
   const stopped = await storage.transaction(async (tx) => {
+    // Read first only when a rule sends question.cancelled: each closed question is one event.
+    const open = anyRouteFor('question.cancelled')
+      ? await storage.pauses(tx).listPending(conversationId)
+      : [];
     const pauses = await storage.pauses(tx).autoResolveForConversation(conversationId);
+    for (const pause of open) {
+      const event = questionEvent('question.cancelled', pause, { reason: 'stopped' });
+      await recordEvent(tx, storage, event);
+    }
     const store = storage.continuations(tx);
     let continuations = 0;
     for (const open of await store.listUnresolved({ sessionId: conversationId })) {

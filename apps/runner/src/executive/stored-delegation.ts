@@ -7,6 +7,7 @@ import type { Model } from '../agent/model-port.js';
 import { DELEGATE_TOOL } from '../agent/tools.js';
 import { getDelegation, putDelegation } from '../delegation/checkpoint.js';
 import { waitingWorkers } from '../delegation/run.js';
+import { questionEvent, recordEvent } from '../notify/events.js';
 import type { Db, Storage } from '../storage/index.js';
 import { questionPolicy } from './question-policy.js';
 import type { DelegatedTurn, ResumeContext, RunIds, RunResult } from './suspend.js';
@@ -55,22 +56,21 @@ export async function saveDelegation(tx: Db, storage: Storage, stored: StoredDel
       parent: interactionId,
       delegate: { toolCallId: delegation.toolCallId, worker: worker.id, task: worker.task },
     };
-    await storage.pauses(tx).insert(
-      {
-        token: question.token,
-        conversationId: run.conversationId,
-        kind: question.kind,
-        question: question.question,
-        options: question.options,
-        priority: question.priority,
-        toolCallId: delegation.toolCallId,
-        resumeContext,
-        proxiedFromChildId: worker.id,
-        proxiedToolCallId: question.toolCallId,
-        ...questionPolicy(question, run.requester),
-      },
-      { runId: run.runId },
-    );
+    const pause = {
+      token: question.token,
+      conversationId: run.conversationId,
+      kind: question.kind,
+      question: question.question,
+      options: question.options,
+      priority: question.priority,
+      toolCallId: delegation.toolCallId,
+      resumeContext,
+      proxiedFromChildId: worker.id,
+      proxiedToolCallId: question.toolCallId,
+      ...questionPolicy(question, run.requester),
+    };
+    await storage.pauses(tx).insert(pause, { runId: run.runId });
+    await recordEvent(tx, storage, questionEvent('question.created', pause, { worker: worker.id }));
     stored.asked.add(question.token);
   }
 }

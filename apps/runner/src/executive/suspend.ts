@@ -6,6 +6,7 @@ import type { Model } from '../agent/model-port.js';
 import type { Question } from '../agent/tools.js';
 import type { TurnOutcome } from '../agent/turn.js';
 import { setting, VARIABLES } from '../config/index.js';
+import { questionEvent, recordEvent } from '../notify/events.js';
 import type { Db, Storage } from '../storage/index.js';
 import { questionPolicy } from './question-policy.js';
 
@@ -160,6 +161,11 @@ export function questionTimes(
 /** A run suspended on its delegate call: the parent turn stopped on it. */
 export type DelegatedTurn = Extract<TurnOutcome, { status: 'delegated' }>;
 
+/** What `question.created` adds to a question's fields: its deadline and default, if any. */
+function createdExtra(deadline: QuestionDeadline | null | undefined) {
+  return deadline ? { deadline: { at: deadline.at.toISOString(), answer: deadline.answer } } : {};
+}
+
 /** `sha256:` and the hex SHA-256 of a tool call's arguments as JSON. */
 function argumentsDigest(input: unknown): string {
   return `sha256:${createHash('sha256')
@@ -201,30 +207,29 @@ export async function suspend(
     ...(gated ? { gated } : {}),
     ...(traceparent ? { traceparent } : {}),
   };
-  await storage.pauses(tx).insert(
-    {
-      token,
-      conversationId: run.conversationId,
-      kind,
-      question,
-      options,
-      priority,
-      toolCallId: outcome.toolUse.id,
-      resumeContext,
-      ...questionPolicy(outcome.question, requester),
-      deadline: deadline ?? null,
-      remind: remind ?? null,
-      escalate: escalate ?? null,
-      quorum: quorum ?? null,
-    },
-    // For the audit log: which run asked, and what the tool call's arguments were.
-    {
-      runId: run.runId,
-      argumentsDigest: argumentsDigest(outcome.toolUse.input),
-      // A gated call's arguments themselves, so that the log keeps both them and an edit.
-      ...(gated ? { arguments: gated.arguments } : {}),
-    },
-  );
+  const pause = {
+    token,
+    conversationId: run.conversationId,
+    kind,
+    question,
+    options,
+    priority,
+    toolCallId: outcome.toolUse.id,
+    resumeContext,
+    ...questionPolicy(outcome.question, requester),
+    deadline: deadline ?? null,
+    remind: remind ?? null,
+    escalate: escalate ?? null,
+    quorum: quorum ?? null,
+  };
+  // For the audit log: which run asked, and what the tool call's arguments were.
+  await storage.pauses(tx).insert(pause, {
+    runId: run.runId,
+    argumentsDigest: argumentsDigest(outcome.toolUse.input),
+    // A gated call's arguments themselves, so that the log keeps both them and an edit.
+    ...(gated ? { arguments: gated.arguments } : {}),
+  });
+  await recordEvent(tx, storage, questionEvent('question.created', pause, createdExtra(deadline)));
   await storage.continuations(tx).save(suspension);
   return {
     status: 'waiting',

@@ -7,6 +7,8 @@ import {
   type RunWorkerConnection,
   type RunWorkerEvent,
 } from '@x/continuation-postgres';
+import { Deliverer, type DeliveryOptions } from '../notify/deliver.js';
+import { anyRouteFor, recordEvent, runEvent } from '../notify/events.js';
 import type { Storage } from '../storage/index.js';
 import { AuditSealer } from './audit-seal.js';
 import { attemptError, claimOf, type Resumed, type ResumeOptions, resumeRun } from './resume.js';
@@ -49,6 +51,8 @@ export interface WakeOptions extends ResumeOptions {
   reopen?: (() => Promise<Storage>) | undefined;
   /** How often, at most, the audit log's chains are sealed into its global chain; default 10 s. */
   sealEveryMs?: number;
+  /** Delivers the notification outbox too (`deliveryFromEnv()`): none without a sender. */
+  delivery?: DeliveryOptions | undefined;
 }
 
 /**
@@ -82,6 +86,21 @@ export async function wake(
   const { reopen } = options;
   // Resumes answer and cancel questions: their conversations' chains go into the global one.
   const sealer = new AuditSealer(() => storage, options.sealEveryMs);
+  const { delivery } = options;
+  const deliverer =
+    delivery && Object.keys(delivery.senders).length > 0
+      ? new Deliverer(() => storage, delivery)
+      : undefined;
+  // The package's worker writes the failure itself: its notification follows in a statement
+  // of its own (a crash between the two loses it; the run's state says it failed).
+  const recordFailed = (event: Extract<RunWorkerEvent<RunResult>, { type: 'run-failed' }>) => {
+    if (!anyRouteFor('run.failed')) return;
+    const failed = runEvent('run.failed', event.job.run, { error: event.reason });
+    void storage
+      .transaction((tx) => recordEvent(tx, storage, failed))
+      .then(() => deliverer?.poke())
+      .catch((error: unknown) => options.onUnavailable(error, 0));
+  };
   const worker = new RunWorker<RunResult>({
     ...connect(storage),
     resume: (job) => resumeRun(storageOf.get(job.queue) ?? storage, job, options),
@@ -98,6 +117,8 @@ export async function wake(
       if (event.type === 'run-claimed') return options.onClaimed?.(claimOf(event.job));
       sealer.poke();
       countEnding(event);
+      if (event.type === 'run-failed') recordFailed(event);
+      deliverer?.poke();
       const resumed = resumedOf(event);
       const { status } = resumed.outcome;
       if (status === 'retrying' || status === 'failed' || status === 'lease-lost') failed++;
@@ -113,7 +134,14 @@ export async function wake(
       : {}),
   });
   void options.stop.then(() => worker.stop());
-  await (options.once ? worker.drain(options.max) : worker.run());
+  if (options.once) {
+    await worker.drain(options.max);
+    await deliverer?.deliverDue();
+  } else {
+    const pollMs = options.pollMs ?? 1_000;
+    const onError = (error: unknown) => options.onUnavailable(error, pollMs);
+    await Promise.all([worker.run(), deliverer?.run(options.stop, pollMs, onError)]);
+  }
   await sealer.flush();
   return { failed, storage };
 }

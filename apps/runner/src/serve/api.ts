@@ -7,6 +7,8 @@ import type {
   AuditResponse,
   BatchResponse,
   ContextResponse,
+  NotificationResponse,
+  NotificationsResponse,
   PauseResponse,
   PausesResponse,
   RecentResponse,
@@ -21,6 +23,7 @@ import {
   stopKnownConversation,
 } from '../executive/index.js';
 import type { Storage } from '../storage/index.js';
+import { NOTIFICATION_STATUSES, notificationView } from '../storage/notifications.js';
 import { type RunsContext, runRoutes } from './api-runs.js';
 import { answererOf, type Caller, mayAnswer, requireAdmin } from './auth.js';
 import type { EventHub } from './events.js';
@@ -311,6 +314,38 @@ const routes: Route[] = [
         entries,
         next: entries.length === limit ? (entries.at(-1)?.id ?? null) : null,
       } satisfies AuditResponse);
+    },
+  },
+  {
+    method: 'GET',
+    pattern: /^\/api\/notifications$/,
+    async handle(ctx, _m, _req, res, url) {
+      requireAdmin(ctx.caller, 'read the notifications');
+      const status = url.searchParams.get('status') ?? undefined;
+      const known = NOTIFICATION_STATUSES.find((s) => s === status);
+      if (status !== undefined && !known) {
+        throw new HttpError(
+          400,
+          'invalid_request',
+          `status takes ${NOTIFICATION_STATUSES.join(', ')}`,
+        );
+      }
+      const found = await ctx.storage
+        .notifications()
+        .list({ ...(known ? { status: known } : {}), limit: limitOf(url, 100) });
+      sendJson(res, 200, {
+        notifications: found.map(notificationView),
+      } satisfies NotificationsResponse);
+    },
+  },
+  {
+    method: 'POST',
+    pattern: /^\/api\/notifications\/([^/]+)\/retry$/,
+    async handle(ctx, [id = ''], req, res) {
+      checkWrite(req);
+      requireAdmin(ctx.caller, 'send a notification again');
+      const again = await ctx.storage.notifications().retry(segment(id));
+      sendJson(res, 200, { notification: notificationView(again) } satisfies NotificationResponse);
     },
   },
   {

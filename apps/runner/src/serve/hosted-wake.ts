@@ -1,4 +1,5 @@
 import { leasePolicyFromEnv, type ModelFor, type Resumed, wake } from '../executive/index.js';
+import { deliveryFromEnv } from '../notify/deliver.js';
 import type { Storage } from '../storage/index.js';
 import type { EventHub } from './events.js';
 
@@ -63,6 +64,7 @@ export function startHostedWake(storage: Storage, options: HostedWakeOptions): H
       ),
     stop: stopped,
     graceMs: options.graceMs,
+    delivery: deliveryFromEnv(),
   }).then(
     () => {},
     (error) => onError(`wake loop stopped: ${(error as Error)?.message ?? error}`),

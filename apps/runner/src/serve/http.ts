@@ -1,6 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { withoutOrigin } from '../errors.js';
+import type { Storage } from '../storage/index.js';
 import { HttpError } from './http-error.js';
 
 /** Largest request body the API reads (larger ones get 413). */
@@ -104,6 +105,18 @@ export async function readJson(req: IncomingMessage, limit = MAX_BODY_BYTES): Pr
     );
   }
 }
+
+/**
+ * A route of a channel outside the API (a decision link, Slack's interactivity), with its own
+ * credential: true when it answered the request.
+ */
+export type ChannelRoute = (
+  storage: Storage,
+  answered: () => void,
+  req: IncomingMessage,
+  res: ServerResponse,
+  url: URL,
+) => Promise<boolean>;
 
 /** Headers every response carries. */
 const baseHeaders = {

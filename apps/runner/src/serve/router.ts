@@ -2,11 +2,13 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type ApiContext, handleApi } from './api.js';
 import { answerHostedCommand, type HostCommand } from './api-cli.js';
 import { callerOf, handleSignIn, requireAdmin, type SignIn } from './auth.js';
+import { answerDecisionRoute } from './decide.js';
 import { checkHost, sendError } from './http.js';
 import { HttpError, toHttpError } from './http-error.js';
 import type { RunnerMetrics } from './metrics.js';
 import { answerOidcRoute } from './oidc.js';
 import { checkCsrf } from './sessions.js';
+import { answerSlackRoute } from './slack.js';
 import { isAsset, sendAsset } from './static.js';
 
 /** What {@link routeRequests} needs to answer a request. */
@@ -46,6 +48,10 @@ export function routeRequests(
         return;
       }
       if (await handleSignIn(signIn, req, res, url.pathname)) return;
+      // A decision link is its own credential: signed, for one answer by one person, once.
+      if (await answerDecisionRoute(api.storage, api.answered, req, res, url)) return;
+      // Slack's requests are signed by Slack; the user is mapped to an operator.
+      if (await answerSlackRoute(api.storage, api.answered, req, res, url)) return;
       if (signIn.oidc && (await answerOidcRoute({ ...signIn, oidc: signIn.oidc }, req, res, url))) {
         return;
       }

@@ -9,6 +9,7 @@ import type { CheckpointStore } from '@x/session';
 import { PostgresCheckpointStore } from '@x/session-postgres';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import { GatedCalls } from './gated-calls.js';
+import { NotificationStore } from './notifications.js';
 import { OperatorStore } from './operators.js';
 
 /** A drizzle database or transaction handle, on postgres.js or PGlite. */
@@ -35,6 +36,8 @@ export interface Storage {
   operators(tx?: Db): OperatorStore;
   /** Gated calls' recorded results and the demo tools' effects (the runner's own tables). */
   gated(tx?: Db): GatedCalls;
+  /** The notification outbox (the runner's own table), written in the events' transactions. */
+  notifications(tx?: Db): NotificationStore;
   /** The audit log's signing key (see `resolveAuditKey`), or undefined: no audit log. */
   auditKey(): AuditKey | undefined;
   /** The unattended executive's continuations, in the same database as the pauses. */
@@ -94,6 +97,7 @@ export function sqlStores(db: Db, audit: AuditHolder, queueOptions: PostgresRunQ
     auditKey: () => audit.key,
     operators: (tx?: Db) => new OperatorStore(tx ?? db),
     gated: (tx?: Db) => new GatedCalls(tx ?? db),
+    notifications: (tx?: Db) => new NotificationStore(tx ?? db),
     continuations: (tx?: Db): ContinuationStore => new PostgresContinuationStore(tx ?? db),
     runs: (tx?: Db) => (tx ? new PostgresRunQueue(tx) : queue),
     sessions: (tx?: Db): CheckpointStore => new PostgresCheckpointStore(tx ?? db),

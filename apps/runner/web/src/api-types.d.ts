@@ -312,6 +312,36 @@ export interface AuditResponse {
   next: string | null;
 }
 
+/** One notification of the outbox, as `runner notifications list --json` prints it. */
+export interface NotificationView {
+  id: string;
+  /** The event's id: `webhook-id`, the receiver's idempotency key. */
+  eventId: string;
+  kind: string;
+  channel: string;
+  /** pending (to be sent, again), delivered, or failed (given up: the dead letter). */
+  status: string;
+  attempts: number;
+  /** Why the last delivery failed. */
+  lastError: string | null;
+  createdAt: string;
+  /** When a pending one is due. */
+  nextAt: string | null;
+  deliveredAt: string | null;
+  /** The question the event is about, if any. */
+  token: unknown;
+}
+
+/** `GET /api/notifications` (admins): what was sent, what failed and why, newest first. */
+export interface NotificationsResponse {
+  notifications: NotificationView[];
+}
+
+/** `POST /api/notifications/:id/retry` (admins): the notification, due again. */
+export interface NotificationResponse {
+  notification: NotificationView;
+}
+
 /** The body of every API failure: a stable code, a message, and details some codes add. */
 export interface ErrorResponse {
   error: { code: string; message: string; [detail: string]: unknown };

@@ -7,6 +7,7 @@ import { gatedKills } from './gated.js';
 import { hostileFiles, hostilePostgres } from './hostile.js';
 import { poolScale, stalledWorker } from './leases.js';
 import { loadScenario } from './load.js';
+import { notifyKillScenario, notifyScenario } from './notify.js';
 import { fileRaces, pgRaces } from './races.js';
 import { stopEmbedded, stopPostgres } from './stop.js';
 import { takeoverEmbedded, takeoverPostgres } from './takeover.js';
@@ -57,6 +58,12 @@ export const scenarios: Scenario[] = [
   { name: 'stop: postgres, SIGTERM mid-call', server: true, run: stopPostgres },
   { name: 'stop: embedded, SIGTERM mid-call', server: false, run: stopEmbedded },
   { name: 'load: suspend → answer → resume', server: true, run: loadScenario },
+  {
+    name: 'notify: 1,000 questions, a receiver failing 20 %',
+    server: true,
+    run: notifyScenario,
+  },
+  { name: 'notify: wake SIGKILLed mid-delivery', server: true, run: notifyKillScenario },
   { name: 'kill: delegate workers, embedded', server: false, run: delegateEmbedded },
   { name: 'kill: delegate workers, postgres', server: true, run: delegatePostgres },
   { name: 'kill: approved gated calls, postgres', server: true, run: gatedKills },

@@ -1,0 +1,99 @@
+import { createTransport } from 'nodemailer';
+import type { NotificationRecord } from '../storage/notifications.js';
+import { LINK_TTL_MS, shownDigest, signDecision } from './decision-link.js';
+import { eventDataOf } from './events.js';
+
+/** Where email notifications go, and the page they point to. */
+export interface EmailTarget {
+  /** The SMTP server (RUNNER_SMTP_URL). */
+  url: string;
+  from: string;
+  to: readonly string[];
+  /** The approval center's address (RUNNER_PUBLIC_URL), for the link to the question. */
+  publicUrl?: string | undefined;
+  /** Signs one decision link per answer and recipient (RUNNER_DECISION_KEY, with publicUrl). */
+  decisionKey?: string | undefined;
+}
+
+/** A link per answer: `label`, and the URL of its confirmation page. */
+type DecisionLinks = Array<{ label: string; url: string }>;
+
+/** The decision links of a new question for recipient `to`: each option (or accept) and decline. */
+function decisionLinks(n: NotificationRecord, target: EmailTarget, to: string): DecisionLinks {
+  const data = eventDataOf(n.payload);
+  const { decisionKey: key, publicUrl } = target;
+  if (!key || !publicUrl || n.kind !== 'question.created' || !data.token) return [];
+  const deadline = data.deadline ? Date.parse(data.deadline.at) : Number.POSITIVE_INFINITY;
+  const expiresAt = Math.min(Date.now() + LINK_TTL_MS, deadline);
+  const shown = shownDigest({ question: data.question ?? '', options: data.options ?? null });
+  const options = Array.isArray(data.options) ? data.options.map(String) : [];
+  const accepts = options.length ? options : [''];
+  const answers: Array<{
+    label: string;
+    answer: { action: 'accept' | 'decline'; content: string };
+  }> = [
+    ...accepts.map((o) => ({
+      label: o || 'accept',
+      answer: { action: 'accept' as const, content: o },
+    })),
+    { label: 'decline', answer: { action: 'decline', content: '' } },
+  ];
+  return answers.map(({ label, answer }) => {
+    const link = signDecision(key, { token: data.token ?? '', to, answer, shown, expiresAt });
+    return { label, url: new URL(`decide?link=${link}`, publicUrl).href };
+  });
+}
+
+/** The subject and text of one notification's email: the question, its context, how to answer. */
+export function emailOf(
+  n: NotificationRecord,
+  publicUrl?: string,
+  links: DecisionLinks = [],
+): { subject: string; text: string } {
+  const data = eventDataOf(n.payload);
+  const about = data.question ?? data.runId ?? '';
+  const lines = [
+    data.question ? `Question: ${data.question}` : `Run: ${data.runId}`,
+    `Event: ${n.kind}`,
+    `Conversation: ${data.conversationId ?? ''}`,
+  ];
+  if (data.tool) lines.push(`Tool: ${data.tool}, priority ${data.priority ?? 0}`);
+  if (data.error) lines.push(`Error: ${data.error}`);
+  if (data.answer) {
+    const content = data.answer.content ? ` "${data.answer.content}"` : '';
+    lines.push(`Answer: ${data.answer.action}${content} by ${data.answeredBy ?? 'someone'}`);
+  }
+  if (n.kind === 'question.created' && data.token) {
+    const options = Array.isArray(data.options) ? (data.options as unknown[]) : [];
+    lines.push('', 'To answer:');
+    for (const link of links) lines.push(`  ${link.label}: ${link.url}`);
+    if (publicUrl) lines.push(`  the approval center: ${publicUrl}`);
+    for (const [i, option] of options.entries()) {
+      lines.push(`  ${String(option)}: runner answer ${data.token} --option ${i + 1}`);
+    }
+    lines.push(`  runner answer ${data.token} --accept TEXT | --decline`);
+  }
+  return { subject: `[runner] ${n.kind}: ${about}`.slice(0, 200), text: `${lines.join('\n')}\n` };
+}
+
+/**
+ * A sender of email notifications over SMTP (nodemailer). The Message-ID is made of the
+ * event id, so a mail system that saw an event's message before can drop a repeat.
+ */
+export function emailSender(target: EmailTarget): (n: NotificationRecord) => Promise<void> {
+  const transport = createTransport(target.url);
+  return async (n) => {
+    const perRecipient = target.decisionKey !== undefined && target.publicUrl !== undefined;
+    // Decision links name the person they were sent to: then each recipient gets their own.
+    const batches = perRecipient ? target.to.map((to) => [to]) : [[...target.to]];
+    for (const [i, to] of batches.entries()) {
+      const links = perRecipient ? decisionLinks(n, target, to[0] ?? '') : [];
+      await transport.sendMail({
+        from: target.from,
+        to,
+        messageId: `<${n.eventId}${batches.length > 1 ? `.${i}` : ''}@runner>`,
+        ...emailOf(n, target.publicUrl, links),
+      });
+    }
+  };
+}

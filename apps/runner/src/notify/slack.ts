@@ -1,0 +1,101 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import type { NotificationRecord } from '../storage/notifications.js';
+import { eventDataOf } from './events.js';
+
+/** The Slack app the questions are posted by. */
+export interface SlackTarget {
+  /** The Web API's base (RUNNER_SLACK_API_URL), ending in `/`. */
+  apiUrl: string;
+  token: string;
+  channel: string;
+}
+
+/** What a button's `value` says: which question, and the answer it gives. */
+export interface SlackButton {
+  token: string;
+  action: 'accept' | 'decline';
+  content: string;
+}
+
+/**
+ * The Block Kit message of a notification: the question, its context and a button per
+ * answer (each option, or Approve, and Decline) for a new question; one line for any other.
+ */
+export function slackMessage(n: NotificationRecord): { text: string; blocks: unknown[] } {
+  const data = eventDataOf(n.payload);
+  const text =
+    data.question ?? `${n.kind}: run ${data.runId ?? ''}${data.error ? ` (${data.error})` : ''}`;
+  const context = `${n.kind} · conversation ${data.conversationId ?? ''}${data.tool ? ` · ${data.tool}, priority ${data.priority ?? 0}` : ''}`;
+  const blocks: unknown[] = [
+    { type: 'section', text: { type: 'mrkdwn', text: `*${text}*` } },
+    { type: 'context', elements: [{ type: 'mrkdwn', text: context }] },
+  ];
+  if (n.kind === 'question.created' && data.token) {
+    const options = Array.isArray(data.options) ? data.options.map(String) : [];
+    const buttons: Array<{ label: string; value: SlackButton; style?: string }> = [
+      ...(options.length ? options : ['']).map((option) => ({
+        label: option || 'Approve',
+        value: { token: data.token ?? '', action: 'accept' as const, content: option },
+        ...(option ? {} : { style: 'primary' }),
+      })),
+      {
+        label: 'Decline',
+        value: { token: data.token, action: 'decline', content: '' },
+        style: 'danger',
+      },
+    ];
+    blocks.push({
+      type: 'actions',
+      elements: buttons.map((b, i) => ({
+        type: 'button',
+        action_id: `runner_answer_${i}`,
+        text: { type: 'plain_text', text: b.label.slice(0, 75) },
+        value: JSON.stringify(b.value),
+        ...(b.style ? { style: b.style } : {}),
+      })),
+    });
+  }
+  return { text, blocks };
+}
+
+/** A sender that posts each notification to the channel by the Web API (`chat.postMessage`). */
+export function slackSender(target: SlackTarget): (n: NotificationRecord) => Promise<void> {
+  return async (n) => {
+    const response = await fetch(new URL('chat.postMessage', target.apiUrl), {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${target.token}`,
+        'content-type': 'application/json; charset=utf-8',
+      },
+      body: JSON.stringify({ channel: target.channel, ...slackMessage(n) }),
+      signal: AbortSignal.timeout(10_000),
+    });
+    const body = (await response.json().catch(() => ({}))) as { ok?: boolean; error?: string };
+    if (!response.ok || body.ok !== true) {
+      throw new Error(`Slack chat.postMessage: ${response.status} ${body.error ?? ''}`.trim());
+    }
+  };
+}
+
+/** How long a signed Slack request stays valid: five minutes either way. */
+export const SLACK_WINDOW_S = 300;
+
+/**
+ * Whether a request is Slack's: `v0=` and the hex HMAC-SHA256 of `v0:TIMESTAMP:BODY` under
+ * the signing secret, with a timestamp within {@link SLACK_WINDOW_S} of now (no replay).
+ */
+export function slackSigned(
+  secret: string,
+  timestamp: string,
+  signature: string,
+  body: string,
+  now = Date.now(),
+): boolean {
+  const at = Number(timestamp);
+  if (!Number.isInteger(at) || Math.abs(now / 1000 - at) > SLACK_WINDOW_S) return false;
+  const want = Buffer.from(
+    `v0=${createHmac('sha256', secret).update(`v0:${timestamp}:${body}`).digest('hex')}`,
+  );
+  const given = Buffer.from(signature);
+  return want.length === given.length && timingSafeEqual(want, given);
+}

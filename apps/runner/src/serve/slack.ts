@@ -1,0 +1,105 @@
+import type { IncomingMessage } from 'node:http';
+import type { AnswerOptions } from '@x/askuser';
+import { z } from 'zod';
+import { setting, VARIABLES } from '../config/index.js';
+import { forbiddenError } from '../errors.js';
+import { answer } from '../executive/index.js';
+import { classifyFailure } from '../failure.js';
+import { slackSigned } from '../notify/slack.js';
+import type { Storage } from '../storage/index.js';
+import { accessOf } from '../storage/operators.js';
+import { type ChannelRoute, sendJson } from './http.js';
+
+const MAX_BODY_BYTES = 64 * 1024;
+
+const buttonSchema = z.object({
+  token: z.string().min(1).max(1000),
+  action: z.enum(['accept', 'decline']),
+  content: z.string().max(16384),
+});
+
+const interactionSchema = z.object({
+  type: z.literal('block_actions'),
+  user: z.object({ id: z.string() }),
+  actions: z.array(z.object({ value: z.string() })).min(1),
+  response_url: z.string().url().optional(),
+});
+
+async function rawBody(req: IncomingMessage): Promise<string> {
+  let text = '';
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    text += chunk.toString('utf8');
+    if (text.length > MAX_BODY_BYTES) throw forbiddenError('the request is too large');
+  }
+  return text;
+}
+
+/** Who a Slack user answers as: the live operator RUNNER_SLACK_USERS maps them to. */
+async function answererOf(storage: Storage, slackUser: string): Promise<AnswerOptions> {
+  const name = setting(VARIABLES.RUNNER_SLACK_USERS)?.[slackUser];
+  const operator = name && (await storage.operators().list()).find((o) => o.name === name);
+  if (!operator || operator.revokedAt) {
+    throw forbiddenError(
+      `Slack user ${slackUser} answers as no live operator (RUNNER_SLACK_USERS)`,
+    );
+  }
+  const access = accessOf(operator.roles);
+  if (access === 'viewer') throw forbiddenError(`${name} is a viewer: viewers do not answer`);
+  const how = { channel: 'slack', signedInWith: 'slack' };
+  // An admin answers any question; anyone else only what the question's audience admits.
+  return access === 'admin'
+    ? { ...how, answeredBy: operator.name }
+    : { ...how, identity: { name: operator.name, roles: operator.roles } };
+}
+
+/**
+ * `POST /slack/interactions`, the Slack app's interactivity endpoint: a button of a question's
+ * message answers it as the operator the Slack user is mapped to, through the channel `slack`,
+ * the audience and the audit log applying as on the page; then the message is replaced by
+ * who answered (its `response_url`). A request without Slack's valid `v0` signature of the
+ * last five minutes gets 401 and changes nothing. Returns false when no signing secret is
+ * set (RUNNER_SLACK_SIGNING_SECRET) or for another path.
+ */
+export const answerSlackRoute: ChannelRoute = async (storage, answered, req, res, url) => {
+  const secret = setting(VARIABLES.RUNNER_SLACK_SIGNING_SECRET);
+  if (secret === undefined || url.pathname !== '/slack/interactions' || req.method !== 'POST') {
+    return false;
+  }
+  const body = await rawBody(req);
+  const timestamp = String(req.headers['x-slack-request-timestamp'] ?? '');
+  const signature = String(req.headers['x-slack-signature'] ?? '');
+  if (!slackSigned(secret, timestamp, signature, body)) {
+    sendJson(res, 401, { error: { code: 'unauthorized', message: 'not signed by Slack' } });
+    return true;
+  }
+  try {
+    const payload = interactionSchema.parse(
+      JSON.parse(new URLSearchParams(body).get('payload') ?? ''),
+    );
+    const button = buttonSchema.parse(JSON.parse(payload.actions[0]?.value ?? ''));
+    const by = await answererOf(storage, payload.user.id);
+    const given = { action: button.action, content: button.content };
+    await answer(storage, button.token, given, by);
+    answered();
+    const who = by.answeredBy ?? by.identity?.name ?? '';
+    const said = `${button.action}${button.content ? ` "${button.content}"` : ''} by ${who}`;
+    if (payload.response_url) {
+      await fetch(payload.response_url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ replace_original: true, text: `Answered: ${said}` }),
+        signal: AbortSignal.timeout(10_000),
+      }).catch(() => {});
+    }
+    sendJson(res, 200, { answered: button.token, text: said });
+  } catch (error) {
+    const failure = classifyFailure(error);
+    if (failure.internal && !(error instanceof SyntaxError || error instanceof z.ZodError)) {
+      throw error;
+    }
+    const status = failure.internal ? 400 : failure.httpStatus;
+    const message = failure.internal ? 'not an interaction this app sent' : failure.message;
+    sendJson(res, status, { response_type: 'ephemeral', text: message });
+  }
+  return true;
+};

@@ -1,0 +1,245 @@
+import type { AddressInfo } from 'node:net';
+import { SMTPServer } from 'smtp-server';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startRun } from '../src/executive/index.js';
+import { modelFromId } from '../src/model/index.js';
+import { Deliverer, deliveryFromEnv } from '../src/notify/deliver.js';
+import { openStorage } from '../src/storage/index.js';
+import { outboxFlow } from './notifications-flow.js';
+import { dataDirs, runCli } from './run-cli.js';
+import { call, json, serve, until } from './serve-harness.js';
+import { newSecret, startReceiver, type WebhookReceiver } from './webhook-receiver.js';
+
+// The notification outbox on the embedded default: written in the event's transaction,
+// delivered at least once with Standard Webhooks signatures, the dead letter after the
+// attempts; `runner notifications list | retry` and `wake --once` deliver it again.
+
+const dataDir = dataDirs();
+const unquote = (text: string) =>
+  text
+    .replace(/=\r?\n/g, '')
+    .replace(/=([0-9A-F]{2})/g, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)));
+const secrets = { current: newSecret(), old: newSecret() };
+let receiver: WebhookReceiver;
+let env: Record<string, string>;
+
+beforeAll(async () => {
+  receiver = await startReceiver();
+  env = {
+    RUNNER_WEBHOOK_URL: receiver.url,
+    RUNNER_WEBHOOK_SECRET: `${secrets.current} ${secrets.old}`,
+  };
+  Object.assign(process.env, env);
+});
+afterAll(() => receiver?.close());
+
+describe('notifications (embedded default)', { timeout: 300_000 }, () => {
+  it('outbox in the transaction, retries then the dead letter; list, retry and wake --once deliver it again', async () => {
+    const data = dataDir();
+    const storage = await openStorage({ dataDir: data, command: 'test', log: () => {} });
+    const failedId = await outboxFlow(storage, receiver, secrets).finally(() => storage.close());
+
+    const listed = await runCli(
+      ['notifications', 'list', '--status', 'failed', '--data', data, '--json'],
+      { env },
+    );
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(listed.events).toEqual([
+      expect.objectContaining({
+        type: 'notification',
+        id: failedId,
+        kind: 'question.answered',
+        status: 'failed',
+        attempts: 3,
+        lastError: expect.stringContaining('answered 503'),
+      }),
+    ]);
+    const unknown = await runCli(['notifications', 'retry', 'no-such-id', '--data', data], { env });
+    expect(unknown.code).toBe(3);
+    expect(unknown.stderr).toContain('no notification has the id no-such-id');
+
+    const retried = await runCli(['notifications', 'retry', failedId, '--data', data], { env });
+    expect(retried.code, retried.stderr).toBe(0);
+    expect(retried.stdout).toContain(`${failedId} (question.answered → webhook) is due again`);
+    receiver.answer = () => 204;
+    const woke = await runCli(['wake', '--once', '--data', data, '--json'], { env });
+    expect(woke.code, woke.stderr).toBe(0);
+    // The answered run resumed and asked its next question: that one goes out too.
+    // Sent side by side: in either order.
+    const sent = woke.events.filter((e) => e.type.startsWith('notification-'));
+    expect(sent).toHaveLength(2);
+    expect(sent).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ type: 'notification-delivered', id: failedId, attempt: 1 }),
+        expect.objectContaining({ type: 'notification-delivered', kind: 'question.created' }),
+      ]),
+    );
+    expect(receiver.received.map((r) => r.status)).toEqual([204, 204]);
+    const bodies = receiver.received.map((r) => JSON.parse(r.body));
+    const next = bodies.find((b) => b.type === 'question.created');
+
+    const all = await runCli(['notifications', 'list', '--data', data], { env });
+    expect(all.stdout).toMatch(/question\.answered → webhook {2}delivered \S+Z/);
+    expect(all.stdout).toMatch(/question\.created → webhook {2}delivered \S+Z/);
+
+    // serve: an admin reads the outbox; its hosted wake delivers the answer given through it.
+    const token = next.data.token as string;
+    receiver.received.length = 0;
+    const served = await serve(['--data', data], env);
+    try {
+      const api = new URL('/api/', served.url).href;
+      const listedApi = await call(`${api}notifications?status=delivered`);
+      expect(listedApi.status).toBe(200);
+      // Both questions of conversation saved and its answer, and the stopped one's two.
+      expect(listedApi.body.notifications).toHaveLength(5);
+      expect((await call(`${api}notifications?status=lost`)).status).toBe(400);
+      const [one] = listedApi.body.notifications;
+      const retried = await call(`${api}notifications/${one.id}/retry`, json({}));
+      expect(retried.body.notification).toMatchObject({
+        id: one.id,
+        status: 'pending',
+        attempts: 0,
+      });
+      expect((await call(`${api}notifications/${one.id}/retry`, json({}))).status).toBe(409);
+      expect((await call(`${api}notifications/nope/retry`, json({}))).status).toBe(404);
+      const answered = await call(
+        `${api}pauses/${token}/answer`,
+        json({ action: 'accept', content: 'Kyoto' }),
+      );
+      expect(answered.status).toBe(200);
+      const delivered = await until(
+        () =>
+          receiver.received.find(
+            (r) =>
+              JSON.parse(r.body).type === 'question.answered' &&
+              JSON.parse(r.body).data.token === token,
+          ),
+        'the answer to be delivered by serve',
+      );
+      expect(JSON.parse(delivered.body)).toMatchObject({
+        type: 'question.answered',
+        data: { token, answer: { action: 'accept', content: 'Kyoto' }, channel: 'api' },
+      });
+    } finally {
+      await served.stop();
+    }
+  });
+
+  it('email over SMTP with decision links: a real SMTP server receives them; a prefetch answers nothing, the confirmed POST answers once', async () => {
+    const messages: string[] = [];
+    const links: string[] = [];
+    const smtp = new SMTPServer({
+      authOptional: true,
+      disabledCommands: ['STARTTLS', 'AUTH'],
+      onData(stream, _session, callback) {
+        let raw = '';
+        stream.on('data', (chunk) => {
+          raw += chunk;
+        });
+        stream.on('end', () => {
+          messages.push(raw);
+          callback();
+        });
+      },
+    });
+    await new Promise<void>((resolve) => smtp.listen(0, '127.0.0.1', resolve));
+    const port = (smtp.server.address() as AddressInfo).port;
+    const saved = { ...process.env };
+    Object.assign(process.env, {
+      RUNNER_SMTP_URL: `smtp://127.0.0.1:${port}`,
+      RUNNER_EMAIL_TO: 'ops@example.com,ada@example.com',
+      RUNNER_PUBLIC_URL: 'https://approvals.example.com/',
+      RUNNER_NOTIFY: 'email=question.created',
+      RUNNER_DECISION_KEY: 'a decision key of the test, 32 b',
+    });
+    const data = dataDir();
+    const storage = await openStorage({ dataDir: data, command: 'test', log: () => {} });
+    let token = '';
+    try {
+      const run = await startRun(storage, modelFromId('scripted:trip'), 'Plan', 'mail', {
+        event: () => {},
+      });
+      if (run.status !== 'waiting') throw new Error(run.status);
+      token = run.token;
+      const [queued] = await storage.notifications().list();
+      expect(queued).toMatchObject({ channel: 'email', kind: 'question.created' });
+      await new Deliverer(() => storage, deliveryFromEnv()).deliverDue();
+      expect(await storage.notifications().list()).toEqual([
+        expect.objectContaining({ status: 'delivered', attempts: 1 }),
+      ]);
+      // Decision links name their recipient: one message each.
+      expect(messages).toHaveLength(2);
+      // Quoted-printable: soft line breaks and =XX escapes.
+      const message = unquote(messages.find((m) => /^To: ada@example\.com/m.test(m)) ?? '');
+      expect(message).toContain(`Message-ID: <${queued?.eventId}.1@runner>`);
+      expect(message).toContain('Subject: [runner] question.created: Where would you like to go?');
+      expect(message).toContain('Conversation: mail');
+      expect(message).toContain('the approval center: https://approvals.example.com/');
+      expect(message).toContain(`runner answer ${run.token} --accept TEXT | --decline`);
+      links.push(
+        ...(message.match(/https:\/\/approvals\.example\.com\/decide\?link=[\w.-]+/g) ?? []),
+      );
+    } finally {
+      await storage.close();
+      await new Promise<void>((resolve) => smtp.close(() => resolve()));
+    }
+    // Lisbon, Kyoto and Reykjavik, and decline; a proxy would put serve at the public address.
+    expect(links).toHaveLength(4);
+    const served = await serve(['--data', data], { ...process.env });
+    process.env = saved;
+    try {
+      const at = (link: string) =>
+        new URL(new URL(link).pathname + new URL(link).search, served.url).href;
+      const first = at(links[0] ?? '');
+      const prefetch = await fetch(first);
+      expect(prefetch.status).toBe(200);
+      const page = await prefetch.text();
+      expect(page).toContain('Confirm your answer');
+      const api = new URL('/api/', served.url).href;
+      expect((await call(`${api}pauses/${token}`)).status, 'a GET answers nothing').toBe(200);
+
+      const csrf = /name="csrf" value="([^"]+)"/.exec(page)?.[1] ?? '';
+      const link = new URL(first).searchParams.get('link') ?? '';
+      const form = (fields: Record<string, string>, cookie?: string): RequestInit => ({
+        method: 'POST',
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          ...(cookie ? { cookie } : {}),
+        },
+        body: new URLSearchParams(fields).toString(),
+      });
+      const cookie = prefetch.headers.get('set-cookie')?.split(';')[0] ?? '';
+      expect(
+        (await fetch(`${served.url.replace(/\/$/, '')}/decide`, form({ link, csrf }))).status,
+        'no cookie',
+      ).toBe(403);
+      const tampered = `${link.slice(0, -2)}${link.endsWith('AA') ? 'BB' : 'AA'}`;
+      expect((await fetch(at(`https://x/decide?link=${tampered}`))).status).toBe(403);
+      expect((await call(`${api}pauses/${token}`)).status, 'refusals answer nothing').toBe(200);
+
+      const confirmed = await fetch(
+        `${served.url.replace(/\/$/, '')}/decide`,
+        form({ link, csrf }, cookie),
+      );
+      expect(confirmed.status).toBe(200);
+      expect(await confirmed.text()).toContain('by ada@example.com');
+      expect((await call(`${api}pauses/${token}`)).status).toBe(404);
+      const again = await fetch(
+        `${served.url.replace(/\/$/, '')}/decide`,
+        form({ link, csrf }, cookie),
+      );
+      expect(again.status).toBe(409);
+      expect((await fetch(at(links[1] ?? ''))).status, 'another link of an answered question').toBe(
+        409,
+      );
+      const audit = await call(`${api}audit`);
+      const entry = audit.body.entries.find(
+        (e: { kind: string; token: string }) => e.kind === 'question-answered' && e.token === token,
+      );
+      expect(entry?.data).toMatchObject({ channel: 'email' });
+      expect(JSON.stringify(entry?.data)).toContain('ada@example.com');
+    } finally {
+      await served.stop();
+    }
+  });
+});

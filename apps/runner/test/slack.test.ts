@@ -1,0 +1,139 @@
+import { createHmac } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startRun } from '../src/executive/index.js';
+import { modelFromId } from '../src/model/index.js';
+import { Deliverer, deliveryFromEnv } from '../src/notify/deliver.js';
+import { openStorage } from '../src/storage/index.js';
+import { dataDirs } from './run-cli.js';
+import { call, serve } from './serve-harness.js';
+
+// Slack: a question is posted by the Web API with its buttons (a local server speaks Slack's
+// Web API); serve's interactivity endpoint answers only under Slack's v0 signature of the
+// last five minutes, as the operator the Slack user is mapped to, within the audience.
+
+const dataDir = dataDirs();
+const SECRET = 'the signing secret of the test app';
+const posted: Array<{ auth: string; body: Record<string, unknown> }> = [];
+const responses: Array<Record<string, unknown>> = [];
+const slack = createServer((req, res) => {
+  let body = '';
+  req.on('data', (chunk) => {
+    body += chunk;
+  });
+  req.on('end', () => {
+    if (req.url === '/api/chat.postMessage') {
+      posted.push({ auth: String(req.headers.authorization), body: JSON.parse(body) });
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true,"ts":"1.2"}');
+    } else {
+      responses.push(JSON.parse(body));
+      res.writeHead(200).end('ok');
+    }
+  });
+});
+let base = '';
+
+beforeAll(async () => {
+  await new Promise<void>((resolve) => slack.listen(0, '127.0.0.1', resolve));
+  base = `http://127.0.0.1:${(slack.address() as AddressInfo).port}`;
+});
+afterAll(() => new Promise<void>((resolve) => slack.close(() => resolve())));
+
+/** A request to `/slack/interactions` as Slack signs it, at `at` seconds (default now). */
+function interaction(user: string, value: string, at = Math.floor(Date.now() / 1000)) {
+  const payload = {
+    type: 'block_actions',
+    user: { id: user },
+    actions: [{ value }],
+    response_url: `${base}/respond`,
+  };
+  const body = new URLSearchParams({ payload: JSON.stringify(payload) }).toString();
+  const signature = `v0=${createHmac('sha256', SECRET).update(`v0:${at}:${body}`).digest('hex')}`;
+  return {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      'x-slack-request-timestamp': String(at),
+      'x-slack-signature': signature,
+    },
+    body,
+  };
+}
+
+describe('Slack (embedded default)', { timeout: 300_000 }, () => {
+  it('posts Block Kit buttons; a signed click answers as the mapped operator; a bad signature, a replay and a user outside the audience change nothing', async () => {
+    const env = {
+      RUNNER_SLACK_TOKEN: 'xoxb-test',
+      RUNNER_SLACK_CHANNEL: 'C0APPROVALS',
+      RUNNER_SLACK_API_URL: `${base}/api/`,
+      RUNNER_SLACK_SIGNING_SECRET: SECRET,
+      RUNNER_SLACK_USERS: 'UADA=ada,UBOB=bob',
+      RUNNER_AUDIENCE: 'ask_user=finance',
+    };
+    const saved = { ...process.env };
+    Object.assign(process.env, env);
+    const data = dataDir();
+    const storage = await openStorage({ dataDir: data, command: 'test', log: () => {} });
+    let token = '';
+    let key = '';
+    try {
+      key = (await storage.operators().add('ada', ['operator', 'finance'])).key;
+      await storage.operators().add('bob', ['operator']);
+      const run = await startRun(storage, modelFromId('scripted:trip'), 'Plan', 'slack', {
+        event: () => {},
+      });
+      if (run.status !== 'waiting') throw new Error(run.status);
+      token = run.token;
+      await new Deliverer(() => storage, deliveryFromEnv()).deliverDue();
+    } finally {
+      await storage.close();
+      process.env = saved;
+    }
+    expect(posted).toHaveLength(1);
+    const [message] = posted;
+    expect(message?.auth).toBe('Bearer xoxb-test');
+    expect(message?.body).toMatchObject({
+      channel: 'C0APPROVALS',
+      text: 'Where would you like to go?',
+    });
+    const blocks = (message?.body.blocks ?? []) as Array<{ type: string; elements?: unknown[] }>;
+    const actions = blocks.find((b) => b.type === 'actions');
+    const buttons = actions?.elements as Array<{ text: { text: string }; value: string }>;
+    expect(buttons.map((b) => b.text.text)).toEqual(['Lisbon', 'Kyoto', 'Reykjavik', 'Decline']);
+    const kyoto = buttons[1]?.value ?? '';
+
+    const served = await serve(['--data', data], env);
+    try {
+      const at = new URL('/slack/interactions', served.url).href;
+      const pending = async () =>
+        (
+          await call(new URL(`/api/pauses/${token}`, served.url).href, {
+            headers: { authorization: `Bearer ${key}` },
+          })
+        ).status;
+      const forged = interaction('UADA', kyoto);
+      forged.headers['x-slack-signature'] = `v0=${'0'.repeat(64)}`;
+      expect((await call(at, forged)).status, 'a bad signature').toBe(401);
+      const replay = interaction('UADA', kyoto, Math.floor(Date.now() / 1000) - 301);
+      expect((await call(at, replay)).status, 'a replay older than 5 minutes').toBe(401);
+      const outside = await call(at, interaction('UBOB', kyoto));
+      expect(outside.status, 'bob is not in the audience (finance)').toBe(403);
+      expect((await call(at, interaction('UEVE', kyoto))).status, 'an unmapped user').toBe(403);
+      expect(await pending(), 'the refusals answered nothing').toBe(200);
+      expect(responses).toEqual([]);
+
+      const clicked = await call(at, interaction('UADA', kyoto));
+      expect(clicked.status).toBe(200);
+      expect(clicked.body).toMatchObject({ answered: token, text: 'accept "Kyoto" by ada' });
+      expect(await pending()).toBe(404);
+      // The message now says who answered.
+      expect(responses).toEqual([
+        { replace_original: true, text: 'Answered: accept "Kyoto" by ada' },
+      ]);
+      expect((await call(at, interaction('UADA', kyoto))).status, 'a second click').toBe(409);
+    } finally {
+      await served.stop();
+    }
+  });
+});
