@@ -223,7 +223,7 @@ describe('notifications (embedded default)', { timeout: 300_000 }, () => {
       );
       expect(confirmed.status).toBe(200);
       expect(await confirmed.text()).toContain('by ada@example.com');
-      expect((await call(`${api}pauses/${token}`)).status).toBe(404);
+      expect((await call(`${api}pauses/${token}`)).status).toBe(409);
       const again = await fetch(
         `${served.url.replace(/\/$/, '')}/decide`,
         form({ link, csrf }, cookie),

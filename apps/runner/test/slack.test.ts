@@ -126,7 +126,8 @@ describe('Slack (embedded default)', { timeout: 300_000 }, () => {
       const clicked = await call(at, interaction('UADA', kyoto));
       expect(clicked.status).toBe(200);
       expect(clicked.body).toMatchObject({ answered: token, text: 'accept "Kyoto" by ada' });
-      expect(await pending()).toBe(404);
+      // Answered: its GET says so (409 already_answered).
+      expect(await pending()).toBe(409);
       // The message now says who answered.
       expect(responses).toEqual([
         { replace_original: true, text: 'Answered: accept "Kyoto" by ada' },
