@@ -98,6 +98,7 @@ for (const spec of await sqlTargets()) {
         'quorum_declines',
         'approvers',
         'decliners',
+        'approved_content',
       ]);
     });
 
