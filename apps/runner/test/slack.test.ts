@@ -23,7 +23,21 @@ const slack = createServer((req, res) => {
     body += chunk;
   });
   req.on('end', () => {
-    if (req.url === '/api/chat.postMessage') {
+    const info = /^\/api\/users\.info\?user=(\w+)$/.exec(req.url ?? '');
+    if (info) {
+      // Slack's profile of a user; only UCAROL has an operator named by her email.
+      const email = { UCAROL: 'Carol@Example.com', UDAN: 'dan@example.com' }[info[1] ?? ''];
+      const user = { id: info[1], profile: email ? { email } : {} };
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(
+          JSON.stringify(
+            req.headers.authorization === 'Bearer xoxb-test'
+              ? { ok: true, user }
+              : { ok: false, error: 'invalid_auth' },
+          ),
+        );
+    } else if (req.url === '/api/chat.postMessage') {
       posted.push({ auth: String(req.headers.authorization), body: JSON.parse(body) });
       res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true,"ts":"1.2"}');
     } else {
@@ -62,7 +76,7 @@ function interaction(user: string, value: string, at = Math.floor(Date.now() / 1
 }
 
 describe('Slack (embedded default)', { timeout: 300_000 }, () => {
-  it('posts Block Kit buttons; a signed click answers as the mapped operator; a bad signature, a replay and a user outside the audience change nothing', async () => {
+  it('posts Block Kit buttons; a signed click answers as the mapped operator, or the one named by the Slack email; a bad signature, a replay and a user outside the audience change nothing', async () => {
     const env = {
       RUNNER_SLACK_TOKEN: 'xoxb-test',
       RUNNER_SLACK_CHANNEL: 'C0APPROVALS',
@@ -76,16 +90,23 @@ describe('Slack (embedded default)', { timeout: 300_000 }, () => {
     const data = dataDir();
     const storage = await openStorage({ dataDir: data, command: 'test', log: () => {} });
     let token = '';
+    let other = '';
     let key = '';
     try {
       key = (await storage.operators().add('ada', ['operator', 'finance'])).key;
       await storage.operators().add('bob', ['operator']);
+      await storage.operators().add('carol@example.com', ['operator', 'finance']);
       const run = await startRun(storage, modelFromId('scripted:trip'), 'Plan', 'slack', {
         event: () => {},
       });
       if (run.status !== 'waiting') throw new Error(run.status);
       token = run.token;
       await new Deliverer(() => storage, deliveryFromEnv()).deliverDue();
+      const second = await startRun(storage, modelFromId('scripted:trip'), 'Plan', 'slack-2', {
+        event: () => {},
+      });
+      if (second.status !== 'waiting') throw new Error(second.status);
+      other = second.token;
     } finally {
       await storage.close();
       process.env = saved;
@@ -120,6 +141,10 @@ describe('Slack (embedded default)', { timeout: 300_000 }, () => {
       const outside = await call(at, interaction('UBOB', kyoto));
       expect(outside.status, 'bob is not in the audience (finance)').toBe(403);
       expect((await call(at, interaction('UEVE', kyoto))).status, 'an unmapped user').toBe(403);
+      expect(
+        (await call(at, interaction('UDAN', kyoto))).status,
+        'not mapped, and no operator is named by his Slack email',
+      ).toBe(403);
       expect(await pending(), 'the refusals answered nothing').toBe(200);
       expect(responses).toEqual([]);
 
@@ -133,6 +158,12 @@ describe('Slack (embedded default)', { timeout: 300_000 }, () => {
         { replace_original: true, text: 'Answered: accept "Kyoto" by ada' },
       ]);
       expect((await call(at, interaction('UADA', kyoto))).status, 'a second click').toBe(409);
+
+      // Not in RUNNER_SLACK_USERS: Slack's users.info gives her email, which names an operator.
+      const lisbon = JSON.stringify({ token: other, action: 'accept', content: 'Lisbon' });
+      const byEmail = await call(at, interaction('UCAROL', lisbon));
+      expect(byEmail.status).toBe(200);
+      expect(byEmail.body).toMatchObject({ text: 'accept "Lisbon" by carol@example.com' });
     } finally {
       await served.stop();
     }

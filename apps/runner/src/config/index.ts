@@ -649,7 +649,7 @@ export const VARIABLES = {
     name: 'RUNNER_SLACK_USERS',
     kind: slackUsers,
     default: undefined,
-    defaultText: 'none: nobody answers from Slack',
+    defaultText: 'none: a Slack user answers as the operator named by their Slack email',
     description:
       "the operator each Slack user answers as; the question's audience and the audit log apply as on the page",
   }),

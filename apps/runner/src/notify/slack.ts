@@ -77,6 +77,27 @@ export function slackSender(target: SlackTarget): (n: NotificationRecord) => Pro
   };
 }
 
+/**
+ * A Slack user's email address by the Web API (`users.info`; the app needs the
+ * `users:read.email` scope); undefined when Slack gives none or cannot be reached.
+ */
+export async function slackUserEmail(
+  apiUrl: string,
+  token: string,
+  user: string,
+): Promise<string | undefined> {
+  const url = new URL('users.info', apiUrl);
+  url.searchParams.set('user', user);
+  const body = (await fetch(url, {
+    headers: { authorization: `Bearer ${token}` },
+    signal: AbortSignal.timeout(10_000),
+  })
+    .then((response) => response.json())
+    .catch(() => ({}))) as { ok?: boolean; user?: { profile?: { email?: unknown } } };
+  const email = body.ok === true ? body.user?.profile?.email : undefined;
+  return typeof email === 'string' && email !== '' ? email : undefined;
+}
+
 /** How long a signed Slack request stays valid: five minutes either way. */
 export const SLACK_WINDOW_S = 300;
 

@@ -5,7 +5,7 @@ import { setting, VARIABLES } from '../config/index.js';
 import { forbiddenError } from '../errors.js';
 import { answer } from '../executive/index.js';
 import { classifyFailure } from '../failure.js';
-import { slackSigned } from '../notify/slack.js';
+import { slackSigned, slackUserEmail } from '../notify/slack.js';
 import type { Storage } from '../storage/index.js';
 import { accessOf } from '../storage/operators.js';
 import { type ChannelRoute, sendJson } from './http.js';
@@ -34,17 +34,33 @@ async function rawBody(req: IncomingMessage): Promise<string> {
   return text;
 }
 
-/** Who a Slack user answers as: the live operator RUNNER_SLACK_USERS maps them to. */
+/** A Slack user's email, asked of Slack's Web API; undefined without a bot token. */
+async function emailOf(slackUser: string): Promise<string | undefined> {
+  const token = setting(VARIABLES.RUNNER_SLACK_TOKEN);
+  return token && slackUserEmail(setting(VARIABLES.RUNNER_SLACK_API_URL), token, slackUser);
+}
+
+/**
+ * Who a Slack user answers as: the live operator RUNNER_SLACK_USERS maps them to, else (not
+ * mapped) the one named by the user's Slack email, letter case aside.
+ */
 async function answererOf(storage: Storage, slackUser: string): Promise<AnswerOptions> {
-  const name = setting(VARIABLES.RUNNER_SLACK_USERS)?.[slackUser];
-  const operator = name && (await storage.operators().list()).find((o) => o.name === name);
+  const mapped = setting(VARIABLES.RUNNER_SLACK_USERS)?.[slackUser];
+  const email = mapped === undefined ? (await emailOf(slackUser))?.toLowerCase() : undefined;
+  const operators = await storage.operators().list();
+  const operator =
+    mapped !== undefined
+      ? operators.find((o) => o.name === mapped)
+      : email && operators.find((o) => o.name.toLowerCase() === email);
   if (!operator || operator.revokedAt) {
     throw forbiddenError(
-      `Slack user ${slackUser} answers as no live operator (RUNNER_SLACK_USERS)`,
+      `Slack user ${slackUser} answers as no live operator (RUNNER_SLACK_USERS, or an operator named by their Slack email)`,
     );
   }
   const access = accessOf(operator.roles);
-  if (access === 'viewer') throw forbiddenError(`${name} is a viewer: viewers do not answer`);
+  if (access === 'viewer') {
+    throw forbiddenError(`${operator.name} is a viewer: viewers do not answer`);
+  }
   const how = { channel: 'slack', signedInWith: 'slack' };
   // An admin answers any question; anyone else only what the question's audience admits.
   return access === 'admin'

@@ -6,6 +6,8 @@ import type {
   BatchResponse,
   ContextResponse,
   ErrorResponse,
+  NotificationResponse,
+  NotificationsResponse,
   PausesResponse,
   RecentResponse,
   SessionResponse,
@@ -86,4 +88,10 @@ export const api = {
     } satisfies BatchBody),
   stop: (conversationId: string) =>
     call<StopResponse>(`/api/conversations/${encodeURIComponent(conversationId)}/stop`, {}),
+  notifications: () =>
+    call<NotificationsResponse>('/api/notifications?limit=100').then((d) => d.notifications),
+  retryNotification: (id: string) =>
+    call<NotificationResponse>(`/api/notifications/${encodeURIComponent(id)}/retry`, {}).then(
+      (d) => d.notification,
+    ),
 };

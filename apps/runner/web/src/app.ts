@@ -1,6 +1,7 @@
 // The page's entry (index.html loads /app.js): wires the elements to the modules and starts.
 import { age, byId } from './dom.js';
 import { connect, refresh } from './feed.js';
+import { showNotifications } from './notifications.js';
 import { ui } from './page.js';
 import { batch, clearChecked, render, showTab } from './queue.js';
 import { onKey } from './shortcuts.js';
@@ -29,8 +30,10 @@ setInterval(() => {
   }
 }, 15_000);
 
-// The lists and the feed once signed in; else the sign-in form.
-if (await signedIn()) {
+// The lists and the feed once signed in (and the outbox for admins); else the sign-in form.
+const session = await signedIn();
+if (session) {
   connect();
   void refresh();
+  if (session.access === 'admin') showNotifications();
 }

@@ -4,18 +4,18 @@ import { byId } from './dom.js';
 
 /**
  * Asks the server who this page is signed in as. Signed in: shows who (and, for a page
- * session, the sign-out button) and returns true. Not: shows the sign-in form, which signs
- * in with a key and reloads the page, and returns false.
+ * session, the sign-out button) and returns the session. Not: shows the sign-in form, which
+ * signs in with a key and reloads the page, and returns undefined.
  */
-export async function signedIn(): Promise<boolean> {
+export async function signedIn(): Promise<SessionResponse | undefined> {
   const session = await api.session().catch((e: unknown) => {
     byId('toast').textContent = `Could not reach the server: ${e instanceof Error ? e.message : e}`;
     return undefined;
   });
-  if (!session) return false;
+  if (!session) return undefined;
   if (session.signedIn) {
     showWho(session);
-    return true;
+    return session;
   }
   document.body.dataset.signedIn = 'no';
   const form = byId<HTMLFormElement>('sign-in');
@@ -34,7 +34,7 @@ export async function signedIn(): Promise<boolean> {
       },
     );
   });
-  return false;
+  return undefined;
 }
 
 const accessWords = { admin: 'admin', operator: 'operator', viewer: 'viewer (read only)' };
