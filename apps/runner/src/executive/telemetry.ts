@@ -29,6 +29,8 @@ export interface ExecutiveTelemetry {
   leaseLost(): void;
   /** An answer was refused: `conflict` (answered already), `not_found`, `forbidden`, `expired`, `usage`. */
   answerRefused(reason: string): void;
+  /** A notification was delivered on `channel`, or failed for good there (its attempts used up). */
+  notification(channel: string, outcome: 'delivered' | 'failed'): void;
 }
 
 /** A question's wait, as {@link ExecutiveTracer.humanWait} records it. */
