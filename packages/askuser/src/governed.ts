@@ -164,10 +164,19 @@ export function resolvedBy(row: {
   audienceRoles: string[];
   resumeContext: unknown;
 }): AnswerOutcome {
-  const { audienceNames: names, audienceRoles: roles, resumedAt, ...question } = row;
   return {
     resolved: true,
-    question: { ...question, audience: { names, roles }, resumedAt: resumedAt ?? new Date() },
+    question: {
+      conversationId: row.conversationId,
+      toolCallId: row.toolCallId,
+      kind: row.kind,
+      priority: row.priority,
+      createdAt: row.createdAt,
+      // Set by the same UPDATE: never null on a row it resolved.
+      resumedAt: row.resumedAt ?? new Date(),
+      audience: { names: row.audienceNames, roles: row.audienceRoles },
+      resumeContext: row.resumeContext,
+    },
   };
 }
 

@@ -47,7 +47,7 @@ await describeOnEachStorage('AskUserStore resolution', (s) => {
       expect(await pendingTokens()).toEqual([]);
     });
 
-    it('returns the question it resolved, plain and checked against an identity', async () => {
+    it('returns the question it resolved: plain, checked against an identity, audited', async () => {
       const asked = {
         priority: 2,
         audience: { names: ['ada'], roles: ['ops'] },
@@ -55,13 +55,18 @@ await describeOnEachStorage('AskUserStore resolution', (s) => {
       };
       await store.insert(pause('ret-plain', asked));
       await store.insert(pause('ret-checked', asked));
+      await store.insert(pause('ret-audited', asked));
       const plain = await store.markResumed('ret-plain', yes);
       const checked = await store.markResumed('ret-checked', yes, {
         identity: { name: 'ada', roles: [] },
       });
+      const audited = await new AskUserStore(target.db, {
+        audit: { key: 'k'.repeat(32) },
+      }).markResumed('ret-audited', yes);
       for (const [token, outcome] of [
         ['ret-plain', plain],
         ['ret-checked', checked],
+        ['ret-audited', audited],
       ] as const) {
         const stored = await store.getAnswer(token);
         expect(outcome).toEqual({
