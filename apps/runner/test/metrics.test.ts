@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openStorage } from '../src/storage/index.js';
 import { parsePrometheus, type Sample, sampleValue } from './prometheus.js';
 import { call, dataDirs, json, pendingOf, type Served, serve, until } from './serve-harness.js';
 
@@ -139,5 +140,33 @@ describe('metrics of runner serve on the embedded default', { timeout: 120_000 }
     const samples = await scrape(url, { headers: { authorization: 'Bearer nope' } });
     expect(sampleValue(samples, 'runner_runs_completed_total')).toBe(1);
     expect((await fetch(new URL('/api/pauses', url))).status).toBe(404);
+  });
+});
+
+describe('metrics of runner serve with operators', { timeout: 120_000 }, () => {
+  it('are for admins: an operator who is not one gets 403', async () => {
+    const data = dataDir();
+    const storage = await openStorage({ dataDir: data, command: 'the test', log: () => {} });
+    const keys: Record<string, string> = {};
+    try {
+      keys.ada = (await storage.operators().add('ada', [])).key;
+      keys.root = (await storage.operators().add('root', ['admin'])).key;
+    } finally {
+      await storage.close();
+    }
+    const served = await serve(['--data', data]);
+    try {
+      const metrics = new URL('/metrics', served.url).href;
+      const as = (name: string) => ({ headers: { authorization: `Bearer ${keys[name]}` } });
+      const refused = await call(metrics, as('ada'));
+      expect(refused.status).toBe(403);
+      expect(JSON.stringify(refused.body)).not.toContain('runner_');
+      // With operators, a loopback caller without a key is no admin either.
+      expect((await fetch(metrics)).status).toBe(401);
+      const samples = await scrape(metrics, as('root'));
+      expect(sampleValue(samples, 'runner_runs_completed_total')).toBe(0);
+    } finally {
+      await served.stop();
+    }
   });
 });

@@ -1,11 +1,13 @@
 import type { AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startRun } from '../src/executive/index.js';
+import { leasePolicyFromEnv, startRun, wake, watching } from '../src/executive/index.js';
 import { modelFromId } from '../src/model/index.js';
 import { Deliverer, deliveryFromEnv } from '../src/notify/deliver.js';
+import { RunnerMetrics } from '../src/serve/metrics.js';
 import { openStorage } from '../src/storage/index.js';
 import { outboxFlow } from './notifications-flow.js';
+import { parsePrometheus, sampleValue } from './prometheus.js';
 import { dataDirs, runCli } from './run-cli.js';
 import { call, json, serve, until } from './serve-harness.js';
 import { newSecret, startReceiver, type WebhookReceiver } from './webhook-receiver.js';
@@ -240,6 +242,52 @@ describe('notifications (embedded default)', { timeout: 300_000 }, () => {
       expect(JSON.stringify(entry?.data)).toContain('ada@example.com');
     } finally {
       await served.stop();
+    }
+  });
+});
+
+describe('notification metrics (embedded default)', { timeout: 120_000 }, () => {
+  it('a wake counts its deliveries and dead letters by channel', async () => {
+    const storage = await openStorage({ dataDir: dataDir(), command: 'test', log: () => {} });
+    const metrics = new RunnerMetrics(() => storage);
+    watching.telemetry = metrics;
+    const quiet = { event: () => {} };
+    const model = modelFromId('scripted:trip');
+    // Nothing to resume (the runs wait): each wake delivers what is due, with one attempt.
+    const wakeOnce = () =>
+      wake(storage, {
+        once: true,
+        concurrency: 1,
+        policy: leasePolicyFromEnv(),
+        modelFor: () => model,
+        observerFor: () => quiet,
+        onResumed: () => {},
+        onUnavailable: () => {},
+        stop: new Promise<void>(() => {}),
+        delivery: { ...deliveryFromEnv(), maxAttempts: 1 },
+      });
+    try {
+      receiver.answer = () => 503;
+      await startRun(storage, model, 'Plan', 'refused', quiet);
+      await wakeOnce();
+      receiver.answer = () => 204;
+      await startRun(storage, model, 'Plan', 'delivered', quiet);
+      await wakeOnce();
+      const samples = parsePrometheus(await metrics.text()).samples;
+      const at = (name: string) => sampleValue(samples, name, { channel: 'webhook' });
+      expect({
+        delivered: at('runner_notifications_delivered_total'),
+        failed: at('runner_notifications_failed_total'),
+      }).toEqual({ delivered: 1, failed: 1 });
+      expect(await storage.notifications().list()).toEqual(
+        expect.arrayContaining([
+          expect.objectContaining({ status: 'failed', channel: 'webhook' }),
+          expect.objectContaining({ status: 'delivered', channel: 'webhook' }),
+        ]),
+      );
+    } finally {
+      watching.telemetry = undefined;
+      await storage.close();
     }
   });
 });

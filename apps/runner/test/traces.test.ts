@@ -121,6 +121,45 @@ describe('traces across the human wait', { timeout: 120_000 }, () => {
     expect(chats[0]?.attributes).toMatchObject({ 'gen_ai.operation.name': 'chat' });
   });
 
+  it('runs each plain tool call in an execute_tool span of its turn', async () => {
+    const exec = await runCli(
+      [
+        'exec',
+        'Plan a trip',
+        '--model',
+        'scripted:tools',
+        '--conversation',
+        'tooled',
+        '--data',
+        dataDir(),
+      ],
+      { env: { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.endpoint() } },
+    );
+    expect(exec.code, exec.stderr).toBe(0);
+    const turn = otlp.spans.find(
+      (s) => s.name === 'invoke_agent' && s.attributes['gen_ai.conversation.id'] === 'tooled',
+    );
+    expect(turn).toBeTruthy();
+    const tools = otlp.spans.filter(
+      (s) => s.traceId === turn?.traceId && s.name.startsWith('execute_tool '),
+    );
+    // The script's calls: a plan, the weather and a sum in one message, the plan again.
+    expect(tools.map((s) => s.name).sort()).toEqual([
+      'execute_tool add',
+      'execute_tool get_weather',
+      'execute_tool update_plan',
+      'execute_tool update_plan',
+    ]);
+    for (const span of tools) {
+      expect(span.parentSpanId).toBe(turn?.spanId);
+      expect(span.attributes).toMatchObject({
+        'gen_ai.operation.name': 'execute_tool',
+        'gen_ai.tool.name': span.name.slice('execute_tool '.length),
+      });
+      expect(String(span.attributes['gen_ai.tool.call.id'])).toMatch(/^toolu_/);
+    }
+  });
+
   it('sends nothing with OTEL_SDK_DISABLED=true, and asks for traces only as OTEL_* says', async () => {
     const before = otlp.spans.length;
     const exec = await runCli(

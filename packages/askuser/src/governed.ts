@@ -44,12 +44,11 @@ function answerStatements(db: AskUserDatabase) {
         ),
       );
   return lazyStatements({
-    answer: () =>
-      update().returning({ conversationId: t.conversationId }).prepare('askuser_answer_checked'),
+    answer: () => update().returning(answeredColumns).prepare('askuser_answer_checked'),
     answerAudited: () =>
       update()
         .returning({
-          conversationId: t.conversationId,
+          ...answeredColumns,
           // Written out: drizzle leaves RETURNING's columns unqualified.
           head: sql<
             string | null
@@ -120,7 +119,7 @@ export async function resolveGoverned(
       refusalOf(tx, key, token, answer, c);
     if (key === undefined) {
       const [updated] = await statements.answer.execute(params);
-      return updated === undefined ? otherwise() : RESOLVED;
+      return updated === undefined ? otherwise() : resolvedBy(updated);
     }
     // The same statement locks the conversation's chain head (when the chain has one).
     const [updated] = await statements.answerAudited.execute(params);
@@ -133,15 +132,53 @@ export async function resolveGoverned(
       [{ chain, kind: 'question-answered', token, data: answerData(token, answer, c) }],
       seq === undefined || hash === undefined ? undefined : { chain, seq: Number(seq), hash },
     );
-    return RESOLVED;
+    return resolvedBy(updated);
   };
   const outcome = key === undefined ? await run(db) : await inTransaction(db, run);
   if (outcome instanceof AskUserError) throw outcome;
   return outcome;
 }
 
-/** The outcome of an answer that resolved its question by itself. */
-export const RESOLVED: AnswerOutcome = Object.freeze({ resolved: true });
+/** What an answer's UPDATE returns of the question it resolved: {@link AnswerOutcome.question}. */
+export const answeredColumns = {
+  conversationId: t.conversationId,
+  toolCallId: t.toolCallId,
+  kind: t.kind,
+  priority: t.priority,
+  createdAt: t.createdAt,
+  resumedAt: t.resumedAt,
+  audienceNames: t.audienceNames,
+  audienceRoles: t.audienceRoles,
+  resumeContext: t.resumeContext,
+};
+
+/** The outcome of an answer that resolved its question by itself, from the row it returned. */
+export function resolvedBy(row: {
+  conversationId: string;
+  toolCallId: string;
+  kind: string;
+  priority: number;
+  createdAt: Date;
+  resumedAt: Date | null;
+  audienceNames: string[];
+  audienceRoles: string[];
+  resumeContext: unknown;
+}): AnswerOutcome {
+  return {
+    resolved: true,
+    question: {
+      conversationId: row.conversationId,
+      toolCallId: row.toolCallId,
+      kind: row.kind,
+      priority: row.priority,
+      createdAt: row.createdAt,
+      // Set by the same UPDATE: never null on a row it resolved.
+      resumedAt: row.resumedAt ?? new Date(),
+      audience: { names: row.audienceNames, roles: row.audienceRoles },
+      resumeContext: row.resumeContext,
+    },
+  };
+}
 
 /** Why an answer was refused (a new statement sees what a concurrent winner committed), recorded with a key. */
 async function refusalOf(

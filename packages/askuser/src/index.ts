@@ -56,6 +56,7 @@ export {
 } from './store.js';
 export type {
   AnsweredPause,
+  AnsweredQuestion,
   AnswerOptions,
   AnswerOutcome,
   Approval,

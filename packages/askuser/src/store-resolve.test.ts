@@ -47,6 +47,44 @@ await describeOnEachStorage('AskUserStore resolution', (s) => {
       expect(await pendingTokens()).toEqual([]);
     });
 
+    it('returns the question it resolved: plain, checked against an identity, audited', async () => {
+      const asked = {
+        priority: 2,
+        audience: { names: ['ada'], roles: ['ops'] },
+        resumeContext: { run: 'r1' },
+      };
+      await store.insert(pause('ret-plain', asked));
+      await store.insert(pause('ret-checked', asked));
+      await store.insert(pause('ret-audited', asked));
+      const plain = await store.markResumed('ret-plain', yes);
+      const checked = await store.markResumed('ret-checked', yes, {
+        identity: { name: 'ada', roles: [] },
+      });
+      const audited = await new AskUserStore(target.db, {
+        audit: { key: 'k'.repeat(32) },
+      }).markResumed('ret-audited', yes);
+      for (const [token, outcome] of [
+        ['ret-plain', plain],
+        ['ret-checked', checked],
+        ['ret-audited', audited],
+      ] as const) {
+        const stored = await store.getAnswer(token);
+        expect(outcome).toEqual({
+          resolved: true,
+          question: {
+            conversationId: 'conv-1',
+            toolCallId: `call-${token}`,
+            kind: 'ask_user',
+            priority: 2,
+            createdAt: stored?.createdAt,
+            resumedAt: stored?.resumedAt,
+            audience: { names: ['ada'], roles: ['ops'] },
+            resumeContext: { run: 'r1' },
+          },
+        });
+      }
+    });
+
     it('rejects any other action with invalid_answer and changes nothing', async () => {
       await store.insert(pause('inv'));
       const bad: unknown[] = [

@@ -17,8 +17,9 @@ import {
   type AnswerContext,
   answerableBy,
   answerData,
+  answeredColumns,
   expiredNow,
-  RESOLVED,
+  resolvedBy,
   resolveGoverned,
   withEntries,
 } from './governed.js';
@@ -105,7 +106,7 @@ function prepareStatements(db: AskUserDatabase) {
           answeredBy: sql`${p('answeredBy')}`,
         })
         .where(and(eq(t.token, p('token')), isNull(t.resumedAt), oneAnswerResolves))
-        .returning({ token: t.token })
+        .returning(answeredColumns)
         .prepare('askuser_mark_resumed'),
   });
 }
@@ -430,7 +431,8 @@ export class AskUserStore {
         answer: parsed,
         answeredBy,
       });
-      if (updated.length > 0) return RESOLVED;
+      const [resolved] = updated;
+      if (resolved !== undefined) return resolvedBy(resolved);
       const data = answerData(token, parsed, context);
       const recorded = await answerQuorum(this.#db, undefined, token, parsed, context, data);
       if (recorded) return recorded;

@@ -171,6 +171,12 @@ export interface Approval {
  */
 export interface AnswerOutcome {
   resolved: boolean;
+  /**
+   * The question this answer resolved by itself, as the statement that resolved it returned
+   * it (what a caller times and traces its wait by, without another read); absent when it
+   * resolved nothing, or resolved a quorum.
+   */
+  question?: AnsweredQuestion;
   quorum?: {
     approvals: string[];
     declines: string[];
@@ -179,6 +185,12 @@ export interface AnswerOutcome {
     counted: boolean;
   };
 }
+
+/** Of a question an answer resolved, its wait: {@link AnswerOutcome.question}. */
+export type AnsweredQuestion = Pick<
+  Pending,
+  'conversationId' | 'toolCallId' | 'kind' | 'priority' | 'createdAt' | 'audience' | 'resumeContext'
+> & { resumedAt: Date };
 
 /**
  * What {@link AskUserStore.applyDue} did: whether it reminded or escalated now (each once

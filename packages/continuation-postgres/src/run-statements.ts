@@ -121,6 +121,11 @@ export function preparedRunStatements(db: ContinuationDatabase) {
           record: sql<
             string | null
           >`(select s.record from x_continuation.suspensions s where s.interaction_id = "x_continuation"."runs"."interaction_id" and not s.resolved)`,
+          // A subquery sees the row as the statement found it: its due time before the claim.
+          claimableAt:
+            sql<Date | null>`(select r.due_at from x_continuation.runs r where r.run_id = "x_continuation"."runs"."run_id")`.mapWith(
+              runs.dueAt,
+            ),
         })
         .prepare('x_runs_claim'),
     // JSON text or null, passed as is: drizzle would encode a null `meta` as the JSON `null`.

@@ -68,6 +68,8 @@ for (const t of await sqlTargets()) {
       });
       expect(claimed?.run.leaseExpiresAt?.getTime()).toBeGreaterThan(Date.now() + LEASE / 2);
       expect(claimed?.suspension).toEqual(suspension);
+      // When the answer readied it, as the claim found it (before it set the lease).
+      expect(claimed?.claimableAt?.getTime()).toBe(ready?.readyAt?.getTime());
       // Leased: nobody else gets it.
       expect(await queue.claim({ owner: owner(), leaseMs: LEASE })).toBeUndefined();
     });

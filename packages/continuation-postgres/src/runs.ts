@@ -106,6 +106,13 @@ export interface ClaimedRun {
    * or `invalid`. The run is claimed all the same, so that the caller fails it with this reason.
    */
   unreadable?: ContinuationError;
+  /**
+   * When the run became claimable, as the claim found it: when it was made ready (an
+   * answer's {@link PostgresRunQueue.markReady}, a retry's backoff ended), its due time, or
+   * its lease's expiry (taken over). Lets a caller time an answer to its resume without
+   * another read.
+   */
+  claimableAt?: Date;
 }
 
 /** How a claimed run ends, as {@link PostgresRunQueue.finish} records it. */
@@ -323,14 +330,18 @@ export class PostgresRunQueue {
       }),
     );
     if (!row) return undefined;
-    const { record, ...run } = row as SelectedRun & { record: string | null };
-    if (record === null) return { run: toRecord(run), suspension: undefined };
+    const { record, claimableAt, ...run } = row as SelectedRun & {
+      record: string | null;
+      claimableAt: Date | null;
+    };
+    const claimed = { run: toRecord(run), ...(claimableAt ? { claimableAt } : {}) };
+    if (record === null) return { ...claimed, suspension: undefined };
     try {
-      return { run: toRecord(run), suspension: decodeRecord(run.interactionId ?? '', record) };
+      return { ...claimed, suspension: decodeRecord(run.interactionId ?? '', record) };
     } catch (error) {
       // Thrown, it would leave the run leased to come back at every lease expiry.
       if (ContinuationError.is(error)) {
-        return { run: toRecord(run), suspension: undefined, unreadable: error };
+        return { ...claimed, suspension: undefined, unreadable: error };
       }
       throw error;
     }

@@ -184,7 +184,7 @@ async function withTelemetry(
       subject: stats.on,
       floor: stats.off,
       extra: { exportRequests: received, metrics: values },
-      note: 'on: the executive times each model call and run into prom-client, reads the answered question beside the resumed turn, and records invoke_agent, chat and await_human spans, batched to an OTLP/HTTP receiver; off: one property read per hook',
+      note: 'on: the executive times each model call and run into prom-client, times the human wait and answer→resume from what the answer’s UPDATE and the claim return (no extra read), and records invoke_agent, chat and await_human spans, batched to an OTLP/HTTP receiver; off: one property read per hook',
     });
   } finally {
     delete process.env.OTEL_EXPORTER_OTLP_ENDPOINT;

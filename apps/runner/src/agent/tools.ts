@@ -272,6 +272,11 @@ function modelAudience(given: z.infer<typeof AudienceInputSchema> | undefined) {
   return { audience: { names: given.names ?? [], roles: given.roles ?? [] } };
 }
 
+/** The kind of question a human tool call asks: `approve` for a gated call's approval. */
+export function questionKindOf(toolName: string): string {
+  return isGatedTool(toolName) ? 'approve' : toolName;
+}
+
 /** The question of a human tool call, or an error text when the model's input is bad. */
 export function questionOf(use: ToolUseBlock, now = Date.now()): Question | { error: string } {
   if (isGatedTool(use.name)) {

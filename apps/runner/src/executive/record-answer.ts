@@ -155,18 +155,21 @@ export async function answer(
   by: AnswerOptions = {},
   also?: (tx: Db) => Promise<void>,
 ): Promise<AnswerOutcome> {
-  const asked = watching.tracer ? askedOf(storage, [token]) : undefined;
   const outcome = await (watching.telemetry
     ? answerOne(storage, token, asGiven, by, also).catch(countRefusal)
     : answerOne(storage, token, asGiven, by, also));
   // A partial approval of a quorum leaves the question waiting: its wait goes on.
-  if (outcome.resolved) for (const pause of (await asked) ?? []) traceWait(pause, asGiven.action);
+  if (outcome.resolved && watching.tracer) {
+    // The answer's UPDATE returned its question; a quorum's last approval did not (read it).
+    const asked = outcome.question ? [outcome.question] : await askedOf(storage, [token]);
+    for (const pause of asked) traceWait(pause, asGiven.action);
+  }
   return outcome;
 }
 
 /**
- * The pending questions these answers are for, read (traces on) beside the answer's own
- * transaction, not after it: their waits' spans start at their creation.
+ * The questions these answers are for, when their answers did not return them (a batch, a
+ * quorum's last approval): read beside the answers' own transaction (pending), or after it.
  */
 async function askedOf(storage: Storage, tokens: readonly string[]): Promise<Pending[]> {
   const read = (token: string) =>

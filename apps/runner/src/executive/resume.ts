@@ -17,6 +17,7 @@ import {
   declinedResult,
   expiredResult,
   isHumanTool,
+  questionKindOf,
 } from '../agent/tools.js';
 import { runTurn, type TurnObserver, type TurnOutcome } from '../agent/turn.js';
 import { type Env, setting, VARIABLES } from '../config/index.js';
@@ -51,6 +52,7 @@ import {
 } from './suspend.js';
 import {
   type ExecutiveTelemetry,
+  type ObservedWait,
   observeResume,
   storedTraceparent,
   tracedTools,
@@ -201,7 +203,7 @@ export async function resumeRun(
       });
       await storage.continuations(tx).markResolved(token);
     });
-    if (telemetry) watchWait(storage, telemetry, job, applied, false);
+    if (telemetry) watchWait(telemetry, job, suspension, answer, applied, false);
     return { status: 'cancelled', ...ids };
   }
   // A model that cannot be made (a missing API key) fails this attempt.
@@ -209,7 +211,7 @@ export async function resumeRun(
   const result = await resultFor(storage, job, suspension, answer, expiredAt);
   const messages = resumeMessages(suspension, result);
   const observer = options.observerFor({ runId, token, conversationId });
-  if (telemetry) watchWait(storage, telemetry, job, applied, true);
+  if (telemetry) watchWait(telemetry, job, suspension, answer, applied, true);
   let traceparent: string | undefined;
   const about = { conversationId, runId, model: model.id };
   const turn = await tracedTurn(about, storedTraceparent(run.meta), (tp) => {
@@ -225,21 +227,36 @@ export async function resumeRun(
 }
 
 /**
- * Observes the wait this attempt resumes from (its model call starts now), reading the
- * question's answer beside the turn rather than before it: the turn never waits on it.
+ * Observes the wait this attempt resumes from (its model call starts now), from what the
+ * claim returned: the question's deadline applied here, or the answer that readied the run
+ * (in the answer's transaction, at its time) and the continuation saved when it was asked.
+ * A later attempt was claimed at its retry or a lost lease, not at the answer: only its
+ * expired wait is known.
  */
 function watchWait(
-  storage: Storage,
   telemetry: ExecutiveTelemetry,
   job: RunJob,
+  suspension: Suspension,
+  answer: ResumeAnswer,
   applied: AnsweredPause | undefined,
   resumes: boolean,
 ): void {
   const now = Date.now();
-  const token = job.run.interactionId ?? '';
-  void (applied ? Promise.resolve(applied) : storage.pauses().getAnswer(token))
-    .then((pause) => pause && observeResume(telemetry, pause, job.run.attempts, now, resumes))
-    .catch(() => {});
+  const { attempts } = job.run;
+  if (applied) {
+    const answeredAt = applied.expiredAt ?? applied.resumedAt;
+    const outcome: ObservedWait['outcome'] = applied.expiredAt ? 'expired' : applied.answer.action;
+    const wait = { kind: applied.kind, outcome, createdAt: applied.createdAt, answeredAt };
+    observeResume(telemetry, wait, attempts, now, resumes);
+  } else if (attempts <= 1 && job.claimableAt) {
+    const wait = {
+      kind: questionKindOf(suspension.toolName ?? ''),
+      outcome: answer.action,
+      createdAt: suspension.createdAt,
+      answeredAt: job.claimableAt,
+    };
+    observeResume(telemetry, wait, attempts, now, resumes);
+  }
 }
 
 /**

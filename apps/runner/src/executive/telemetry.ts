@@ -1,4 +1,4 @@
-import type { AnsweredPause, Pending } from '@x/askuser';
+import type { AnsweredPause, AnsweredQuestion, Pending } from '@x/askuser';
 import type { ToolUseBlock } from '@x/wire';
 import type { Model } from '../agent/model-port.js';
 
@@ -29,6 +29,8 @@ export interface ExecutiveTelemetry {
   leaseLost(): void;
   /** An answer was refused: `conflict` (answered already), `not_found`, `forbidden`, `expired`, `usage`. */
   answerRefused(reason: string): void;
+  /** A notification was delivered on `channel`, or failed for good there (its attempts used up). */
+  notification(channel: string, outcome: 'delivered' | 'failed'): void;
 }
 
 /** A question's wait, as {@link ExecutiveTracer.humanWait} records it. */
@@ -108,7 +110,7 @@ export function storedTraceparent(value: unknown): string | undefined {
 
 /** Records the wait of an answered or expired question, when traces are on. */
 export function traceWait(
-  pause: Pending,
+  pause: AnsweredQuestion | Pending,
   outcome: HumanWait['outcome'] = expiredOrAnswered(pause),
 ): void {
   watching.tracer?.humanWait({
@@ -123,7 +125,7 @@ export function traceWait(
   });
 }
 
-function expiredOrAnswered(pause: Pending): HumanWait['outcome'] {
+function expiredOrAnswered(pause: AnsweredQuestion | Pending): HumanWait['outcome'] {
   const answered = pause as Partial<AnsweredPause>;
   return answered.expiredAt ? 'expired' : (answered.answer?.action ?? 'accept');
 }
@@ -144,21 +146,29 @@ export function tracedTurn<T>(
   return tracer ? tracer.turn(about, parent, turn) : turn(undefined);
 }
 
+/** A question's wait, as an attempt that resumes from it observes it. */
+export interface ObservedWait {
+  kind: string;
+  outcome: HumanWait['outcome'];
+  createdAt: Date;
+  /** When it was answered (or its deadline applied). */
+  answeredAt: Date;
+}
+
 /**
  * Observes the wait an attempt starts from: the question's wait (on the first attempt), and,
  * when the turn `resumes` (not a cancel), from its answer to `now`, when the model call starts.
  */
 export function observeResume(
   telemetry: ExecutiveTelemetry,
-  pause: AnsweredPause,
+  wait: ObservedWait,
   attempt: number,
   now: number,
   resumes: boolean,
 ): void {
-  const answeredAt = (pause.expiredAt ?? pause.resumedAt).getTime();
+  const answeredAt = wait.answeredAt.getTime();
   if (attempt <= 1) {
-    const outcome = pause.expiredAt ? 'expired' : pause.answer.action;
-    telemetry.humanWait(pause.kind, outcome, (answeredAt - pause.createdAt.getTime()) / 1000);
+    telemetry.humanWait(wait.kind, wait.outcome, (answeredAt - wait.createdAt.getTime()) / 1000);
   }
   if (resumes) telemetry.answerToResume(Math.max(0, now - answeredAt) / 1000);
 }

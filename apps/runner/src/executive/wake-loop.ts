@@ -7,7 +7,7 @@ import {
   type RunWorkerConnection,
   type RunWorkerEvent,
 } from '@x/continuation-postgres';
-import { Deliverer, type DeliveryOptions } from '../notify/deliver.js';
+import { Deliverer, type DeliveryEvent, type DeliveryOptions } from '../notify/deliver.js';
 import { anyRouteFor, recordEvent, runEvent } from '../notify/events.js';
 import type { Storage } from '../storage/index.js';
 import { AuditSealer } from './audit-seal.js';
@@ -89,7 +89,7 @@ export async function wake(
   const { delivery } = options;
   const deliverer =
     delivery && Object.keys(delivery.senders).length > 0
-      ? new Deliverer(() => storage, delivery)
+      ? new Deliverer(() => storage, { ...delivery, onDelivery: countedDelivery(delivery) })
       : undefined;
   // The package's worker writes the failure itself: its notification follows in a statement
   // of its own (a crash between the two loses it; the run's state says it failed).
@@ -168,6 +168,18 @@ export async function resumeNext(
     stop: new Promise(() => {}),
   });
   return resumed;
+}
+
+/** The caller's report of each delivery attempt, counted first by the process's watcher. */
+function countedDelivery(delivery: DeliveryOptions): (event: DeliveryEvent) => void {
+  return (event) => {
+    if (event.type === 'notification-delivered') {
+      watching.telemetry?.notification(event.channel, 'delivered');
+    } else if (event.type === 'notification-failed') {
+      watching.telemetry?.notification(event.channel, 'failed');
+    }
+    delivery.onDelivery?.(event);
+  };
 }
 
 /** Tells the process's watcher how an attempt ended: a run's end, a retry, a lost lease. */

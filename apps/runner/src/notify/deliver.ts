@@ -10,12 +10,20 @@ export type Sender = (notification: NotificationRecord) => Promise<void>;
 
 /** How one delivery attempt ended, for a caller's report. */
 export type DeliveryEvent =
-  | { type: 'notification-delivered'; id: string; eventId: string; kind: string; attempt: number }
+  | {
+      type: 'notification-delivered';
+      id: string;
+      eventId: string;
+      kind: string;
+      channel: string;
+      attempt: number;
+    }
   | {
       type: 'notification-retrying' | 'notification-failed';
       id: string;
       eventId: string;
       kind: string;
+      channel: string;
       attempt: number;
       error: string;
       retryInMs?: number;
@@ -154,7 +162,13 @@ export class Deliverer {
 
   async #attempt(n: NotificationRecord): Promise<void> {
     const store = this.storage().notifications();
-    const said = { id: n.id, eventId: n.eventId, kind: n.kind, attempt: n.attempts };
+    const said = {
+      id: n.id,
+      eventId: n.eventId,
+      kind: n.kind,
+      channel: n.channel,
+      attempt: n.attempts,
+    };
     const send = this.options.senders[n.channel];
     try {
       if (!send) {

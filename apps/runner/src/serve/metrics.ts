@@ -122,6 +122,21 @@ export class RunnerMetrics implements ExecutiveTelemetry {
     registers: [this.registry],
   });
 
+  readonly #notifications = {
+    delivered: new Counter({
+      name: 'runner_notifications_delivered_total',
+      help: 'Notifications the receiver accepted, by channel (webhook, email, slack).',
+      labelNames: ['channel'],
+      registers: [this.registry],
+    }),
+    failed: new Counter({
+      name: 'runner_notifications_failed_total',
+      help: 'Notifications failed for good (their attempts used up: the dead letter), by channel.',
+      labelNames: ['channel'],
+      registers: [this.registry],
+    }),
+  };
+
   /** `storage` is read at each scrape: the one in use then (a wake loop may reopen it). */
   constructor(storage: () => Storage) {
     this.#storage = storage;
@@ -164,6 +179,9 @@ export class RunnerMetrics implements ExecutiveTelemetry {
   }
   answerRefused(reason: string): void {
     this.#refused.inc({ reason });
+  }
+  notification(channel: string, outcome: 'delivered' | 'failed'): void {
+    this.#notifications[outcome].inc({ channel });
   }
 
   /** The metrics in the Prometheus text format, the database's gauges read now. */
