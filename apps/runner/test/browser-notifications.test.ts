@@ -1,8 +1,7 @@
-import type { AddressInfo } from 'node:net';
-import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Browser, hasChromium, launchBrowser, seriousAxeFindings } from './browser-harness.js';
 import { dataDirs, exec, run, type Served, serve, until } from './serve-harness.js';
+import { type SmtpReceiver, startSmtpReceiver, unquote } from './smtp-receiver.js';
 import { newSecret, startReceiver, type WebhookReceiver } from './webhook-receiver.js';
 
 // The approval center's notifications in headless Chromium, on the embedded default (one
@@ -13,15 +12,9 @@ import { newSecret, startReceiver, type WebhookReceiver } from './webhook-receiv
 const chromiumFound = hasChromium();
 const newDataDir = dataDirs();
 const TOKEN = 'the admin token of the notifications test';
-const unquote = (text: string) =>
-  text
-    .replace(/=\r?\n/g, '')
-    .replace(/=([0-9A-F]{2})/g, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)));
-
 describe.skipIf(!chromiumFound)('notifications in headless Chromium', { timeout: 120_000 }, () => {
   let receiver: WebhookReceiver;
-  let smtp: SMTPServer;
-  const messages: string[] = [];
+  let smtp: SmtpReceiver | undefined;
   let served: Served | undefined;
   let browser: Browser | undefined;
   let token = '';
@@ -30,21 +23,7 @@ describe.skipIf(!chromiumFound)('notifications in headless Chromium', { timeout:
   beforeAll(async () => {
     receiver = await startReceiver();
     receiver.answer = () => 503;
-    smtp = new SMTPServer({
-      authOptional: true,
-      disabledCommands: ['STARTTLS', 'AUTH'],
-      onData(stream, _session, callback) {
-        let raw = '';
-        stream.on('data', (chunk) => {
-          raw += chunk;
-        });
-        stream.on('end', () => {
-          messages.push(unquote(raw));
-          callback();
-        });
-      },
-    });
-    await new Promise<void>((resolve) => smtp.listen(0, '127.0.0.1', resolve));
+    smtp = await startSmtpReceiver();
     const data = newDataDir();
     const env = {
       RUNNER_WEBHOOK_URL: receiver.url,
@@ -52,7 +31,7 @@ describe.skipIf(!chromiumFound)('notifications in headless Chromium', { timeout:
       RUNNER_NOTIFY: 'webhook=question.created,email=question.created',
       // One attempt: the refused webhook is the dead letter at once.
       RUNNER_NOTIFY_MAX_ATTEMPTS: '1',
-      RUNNER_SMTP_URL: `smtp://127.0.0.1:${(smtp.server.address() as AddressInfo).port}`,
+      RUNNER_SMTP_URL: smtp.url,
       RUNNER_EMAIL_TO: 'ada@example.com',
       RUNNER_PUBLIC_URL: 'https://approvals.example.com/',
       RUNNER_DECISION_KEY: 'a decision key of the test, 32 b',
@@ -71,7 +50,7 @@ describe.skipIf(!chromiumFound)('notifications in headless Chromium', { timeout:
     await browser?.close();
     await served?.stop();
     await receiver?.close();
-    await new Promise<void>((resolve) => (smtp ? smtp.close(() => resolve()) : resolve()));
+    await smtp?.close();
   });
 
   it('a viewer sees no notifications; an admin sees the refused webhook with its error and retries it', async () => {
@@ -145,6 +124,7 @@ describe.skipIf(!chromiumFound)('notifications in headless Chromium', { timeout:
     const { page, errors } = browser as Browser;
     errors.length = 0;
     const url = served?.url as string;
+    const messages = (smtp?.messages ?? []).map(unquote);
     const message = messages.find((m) => /^To: ada@example\.com/m.test(m)) ?? '';
     const links = message.match(/https:\/\/approvals\.example\.com\/decide\?link=[\w.-]+/g) ?? [];
     expect(links.length).toBeGreaterThan(1);

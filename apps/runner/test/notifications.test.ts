@@ -1,5 +1,3 @@
-import type { AddressInfo } from 'node:net';
-import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { leasePolicyFromEnv, startRun, wake, watching } from '../src/executive/index.js';
 import { modelFromId } from '../src/model/index.js';
@@ -10,6 +8,7 @@ import { outboxFlow } from './notifications-flow.js';
 import { parsePrometheus, sampleValue } from './prometheus.js';
 import { dataDirs, runCli } from './run-cli.js';
 import { call, json, serve, until } from './serve-harness.js';
+import { startSmtpReceiver, unquote } from './smtp-receiver.js';
 import { newSecret, startReceiver, type WebhookReceiver } from './webhook-receiver.js';
 
 // The notification outbox on the embedded default: written in the event's transaction,
@@ -17,10 +16,6 @@ import { newSecret, startReceiver, type WebhookReceiver } from './webhook-receiv
 // attempts; `runner notifications list | retry` and `wake --once` deliver it again.
 
 const dataDir = dataDirs();
-const unquote = (text: string) =>
-  text
-    .replace(/=\r?\n/g, '')
-    .replace(/=([0-9A-F]{2})/g, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)));
 const secrets = { current: newSecret(), old: newSecret() };
 let receiver: WebhookReceiver;
 let env: Record<string, string>;
@@ -128,27 +123,12 @@ describe('notifications (embedded default)', { timeout: 300_000 }, () => {
   });
 
   it('email over SMTP with decision links: a real SMTP server receives them; a prefetch answers nothing, the confirmed POST answers once', async () => {
-    const messages: string[] = [];
     const links: string[] = [];
-    const smtp = new SMTPServer({
-      authOptional: true,
-      disabledCommands: ['STARTTLS', 'AUTH'],
-      onData(stream, _session, callback) {
-        let raw = '';
-        stream.on('data', (chunk) => {
-          raw += chunk;
-        });
-        stream.on('end', () => {
-          messages.push(raw);
-          callback();
-        });
-      },
-    });
-    await new Promise<void>((resolve) => smtp.listen(0, '127.0.0.1', resolve));
-    const port = (smtp.server.address() as AddressInfo).port;
+    const smtp = await startSmtpReceiver();
+    const { messages } = smtp;
     const saved = { ...process.env };
     Object.assign(process.env, {
-      RUNNER_SMTP_URL: `smtp://127.0.0.1:${port}`,
+      RUNNER_SMTP_URL: smtp.url,
       RUNNER_EMAIL_TO: 'ops@example.com,ada@example.com',
       RUNNER_PUBLIC_URL: 'https://approvals.example.com/',
       RUNNER_NOTIFY: 'email=question.created',
@@ -183,7 +163,7 @@ describe('notifications (embedded default)', { timeout: 300_000 }, () => {
       );
     } finally {
       await storage.close();
-      await new Promise<void>((resolve) => smtp.close(() => resolve()));
+      await smtp.close();
     }
     // Lisbon, Kyoto and Reykjavik, and decline; a proxy would put serve at the public address.
     expect(links).toHaveLength(4);
