@@ -24,8 +24,8 @@ ratios with each target met or missed; also writes it as JSON (default
 bench-results/latest.json).
 
   --quick   a smoke run: short budgets and smaller tables (numbers are rough)
-  --only    run only these sections: file, pg, askuser, session, wire, runner, queue, takeover,
-            audit
+  --only    run only these sections: file, pg, askuser, session, wire, runner, peers, memory,
+            queue, takeover, audit
   --out     where to write the JSON
 
 PostgreSQL: BENCH_DATABASE_URL, else TEST_DATABASE_URL, else
@@ -39,6 +39,8 @@ const SECTIONS = [
   'session',
   'wire',
   'runner',
+  'peers',
+  'memory',
   'queue',
   'takeover',
   'audit',
@@ -155,7 +157,14 @@ async function main(): Promise<number> {
     if (on('session')) await benchSession(ctx);
     if (on('wire')) await benchWire(ctx);
     const needsServer =
-      on('pg') || on('askuser') || on('runner') || on('queue') || on('takeover') || on('audit');
+      on('pg') ||
+      on('askuser') ||
+      on('runner') ||
+      on('peers') ||
+      on('memory') ||
+      on('queue') ||
+      on('takeover') ||
+      on('audit');
     if (needsServer) serverProblem = await probe(url);
     if (needsServer && serverProblem !== undefined) {
       console.error(`
@@ -163,7 +172,16 @@ pnpm bench needs a PostgreSQL server for the Postgres, askuser and runner rows, 
 answers at ${withoutPassword(url)} (${serverProblem}).
 Start one (e.g. \`docker run -d -p 5432:5432 -e POSTGRES_HOST_AUTH_METHOD=trust postgres:16\`)
 or point BENCH_DATABASE_URL at one whose user may CREATE DATABASE; those rows are skipped.`);
-      for (const s of ['pg', 'askuser', 'runner', 'queue', 'takeover', 'audit'] as const) {
+      for (const s of [
+        'pg',
+        'askuser',
+        'runner',
+        'peers',
+        'memory',
+        'queue',
+        'takeover',
+        'audit',
+      ] as const) {
         if (on(s)) skip(s, 'all rows', `no PostgreSQL server at ${withoutPassword(url)}`);
       }
     } else if (needsServer) {
@@ -197,6 +215,16 @@ or point BENCH_DATABASE_URL at one whose user may CREATE DATABASE; those rows ar
         if (on('runner')) {
           const { benchRunner } = await import('./bench-runner.js');
           await benchRunner(ctx, server);
+        }
+        if (on('peers')) {
+          const peers = await import('./bench-peers.js');
+          await peers.benchLangGraph(ctx, server);
+          await peers.benchAnswerToResume(ctx, server);
+          await peers.benchCliAnswer(ctx, server);
+        }
+        if (on('memory')) {
+          const { benchMemory } = await import('./bench-memory.js');
+          await benchMemory(ctx, server);
         }
         if (on('queue')) {
           const queue = await import('./bench-queue.js');

@@ -1,20 +1,52 @@
+import { randomUUID } from 'node:crypto';
+import { encodeSuspension } from '@x/continuation';
 import type { AssistantMessage, Message } from '@x/wire';
+import type { Model } from 'runner/dist/agent/model-port.js';
 import type { TurnObserver } from 'runner/dist/agent/turn.js';
 import {
   answer as answerPause,
   leasePolicyFromEnv,
+  type Resumed,
   resumeNext,
   type SuspendedTurn,
   suspend,
+  wake,
 } from 'runner/dist/executive/index.js';
 import { ScriptedModel } from 'runner/dist/model/scripted.js';
 import type { Storage } from 'runner/dist/storage/index.js';
+import { transcript } from './transcript.js';
 
 /** The scripted model: after the answer it finishes the turn with one text message. */
 export const model = new ScriptedModel('bench', {
   description: 'Bench: finishes the resumed turn at once.',
   steps: [{ text: 'Starting the trip from {{answer}}. Done.' }],
 });
+
+/** A transcript of `n` messages and its continuation record as stored (what the 2-statement floor writes). */
+export interface Sized {
+  messages: Message[];
+  record: string;
+}
+
+export function sized(n: number): Sized {
+  const messages = transcript(n);
+  const assistant = messages.at(-1);
+  if (assistant?.role !== 'assistant') throw new Error('bad transcript');
+  const record = JSON.stringify(
+    encodeSuspension({
+      version: 1,
+      interactionId: randomUUID(),
+      sessionId: 'conv-bench',
+      toolUseId: 'toolu_ask_0',
+      toolName: 'ask_user',
+      assistant,
+      messages,
+      createdAt: new Date(),
+      resolved: false,
+    }),
+  );
+  return { messages, record };
+}
 
 export const quietObserver: TurnObserver = { event() {} };
 
@@ -75,4 +107,71 @@ export async function wakeOnce(storage: Storage, token: string): Promise<void> {
   if (resumed?.token !== token || resumed.outcome.status !== 'completed') {
     throw new Error(`wake resumed ${resumed?.token ?? 'nothing'} (${resumed?.outcome.status})`);
   }
+}
+
+/** A `wake` loop running beside the bench, as `runner wake` runs: woken by LISTEN/NOTIFY. */
+export interface WakeLoop {
+  /** Resolves when the run waiting on `token` was resumed to completion (call it before answering). */
+  resumed(token: string): Promise<void>;
+  /** When the model of the latest resumed turn was called (`performance.now()`). */
+  readonly modelCalledAt: number;
+  close(): Promise<void>;
+}
+
+/** Starts a one-worker `wake` loop on `storage`; every run it resumes must be awaited through `resumed`. */
+export function startWakeLoop(storage: Storage): WakeLoop {
+  const waiting = new Map<string, { resolve: () => void; reject: (error: Error) => void }>();
+  let modelCalledAt = Number.NaN;
+  const timed: Model = {
+    id: model.id,
+    generate(request) {
+      modelCalledAt = performance.now();
+      return model.generate(request);
+    },
+  };
+  let stop = () => {};
+  const stopped = new Promise<void>((resolve) => {
+    stop = resolve;
+  });
+  const onResumed = (resumed: Resumed) => {
+    const waiter = waiting.get(resumed.token);
+    waiting.delete(resumed.token);
+    if (resumed.outcome.status === 'completed') waiter?.resolve();
+    else waiter?.reject(new Error(`wake: ${resumed.token} ${resumed.outcome.status}`));
+  };
+  const loop = wake(storage, {
+    once: false,
+    concurrency: 1,
+    policy,
+    modelFor: () => timed,
+    observerFor: () => quietObserver,
+    onResumed,
+    onUnavailable: () => {},
+    stop: stopped,
+  });
+  return {
+    resumed: (token) =>
+      new Promise<void>((resolve, reject) => waiting.set(token, { resolve, reject })),
+    get modelCalledAt() {
+      return modelCalledAt;
+    },
+    async close() {
+      stop();
+      await loop;
+    },
+  };
+}
+
+/** The cycle as `runner wake` sees it: suspend, answer, and the loop resumes it to completion. */
+export async function loopCycle(
+  storage: Storage,
+  loop: WakeLoop,
+  token: string,
+  conversationId: string,
+  messages: Message[],
+): Promise<void> {
+  await suspendTurn(storage, token, conversationId, messages);
+  const done = loop.resumed(token);
+  await answer(storage, token);
+  await done;
 }

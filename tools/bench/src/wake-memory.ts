@@ -1,9 +1,10 @@
 // Child process of the memory rows; prints one JSON line.
-// `wake SOURCE TOKEN` opens the runner's storage (SOURCE is a server URL or the embedded
-// default's data folder), settles, then measures how far one wake (claim, load, resume a
-// 10,000-message transcript, model, mark resolved) lifts the process's peak RSS.
-// `read DATA_DIR TOKEN` is the embedded default's floor: bare PGlite reads the same record
-// and JSON.parse parses it.
+// `wake SOURCE TOKEN [WARM...]` opens the runner's storage (SOURCE is a server URL or the
+// embedded default's data folder), wakes the WARM runs first (a long-lived process: what
+// `runner serve` is after its first wakes), settles, then measures how far one wake (claim,
+// load, resume a 10,000-message transcript, model, mark resolved) lifts the peak RSS.
+// `read DATA_DIR TOKEN [WARM...]` is the embedded default's floor: bare PGlite reads the same
+// record and JSON.parse parses it (the WARM records first).
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -51,7 +52,7 @@ async function measure(step: () => Promise<unknown>): Promise<WakeMemory> {
   return { baselineRss, peakRss: peakRss(), peakReset };
 }
 
-async function wake(source: string, token: string): Promise<WakeMemory> {
+async function wake(source: string, token: string, warm: string[]): Promise<WakeMemory> {
   const server = /^postgres(ql)?:/.test(source);
   const dataDir = server ? mkdtempSync(path.join(tmpdir(), 'x-bench-wake-')) : source;
   const storage = await openStorage({
@@ -62,6 +63,7 @@ async function wake(source: string, token: string): Promise<WakeMemory> {
   });
   try {
     await storage.pauses().listPendingAll(1); // connection open, statements warm
+    for (const earlier of warm) await wakeOnce(storage, earlier);
     return await measure(() => wakeOnce(storage, token));
   } finally {
     await storage.close();
@@ -69,27 +71,31 @@ async function wake(source: string, token: string): Promise<WakeMemory> {
   }
 }
 
-async function read(dataDir: string, token: string): Promise<WakeMemory> {
+async function read(dataDir: string, token: string, warm: string[]): Promise<WakeMemory> {
   const db = await PGlite.create(path.join(dataDir, 'pglite'));
+  const parsed = async (interactionId: string) => {
+    const { rows } = await db.query<{ record: string }>(
+      'select record from x_continuation.suspensions where interaction_id = $1',
+      [interactionId],
+    );
+    const [row] = rows;
+    if (!row) throw new Error(`no record ${interactionId}`);
+    return JSON.parse(row.record);
+  };
   try {
     await db.query('select 1');
-    return await measure(async () => {
-      const { rows } = await db.query<{ record: string }>(
-        'select record from x_continuation.suspensions where interaction_id = $1',
-        [token],
-      );
-      const [row] = rows;
-      if (!row) throw new Error(`no record ${token}`);
-      return JSON.parse(row.record);
-    });
+    for (const earlier of warm) await parsed(earlier);
+    return await measure(() => parsed(token));
   } finally {
     await db.close();
   }
 }
 
-const [mode, source, token] = process.argv.slice(2);
+const [mode, source, token, ...warm] = process.argv.slice(2);
 if ((mode !== 'wake' && mode !== 'read') || !source || !token) {
-  throw new Error('usage: wake-memory.js wake DATABASE_URL|DATA_DIR TOKEN | read DATA_DIR TOKEN');
+  throw new Error(
+    'usage: wake-memory.js wake DATABASE_URL|DATA_DIR TOKEN [WARM...] | read DATA_DIR TOKEN [WARM...]',
+  );
 }
 if (!gc) throw new Error('run with --expose-gc');
-console.log(JSON.stringify(await (mode === 'wake' ? wake : read)(source, token)));
+console.log(JSON.stringify(await (mode === 'wake' ? wake : read)(source, token, warm)));

@@ -1,0 +1,172 @@
+// The wake's peak memory: on PostgreSQL and on the embedded default, in a fresh process and
+// in a long-lived one, each in a child process of its own (see wake-memory.ts).
+import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import type { Message } from '@x/wire';
+import { openStorage, type Storage } from 'runner/dist/storage/index.js';
+import { kb } from './bench-continuation.js';
+import type { Context, Server } from './context.js';
+import { answer, sized, suspendTurn } from './runner-cycle.js';
+import type { WakeMemory } from './wake-memory.js';
+
+const run = promisify(execFile);
+
+/** One run of the memory child (`wake` or `read`, see wake-memory.ts), in a fresh process. */
+async function memoryChild(
+  mode: 'wake' | 'read',
+  source: string,
+  token: string,
+  warm: string[] = [],
+) {
+  const child = fileURLToPath(new URL('./wake-memory.js', import.meta.url));
+  const { stdout } = await run(
+    process.execPath,
+    ['--expose-gc', child, mode, source, token, ...warm],
+    {
+      maxBuffer: 1024 * 1024,
+    },
+  );
+  const m = JSON.parse(stdout.trim().split('\n').at(-1) ?? '{}') as WakeMemory;
+  return { ...m, over: m.peakRss - m.baselineRss };
+}
+
+type Measured = Awaited<ReturnType<typeof memoryChild>>;
+
+function median(measured: Measured[]): Measured {
+  const sorted = [...measured].sort((a, b) => a.over - b.over);
+  return sorted[Math.floor(sorted.length / 2)] as Measured;
+}
+
+const each = (measured: Measured[]) => measured.map((m) => kb(m.over)).join(', ');
+
+const bound = (m: Measured) =>
+  m.peakReset ? '' : 'the peak could not be reset (not Linux), so this is an upper bound; ';
+
+// Peak RSS depends on when the collector happens to run: identical wakes differ by MBs, so
+// a row is the median of several, each in its own process.
+export async function benchMemory(ctx: Context, server: Server): Promise<void> {
+  const storage = await openStorage({
+    dataDir: ctx.tmp,
+    databaseUrl: server.url,
+    command: 'bench',
+    log: () => {},
+  });
+  try {
+    await wakeMemory(ctx, storage, server);
+  } finally {
+    await storage.close();
+  }
+}
+
+async function wakeMemory(ctx: Context, storage: Storage, server: Server): Promise<void> {
+  const input = sized(10_000);
+  const transcriptBytes = Buffer.byteLength(JSON.stringify(input.messages));
+  const wakes: Measured[] = [];
+  for (let k = 0; k < (ctx.quick ? 1 : 5); k++) {
+    const token = randomUUID();
+    await suspendTurn(storage, token, `conv-memory-${token}`, input.messages);
+    await answer(storage, token);
+    wakes.push(await memoryChild('wake', server.url, token));
+  }
+  const m = median(wakes);
+  ctx.add({
+    section: 'memory',
+    name: `wake peak memory, 10,000 msgs (${kb(transcriptBytes)} JSON): +${kb(m.over)} RSS, median of ${wakes.length}`,
+    goal: { kind: 'at-most', value: 5, label: '≤ 5× JSON' },
+    ratio: m.over / transcriptBytes,
+    ratioMeaning: 'peak RSS over baseline / JSON',
+    extra: { ...m, transcriptBytes, eachOver: wakes.map((w) => w.over) },
+    note: `${bound(m)}the record arrives as one string and is parsed whole: the text and the parsed transcript are alive together (each wake: ${each(wakes)})`,
+  });
+  await embeddedWakeMemory(ctx, input.messages, transcriptBytes);
+  await longLivedWakeMemory(ctx, input.messages);
+}
+
+/** Runs on the embedded default in `dataDir`, suspended and answered in order, one per token. */
+async function answeredRuns(
+  dataDir: string,
+  messages: Message[],
+  count: number,
+): Promise<string[]> {
+  const tokens = Array.from({ length: count }, () => randomUUID());
+  // PGlite is one process's database: the folder is closed before a child opens it.
+  const embedded = await openStorage({ dataDir, command: 'bench', log: () => {} });
+  try {
+    for (const token of tokens) {
+      await suspendTurn(embedded, token, `conv-memory-${token}`, messages);
+      await answer(embedded, token);
+    }
+  } finally {
+    await embedded.close();
+  }
+  return tokens;
+}
+
+/** The same wake on the embedded default, against bare PGlite reading the same record. */
+async function embeddedWakeMemory(
+  ctx: Context,
+  messages: Message[],
+  transcriptBytes: number,
+): Promise<void> {
+  const dataDir = path.join(ctx.tmp, 'wake-memory-embedded');
+  const wakes: Measured[] = [];
+  const reads: Measured[] = [];
+  for (let k = 0; k < (ctx.quick ? 1 : 5); k++) {
+    const [token = ''] = await answeredRuns(dataDir, messages, 1);
+    wakes.push(await memoryChild('wake', dataDir, token));
+    reads.push(await memoryChild('read', dataDir, token));
+  }
+  const m = median(wakes);
+  const floor = median(reads);
+  ctx.add({
+    section: 'memory',
+    name: `wake peak memory on the embedded default, a fresh process, 10,000 msgs: +${kb(m.over)} RSS, median of ${wakes.length}`,
+    goal: { kind: 'info', label: '-' },
+    ratio: m.over / transcriptBytes,
+    ratioMeaning: 'peak RSS over baseline / JSON',
+    extra: {
+      ...m,
+      transcriptBytes,
+      eachOver: wakes.map((w) => w.over),
+      bareReadOver: reads.map((r) => r.over),
+    },
+    note: `${bound(m)}bare PGlite reading and parsing the same record in a fresh process peaks at ${(floor.over / transcriptBytes).toFixed(2)}× (median; each: ${each(reads)}): a fresh process grows PGlite's WebAssembly heap to read the record, by how much depends on what start-up left free (each wake: ${each(wakes)})`,
+  });
+}
+
+/**
+ * The wake on the embedded default in a long-lived process (what `runner serve` is: a wake
+ * after earlier ones), against bare PGlite reading and parsing the same record after reading
+ * as many earlier ones, each in a process of its own.
+ */
+async function longLivedWakeMemory(ctx: Context, messages: Message[]): Promise<void> {
+  const dataDir = path.join(ctx.tmp, 'wake-memory-long-lived');
+  const warmUps = ctx.quick ? 1 : 3;
+  const wakes: Measured[] = [];
+  const reads: Measured[] = [];
+  for (let k = 0; k < (ctx.quick ? 1 : 3); k++) {
+    const tokens = await answeredRuns(dataDir, messages, warmUps + 1);
+    const token = tokens.pop() ?? '';
+    wakes.push(await memoryChild('wake', dataDir, token, tokens));
+    reads.push(await memoryChild('read', dataDir, token, tokens));
+  }
+  const m = median(wakes);
+  const floor = median(reads);
+  ctx.add({
+    section: 'memory',
+    name: `wake peak memory on the embedded default, a long-lived process, 10,000 msgs: +${kb(m.over)} RSS vs bare PGlite +${kb(floor.over)}`,
+    goal: { kind: 'at-most', value: 1.5, label: '≤ 1.5×' },
+    ratio: m.over / floor.over,
+    ratioMeaning: 'peak RSS over baseline, ours/bare',
+    extra: {
+      ...m,
+      warmUps,
+      eachOver: wakes.map((w) => w.over),
+      bareReadOver: reads.map((r) => r.over),
+    },
+    note: `${bound(m)}each process first wakes (or, bare, reads and parses) ${warmUps} earlier run${warmUps === 1 ? '' : 's'} of the same size, then the measured one; medians of ${wakes.length} (each wake: ${each(wakes)}; each bare read: ${each(reads)})`,
+  });
+}
