@@ -4,7 +4,9 @@ import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { ASKUSER_ANSWERED_CHANNEL } from '@x/askuser';
 import { Logger, run as runGraphileWorker } from 'graphile-worker';
+import postgres from 'postgres';
 import { openStorage } from 'runner/dist/storage/index.js';
 import { ratio } from './bench-continuation.js';
 import { withCycle } from './bench-runner.js';
@@ -72,14 +74,27 @@ export async function benchAnswerToResume(ctx: Context, server: Server): Promise
   });
   const ours: number[] = [];
   const theirs: number[] = [];
+  // The commit is seen by whichever comes first: the call returning, or its notification
+  // reaching a listener of the bench's own (the call may still be unwinding after the commit).
+  const listener = postgres(server.url, { max: 1, onnotice: () => {} });
+  let notifiedAt = Number.POSITIVE_INFINITY;
+  const noticed = () => {
+    notifiedAt = Math.min(notifiedAt, performance.now());
+  };
+  await listener.listen(ASKUSER_ANSWERED_CHANNEL, noticed);
+  await listener.listen('jobs:insert', noticed);
+  const committed = async (call: () => Promise<unknown>) => {
+    notifiedAt = Number.POSITIVE_INFINITY;
+    await call();
+    return Math.min(performance.now(), notifiedAt);
+  };
   try {
     await withCycle(ctx, server.url, async (_cycle, storage, loop) => {
       const one = async () => {
         const token = randomUUID();
         await suspendTurn(storage, token, `conv-${token}`, messages);
         const done = loop.resumed(token);
-        await answer(storage, token);
-        const answeredAt = performance.now();
+        const answeredAt = await committed(() => answer(storage, token));
         await done;
         return loop.modelCalledAt - answeredAt;
       };
@@ -87,8 +102,7 @@ export async function benchAnswerToResume(ctx: Context, server: Server): Promise
         const began = new Promise<void>((resolve) => {
           started = resolve;
         });
-        await worker.addJob('bench', {});
-        const addedAt = performance.now();
+        const addedAt = await committed(() => worker.addJob('bench', {}));
         await began;
         return startedAt - addedAt;
       };
@@ -108,6 +122,7 @@ export async function benchAnswerToResume(ctx: Context, server: Server): Promise
     });
   } finally {
     await worker.stop();
+    await listener.end({ timeout: 5 });
   }
   const subject = statsOf(ours);
   const floor = statsOf(theirs);
@@ -120,7 +135,7 @@ export async function benchAnswerToResume(ctx: Context, server: Server): Promise
       ratioMeaning: 'ours/theirs',
       subject,
       floor,
-      note: 'ours: the answer call returned → the resumed turn’s model call, a one-worker `wake` loop on LISTEN/NOTIFY; theirs: `addJob` returned → the task function called, a one-worker graphile-worker runner (LISTEN/NOTIFY, 2 s poll) in the same process',
+      note: 'ours: the answer committed → the resumed turn’s model call, a one-worker `wake` loop on LISTEN/NOTIFY; theirs: `addJob` committed → the task function called, a one-worker graphile-worker runner (LISTEN/NOTIFY, 2 s poll) in the same process; committed: the call returned or its notification reached a listener of the bench, whichever came first',
     });
   }
 }
