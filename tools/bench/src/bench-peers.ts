@@ -7,13 +7,12 @@ import { promisify } from 'node:util';
 import { ASKUSER_ANSWERED_CHANNEL } from '@x/askuser';
 import { Logger, run as runGraphileWorker } from 'graphile-worker';
 import postgres from 'postgres';
-import { openStorage } from 'runner/dist/storage/index.js';
 import { ratio } from './bench-continuation.js';
 import { withCycle } from './bench-runner.js';
 import type { Context, Server } from './context.js';
 import { langGraphCycle } from './langgraph-cycle.js';
 import { measure, statsOf } from './measure.js';
-import { answer, sized, suspendTurn, wakeOnce } from './runner-cycle.js';
+import { answer, benchStorage, sized, suspendTurn, wakeOnce } from './runner-cycle.js';
 
 const execute = promisify(execFile);
 
@@ -157,12 +156,7 @@ export async function benchCliAnswer(ctx: Context, server: Server): Promise<void
   const count = ctx.quick ? 3 : 10;
   const env = { ...process.env, DATABASE_URL: server.url, RUNNER_DATA: ctx.tmp };
   // No `wake` loop here: these runs are resumed below, once measured.
-  const storage = await openStorage({
-    dataDir: ctx.tmp,
-    databaseUrl: server.url,
-    command: 'bench',
-    log: () => {},
-  });
+  const storage = await benchStorage(ctx.tmp, server.url);
   const ours: number[] = [];
   const theirs: number[] = [];
   try {

@@ -15,6 +15,7 @@ import { startServe } from 'runner/dist/serve/index.js';
 import { openStorage, type Storage } from 'runner/dist/storage/index.js';
 import type { Context, Db, Server } from './context.js';
 import { statsOf } from './measure.js';
+import { benchStorage } from './runner-cycle.js';
 
 const trip = new ScriptedModel('trip');
 
@@ -127,12 +128,7 @@ async function waitingRuns(storage: Storage, count: number, prefix: string): Pro
 
 /** Runs resumed per second by one wake with N workers and a 2 s model, against N / 2 s. */
 export async function benchWakeThroughput(ctx: Context, server: Server): Promise<void> {
-  const storage = await openStorage({
-    dataDir: ctx.tmp,
-    databaseUrl: server.url,
-    command: 'bench',
-    log: () => {},
-  });
+  const storage = await benchStorage(ctx.tmp, server.url);
   try {
     for (const concurrency of [1, 4, 16]) {
       const runs = concurrency * (ctx.quick ? 2 : 4);

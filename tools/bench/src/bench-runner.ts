@@ -4,20 +4,31 @@ import type { AddressInfo } from 'node:net';
 import type { Message } from '@x/wire';
 import { watching } from 'runner/dist/executive/index.js';
 import { RunnerMetrics } from 'runner/dist/serve/metrics.js';
-import { openStorage, type Storage } from 'runner/dist/storage/index.js';
+import type { Storage } from 'runner/dist/storage/index.js';
 import { startTracing } from 'runner/dist/telemetry/tracing.js';
 import { kb, ratio } from './bench-continuation.js';
 import type { Context, Server } from './context.js';
 import { measure, type Stats } from './measure.js';
 import { minCycleFloor } from './min-cycle.js';
-import { loopCycle, type Sized, sized, startWakeLoop, type WakeLoop } from './runner-cycle.js';
+import {
+  answer,
+  benchStorage,
+  type Sized,
+  sized,
+  startWakeLoop,
+  suspendTurn,
+  type WakeLoop,
+} from './runner-cycle.js';
 import { startWireCounter, type WireCounts } from './wire-count.js';
 
 /** Our cycle through a running `wake` loop: suspend, answer, and the loop resumes it to completion. */
 export function cycleThrough(storage: Storage, loop: WakeLoop) {
-  return (messages: Message[]) => {
+  return async (messages: Message[]) => {
     const token = randomUUID();
-    return loopCycle(storage, loop, token, `conv-${token}`, messages);
+    await suspendTurn(storage, token, `conv-${token}`, messages);
+    const done = loop.resumed(token);
+    await answer(storage, token);
+    await done;
   };
 }
 
@@ -31,12 +42,7 @@ export async function withCycle<T>(
     loop: WakeLoop,
   ) => Promise<T>,
 ): Promise<T> {
-  const storage = await openStorage({
-    dataDir: ctx.tmp,
-    databaseUrl: url,
-    command: 'bench',
-    log: () => {},
-  });
+  const storage = await benchStorage(ctx.tmp, url);
   const loop = startWakeLoop(storage);
   try {
     return await fn(cycleThrough(storage, loop), storage, loop);

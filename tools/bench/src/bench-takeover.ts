@@ -15,6 +15,7 @@ import { ScriptedModel } from 'runner/dist/model/scripted.js';
 import { openStorage, type Storage } from 'runner/dist/storage/index.js';
 import type { Context, Server } from './context.js';
 import { statsOf } from './measure.js';
+import { benchStorage } from './runner-cycle.js';
 
 const CLI = createRequire(import.meta.url).resolve('runner/dist/cli.js');
 const trip = new ScriptedModel('trip');
@@ -82,12 +83,7 @@ function addRow(ctx: Context, storage: string, seconds: number[], note: string):
  */
 export async function benchTakeoverPostgres(ctx: Context, server: Server): Promise<void> {
   const rounds = ctx.quick ? 3 : 10;
-  const storage = await openStorage({
-    dataDir: ctx.tmp,
-    databaseUrl: server.url,
-    command: 'bench',
-    log: () => {},
-  });
+  const storage = await benchStorage(ctx.tmp, server.url);
   const seconds: number[] = [];
   try {
     for (let round = 0; round < rounds; round++) {

@@ -47,6 +47,11 @@ const SECTIONS = [
 ] as const;
 type Section = (typeof SECTIONS)[number];
 
+/** The sections whose rows need a PostgreSQL server. */
+const SERVER_SECTIONS: readonly Section[] = SECTIONS.filter(
+  (s) => s !== 'file' && s !== 'session' && s !== 'wire',
+);
+
 interface Args {
   quick: boolean;
   only: Set<Section>;
@@ -156,15 +161,7 @@ async function main(): Promise<number> {
     if (on('file')) await benchFileContinuation(ctx);
     if (on('session')) await benchSession(ctx);
     if (on('wire')) await benchWire(ctx);
-    const needsServer =
-      on('pg') ||
-      on('askuser') ||
-      on('runner') ||
-      on('peers') ||
-      on('memory') ||
-      on('queue') ||
-      on('takeover') ||
-      on('audit');
+    const needsServer = SERVER_SECTIONS.some(on);
     if (needsServer) serverProblem = await probe(url);
     if (needsServer && serverProblem !== undefined) {
       console.error(`
@@ -172,16 +169,7 @@ pnpm bench needs a PostgreSQL server for the Postgres, askuser and runner rows, 
 answers at ${withoutPassword(url)} (${serverProblem}).
 Start one (e.g. \`docker run -d -p 5432:5432 -e POSTGRES_HOST_AUTH_METHOD=trust postgres:16\`)
 or point BENCH_DATABASE_URL at one whose user may CREATE DATABASE; those rows are skipped.`);
-      for (const s of [
-        'pg',
-        'askuser',
-        'runner',
-        'peers',
-        'memory',
-        'queue',
-        'takeover',
-        'audit',
-      ] as const) {
+      for (const s of SERVER_SECTIONS) {
         if (on(s)) skip(s, 'all rows', `no PostgreSQL server at ${withoutPassword(url)}`);
       }
     } else if (needsServer) {

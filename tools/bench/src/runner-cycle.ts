@@ -13,7 +13,7 @@ import {
   wake,
 } from 'runner/dist/executive/index.js';
 import { ScriptedModel } from 'runner/dist/model/scripted.js';
-import type { Storage } from 'runner/dist/storage/index.js';
+import { openStorage, type Storage } from 'runner/dist/storage/index.js';
 import { transcript } from './transcript.js';
 
 /** The scripted model: after the answer it finishes the turn with one text message. */
@@ -21,6 +21,16 @@ export const model = new ScriptedModel('bench', {
   description: 'Bench: finishes the resumed turn at once.',
   steps: [{ text: 'Starting the trip from {{answer}}. Done.' }],
 });
+
+/** The runner's storage as the bench opens it: on the server at `databaseUrl`, else the embedded default in `dataDir`. */
+export function benchStorage(dataDir: string, databaseUrl?: string): Promise<Storage> {
+  return openStorage({
+    dataDir,
+    ...(databaseUrl === undefined ? {} : { databaseUrl }),
+    command: 'bench',
+    log: () => {},
+  });
+}
 
 /** A transcript of `n` messages and its continuation record as stored (what the 2-statement floor writes). */
 export interface Sized {
@@ -160,18 +170,4 @@ export function startWakeLoop(storage: Storage): WakeLoop {
       await loop;
     },
   };
-}
-
-/** The cycle as `runner wake` sees it: suspend, answer, and the loop resumes it to completion. */
-export async function loopCycle(
-  storage: Storage,
-  loop: WakeLoop,
-  token: string,
-  conversationId: string,
-  messages: Message[],
-): Promise<void> {
-  await suspendTurn(storage, token, conversationId, messages);
-  const done = loop.resumed(token);
-  await answer(storage, token);
-  await done;
 }

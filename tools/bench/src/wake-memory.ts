@@ -1,10 +1,10 @@
-// Child process of the memory rows; prints one JSON line.
-// `wake SOURCE TOKEN [WARM...]` opens the runner's storage (SOURCE is a server URL or the
-// embedded default's data folder), wakes the WARM runs first (a long-lived process: what
-// `runner serve` is after its first wakes), settles, then measures how far one wake (claim,
-// load, resume a 10,000-message transcript, model, mark resolved) lifts the peak RSS.
-// `read DATA_DIR TOKEN [WARM...]` is the embedded default's floor: bare PGlite reads the same
-// record and JSON.parse parses it (the WARM records first).
+// Child process of the memory rows; prints one JSON line: an array, one entry per token.
+// `wake SOURCE TOKEN...` opens the runner's storage (SOURCE is a server URL or the embedded
+// default's data folder), then for each token in turn settles and measures how far its wake
+// (claim, load, resume a 10,000-message transcript, model, mark resolved) lifts the peak
+// RSS; after the first, the process is a long-lived one (what `runner serve` is).
+// `read DATA_DIR TOKEN...` is the embedded default's floor: bare PGlite reads the same
+// records and JSON.parse parses them, each measured the same way.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -52,7 +52,7 @@ async function measure(step: () => Promise<unknown>): Promise<WakeMemory> {
   return { baselineRss, peakRss: peakRss(), peakReset };
 }
 
-async function wake(source: string, token: string, warm: string[]): Promise<WakeMemory> {
+async function wake(source: string, tokens: string[]): Promise<WakeMemory[]> {
   const server = /^postgres(ql)?:/.test(source);
   const dataDir = server ? mkdtempSync(path.join(tmpdir(), 'x-bench-wake-')) : source;
   const storage = await openStorage({
@@ -63,15 +63,16 @@ async function wake(source: string, token: string, warm: string[]): Promise<Wake
   });
   try {
     await storage.pauses().listPendingAll(1); // connection open, statements warm
-    for (const earlier of warm) await wakeOnce(storage, earlier);
-    return await measure(() => wakeOnce(storage, token));
+    const measured: WakeMemory[] = [];
+    for (const token of tokens) measured.push(await measure(() => wakeOnce(storage, token)));
+    return measured;
   } finally {
     await storage.close();
     if (server) rmSync(dataDir, { recursive: true, force: true });
   }
 }
 
-async function read(dataDir: string, token: string, warm: string[]): Promise<WakeMemory> {
+async function read(dataDir: string, tokens: string[]): Promise<WakeMemory[]> {
   const db = await PGlite.create(path.join(dataDir, 'pglite'));
   const parsed = async (interactionId: string) => {
     const { rows } = await db.query<{ record: string }>(
@@ -84,18 +85,19 @@ async function read(dataDir: string, token: string, warm: string[]): Promise<Wak
   };
   try {
     await db.query('select 1');
-    for (const earlier of warm) await parsed(earlier);
-    return await measure(() => parsed(token));
+    const measured: WakeMemory[] = [];
+    for (const token of tokens) measured.push(await measure(() => parsed(token)));
+    return measured;
   } finally {
     await db.close();
   }
 }
 
-const [mode, source, token, ...warm] = process.argv.slice(2);
-if ((mode !== 'wake' && mode !== 'read') || !source || !token) {
+const [mode, source, ...tokens] = process.argv.slice(2);
+if ((mode !== 'wake' && mode !== 'read') || !source || tokens.length === 0) {
   throw new Error(
-    'usage: wake-memory.js wake DATABASE_URL|DATA_DIR TOKEN [WARM...] | read DATA_DIR TOKEN [WARM...]',
+    'usage: wake-memory.js wake DATABASE_URL|DATA_DIR TOKEN... | read DATA_DIR TOKEN...',
   );
 }
 if (!gc) throw new Error('run with --expose-gc');
-console.log(JSON.stringify(await (mode === 'wake' ? wake : read)(source, token, warm)));
+console.log(JSON.stringify(await (mode === 'wake' ? wake : read)(source, tokens)));
