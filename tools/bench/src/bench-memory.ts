@@ -155,9 +155,10 @@ async function longLivedWakeMemory(ctx: Context, messages: Message[]): Promise<v
       ...m,
       warmUps,
       measured,
+      bare: floor,
       eachOver: wakes.map((w) => w.over),
       bareReadOver: reads.map((r) => r.over),
     },
-    note: `${bound(m)}each process wakes (or, bare, reads and parses) ${warmUps} run${warmUps === 1 ? '' : 's'} of the same size first, then ${measured} measured, each after a GC and a reset of the peak; a process's figure is its largest lift, the row the median of ${wakes.length} processes (each wake: ${each(wakes)}; each bare read: ${each(reads)})`,
+    note: `${bound(m)}each process wakes (or, bare, reads and parses) ${warmUps} run${warmUps === 1 ? '' : 's'} of the same size first, then ${measured} measured, each after a GC and a reset of the peak; a process's figure is its largest lift over its settled RSS (memory kept from earlier wakes is reused, not counted: baselines ${kb(m.baselineRss)} ours, ${kb(floor.baselineRss)} bare), the row the median of ${wakes.length} processes (each wake: ${each(wakes)}; each bare read: ${each(reads)})`,
   });
 }
