@@ -74,7 +74,7 @@ async function walBytes(server: Server, times: number, fn: () => Promise<unknown
 const CYCLE =
   'the cycle: suspend, answer, and a `wake` loop woken by LISTEN/NOTIFY claims, resumes (scripted model) and completes the run';
 const MIN_FLOOR =
-  'the min-cycle floor: suspend, answer, claim (asynchronous commit) and finish as one statement each, bare postgres.js on one connection';
+  'the min-cycle floor: suspend, answer, claim (asynchronous commit) and finish as one statement each, bare postgres.js on one connection, its transcript stored as jsonb and returned by the claim (the server’s jsonb conversion grows with the transcript: at 1,000 messages it is most of the floor)';
 
 /**
  * The runner's cycle rows: against the min-cycle floor and the old 2-statement floor at 10,
