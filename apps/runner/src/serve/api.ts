@@ -23,7 +23,11 @@ import {
   stopKnownConversation,
 } from '../executive/index.js';
 import type { Storage } from '../storage/index.js';
-import { NOTIFICATION_STATUSES, notificationView } from '../storage/notifications.js';
+import {
+  NOTIFICATION_STATUSES,
+  notificationView,
+  retryNotification,
+} from '../storage/notifications.js';
 import { type RunsContext, runRoutes } from './api-runs.js';
 import { answererOf, type Caller, mayAnswer, requireAdmin } from './auth.js';
 import type { EventHub } from './events.js';
@@ -344,7 +348,7 @@ const routes: Route[] = [
     async handle(ctx, [id = ''], req, res) {
       checkWrite(req);
       requireAdmin(ctx.caller, 'send a notification again');
-      const again = await ctx.storage.notifications().retry(segment(id));
+      const again = await retryNotification(ctx.storage.notifications(), segment(id));
       sendJson(res, 200, { notification: notificationView(again) } satisfies NotificationResponse);
     },
   },
