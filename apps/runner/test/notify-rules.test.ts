@@ -6,6 +6,7 @@ import {
   setting,
   VARIABLES,
 } from '../src/config/index.js';
+import { deliveryFromEnv } from '../src/notify/deliver.js';
 import { channelsFor, notifyRules, questionEvent, ruleMatches } from '../src/notify/events.js';
 import { webhookSignature } from '../src/notify/webhook.js';
 
@@ -91,5 +92,21 @@ describe('webhook signatures', () => {
         'RUNNER_WEBHOOK_SECRET must be one or two whsec_BASE64 secrets separated by a space',
       );
     }
+  });
+});
+
+describe('delivery settings', () => {
+  it('the claim lease is RUNNER_NOTIFY_LEASE_MS, a minute by default; a bad value is refused', () => {
+    expect(deliveryFromEnv({}).leaseMs).toBe(60_000);
+    expect(deliveryFromEnv({ RUNNER_NOTIFY_LEASE_MS: '5000' })).toMatchObject({
+      leaseMs: 5_000,
+      maxAttempts: 8,
+    });
+    expect(() => deliveryFromEnv({ RUNNER_NOTIFY_LEASE_MS: 'soon' })).toThrow(
+      /RUNNER_NOTIFY_LEASE_MS/,
+    );
+    expect(() => deliveryFromEnv({ RUNNER_NOTIFY_LEASE_MS: '0' })).toThrow(
+      /RUNNER_NOTIFY_LEASE_MS/,
+    );
   });
 });

@@ -325,7 +325,8 @@ retry   makes notification ID due again, its attempts counted from zero; wake or
 
 Which events go where is RUNNER_NOTIFY; a notification is written in the transaction of
 its event (a question rolled back sends nothing) and delivered at least once by wake and
-serve, with backoff and jitter (RUNNER_NOTIFY_BACKOFF_MS). A webhook (RUNNER_WEBHOOK_URL)
+serve, with backoff and jitter (RUNNER_NOTIFY_BACKOFF_MS); a claimed one is sent again when
+its lease (RUNNER_NOTIFY_LEASE_MS, default 60 s) runs out first. A webhook (RUNNER_WEBHOOK_URL)
 is signed by the Standard Webhooks scheme with RUNNER_WEBHOOK_SECRET; email goes through
 RUNNER_SMTP_URL to RUNNER_EMAIL_TO, with signed one-time decision links to serve's /decide
 when RUNNER_DECISION_KEY and RUNNER_PUBLIC_URL are set; Slack by RUNNER_SLACK_TOKEN to

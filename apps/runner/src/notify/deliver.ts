@@ -37,7 +37,7 @@ export interface DeliveryOptions {
   maxAttempts: number;
   /** The first wait before an attempt is repeated, in ms; doubling, with jitter. */
   baseMs: number;
-  /** How long a claimed notification stays away from other deliverers, in ms. */
+  /** How long a claimed notification stays away from other deliverers, in ms; default 60 s. */
   leaseMs?: number;
   /** Notifications claimed and sent side by side. */
   batch?: number;
@@ -82,12 +82,13 @@ export function sendersFromEnv(env?: Env): Record<string, Sender> {
   return senders;
 }
 
-/** The delivery options of the environment (RUNNER_WEBHOOK_*, RUNNER_NOTIFY_*). */
+/** The delivery options of the environment (RUNNER_WEBHOOK_*, RUNNER_NOTIFY_*: attempts, backoff, lease). */
 export function deliveryFromEnv(env?: Env): DeliveryOptions {
   return {
     senders: sendersFromEnv(env),
     maxAttempts: setting(VARIABLES.RUNNER_NOTIFY_MAX_ATTEMPTS, env),
     baseMs: setting(VARIABLES.RUNNER_NOTIFY_BACKOFF_MS, env),
+    leaseMs: setting(VARIABLES.RUNNER_NOTIFY_LEASE_MS, env),
   };
 }
 
