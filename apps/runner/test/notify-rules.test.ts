@@ -51,6 +51,21 @@ describe('RUNNER_NOTIFY', () => {
     expect(channelsFor([finance], question('approve', 0, ['ops']))).toEqual([]);
   });
 
+  it("a question's end goes to Slack when its creation did, so that its message is updated", () => {
+    const rules =
+      notifyRulesKind.parse('slack=question.created?tool=approve,webhook=run.*', '') ?? [];
+    const ended = (kind: 'question.answered' | 'question.expired', tool: string) => ({
+      ...question(tool, 0),
+      kind,
+    });
+    expect(channelsFor(rules, ended('question.answered', 'approve'))).toEqual(['slack']);
+    expect(channelsFor(rules, ended('question.expired', 'approve'))).toEqual(['slack']);
+    expect(channelsFor(rules, ended('question.answered', 'ask_user'))).toEqual([]);
+    expect(channelsFor(rules, { ...question('approve', 0), kind: 'question.reminded' })).toEqual(
+      [],
+    );
+  });
+
   it('defaults to every event to the webhook when RUNNER_WEBHOOK_URL is set; a webhook rule needs it', () => {
     expect(notifyRules({})).toEqual([]);
     expect(notifyRules({ RUNNER_WEBHOOK_URL: 'http://127.0.0.1:9/h' })).toEqual([

@@ -2,11 +2,11 @@ import { type Env, setting, VARIABLES } from '../config/index.js';
 import type { Storage } from '../storage/index.js';
 import type { NotificationRecord } from '../storage/notifications.js';
 import { emailSender } from './email.js';
+import type { Sender } from './sender.js';
 import { slackSender } from './slack.js';
 import { sendWebhook } from './webhook.js';
 
-/** Sends one notification on its channel; throws why it was not delivered. */
-export type Sender = (notification: NotificationRecord) => Promise<void>;
+export type { Sender } from './sender.js';
 
 /** How one delivery attempt ended, for a caller's report. */
 export type DeliveryEvent =
@@ -177,7 +177,7 @@ export class Deliverer {
           `no ${n.channel} channel is configured (RUNNER_WEBHOOK_URL, RUNNER_SMTP_URL and RUNNER_EMAIL_TO)`,
         );
       }
-      await send(n);
+      await send(n, this.storage());
     } catch (thrown) {
       const error = thrown instanceof Error ? thrown.message : String(thrown);
       if (n.attempts >= this.options.maxAttempts) {

@@ -4,7 +4,7 @@ import {
   type NotificationRecord,
   type NotificationStatus,
 } from '@x/askuser';
-import { type StoreDatabase as Db, sqlStateOf } from '@x/postgres-kit';
+import { type StoreDatabase as Db, rowsOf, sqlStateOf } from '@x/postgres-kit';
 import { sql } from 'drizzle-orm';
 import type { NotificationView } from '../../web/src/api-types.d.ts';
 import { notFoundError, RunnerError } from '../errors.js';
@@ -54,4 +54,25 @@ export async function useDecisionLink(db: Db, id: string, token: string): Promis
     if (sqlStateOf(error) !== '23505') throw error;
     throw new RunnerError('conflict', 'this decision link was used already', { cause: error });
   }
+}
+
+/** Where a question's Slack message was posted (`chat.postMessage`'s channel and ts). */
+export interface SlackMessage {
+  channel: string;
+  ts: string;
+}
+
+/** Records where question `token`'s Slack message is (`runner.slack_messages`); the last post wins. */
+export async function recordSlackMessage(db: Db, token: string, at: SlackMessage): Promise<void> {
+  await db.execute(sql`insert into runner.slack_messages (token, channel, ts)
+    values (${token}, ${at.channel}, ${at.ts})
+    on conflict (token) do update set channel = excluded.channel, ts = excluded.ts`);
+}
+
+/** Where question `token`'s Slack message is, or undefined when none was posted. */
+export async function slackMessageOf(db: Db, token: string): Promise<SlackMessage | undefined> {
+  const [row] = rowsOf(
+    await db.execute(sql`select channel, ts from runner.slack_messages where token = ${token}`),
+  );
+  return row && { channel: String(row.channel), ts: String(row.ts) };
 }
