@@ -122,6 +122,45 @@ describe('notifications (embedded default)', { timeout: 300_000 }, () => {
     }
   });
 
+  it("decision links go only to recipients in the question's audience; the others get the notice alone", async () => {
+    const smtp = await startSmtpReceiver();
+    const saved = { ...process.env };
+    Object.assign(process.env, {
+      RUNNER_SMTP_URL: smtp.url,
+      RUNNER_EMAIL_TO: 'ada@example.com,bob@example.com,root@example.com,carol@example.com',
+      RUNNER_PUBLIC_URL: 'https://approvals.example.com/',
+      RUNNER_NOTIFY: 'email=question.created',
+      RUNNER_DECISION_KEY: 'a decision key of the test, 32 b',
+      RUNNER_AUDIENCE: 'ask_user=finance',
+    });
+    const storage = await openStorage({ dataDir: dataDir(), command: 'test', log: () => {} });
+    try {
+      await storage.operators().add('ada@example.com', ['operator', 'finance']);
+      await storage.operators().add('bob@example.com', ['operator']);
+      await storage.operators().add('root@example.com', ['admin']);
+      const run = await startRun(storage, modelFromId('scripted:trip'), 'Plan', 'mail-aud', {
+        event: () => {},
+      });
+      if (run.status !== 'waiting') throw new Error(run.status);
+      await new Deliverer(() => storage, deliveryFromEnv()).deliverDue();
+      const to = (address: string) => {
+        const found = smtp.messages.filter((m) => m.includes(`To: ${address}`));
+        expect(found, address).toHaveLength(1);
+        const text = unquote(found[0] ?? '');
+        expect(text, address).toContain('Question: Where would you like to go?');
+        return (text.match(/\/decide\?link=/g) ?? []).length;
+      };
+      expect(to('ada@example.com'), 'in the audience (finance)').toBe(4);
+      expect(to('root@example.com'), 'an admin answers any question').toBe(4);
+      expect(to('bob@example.com'), 'an operator outside the audience').toBe(0);
+      expect(to('carol@example.com'), 'no operator').toBe(0);
+    } finally {
+      await storage.close();
+      await smtp.close();
+      process.env = saved;
+    }
+  });
+
   it('email over SMTP with decision links: a real SMTP server receives them; a prefetch answers nothing, the confirmed POST answers once', async () => {
     const links: string[] = [];
     const smtp = await startSmtpReceiver();

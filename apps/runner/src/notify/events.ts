@@ -188,6 +188,8 @@ export interface EventData {
   answer?: { action: string; content: string };
   answeredBy?: string | null;
   deadline?: { at: string };
+  /** Who may answer the question: operator names and roles (both empty: anyone). */
+  audience?: { names: string[]; roles: string[] };
 }
 
 /** The `data` of a notification's payload ({@link recordEvent} wrote it). */
