@@ -90,6 +90,20 @@ describe('notifications (embedded default)', { timeout: 300_000 }, () => {
       // Both questions of conversation saved and its answer, and the stopped one's two.
       expect(listedApi.body.notifications).toHaveLength(5);
       expect((await call(`${api}notifications?status=lost`)).status).toBe(400);
+      // Page by page: each gives the `before` of the next, the last gives none.
+      const pages: string[][] = [];
+      for (let before = ''; ; ) {
+        const page = await call(
+          `${api}notifications?status=delivered&limit=2${before && `&before=${before}`}`,
+        );
+        expect(page.status).toBe(200);
+        pages.push(page.body.notifications.map((n: { id: string }) => n.id));
+        if (page.body.next === null) break;
+        before = page.body.next;
+      }
+      expect(pages.map((p) => p.length)).toEqual([2, 2, 1]);
+      expect(pages.flat()).toEqual(listedApi.body.notifications.map((n: { id: string }) => n.id));
+      expect((await call(`${api}notifications?before=`)).status).toBe(400);
       const [one] = listedApi.body.notifications;
       const retried = await call(`${api}notifications/${one.id}/retry`, json({}));
       expect(retried.body.notification).toMatchObject({

@@ -334,11 +334,17 @@ const routes: Route[] = [
           `status takes ${NOTIFICATION_STATUSES.join(', ')}`,
         );
       }
+      const before = url.searchParams.get('before') ?? undefined;
+      if (before !== undefined && (before === '' || before.length > 200)) {
+        throw new HttpError(400, 'invalid_request', 'before takes the id of a notification');
+      }
+      const limit = limitOf(url, 100);
       const found = await ctx.storage
         .notifications()
-        .list({ ...(known ? { status: known } : {}), limit: limitOf(url, 100) });
+        .list({ ...(known ? { status: known } : {}), ...(before ? { before } : {}), limit });
       sendJson(res, 200, {
         notifications: found.map(notificationView),
+        next: found.length === limit ? (found.at(-1)?.id ?? null) : null,
       } satisfies NotificationsResponse);
     },
   },
