@@ -119,9 +119,7 @@ describe.skipIf(!chromiumFound)('notifications in headless Chromium', { timeout:
     expect(receiver.received.filter((r) => r.status === 204)).toHaveLength(1);
 
     // A status at a time, a page at a time: pages of one here, Older for the next.
-    await page.evaluate(() => {
-      (document.getElementById('notifications') as HTMLElement).dataset.pageSize = '1';
-    });
+    await page.locator('#notifications').evaluate((el) => el.setAttribute('data-page-size', '1'));
     const rows = page.locator('#notifications-list tr[data-id]');
     const older = page.locator('#notifications-older');
     await page.locator('#notifications-status').selectOption('delivered');

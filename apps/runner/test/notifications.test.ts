@@ -136,6 +136,35 @@ describe('notifications (embedded default)', { timeout: 300_000 }, () => {
     }
   });
 
+  it('a run that fails for good sends run.failed, written with the failure', async () => {
+    const data = dataDir();
+    const notify = { ...env, RUNNER_NOTIFY: 'webhook=run.failed' };
+    const exec = await runCli(['exec', 'Plan', '--conversation', 'f', '--data', data, '--json'], {
+      env: notify,
+    });
+    const waiting = exec.events.at(-1) as unknown as { runId: string; token: string };
+    await runCli(['answer', waiting.token, '--option', '1', '--data', data], { env: notify });
+    receiver.received.length = 0;
+    receiver.answer = () => 204;
+    const failed = await runCli(['wake', '--once', '--data', data, '--json'], {
+      env: { ...notify, RUNNER_SCRIPTED_FAIL: '1', RUNNER_MAX_ATTEMPTS: '1' },
+    });
+    expect(failed.events).toContainEqual(
+      expect.objectContaining({ type: 'run-failed', runId: waiting.runId }),
+    );
+    const sent = receiver.received.map((r) => JSON.parse(r.body));
+    expect(sent).toEqual([
+      expect.objectContaining({
+        type: 'run.failed',
+        data: expect.objectContaining({
+          runId: waiting.runId,
+          conversationId: 'f',
+          error: '[scripted] 503 simulated outage (RUNNER_SCRIPTED_FAIL)',
+        }),
+      }),
+    ]);
+  });
+
   it("decision links go only to recipients in the question's audience; the others get the notice alone", async () => {
     const smtp = await startSmtpReceiver();
     const saved = { ...process.env };
