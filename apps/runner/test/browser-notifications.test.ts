@@ -117,6 +117,27 @@ describe.skipIf(!chromiumFound)('notifications in headless Chromium', { timeout:
     );
     await expect(row.locator('button.retry').count()).resolves.toBe(0);
     expect(receiver.received.filter((r) => r.status === 204)).toHaveLength(1);
+
+    // A status at a time, a page at a time: pages of one here, Older for the next.
+    await page.locator('#notifications').evaluate((el) => el.setAttribute('data-page-size', '1'));
+    const rows = page.locator('#notifications-list tr[data-id]');
+    const older = page.locator('#notifications-older');
+    await page.locator('#notifications-status').selectOption('delivered');
+    await until(async () => (await rows.count()) === 1 || undefined, 'the first page', 10_000);
+    await expect(older.isVisible()).resolves.toBe(true);
+    await older.click();
+    await until(async () => (await rows.count()) === 2 || undefined, 'the older page', 10_000);
+    await expect(rows.evaluateAll((trs) => trs.map((tr) => tr.dataset.status))).resolves.toEqual([
+      'delivered',
+      'delivered',
+    ]);
+    await older.click();
+    await until(async () => (await older.isHidden()) || undefined, 'the last page', 10_000);
+    await expect(rows.count()).resolves.toBe(2);
+    await page.locator('#notifications-status').selectOption('failed');
+    await page
+      .locator('#notifications-list td.hint', { hasText: 'No notifications here.' })
+      .waitFor();
     expect(errors).toEqual([]);
   });
 

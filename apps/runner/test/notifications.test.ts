@@ -90,6 +90,20 @@ describe('notifications (embedded default)', { timeout: 300_000 }, () => {
       // Both questions of conversation saved and its answer, and the stopped one's two.
       expect(listedApi.body.notifications).toHaveLength(5);
       expect((await call(`${api}notifications?status=lost`)).status).toBe(400);
+      // Page by page: each gives the `before` of the next, the last gives none.
+      const pages: string[][] = [];
+      for (let before = ''; ; ) {
+        const page = await call(
+          `${api}notifications?status=delivered&limit=2${before && `&before=${before}`}`,
+        );
+        expect(page.status).toBe(200);
+        pages.push(page.body.notifications.map((n: { id: string }) => n.id));
+        if (page.body.next === null) break;
+        before = page.body.next;
+      }
+      expect(pages.map((p) => p.length)).toEqual([2, 2, 1]);
+      expect(pages.flat()).toEqual(listedApi.body.notifications.map((n: { id: string }) => n.id));
+      expect((await call(`${api}notifications?before=`)).status).toBe(400);
       const [one] = listedApi.body.notifications;
       const retried = await call(`${api}notifications/${one.id}/retry`, json({}));
       expect(retried.body.notification).toMatchObject({
@@ -119,6 +133,74 @@ describe('notifications (embedded default)', { timeout: 300_000 }, () => {
       });
     } finally {
       await served.stop();
+    }
+  });
+
+  it('a run that fails for good sends run.failed, written with the failure', async () => {
+    const data = dataDir();
+    const notify = { ...env, RUNNER_NOTIFY: 'webhook=run.failed' };
+    const exec = await runCli(['exec', 'Plan', '--conversation', 'f', '--data', data, '--json'], {
+      env: notify,
+    });
+    const waiting = exec.events.at(-1) as unknown as { runId: string; token: string };
+    await runCli(['answer', waiting.token, '--option', '1', '--data', data], { env: notify });
+    receiver.received.length = 0;
+    receiver.answer = () => 204;
+    const failed = await runCli(['wake', '--once', '--data', data, '--json'], {
+      env: { ...notify, RUNNER_SCRIPTED_FAIL: '1', RUNNER_MAX_ATTEMPTS: '1' },
+    });
+    expect(failed.events).toContainEqual(
+      expect.objectContaining({ type: 'run-failed', runId: waiting.runId }),
+    );
+    const sent = receiver.received.map((r) => JSON.parse(r.body));
+    expect(sent).toEqual([
+      expect.objectContaining({
+        type: 'run.failed',
+        data: expect.objectContaining({
+          runId: waiting.runId,
+          conversationId: 'f',
+          error: '[scripted] 503 simulated outage (RUNNER_SCRIPTED_FAIL)',
+        }),
+      }),
+    ]);
+  });
+
+  it("decision links go only to recipients in the question's audience; the others get the notice alone", async () => {
+    const smtp = await startSmtpReceiver();
+    const saved = { ...process.env };
+    Object.assign(process.env, {
+      RUNNER_SMTP_URL: smtp.url,
+      RUNNER_EMAIL_TO: 'ada@example.com,bob@example.com,root@example.com,carol@example.com',
+      RUNNER_PUBLIC_URL: 'https://approvals.example.com/',
+      RUNNER_NOTIFY: 'email=question.created',
+      RUNNER_DECISION_KEY: 'a decision key of the test, 32 b',
+      RUNNER_AUDIENCE: 'ask_user=finance',
+    });
+    const storage = await openStorage({ dataDir: dataDir(), command: 'test', log: () => {} });
+    try {
+      await storage.operators().add('ada@example.com', ['operator', 'finance']);
+      await storage.operators().add('bob@example.com', ['operator']);
+      await storage.operators().add('root@example.com', ['admin']);
+      const run = await startRun(storage, modelFromId('scripted:trip'), 'Plan', 'mail-aud', {
+        event: () => {},
+      });
+      if (run.status !== 'waiting') throw new Error(run.status);
+      await new Deliverer(() => storage, deliveryFromEnv()).deliverDue();
+      const to = (address: string) => {
+        const found = smtp.messages.filter((m) => m.includes(`To: ${address}`));
+        expect(found, address).toHaveLength(1);
+        const text = unquote(found[0] ?? '');
+        expect(text, address).toContain('Question: Where would you like to go?');
+        return (text.match(/\/decide\?link=/g) ?? []).length;
+      };
+      expect(to('ada@example.com'), 'in the audience (finance)').toBe(4);
+      expect(to('root@example.com'), 'an admin answers any question').toBe(4);
+      expect(to('bob@example.com'), 'an operator outside the audience').toBe(0);
+      expect(to('carol@example.com'), 'no operator').toBe(0);
+    } finally {
+      await storage.close();
+      await smtp.close();
+      process.env = saved;
     }
   });
 

@@ -6,6 +6,7 @@ import {
   setting,
   VARIABLES,
 } from '../src/config/index.js';
+import { deliveryFromEnv } from '../src/notify/deliver.js';
 import { channelsFor, notifyRules, questionEvent, ruleMatches } from '../src/notify/events.js';
 import { webhookSignature } from '../src/notify/webhook.js';
 
@@ -50,6 +51,21 @@ describe('RUNNER_NOTIFY', () => {
     expect(channelsFor([finance], question('approve', 0, ['ops']))).toEqual([]);
   });
 
+  it("a question's end goes to Slack when its creation did, so that its message is updated", () => {
+    const rules =
+      notifyRulesKind.parse('slack=question.created?tool=approve,webhook=run.*', '') ?? [];
+    const ended = (kind: 'question.answered' | 'question.expired', tool: string) => ({
+      ...question(tool, 0),
+      kind,
+    });
+    expect(channelsFor(rules, ended('question.answered', 'approve'))).toEqual(['slack']);
+    expect(channelsFor(rules, ended('question.expired', 'approve'))).toEqual(['slack']);
+    expect(channelsFor(rules, ended('question.answered', 'ask_user'))).toEqual([]);
+    expect(channelsFor(rules, { ...question('approve', 0), kind: 'question.reminded' })).toEqual(
+      [],
+    );
+  });
+
   it('defaults to every event to the webhook when RUNNER_WEBHOOK_URL is set; a webhook rule needs it', () => {
     expect(notifyRules({})).toEqual([]);
     expect(notifyRules({ RUNNER_WEBHOOK_URL: 'http://127.0.0.1:9/h' })).toEqual([
@@ -91,5 +107,21 @@ describe('webhook signatures', () => {
         'RUNNER_WEBHOOK_SECRET must be one or two whsec_BASE64 secrets separated by a space',
       );
     }
+  });
+});
+
+describe('delivery settings', () => {
+  it('the claim lease is RUNNER_NOTIFY_LEASE_MS, a minute by default; a bad value is refused', () => {
+    expect(deliveryFromEnv({}).leaseMs).toBe(60_000);
+    expect(deliveryFromEnv({ RUNNER_NOTIFY_LEASE_MS: '5000' })).toMatchObject({
+      leaseMs: 5_000,
+      maxAttempts: 8,
+    });
+    expect(() => deliveryFromEnv({ RUNNER_NOTIFY_LEASE_MS: 'soon' })).toThrow(
+      /RUNNER_NOTIFY_LEASE_MS/,
+    );
+    expect(() => deliveryFromEnv({ RUNNER_NOTIFY_LEASE_MS: '0' })).toThrow(
+      /RUNNER_NOTIFY_LEASE_MS/,
+    );
   });
 });

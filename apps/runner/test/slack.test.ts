@@ -7,7 +7,7 @@ import { modelFromId } from '../src/model/index.js';
 import { Deliverer, deliveryFromEnv } from '../src/notify/deliver.js';
 import { openStorage } from '../src/storage/index.js';
 import { dataDirs } from './run-cli.js';
-import { call, serve } from './serve-harness.js';
+import { call, serve, until } from './serve-harness.js';
 
 // Slack: a question is posted by the Web API with its buttons (a local server speaks Slack's
 // Web API); serve's interactivity endpoint answers only under Slack's v0 signature of the
@@ -15,8 +15,8 @@ import { call, serve } from './serve-harness.js';
 
 const dataDir = dataDirs();
 const SECRET = 'the signing secret of the test app';
-const posted: Array<{ auth: string; body: Record<string, unknown> }> = [];
-const responses: Array<Record<string, unknown>> = [];
+const posted: Array<{ auth: string; body: Record<string, unknown>; ts: string }> = [];
+const updated: Array<Record<string, unknown>> = [];
 const slack = createServer((req, res) => {
   let body = '';
   req.on('data', (chunk) => {
@@ -38,11 +38,17 @@ const slack = createServer((req, res) => {
           ),
         );
     } else if (req.url === '/api/chat.postMessage') {
-      posted.push({ auth: String(req.headers.authorization), body: JSON.parse(body) });
-      res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true,"ts":"1.2"}');
+      // Slack answers with where the message is: its channel's id and its ts.
+      const ts = `1700000000.00000${posted.length + 1}`;
+      posted.push({ auth: String(req.headers.authorization), body: JSON.parse(body), ts });
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ ok: true, channel: 'C0APPROVALS', ts }));
+    } else if (req.url === '/api/chat.update') {
+      updated.push(JSON.parse(body));
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
     } else {
-      responses.push(JSON.parse(body));
-      res.writeHead(200).end('ok');
+      res.writeHead(404).end();
     }
   });
 });
@@ -56,12 +62,7 @@ afterAll(() => new Promise<void>((resolve) => slack.close(() => resolve())));
 
 /** A request to `/slack/interactions` as Slack signs it, at `at` seconds (default now). */
 function interaction(user: string, value: string, at = Math.floor(Date.now() / 1000)) {
-  const payload = {
-    type: 'block_actions',
-    user: { id: user },
-    actions: [{ value }],
-    response_url: `${base}/respond`,
-  };
+  const payload = { type: 'block_actions', user: { id: user }, actions: [{ value }] };
   const body = new URLSearchParams({ payload: JSON.stringify(payload) }).toString();
   const signature = `v0=${createHmac('sha256', SECRET).update(`v0:${at}:${body}`).digest('hex')}`;
   return {
@@ -91,6 +92,7 @@ describe('Slack (embedded default)', { timeout: 300_000 }, () => {
     const storage = await openStorage({ dataDir: data, command: 'test', log: () => {} });
     let token = '';
     let other = '';
+    let third = '';
     let key = '';
     try {
       key = (await storage.operators().add('ada', ['operator', 'finance'])).key;
@@ -107,11 +109,23 @@ describe('Slack (embedded default)', { timeout: 300_000 }, () => {
       });
       if (second.status !== 'waiting') throw new Error(second.status);
       other = second.token;
+      const answeredOnThePage = await startRun(
+        storage,
+        modelFromId('scripted:trip'),
+        'Plan',
+        'slack-3',
+        {
+          event: () => {},
+        },
+      );
+      if (answeredOnThePage.status !== 'waiting') throw new Error(answeredOnThePage.status);
+      third = answeredOnThePage.token;
+      await new Deliverer(() => storage, deliveryFromEnv()).deliverDue();
     } finally {
       await storage.close();
       process.env = saved;
     }
-    expect(posted).toHaveLength(1);
+    expect(posted).toHaveLength(3);
     const [message] = posted;
     expect(message?.auth).toBe('Bearer xoxb-test');
     expect(message?.body).toMatchObject({
@@ -146,17 +160,21 @@ describe('Slack (embedded default)', { timeout: 300_000 }, () => {
         'not mapped, and no operator is named by his Slack email',
       ).toBe(403);
       expect(await pending(), 'the refusals answered nothing').toBe(200);
-      expect(responses).toEqual([]);
 
       const clicked = await call(at, interaction('UADA', kyoto));
       expect(clicked.status).toBe(200);
       expect(clicked.body).toMatchObject({ answered: token, text: 'accept "Kyoto" by ada' });
       // Answered: its GET says so (409 already_answered).
       expect(await pending()).toBe(409);
-      // The message now says who answered.
-      expect(responses).toEqual([
-        { replace_original: true, text: 'Answered: accept "Kyoto" by ada' },
-      ]);
+      // The message now says who answered: updated where it was posted (chat.update).
+      const ended = (of: string) => {
+        const ts = posted.find((p) => JSON.stringify(p.body.blocks).includes(of))?.ts;
+        return until(() => updated.find((u) => u.ts === ts), `the update of message ${ts}`);
+      };
+      expect(await ended(token)).toMatchObject({
+        channel: 'C0APPROVALS',
+        text: 'Answered: accept "Kyoto" by ada',
+      });
       expect((await call(at, interaction('UADA', kyoto))).status, 'a second click').toBe(409);
 
       // Not in RUNNER_SLACK_USERS: Slack's users.info gives her email, which names an operator.
@@ -164,6 +182,25 @@ describe('Slack (embedded default)', { timeout: 300_000 }, () => {
       const byEmail = await call(at, interaction('UCAROL', lisbon));
       expect(byEmail.status).toBe(200);
       expect(byEmail.body).toMatchObject({ text: 'accept "Lisbon" by carol@example.com' });
+
+      // Answered on the page, not in Slack: its message says so all the same.
+      const onPage = await call(new URL(`/api/pauses/${third}/answer`, served.url).href, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${key}`,
+          'content-type': 'application/json',
+        },
+        body: JSON.stringify({ action: 'accept', content: 'Reykjavik' }),
+      });
+      expect(onPage.status).toBe(200);
+      const update = await ended(third);
+      expect(update).toMatchObject({
+        channel: 'C0APPROVALS',
+        text: 'Answered: accept "Reykjavik" by ada',
+      });
+      expect(JSON.stringify(update.blocks), 'its buttons are gone').not.toContain('actions');
+      // The runs asked their next questions; no answer was posted as a message of its own.
+      expect(posted.filter((p) => String(p.body.text).startsWith('Answered'))).toEqual([]);
     } finally {
       await served.stop();
     }

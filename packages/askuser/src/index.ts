@@ -2,7 +2,8 @@
  * @packageDocumentation
  * `@x/askuser`: the PostgreSQL / PGlite store of pending human questions
  * (`aura.paused_states`): FIFO listing, answers, batch answers, auto-resolve, purge; who may
- * answer a question (audience, requester) and the tamper-evident audit log of what happened.
+ * answer a question (audience, requester), the tamper-evident audit log of what happened, and
+ * the outbox of notifications written in the transaction of their event.
  * Plain fields in, plain fields out.
  */
 export {
@@ -39,6 +40,15 @@ export { ASKUSER_ANSWERED_CHANNEL, ASKUSER_CREATED_CHANNEL } from './channels.js
 export type { AskUserDatabase } from './database.js';
 export { AskUserError, type AskUserErrorCode, type AskUserErrorOptions } from './errors.js';
 export { MIGRATIONS_SCHEMA, MIGRATIONS_TABLE, migrate } from './migrate.js';
+export {
+  type ListNotificationsOptions,
+  type NewNotification,
+  NOTIFICATION_STATUSES,
+  NotificationOutbox,
+  type NotificationRecord,
+  type NotificationStatus,
+  newNotificationSchema,
+} from './outbox.js';
 export {
   approvals,
   auditEntries,

@@ -102,6 +102,23 @@ export interface RunWorkerOptions<T> extends RunWorkerConnection {
   graceMs?: number;
   /** Names this worker in its lease owners (`name/w1#3.ab12cd34`); default `host/pid`. */
   name?: string;
+  /**
+   * Records a run's failure (no retry left, or given up) when the app has more to write with
+   * it: call `record` with a queue over the app's own transaction and add the app's statements
+   * beside it (e.g. a notification), so that both commit or neither. Without it the worker's
+   * queue records the failure alone. A `lease_lost` from `record` is a lost lease.
+   * @example
+   * recordFailure: (job, failure, record) =>
+   *   db.transaction(async (tx) => {
+   *     await record(new PostgresRunQueue(tx));
+   *     await tx.execute(sql`insert into outbox ... ${failure.reason}`);
+   *   }),
+   */
+  recordFailure?(
+    job: RunJob,
+    failure: { reason: string },
+    record: (queue: PostgresRunQueue) => Promise<void>,
+  ): Promise<void>;
   /** Hears every {@link RunWorkerEvent}; it should not throw. */
   onEvent?(event: RunWorkerEvent<T>): void;
   /**

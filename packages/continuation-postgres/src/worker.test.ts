@@ -275,6 +275,45 @@ for (const t of await sqlTargets()) {
       });
     });
 
+    it("records a run's failure in the app's transaction with the app's own statement, or neither", async () => {
+      await db.execute(
+        sql`create table if not exists public.worker_failures (run_id text primary key, reason text)`,
+      );
+      await db.execute(sql`delete from public.worker_failures`);
+      const kept = await readyRun();
+      const refused = await readyRun();
+      const { worker: w, next } = worker({
+        resume: async () => {
+          throw Object.assign(new Error('a tool this app lacks'), { retryable: false });
+        },
+        recordFailure: (job, failure, record) =>
+          db.transaction(async (tx) => {
+            await record(new PostgresRunQueue(tx as unknown as ContinuationDatabase));
+            // The app's statement: refused for one run, so that its failure is rolled back.
+            const reason = job.run.runId === refused.runId ? null : failure.reason;
+            await tx.execute(
+              sql`insert into public.worker_failures (run_id, reason) values (${job.run.runId}, ${reason})`,
+            );
+            if (reason === null) throw new Error('the app could not write its statement');
+          }),
+      });
+      void w.run();
+      await next('run-failed', (e) => e.job.run.runId === kept.runId);
+      await next('error', (e) => String(e.error).includes('could not write its statement'));
+      await w.stop();
+      expect(await queue.get(kept.runId)).toMatchObject({
+        status: 'failed',
+        lastError: 'a tool this app lacks',
+      });
+      const rows = await db.execute(sql`select run_id, reason from public.worker_failures`);
+      expect(Array.isArray(rows) ? rows : (rows as { rows: unknown[] }).rows).toEqual([
+        { run_id: kept.runId, reason: 'a tool this app lacks' },
+      ]);
+      // Neither was written for the other: its run is still held, to be claimed again.
+      expect(await queue.get(refused.runId)).toMatchObject({ status: 'running', lastError: null });
+      await db.execute(sql`drop table public.worker_failures`);
+    });
+
     it('never retries an error marked retryable: false or refused by the policy', async () => {
       const marked = await readyRun();
       const refused = await readyRun();

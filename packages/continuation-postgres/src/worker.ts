@@ -262,7 +262,7 @@ export class RunWorker<T = unknown> {
       ? `the limit (${limitName}=${this.#maxAttempts})`
       : `the limit of ${this.#maxAttempts}`;
     const reason = `gave up after ${before} attempt${before === 1 ? '' : 's'} (${describeAttempts(attempts)}), ${limit}`;
-    await job.queue.giveUp(run.runId, job.owner, reason);
+    await this.#recordFailure(job, reason, (queue) => queue.giveUp(run.runId, job.owner, reason));
     this.#emit({ type: 'run-failed', job, error: undefined, reason, attempts, gaveUp: true });
   }
 
@@ -276,7 +276,10 @@ export class RunWorker<T = unknown> {
       job.attempt >= this.#maxAttempts;
     const retryInMs = final ? undefined : backoffMs(job.attempt - 1, policy);
     try {
-      await job.queue.fail(run.runId, job.owner, reason, retryInMs);
+      const fail = async (queue: PostgresRunQueue) => {
+        await queue.fail(run.runId, job.owner, reason, retryInMs);
+      };
+      await (retryInMs === undefined ? this.#recordFailure(job, reason, fail) : fail(job.queue));
     } catch (failure) {
       if (!ContinuationError.hasCode(failure, 'lease_lost')) throw failure;
       return this.#emit({ type: 'lease-lost', job });
@@ -287,6 +290,16 @@ export class RunWorker<T = unknown> {
         ? { type: 'run-failed', job, error, reason, attempts, gaveUp: false }
         : { type: 'retry-scheduled', job, error, reason, retryInMs },
     );
+  }
+
+  /** Writes a run's failure through the app's {@link RunWorkerOptions.recordFailure}, or alone. */
+  #recordFailure(
+    job: RunJob,
+    reason: string,
+    record: (queue: PostgresRunQueue) => Promise<void>,
+  ): Promise<void> {
+    const { recordFailure } = this.#options;
+    return recordFailure ? recordFailure(job, { reason }, record) : record(job.queue);
   }
 
   /** The cut resume wrote nothing, and the release fences it off: any worker may claim the run at once. */

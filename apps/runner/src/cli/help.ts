@@ -325,11 +325,14 @@ retry   makes notification ID due again, its attempts counted from zero; wake or
 
 Which events go where is RUNNER_NOTIFY; a notification is written in the transaction of
 its event (a question rolled back sends nothing) and delivered at least once by wake and
-serve, with backoff and jitter (RUNNER_NOTIFY_BACKOFF_MS). A webhook (RUNNER_WEBHOOK_URL)
-is signed by the Standard Webhooks scheme with RUNNER_WEBHOOK_SECRET; email goes through
-RUNNER_SMTP_URL to RUNNER_EMAIL_TO, with signed one-time decision links to serve's /decide
-when RUNNER_DECISION_KEY and RUNNER_PUBLIC_URL are set; Slack by RUNNER_SLACK_TOKEN to
-RUNNER_SLACK_CHANNEL, its buttons answered at serve's /slack/interactions.`,
+serve, with backoff and jitter (RUNNER_NOTIFY_BACKOFF_MS); a claimed one is sent again
+when its lease (RUNNER_NOTIFY_LEASE_MS, default 60 s) runs out first. A webhook
+(RUNNER_WEBHOOK_URL) is signed by the Standard Webhooks scheme with RUNNER_WEBHOOK_SECRET;
+email goes through RUNNER_SMTP_URL to RUNNER_EMAIL_TO, with signed one-time decision links
+to serve's /decide when RUNNER_DECISION_KEY and RUNNER_PUBLIC_URL are set (for recipients
+in the question's audience); Slack by RUNNER_SLACK_TOKEN to RUNNER_SLACK_CHANNEL, its
+buttons answered at serve's /slack/interactions, its message updated when the question
+ends.`,
   migrate: `usage: runner migrate [--data DIR]
 
 Applies the database migrations of every package (idempotent). Other commands also apply

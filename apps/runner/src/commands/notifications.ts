@@ -5,6 +5,7 @@ import {
   type NotificationRecord,
   type NotificationStatus,
   notificationView,
+  retryNotification,
   NOTIFICATION_STATUSES as STATUSES,
 } from '../storage/notifications.js';
 import { type Command, globalOptions, withStorage } from './command.js';
@@ -53,7 +54,7 @@ export const notifications: Command = async (ctx, args) => {
     const store = storage.notifications();
     if (action === 'retry') {
       if (!id) throw usageError(`notifications retry needs an ID; usage: runner ${USAGE}`);
-      const again = await store.retry(id);
+      const again = await retryNotification(store, id);
       ctx.out.record(
         { type: 'notification-retry', ...notificationView(again) },
         `${again.id} (${again.kind} → ${again.channel}) is due again: wake or serve sends it`,

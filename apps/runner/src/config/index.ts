@@ -684,6 +684,13 @@ export const VARIABLES = {
     description:
       'the first wait before a notification is sent again, in ms; doubling, with jitter, at most an hour',
   }),
+  RUNNER_NOTIFY_LEASE_MS: variable({
+    name: 'RUNNER_NOTIFY_LEASE_MS',
+    kind: wholeNumber(1),
+    default: 60_000,
+    description:
+      'how long a notification claimed for delivery stays away from other deliverers, in ms: a deliverer killed mid-send leaves it due again after this',
+  }),
   RUNNER_AUDIT_KEY_FILE: variable({
     name: 'RUNNER_AUDIT_KEY_FILE',
     kind: text('a file path'),

@@ -3,6 +3,7 @@ import {
   DEFAULT_GRACE_MS,
   type LeaseRecord,
   type PostgresRunQueue,
+  type RunJob,
   RunWorker,
   type RunWorkerConnection,
   type RunWorkerEvent,
@@ -91,15 +92,18 @@ export async function wake(
     delivery && Object.keys(delivery.senders).length > 0
       ? new Deliverer(() => storage, { ...delivery, onDelivery: countedDelivery(delivery) })
       : undefined;
-  // The package's worker writes the failure itself: its notification follows in a statement
-  // of its own (a crash between the two loses it; the run's state says it failed).
-  const recordFailed = (event: Extract<RunWorkerEvent<RunResult>, { type: 'run-failed' }>) => {
-    if (!anyRouteFor('run.failed')) return;
-    const failed = runEvent('run.failed', event.job.run, { error: event.reason });
-    void storage
-      .transaction((tx) => recordEvent(tx, storage, failed))
-      .then(() => deliverer?.poke())
-      .catch((error: unknown) => options.onUnavailable(error, 0));
+  // A failed run's notification is written in the transaction that records the failure.
+  const recordFailure = async (
+    job: RunJob,
+    failure: { reason: string },
+    record: (queue: PostgresRunQueue) => Promise<void>,
+  ) => {
+    const using = storageOf.get(job.queue) ?? storage;
+    if (!anyRouteFor('run.failed')) return record(job.queue);
+    await using.transaction(async (tx) => {
+      await record(using.runs(tx));
+      await recordEvent(tx, using, runEvent('run.failed', job.run, { error: failure.reason }));
+    });
   };
   const worker = new RunWorker<RunResult>({
     ...connect(storage),
@@ -109,6 +113,7 @@ export async function wake(
     leaseMs: options.policy.leaseMs,
     retry: options.policy.retry,
     describeError: attemptError,
+    recordFailure,
     channels: [ASKUSER_ANSWERED_CHANNEL],
     graceMs: options.graceMs ?? DEFAULT_GRACE_MS,
     onEvent: (event) => {
@@ -117,7 +122,6 @@ export async function wake(
       if (event.type === 'run-claimed') return options.onClaimed?.(claimOf(event.job));
       sealer.poke();
       countEnding(event);
-      if (event.type === 'run-failed') recordFailed(event);
       deliverer?.poke();
       const resumed = resumedOf(event);
       const { status } = resumed.outcome;

@@ -2,11 +2,11 @@ import { type Env, setting, VARIABLES } from '../config/index.js';
 import type { Storage } from '../storage/index.js';
 import type { NotificationRecord } from '../storage/notifications.js';
 import { emailSender } from './email.js';
+import type { Sender } from './sender.js';
 import { slackSender } from './slack.js';
 import { sendWebhook } from './webhook.js';
 
-/** Sends one notification on its channel; throws why it was not delivered. */
-export type Sender = (notification: NotificationRecord) => Promise<void>;
+export type { Sender } from './sender.js';
 
 /** How one delivery attempt ended, for a caller's report. */
 export type DeliveryEvent =
@@ -37,7 +37,7 @@ export interface DeliveryOptions {
   maxAttempts: number;
   /** The first wait before an attempt is repeated, in ms; doubling, with jitter. */
   baseMs: number;
-  /** How long a claimed notification stays away from other deliverers, in ms. */
+  /** How long a claimed notification stays away from other deliverers, in ms; default 60 s. */
   leaseMs?: number;
   /** Notifications claimed and sent side by side. */
   batch?: number;
@@ -82,12 +82,13 @@ export function sendersFromEnv(env?: Env): Record<string, Sender> {
   return senders;
 }
 
-/** The delivery options of the environment (RUNNER_WEBHOOK_*, RUNNER_NOTIFY_*). */
+/** The delivery options of the environment (RUNNER_WEBHOOK_*, RUNNER_NOTIFY_*: attempts, backoff, lease). */
 export function deliveryFromEnv(env?: Env): DeliveryOptions {
   return {
     senders: sendersFromEnv(env),
     maxAttempts: setting(VARIABLES.RUNNER_NOTIFY_MAX_ATTEMPTS, env),
     baseMs: setting(VARIABLES.RUNNER_NOTIFY_BACKOFF_MS, env),
+    leaseMs: setting(VARIABLES.RUNNER_NOTIFY_LEASE_MS, env),
   };
 }
 
@@ -176,7 +177,7 @@ export class Deliverer {
           `no ${n.channel} channel is configured (RUNNER_WEBHOOK_URL, RUNNER_SMTP_URL and RUNNER_EMAIL_TO)`,
         );
       }
-      await send(n);
+      await send(n, this.storage());
     } catch (thrown) {
       const error = thrown instanceof Error ? thrown.message : String(thrown);
       if (n.attempts >= this.options.maxAttempts) {

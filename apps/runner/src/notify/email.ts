@@ -1,7 +1,10 @@
 import { createTransport } from 'nodemailer';
+import type { Storage } from '../storage/index.js';
 import type { NotificationRecord } from '../storage/notifications.js';
+import { accessOf } from '../storage/operators.js';
 import { LINK_TTL_MS, shownDigest, signDecision } from './decision-link.js';
 import { eventDataOf } from './events.js';
+import type { Sender } from './sender.js';
 
 /** Where email notifications go, and the page they point to. */
 export interface EmailTarget {
@@ -77,17 +80,43 @@ export function emailOf(
 }
 
 /**
+ * The recipients of `n` who may answer its question, as the page decides it: anyone when
+ * the audience names no one, else those it names, live operators with a role it names, and
+ * admins. Only they get decision links; the others get the notice alone.
+ */
+async function answerers(
+  n: NotificationRecord,
+  storage: Storage,
+  to: readonly string[],
+): Promise<Set<string>> {
+  const { names = [], roles = [] } = eventDataOf(n.payload).audience ?? {};
+  if (names.length === 0 && roles.length === 0) return new Set(to);
+  const operators = roles.length > 0 ? await storage.operators().list() : [];
+  return new Set(
+    to.filter((address) => {
+      if (names.includes(address)) return true;
+      const operator = operators.find((o) => o.name === address && !o.revokedAt);
+      if (!operator) return false;
+      return accessOf(operator.roles) === 'admin' || operator.roles.some((r) => roles.includes(r));
+    }),
+  );
+}
+
+/**
  * A sender of email notifications over SMTP (nodemailer). The Message-ID is made of the
  * event id, so a mail system that saw an event's message before can drop a repeat.
  */
-export function emailSender(target: EmailTarget): (n: NotificationRecord) => Promise<void> {
+export function emailSender(target: EmailTarget): Sender {
   const transport = createTransport(target.url);
-  return async (n) => {
+  return async (n, storage) => {
     const perRecipient = target.decisionKey !== undefined && target.publicUrl !== undefined;
     // Decision links name the person they were sent to: then each recipient gets their own.
     const batches = perRecipient ? target.to.map((to) => [to]) : [[...target.to]];
+    const linked = perRecipient && n.kind === 'question.created';
+    const mayAnswer = linked ? await answerers(n, storage, target.to) : new Set<string>();
     for (const [i, to] of batches.entries()) {
-      const links = perRecipient ? decisionLinks(n, target, to[0] ?? '') : [];
+      const recipient = to[0] ?? '';
+      const links = mayAnswer.has(recipient) ? decisionLinks(n, target, recipient) : [];
       await transport.sendMail({
         from: target.from,
         to,

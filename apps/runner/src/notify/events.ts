@@ -38,15 +38,36 @@ export function ruleMatches(rule: NotifyRule, event: Pick<NotifyEvent, 'kind' | 
   return true;
 }
 
-/** The channels `event` goes to under `rules`, each once. */
+/** The events that end a question: its Slack message, if it was posted one, says so. */
+const ENDINGS: readonly EventKind[] = [
+  'question.answered',
+  'question.cancelled',
+  'question.expired',
+];
+
+/**
+ * The channels `event` goes to under `rules`, each once. The end of a question goes to Slack
+ * also when only its creation did, so that its message is updated.
+ */
 export function channelsFor(rules: readonly NotifyRule[], event: NotifyEvent): string[] {
-  return [...new Set(rules.filter((rule) => ruleMatches(rule, event)).map((r) => r.channel))];
+  const created = { ...event, kind: 'question.created' as const };
+  const follows = (rule: NotifyRule) =>
+    rule.channel === 'slack' && ENDINGS.includes(event.kind) && ruleMatches(rule, created);
+  return [
+    ...new Set(
+      rules.filter((rule) => ruleMatches(rule, event) || follows(rule)).map((r) => r.channel),
+    ),
+  ];
 }
 
 /** Whether any rule could take an event of `kind`: else its transaction need write nothing. */
 export function anyRouteFor(kind: EventKind, env?: Env): boolean {
-  return notifyRules(env).some((rule) =>
-    rule.kind.endsWith('*') ? kind.startsWith(rule.kind.slice(0, -1)) : rule.kind === kind,
+  const takes = (rule: NotifyRule, k: EventKind) =>
+    rule.kind.endsWith('*') ? k.startsWith(rule.kind.slice(0, -1)) : rule.kind === k;
+  return notifyRules(env).some(
+    (rule) =>
+      takes(rule, kind) ||
+      (rule.channel === 'slack' && ENDINGS.includes(kind) && takes(rule, 'question.created')),
   );
 }
 
@@ -167,6 +188,8 @@ export interface EventData {
   answer?: { action: string; content: string };
   answeredBy?: string | null;
   deadline?: { at: string };
+  /** Who may answer the question: operator names and roles (both empty: anyone). */
+  audience?: { names: string[]; roles: string[] };
 }
 
 /** The `data` of a notification's payload ({@link recordEvent} wrote it). */

@@ -1,6 +1,11 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import type { NotificationRecord } from '../storage/notifications.js';
+import {
+  type NotificationRecord,
+  recordSlackMessage,
+  slackMessageOf,
+} from '../storage/notifications.js';
 import { eventDataOf } from './events.js';
+import type { Sender } from './sender.js';
 
 /** The Slack app the questions are posted by. */
 export interface SlackTarget {
@@ -58,21 +63,82 @@ export function slackMessage(n: NotificationRecord): { text: string; blocks: unk
   return { text, blocks };
 }
 
-/** A sender that posts each notification to the channel by the Web API (`chat.postMessage`). */
-export function slackSender(target: SlackTarget): (n: NotificationRecord) => Promise<void> {
-  return async (n) => {
-    const response = await fetch(new URL('chat.postMessage', target.apiUrl), {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${target.token}`,
-        'content-type': 'application/json; charset=utf-8',
-      },
-      body: JSON.stringify({ channel: target.channel, ...slackMessage(n) }),
-      signal: AbortSignal.timeout(10_000),
+/** The events that end a question: its Slack message is updated to say so. */
+export const QUESTION_ENDINGS: ReadonlySet<string> = new Set([
+  'question.answered',
+  'question.cancelled',
+  'question.expired',
+]);
+
+/** What a question's message says once it ended: the question, and who answered it how. */
+export function slackEnding(n: NotificationRecord): { text: string; blocks: unknown[] } {
+  const data = eventDataOf(n.payload);
+  const answer = data.answer
+    ? `${data.answer.action}${data.answer.content ? ` "${data.answer.content}"` : ''}`
+    : '';
+  const text =
+    n.kind === 'question.expired'
+      ? `Expired: ${answer} applied at the deadline`
+      : n.kind === 'question.cancelled'
+        ? `Cancelled${data.answeredBy ? ` by ${data.answeredBy}` : ''}`
+        : `Answered: ${answer} by ${data.answeredBy ?? 'someone'}`;
+  return {
+    text,
+    blocks: [
+      { type: 'section', text: { type: 'mrkdwn', text: `*${data.question ?? ''}*` } },
+      { type: 'context', elements: [{ type: 'mrkdwn', text }] },
+    ],
+  };
+}
+
+/** Calls Slack's Web API method `method` with `body`; throws unless Slack says ok. */
+async function callSlack(
+  target: SlackTarget,
+  method: string,
+  body: Record<string, unknown>,
+): Promise<{ channel?: unknown; ts?: unknown }> {
+  const response = await fetch(new URL(method, target.apiUrl), {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${target.token}`,
+      'content-type': 'application/json; charset=utf-8',
+    },
+    body: JSON.stringify(body),
+    signal: AbortSignal.timeout(10_000),
+  });
+  const said = (await response.json().catch(() => ({}))) as {
+    ok?: boolean;
+    error?: string;
+    channel?: unknown;
+    ts?: unknown;
+  };
+  if (!response.ok || said.ok !== true) {
+    throw new Error(`Slack ${method}: ${response.status} ${said.error ?? ''}`.trim());
+  }
+  return said;
+}
+
+/**
+ * A sender that posts each notification to the channel by the Web API (`chat.postMessage`),
+ * recording where a new question's message went; the end of a question that has a message
+ * (answered anywhere, cancelled, expired) updates that message instead (`chat.update`).
+ */
+export function slackSender(target: SlackTarget): Sender {
+  return async (n, storage) => {
+    const { token } = eventDataOf(n.payload);
+    const posted =
+      token && QUESTION_ENDINGS.has(n.kind) ? await slackMessageOf(storage.db, token) : undefined;
+    if (posted) {
+      await callSlack(target, 'chat.update', { ...posted, ...slackEnding(n) });
+      return;
+    }
+    const said = await callSlack(target, 'chat.postMessage', {
+      channel: target.channel,
+      ...slackMessage(n),
     });
-    const body = (await response.json().catch(() => ({}))) as { ok?: boolean; error?: string };
-    if (!response.ok || body.ok !== true) {
-      throw new Error(`Slack chat.postMessage: ${response.status} ${body.error ?? ''}`.trim());
+    if (n.kind === 'question.created' && token && typeof said.ts === 'string') {
+      const channel = typeof said.channel === 'string' ? said.channel : target.channel;
+      await recordSlackMessage(storage.db, token, { channel, ts: said.ts });
     }
   };
 }

@@ -23,7 +23,11 @@ import {
   stopKnownConversation,
 } from '../executive/index.js';
 import type { Storage } from '../storage/index.js';
-import { NOTIFICATION_STATUSES, notificationView } from '../storage/notifications.js';
+import {
+  NOTIFICATION_STATUSES,
+  notificationView,
+  retryNotification,
+} from '../storage/notifications.js';
 import { type RunsContext, runRoutes } from './api-runs.js';
 import { answererOf, type Caller, mayAnswer, requireAdmin } from './auth.js';
 import type { EventHub } from './events.js';
@@ -330,11 +334,17 @@ const routes: Route[] = [
           `status takes ${NOTIFICATION_STATUSES.join(', ')}`,
         );
       }
+      const before = url.searchParams.get('before') ?? undefined;
+      if (before !== undefined && (before === '' || before.length > 200)) {
+        throw new HttpError(400, 'invalid_request', 'before takes the id of a notification');
+      }
+      const limit = limitOf(url, 100);
       const found = await ctx.storage
         .notifications()
-        .list({ ...(known ? { status: known } : {}), limit: limitOf(url, 100) });
+        .list({ ...(known ? { status: known } : {}), ...(before ? { before } : {}), limit });
       sendJson(res, 200, {
         notifications: found.map(notificationView),
+        next: found.length === limit ? (found.at(-1)?.id ?? null) : null,
       } satisfies NotificationsResponse);
     },
   },
@@ -344,7 +354,7 @@ const routes: Route[] = [
     async handle(ctx, [id = ''], req, res) {
       checkWrite(req);
       requireAdmin(ctx.caller, 'send a notification again');
-      const again = await ctx.storage.notifications().retry(segment(id));
+      const again = await retryNotification(ctx.storage.notifications(), segment(id));
       sendJson(res, 200, { notification: notificationView(again) } satisfies NotificationResponse);
     },
   },

@@ -12,6 +12,7 @@ import {
   shownDigest,
 } from '../notify/decision-link.js';
 import type { Storage } from '../storage/index.js';
+import { useDecisionLink } from '../storage/notifications.js';
 import type { ChannelRoute } from './http.js';
 
 const COOKIE = 'runner_decide';
@@ -121,7 +122,7 @@ export const answerDecisionRoute: ChannelRoute = async (storage, answered, req, 
       claims.token,
       claims.answer,
       { answeredBy: claims.to, channel: 'email', shownDigest: claims.shown },
-      (tx) => storage.notifications(tx).useDecisionLink(claims.id, claims.token),
+      (tx) => useDecisionLink(tx, claims.id, claims.token),
     );
     answered();
     sendPage(

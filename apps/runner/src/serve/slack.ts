@@ -22,7 +22,6 @@ const interactionSchema = z.object({
   type: z.literal('block_actions'),
   user: z.object({ id: z.string() }),
   actions: z.array(z.object({ value: z.string() })).min(1),
-  response_url: z.string().url().optional(),
 });
 
 async function rawBody(req: IncomingMessage): Promise<string> {
@@ -71,8 +70,8 @@ async function answererOf(storage: Storage, slackUser: string): Promise<AnswerOp
 /**
  * `POST /slack/interactions`, the Slack app's interactivity endpoint: a button of a question's
  * message answers it as the operator the Slack user is mapped to, through the channel `slack`,
- * the audience and the audit log applying as on the page; then the message is replaced by
- * who answered (its `response_url`). A request without Slack's valid `v0` signature of the
+ * the audience and the audit log applying as on the page; its `question.answered` then
+ * updates the message to say who answered (`chat.update`, as an answer anywhere does). A request without Slack's valid `v0` signature of the
  * last five minutes gets 401 and changes nothing. Returns false when no signing secret is
  * set (RUNNER_SLACK_SIGNING_SECRET) or for another path.
  */
@@ -99,14 +98,6 @@ export const answerSlackRoute: ChannelRoute = async (storage, answered, req, res
     answered();
     const who = by.answeredBy ?? by.identity?.name ?? '';
     const said = `${button.action}${button.content ? ` "${button.content}"` : ''} by ${who}`;
-    if (payload.response_url) {
-      await fetch(payload.response_url, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ replace_original: true, text: `Answered: ${said}` }),
-        signal: AbortSignal.timeout(10_000),
-      }).catch(() => {});
-    }
     sendJson(res, 200, { answered: button.token, text: said });
   } catch (error) {
     const failure = classifyFailure(error);

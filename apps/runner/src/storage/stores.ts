@@ -1,4 +1,4 @@
-import { AskUserStore, type AuditKey } from '@x/askuser';
+import { AskUserStore, type AuditKey, NotificationOutbox } from '@x/askuser';
 import type { ContinuationStore } from '@x/continuation';
 import {
   PostgresContinuationStore,
@@ -9,7 +9,6 @@ import type { CheckpointStore } from '@x/session';
 import { PostgresCheckpointStore } from '@x/session-postgres';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import { GatedCalls } from './gated-calls.js';
-import { NotificationStore } from './notifications.js';
 import { OperatorStore } from './operators.js';
 
 /** A drizzle database or transaction handle, on postgres.js or PGlite. */
@@ -36,8 +35,8 @@ export interface Storage {
   operators(tx?: Db): OperatorStore;
   /** Gated calls' recorded results and the demo tools' effects (the runner's own tables). */
   gated(tx?: Db): GatedCalls;
-  /** The notification outbox (the runner's own table), written in the events' transactions. */
-  notifications(tx?: Db): NotificationStore;
+  /** The notification outbox (`@x/askuser`'s), written in the events' transactions. */
+  notifications(tx?: Db): NotificationOutbox;
   /** The audit log's signing key (see `resolveAuditKey`), or undefined: no audit log. */
   auditKey(): AuditKey | undefined;
   /** The unattended executive's continuations, in the same database as the pauses. */
@@ -97,7 +96,7 @@ export function sqlStores(db: Db, audit: AuditHolder, queueOptions: PostgresRunQ
     auditKey: () => audit.key,
     operators: (tx?: Db) => new OperatorStore(tx ?? db),
     gated: (tx?: Db) => new GatedCalls(tx ?? db),
-    notifications: (tx?: Db) => new NotificationStore(tx ?? db),
+    notifications: (tx?: Db) => new NotificationOutbox(tx ?? db),
     continuations: (tx?: Db): ContinuationStore => new PostgresContinuationStore(tx ?? db),
     runs: (tx?: Db) => (tx ? new PostgresRunQueue(tx) : queue),
     sessions: (tx?: Db): CheckpointStore => new PostgresCheckpointStore(tx ?? db),

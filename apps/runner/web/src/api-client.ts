@@ -88,8 +88,14 @@ export const api = {
     } satisfies BatchBody),
   stop: (conversationId: string) =>
     call<StopResponse>(`/api/conversations/${encodeURIComponent(conversationId)}/stop`, {}),
-  notifications: () =>
-    call<NotificationsResponse>('/api/notifications?limit=100').then((d) => d.notifications),
+  notifications: (query: { status?: string; before?: string; limit: number }) =>
+    call<NotificationsResponse>(
+      `/api/notifications?${new URLSearchParams({
+        limit: String(query.limit),
+        ...(query.status ? { status: query.status } : {}),
+        ...(query.before ? { before: query.before } : {}),
+      })}`,
+    ),
   retryNotification: (id: string) =>
     call<NotificationResponse>(`/api/notifications/${encodeURIComponent(id)}/retry`, {}).then(
       (d) => d.notification,

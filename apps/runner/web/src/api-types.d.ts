@@ -335,6 +335,8 @@ export interface NotificationView {
 /** `GET /api/notifications` (admins): what was sent, what failed and why, newest first. */
 export interface NotificationsResponse {
   notifications: NotificationView[];
+  /** The `before` of the next (older) page, or null when this page is the last. */
+  next: string | null;
 }
 
 /** `POST /api/notifications/:id/retry` (admins): the notification, due again. */

@@ -14,18 +14,32 @@ export function showNotifications(): void {
     if (panel.open) void loadNotifications();
   });
   byId('notifications-refresh').addEventListener('click', () => void loadNotifications());
+  byId('notifications-status').addEventListener('change', () => void loadNotifications());
+  byId('notifications-older').addEventListener('click', () => void loadNotifications(older));
 }
 
-async function loadNotifications(): Promise<void> {
+/** The `before` of the next older page, while there is one. */
+let older: string | null = null;
+
+/** Loads the newest page of the chosen status, or (`before`) the page after the rows shown. */
+async function loadNotifications(before?: string | null): Promise<void> {
   const body = byId('notifications-list');
+  const more = byId<HTMLButtonElement>('notifications-older');
+  const status = byId<HTMLSelectElement>('notifications-status').value;
+  const limit = Number(byId('notifications').dataset.pageSize) || 100;
   try {
-    const found = await api.notifications();
-    replace(
-      body,
-      ...(found.length > 0
-        ? found.map(notificationRow)
-        : [h('tr', {}, h('td', { colspan: 7, class: 'hint' }, 'No notifications yet.'))]),
-    );
+    const page = await api.notifications({ status, limit, ...(before ? { before } : {}) });
+    const rows = page.notifications.map(notificationRow);
+    if (before) body.append(...rows);
+    else
+      replace(
+        body,
+        ...(rows.length > 0
+          ? rows
+          : [h('tr', {}, h('td', { colspan: 7, class: 'hint' }, 'No notifications here.'))]),
+      );
+    older = page.next;
+    more.hidden = older === null;
   } catch (e) {
     say(`Could not load the notifications: ${e instanceof Error ? e.message : e}`);
   }

@@ -50,7 +50,7 @@ export async function notifyScenario(tally: Tally): Promise<void> {
     const senders = sendersFromEnv();
     // The crash: claimed with a short lease and sent, never recorded.
     const crashed = await outbox.claimDue(CRASHED, 300);
-    for (const n of crashed) await senders.webhook?.(n).catch(() => {});
+    for (const n of crashed) await senders.webhook?.(n, storage).catch(() => {});
     const deliverer = new Deliverer(() => storage, {
       senders,
       maxAttempts: 8,

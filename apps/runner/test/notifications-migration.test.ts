@@ -1,0 +1,62 @@
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { sqlTargets } from '@internal/pg-test';
+import { migrate as migrateAskUser, NotificationOutbox } from '@x/askuser';
+import { applyMigrations, rowsOf } from '@x/postgres-kit';
+import { sql } from 'drizzle-orm';
+import { describe, expect, it } from 'vitest';
+import { migrateRunner } from '../src/storage/operators.js';
+
+const drizzleFolder = fileURLToPath(new URL('../drizzle', import.meta.url));
+
+/** The runner's migrations as they were before the outbox moved: up to 0003. */
+function foldersUpTo(tag: string): { folder: string; remove: () => void } {
+  const dir = mkdtempSync(path.join(tmpdir(), 'runner-migrations-'));
+  const folder = path.join(dir, 'drizzle');
+  cpSync(drizzleFolder, folder, { recursive: true });
+  const journalFile = path.join(folder, 'meta', '_journal.json');
+  const journal = JSON.parse(readFileSync(journalFile, 'utf8')) as { entries: { tag: string }[] };
+  const last = journal.entries.findIndex((e) => e.tag === tag);
+  journal.entries = journal.entries.slice(0, last + 1);
+  writeFileSync(journalFile, JSON.stringify(journal));
+  return { folder, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+for (const spec of await sqlTargets()) {
+  describe.skipIf(spec.skip)(`the outbox moved to @x/askuser on ${spec.kind}`, () => {
+    it("moves runner.notifications' rows into aura.notifications and drops the old table", async () => {
+      const target = await spec.open();
+      const before = foldersUpTo('0003_notifications');
+      try {
+        const { db } = target;
+        await migrateAskUser(db);
+        await applyMigrations(db, { folder: before.folder, schema: 'x_runner', lockKey: 1 });
+        await db.execute(sql`insert into runner.notifications
+          (id, event_id, kind, channel, payload, status, attempts, last_error, created_at)
+          values ('old-1', 'evt_1', 'question.created', 'webhook', '{"data":{"token":"t1"}}', 'failed', 8, 'HTTP 503', now() - interval '2 hours'),
+                 ('old-2', 'evt_2', 'run.completed', 'email', '{"data":{}}', 'pending', 0, null, now() - interval '1 hour')`);
+
+        await migrateRunner(db);
+
+        const outbox = new NotificationOutbox(db);
+        expect(
+          (await outbox.list()).map((n) => [n.id, n.eventId, n.channel, n.status, n.attempts]),
+        ).toEqual([
+          ['old-2', 'evt_2', 'email', 'pending', 0],
+          ['old-1', 'evt_1', 'webhook', 'failed', 8],
+        ]);
+        expect((await outbox.get('old-1'))?.lastError).toBe('HTTP 503');
+        expect((await outbox.claimDue(10, 60_000)).map((n) => n.id)).toEqual(['old-2']);
+        const left = rowsOf(
+          await db.execute(sql`select to_regclass('runner.notifications')::text as t`),
+        );
+        expect(left).toEqual([{ t: null }]);
+      } finally {
+        before.remove();
+        await target.close();
+      }
+    });
+  });
+}
