@@ -176,7 +176,12 @@ describe('notifications (embedded default)', { timeout: 300_000 }, () => {
       RUNNER_DECISION_KEY: 'a decision key of the test, 32 b',
       RUNNER_AUDIENCE: 'ask_user=finance',
     });
-    const storage = await openStorage({ dataDir: dataDir(), command: 'test', log: () => {} });
+    const data = dataDir();
+    const storage = await openStorage({ dataDir: data, command: 'test', log: () => {} });
+    const linkOf = (address: string) => {
+      const found = unquote(smtp.messages.find((m) => m.includes(`To: ${address}`)) ?? '');
+      return /\/decide\?link=([\w.-]+)/.exec(found)?.[1] ?? '';
+    };
     try {
       await storage.operators().add('ada@example.com', ['operator', 'finance']);
       await storage.operators().add('bob@example.com', ['operator']);
@@ -197,10 +202,35 @@ describe('notifications (embedded default)', { timeout: 300_000 }, () => {
       expect(to('root@example.com'), 'an admin answers any question').toBe(4);
       expect(to('bob@example.com'), 'an operator outside the audience').toBe(0);
       expect(to('carol@example.com'), 'no operator').toBe(0);
+      // The audience is checked again when a link answers: ada's link outlives her access.
+      await storage.operators().revoke('ada@example.com');
     } finally {
       await storage.close();
       await smtp.close();
-      process.env = saved;
+    }
+    const served = await serve(['--data', data], { ...process.env });
+    process.env = saved;
+    try {
+      const base = served.url.replace(/\/$/, '');
+      const confirm = async (link: string) => {
+        const shown = await fetch(`${base}/decide?link=${link}`);
+        const csrf = /name="csrf" value="([^"]+)"/.exec(await shown.text())?.[1] ?? '';
+        const cookie = shown.headers.get('set-cookie')?.split(';')[0] ?? '';
+        return fetch(`${base}/decide`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded', cookie },
+          body: new URLSearchParams({ link, csrf }).toString(),
+        });
+      };
+      const refused = await confirm(linkOf('ada@example.com'));
+      expect(refused.status).toBe(403);
+      expect(await refused.text()).toContain('ada@example.com is no longer an operator');
+      // Had the refusal answered anything, this would be 409.
+      const confirmed = await confirm(linkOf('root@example.com'));
+      expect(confirmed.status).toBe(200);
+      expect(await confirmed.text()).toContain('by root@example.com');
+    } finally {
+      await served.stop();
     }
   });
 

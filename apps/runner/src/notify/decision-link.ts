@@ -1,7 +1,8 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { ResumeAnswer } from '@x/askuser';
+import type { AnswerOptions, ResumeAnswer } from '@x/askuser';
 import { z } from 'zod';
-import { RunnerError } from '../errors.js';
+import { forbiddenError, RunnerError } from '../errors.js';
+import { accessOf, type OperatorRecord } from '../storage/operators.js';
 
 /** How long a decision link works at most (sooner when the question's deadline is). */
 export const LINK_TTL_MS = 24 * 3600e3;
@@ -84,4 +85,25 @@ export function readDecision(key: string, link: string, now = Date.now()): Decis
 /** The CSRF token of a confirmation page: the link's HMAC with the cookie's nonce. */
 export function decisionCsrf(key: string, link: string, nonce: string): string {
   return mac(key, `csrf.${nonce}.${link}`);
+}
+
+/**
+ * Who the recipient of a decision link answers as, so the store checks the question's
+ * audience when the answer is recorded, not only when the link was sent: the live operator
+ * of that name (an admin answers anything, others as their identity), or, for an address
+ * that names no operator, the address itself, which the audience must name or leave open.
+ * @throws a forbidden error for a revoked operator or a viewer.
+ */
+export function linkAnswerer(
+  operators: readonly OperatorRecord[],
+  address: string,
+): Pick<AnswerOptions, 'answeredBy' | 'identity'> {
+  const operator = operators.find((o) => o.name === address);
+  if (!operator) return { identity: { name: address } };
+  if (operator.revokedAt) throw forbiddenError(`${address} is no longer an operator`);
+  const access = accessOf(operator.roles);
+  if (access === 'viewer') throw forbiddenError(`${address} is a viewer: viewers do not answer`);
+  return access === 'admin'
+    ? { answeredBy: operator.name }
+    : { identity: { name: operator.name, roles: operator.roles } };
 }

@@ -1,8 +1,7 @@
 import { createTransport } from 'nodemailer';
 import type { Storage } from '../storage/index.js';
 import type { NotificationRecord } from '../storage/notifications.js';
-import { accessOf } from '../storage/operators.js';
-import { LINK_TTL_MS, shownDigest, signDecision } from './decision-link.js';
+import { LINK_TTL_MS, linkAnswerer, shownDigest, signDecision } from './decision-link.js';
 import { eventDataOf } from './events.js';
 import type { Sender } from './sender.js';
 
@@ -80,9 +79,10 @@ export function emailOf(
 }
 
 /**
- * The recipients of `n` who may answer its question, as the page decides it: anyone when
- * the audience names no one, else those it names, live operators with a role it names, and
- * admins. Only they get decision links; the others get the notice alone.
+ * The recipients of `n` who may answer its question, as the store will decide it when they
+ * do ({@link linkAnswerer}): anyone when the audience names no one, else those it names and
+ * live operators with a role it names, and admins. Only they get decision links; the others
+ * get the notice alone.
  */
 async function answerers(
   n: NotificationRecord,
@@ -90,14 +90,17 @@ async function answerers(
   to: readonly string[],
 ): Promise<Set<string>> {
   const { names = [], roles = [] } = eventDataOf(n.payload).audience ?? {};
-  if (names.length === 0 && roles.length === 0) return new Set(to);
-  const operators = roles.length > 0 ? await storage.operators().list() : [];
+  const operators = await storage.operators().list();
   return new Set(
     to.filter((address) => {
-      if (names.includes(address)) return true;
-      const operator = operators.find((o) => o.name === address && !o.revokedAt);
-      if (!operator) return false;
-      return accessOf(operator.roles) === 'admin' || operator.roles.some((r) => roles.includes(r));
+      let as: ReturnType<typeof linkAnswerer>;
+      try {
+        as = linkAnswerer(operators, address);
+      } catch {
+        return false;
+      }
+      if (!as.identity || (names.length === 0 && roles.length === 0)) return true;
+      return names.includes(address) || (as.identity.roles ?? []).some((r) => roles.includes(r));
     }),
   );
 }

@@ -8,6 +8,7 @@ import { classifyFailure } from '../failure.js';
 import {
   type DecisionClaims,
   decisionCsrf,
+  linkAnswerer,
   readDecision,
   shownDigest,
 } from '../notify/decision-link.js';
@@ -82,7 +83,8 @@ function cookieOf(req: IncomingMessage): string {
  * `/decide`, a decision link of an email: GET shows what the link would answer and a form
  * to confirm, and never answers (a mail scanner's prefetch changes nothing); POST from that
  * form (its CSRF token bound to the link and a cookie the GET set) records the answer, as
- * the person the link was sent to through the channel `email`, and consumes the link in the
+ * the person the link was sent to through the channel `email` (the question's audience
+ * checked then, as for any answer), and consumes the link in the
  * same transaction, so it works once. A link for a question answered, expired or changed
  * says so. Returns false when decision links are not configured (RUNNER_DECISION_KEY).
  */
@@ -121,7 +123,12 @@ export const answerDecisionRoute: ChannelRoute = async (storage, answered, req, 
       storage,
       claims.token,
       claims.answer,
-      { answeredBy: claims.to, channel: 'email', shownDigest: claims.shown },
+      {
+        ...linkAnswerer(await storage.operators().list(), claims.to),
+        channel: 'email',
+        signedInWith: 'decision-link',
+        shownDigest: claims.shown,
+      },
       (tx) => useDecisionLink(tx, claims.id, claims.token),
     );
     answered();
