@@ -223,18 +223,11 @@ describe('a tool that needs approval', () => {
     const answer = expiredAnswer(deadline, { approved: false });
     await generateText({ model, tools, messages: resumeModelMessages(suspension, answer) });
     expect(execute).not.toHaveBeenCalled();
-    expect(model.doGenerateCalls[1]?.prompt.at(-1)).toMatchObject({
-      content: [
-        {
-          type: 'tool-result',
-          output: {
-            type: 'execution-denied',
-            reason:
-              'No answer came before the deadline (2026-12-01T12:00:00.000Z); the default (deny) was applied.',
-          },
-        },
-      ],
-    });
+    expect(model.doGenerateCalls[1]?.prompt.at(-1)).toMatchObject(
+      denied(
+        'No answer came before the deadline (2026-12-01T12:00:00.000Z); the default (deny) was applied.',
+      ),
+    );
     expect(expiredAnswer(deadline, { output: { city: 'Lisbon' } })).toEqual({
       output:
         'No answer came before the deadline (2026-12-01T12:00:00.000Z); the default was applied: {"city":"Lisbon"}',
@@ -281,18 +274,11 @@ describe('a tool that needs approval', () => {
       messages: expiredModelMessages(suspension, { now: at }),
     });
     expect(execute).not.toHaveBeenCalled();
-    expect(model.doGenerateCalls[1]?.prompt.at(-1)).toMatchObject({
-      content: [
-        {
-          type: 'tool-result',
-          output: {
-            type: 'execution-denied',
-            reason:
-              'No answer came before the deadline (2026-12-01T12:00:00.000Z); the default (deny) was applied: deploys wait for a person',
-          },
-        },
-      ],
-    });
+    expect(model.doGenerateCalls[1]?.prompt.at(-1)).toMatchObject(
+      denied(
+        'No answer came before the deadline (2026-12-01T12:00:00.000Z); the default (deny) was applied: deploys wait for a person',
+      ),
+    );
     const resolved = { ...suspension, resolved: true };
     expect(continuationError(() => expiredModelMessages(resolved, { now: at })).code).toBe(
       'already_resolved',
@@ -401,6 +387,11 @@ describe('a client-side tool (no execute)', () => {
     });
   });
 });
+
+/** The tool message the model reads for a denied call, with that reason. */
+function denied(reason: string) {
+  return { content: [{ type: 'tool-result', output: { type: 'execution-denied', reason } }] };
+}
 
 function continuationError(fn: () => unknown): ContinuationError {
   try {
