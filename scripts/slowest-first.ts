@@ -11,15 +11,16 @@ const KNOWN_SLOW: Record<string, number> = {
   'runner/test/wording.test.ts': 222,
   'runner/test/operator-cli.test.ts': 181,
   'runner/test/audit.test.ts': 141,
+  'runner/test/deadline.test.ts': 130,
   'runner/test/audit.pg.test.ts': 111,
   'runner/test/providers.cli.test.ts': 99,
   'runner/test/records.test.ts': 99,
   'runner/test/delegate.test.ts': 97,
   'runner/test/operators.pg.test.ts': 85,
   'runner/test/answer-limits.test.ts': 82,
-  'runner/test/deadline.test.ts': 80,
   'runner/test/via-serve.test.ts': 71,
   'runner/test/kept-questions.test.ts': 62,
+  'runner/test/deadline.pg.test.ts': 60,
   'runner/test/serve.test.ts': 58,
 };
 

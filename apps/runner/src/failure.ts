@@ -69,6 +69,8 @@ export function failureOf(error: unknown): Failure {
         return 'unavailable';
       case 'lease_lost':
         return 'conflict';
+      case 'expired':
+        return 'expired';
       default:
         return 'failed';
     }

@@ -109,7 +109,10 @@ const ROWS = [
     exitCode: 7,
     httpStatus: 410,
     httpCode: 'expired',
-    errors: [new AskUserError('expired', 'the question "t" reached its deadline')],
+    errors: [
+      new AskUserError('expired', 'the question "t" reached its deadline'),
+      new ContinuationError('expired', 'interaction "i1" reached its deadline before this answer'),
+    ],
   },
 ] as const;
 

@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { decodeSuspension, encodeSuspension } from './codec.js';
 import { ContinuationError } from './errors.js';
+import { validateSuspension } from './suspension.js';
 import { sampleSuspension } from './testing/index.js';
 
 const goRecord = {
@@ -100,8 +101,51 @@ describe('encodeSuspension / decodeSuspension', () => {
     );
   });
 
+  it('a deadline makes a version 2 record; without one the record stays version 1', () => {
+    const at = new Date('2026-12-01T12:00:00Z');
+    const answer = { approved: false, reason: 'nobody was there' };
+    const s = sampleSuspension({ deadline: { at, answer } });
+    expect(s.version).toBe(2);
+    const record = encodeSuspension(s);
+    expect(record).toMatchObject({
+      version: 2,
+      deadline: { at: '2026-12-01T12:00:00.000Z', answer },
+      resolved: false,
+    });
+    expect(Object.keys(record).slice(-3)).toEqual(['created_at', 'deadline', 'resolved']);
+    expect(decodeSuspension(JSON.parse(JSON.stringify(record)))).toEqual(s);
+    expect(encodeSuspension(sampleSuspension()).version).toBe(1);
+  });
+
+  it('upgrades a version 1 record and keeps its version, so writing it back stays version 1', () => {
+    const s = decodeSuspension(goRecord);
+    expect(s.version).toBe(1);
+    expect(encodeSuspension(s).version).toBe(1);
+    // Version 1 has no deadline: a key of that name there is not read as one.
+    const stray = decodeSuspension({ ...goRecord, deadline: { at: 'x', answer: 1 } });
+    expect(stray.deadline).toBeUndefined();
+  });
+
+  it('refuses a deadline on version 1, and a bad deadline, naming the field', () => {
+    const at = new Date('2026-12-01T12:00:00Z');
+    const s = sampleSuspension({ deadline: { at, answer: { approved: false } } });
+    expect(() => validateSuspension({ ...s, version: 1 })).toThrow(
+      expect.objectContaining({ code: 'invalid', field: 'version' }),
+    );
+    const record = { ...encodeSuspension(s) } as Record<string, unknown>;
+    for (const [deadline, field] of [
+      [{ at: 'tomorrow', answer: 1 }, 'deadline.at'],
+      [{ at: '2026-12-01T12:00:00Z' }, 'deadline.answer'],
+      [{ at: '2026-13-45T12:00:00Z', answer: 1 }, 'deadline.at'],
+    ] as const) {
+      expect(() => decodeSuspension({ ...record, deadline })).toThrow(
+        expect.objectContaining({ code: 'invalid', field }),
+      );
+    }
+  });
+
   it('an unknown version is unsupported_version, checked before anything else', () => {
-    for (const version of [0, 2, 99]) {
+    for (const version of [0, 3, 99]) {
       expect(() => decodeSuspension({ version })).toThrow(
         expect.objectContaining({ code: 'unsupported_version' }),
       );

@@ -8,7 +8,7 @@ import {
 import { z } from 'zod';
 import { ContinuationError } from './errors.js';
 import { firstIssue } from './field-path.js';
-import { SUSPENSION_VERSION, type Suspension } from './suspension.js';
+import { SUSPENSION_VERSION, type Suspension, type SuspensionDeadline } from './suspension.js';
 
 // RFC 3339 with any number of fractional digits: other writers of the format use nanoseconds.
 const RFC3339 = /^(\d{4}-\d{2}-\d{2})[Tt](\d{2}:\d{2}:\d{2})(?:\.(\d+))?([Zz]|[+-]\d{2}:\d{2})$/;
@@ -16,6 +16,7 @@ const RFC3339 = /^(\d{4}-\d{2}-\d{2})[Tt](\d{2}:\d{2}:\d{2})(?:\.(\d+))?([Zz]|[+
 /**
  * The persisted JSON shape of a suspension (`interaction_id`, `tool_use_id`, `created_at` as
  * RFC 3339, ...): one format for every store, readable by any program that writes it.
+ * Version 2 adds `deadline`; a suspension without one is written as version 1.
  */
 export interface SuspensionRecord {
   version: number;
@@ -28,9 +29,14 @@ export interface SuspensionRecord {
   assistant: JsonValue;
   messages?: JsonValue[];
   created_at: string;
+  /** Version 2: when the question stops waiting (`at`, RFC 3339) and its default `answer`. */
+  deadline?: { at: string; answer: JsonValue };
   resolved: boolean;
 }
 
+const Rfc3339 = z.string().regex(RFC3339, 'expected an RFC 3339 timestamp');
+
+// The newest version's shape; an older record is upgraded to it first (upgradeRecord).
 const RecordSchema = z.object({
   version: z.literal(SUSPENSION_VERSION),
   // Other writers leave empty strings for absent values; they read back as absent.
@@ -42,7 +48,8 @@ const RecordSchema = z.object({
   tool_input: JsonValueSchema.optional(),
   assistant: MessageSchema,
   messages: z.array(MessageSchema).nullish(),
-  created_at: z.string().regex(RFC3339, 'expected an RFC 3339 timestamp'),
+  created_at: Rfc3339,
+  deadline: z.object({ at: Rfc3339, answer: JsonValueSchema }).optional(),
   resolved: z.boolean(),
 });
 
@@ -82,6 +89,9 @@ export function encodeSuspension(s: Suspension): SuspensionRecord {
   if (s.messages !== undefined && s.messages.length > 0)
     record.messages = s.messages as JsonValue[];
   record.created_at = s.createdAt.toISOString();
+  if (s.deadline !== undefined) {
+    record.deadline = { at: s.deadline.at.toISOString(), answer: s.deadline.answer };
+  }
   record.resolved = s.resolved;
   return record as SuspensionRecord;
 }
@@ -119,10 +129,10 @@ export function checkRecordVersion(json: unknown): Record<string, unknown> {
       field: 'version',
     });
   }
-  if (version !== SUSPENSION_VERSION) {
+  if (version < 1 || version > SUSPENSION_VERSION) {
     throw new ContinuationError(
       'unsupported_version',
-      `suspension record has version ${version}, this code reads version ${SUSPENSION_VERSION}: upgrade @x/continuation`,
+      `suspension record has version ${version}, this code reads versions 1 to ${SUSPENSION_VERSION}: upgrade @x/continuation`,
       context,
     );
   }
@@ -130,17 +140,36 @@ export function checkRecordVersion(json: unknown): Record<string, unknown> {
 }
 
 /**
+ * The upgrade of a record of version 1 to version 2: version 2 only adds `deadline`, which
+ * version 1 does not have (a `deadline` key in a version 1 record is not read as one, as a
+ * reader of version 1 would not).
+ */
+function upgradeV1(raw: Record<string, unknown>): Record<string, unknown> {
+  const { deadline: _ignored, ...rest } = raw;
+  return { ...rest, version: 2 };
+}
+
+/** A record of any version this code reads, as the newest version. */
+function upgradeRecord(raw: Record<string, unknown>): Record<string, unknown> {
+  return raw.version === 1 ? upgradeV1(raw) : raw;
+}
+
+/**
  * Decodes a persisted snake_case JSON object (as written by {@link encodeSuspension} or by
  * another writer of the format) into a {@link Suspension}. The version is checked first, so a
  * record from newer code is never misread.
  *
- * @throws {ContinuationError} `unsupported_version` for a version other than 1; `invalid`
+ * A record of version 1 is upgraded to version 2 first; the suspension keeps the version it was
+ * read at, so writing it back does not break readers of version 1.
+ *
+ * @throws {ContinuationError} `unsupported_version` for a version other than 1 and 2; `invalid`
  *   naming the first bad field (`field` is the snake_case path, e.g. `created_at`).
  * @example
  * const suspension = decodeSuspension(JSON.parse(text), { owned: true });
  */
 export function decodeSuspension(json: unknown, options: DecodeSuspensionOptions = {}): Suspension {
-  const raw = checkRecordVersion(json);
+  const read = checkRecordVersion(json);
+  const raw = upgradeRecord(read);
   const interactionId = typeof raw.interaction_id === 'string' ? raw.interaction_id : undefined;
   const context = interactionId === undefined ? {} : { interactionId };
   const rawMessages = raw.messages;
@@ -163,8 +192,19 @@ export function decodeSuspension(json: unknown, options: DecodeSuspensionOptions
       field: 'created_at',
     });
   }
+  let deadline: SuspensionDeadline | undefined;
+  if (r.deadline !== undefined) {
+    const at = parseTimestamp(r.deadline.at);
+    if (at === undefined) {
+      throw new ContinuationError('invalid', 'suspension record deadline.at: not a valid date', {
+        ...context,
+        field: 'deadline.at',
+      });
+    }
+    deadline = { at, answer: r.deadline.answer };
+  }
   const s: Suspension = {
-    version: SUSPENSION_VERSION,
+    version: read.version === 1 ? 1 : SUSPENSION_VERSION,
     interactionId: r.interaction_id,
     toolUseId: r.tool_use_id,
     assistant: r.assistant,
@@ -177,5 +217,6 @@ export function decodeSuspension(json: unknown, options: DecodeSuspensionOptions
   if (r.tool_input !== undefined) s.toolInput = r.tool_input;
   const messages = kept ?? (r as { messages?: Message[] | null }).messages;
   if (messages != null && messages.length > 0) s.messages = messages;
+  if (deadline !== undefined) s.deadline = deadline;
   return s;
 }

@@ -16,6 +16,11 @@ export type ContinuationErrorCode =
   | 'unsupported_version'
   /** An id that would become a path segment is not a safe file name. */
   | 'unsafe_id'
+  /**
+   * The answer came after the suspension's deadline: the deadline's default is what resumes
+   * the turn (the AI SDK bridge's `expiredModelMessages`), not the late answer.
+   */
+  | 'expired'
   /** The store itself failed (I/O, database); `cause` holds the original error. */
   | 'unavailable'
   /**

@@ -39,6 +39,8 @@ export {
   createSuspension,
   SUSPENSION_VERSION,
   type Suspension,
+  type SuspensionDeadline,
+  SuspensionDeadlineSchema,
   type SuspensionInit,
   SuspensionSchema,
   validateSuspension,

@@ -13,8 +13,11 @@ import { fieldPath, firstIssue } from './field-path.js';
 import { jsonEqual } from './json-equal.js';
 import { validateSingletonSuspension } from './singleton.js';
 
-/** The format version this code writes and reads. */
-export const SUSPENSION_VERSION = 1;
+/**
+ * The newest format version this code writes and reads. It reads version 1 too, and a
+ * suspension without a deadline is version 1, so readers of version 1 still read it.
+ */
+export const SUSPENSION_VERSION = 2;
 
 // NUL can be stored in neither a file name nor a Postgres text column.
 const Id = z
@@ -22,11 +25,34 @@ const Id = z
   .min(1)
   .refine((id) => !id.includes('\u0000'), 'must not contain NUL');
 
+// Years 0-9999: what RFC 3339 (and so the persisted `created_at`) can express.
+const Timestamp = z
+  .date()
+  .refine(
+    (d) => !Number.isNaN(d.getTime()) && d.getUTCFullYear() >= 0 && d.getUTCFullYear() <= 9999,
+    'expected a valid date between the years 0 and 9999',
+  );
+
+/**
+ * When the question stops waiting, and the answer its default is (format version 2). The
+ * store keeps it; the AI SDK bridge applies it (`expiredModelMessages`) and refuses a later
+ * answer (`resumeModelMessages`, `expired`). For the bridge `answer` is a denial
+ * (`{ approved: false, reason? }`) or a client tool's output (`{ output, isError? }`).
+ */
+export const SuspensionDeadlineSchema = z.object({
+  at: Timestamp,
+  answer: JsonValueSchema,
+});
+
+/** A suspension's deadline; see {@link SuspensionDeadlineSchema}. */
+export type SuspensionDeadline = z.infer<typeof SuspensionDeadlineSchema>;
+
 /**
  * The exact continuation of a turn paused on a human answer (TypeScript shape; the
  * persisted JSON is snake_case, see `encodeSuspension`).
  *
  * - `assistant` is the response carrying the suspending tool use.
+ * - `version` is its record's format: 1, or 2 when it carries a `deadline`.
  * - `messages` is the full transcript up to and including `assistant`. Set it when the
  *   caller keeps no transcript of its own; `resumeMessages` then hands back the whole
  *   conversation plus the answer. Leave it out when the caller still holds the prior
@@ -34,7 +60,7 @@ const Id = z
  *   transcript is never duplicated.
  */
 export const SuspensionSchema = z.object({
-  version: z.literal(SUSPENSION_VERSION),
+  version: z.union([z.literal(1), z.literal(SUSPENSION_VERSION)]),
   sessionId: Id.optional(),
   runId: Id.optional(),
   interactionId: Id,
@@ -43,14 +69,9 @@ export const SuspensionSchema = z.object({
   toolInput: JsonValueSchema.optional(),
   assistant: MessageSchema,
   messages: z.array(MessageSchema).optional(),
-  // Years 0-9999: what RFC 3339 (and so the persisted `created_at`) can express.
-  createdAt: z
-    .date()
-    .refine(
-      (d) => !Number.isNaN(d.getTime()) && d.getUTCFullYear() >= 0 && d.getUTCFullYear() <= 9999,
-      'expected a valid date between the years 0 and 9999',
-    ),
+  createdAt: Timestamp,
   resolved: z.boolean(),
+  deadline: SuspensionDeadlineSchema.optional(),
 });
 
 /** The exact continuation of a turn paused on a human answer; see {@link SuspensionSchema}. */
@@ -100,6 +121,10 @@ export function checkSuspension(input: unknown, shareTranscript: boolean): Suspe
     invalid(field, message, id, parsed.error);
   }
   const s: Suspension = kept === undefined ? parsed.data : { ...parsed.data, messages: kept };
+  // Version 1 has no deadline: a reader of version 1 would drop it, and the question would wait forever.
+  if (s.deadline !== undefined && s.version === 1) {
+    invalid('version', 'a suspension with a deadline is version 2', id);
+  }
   validateSingletonSuspension(s.assistant, s.toolUseId);
   if (s.messages !== undefined) {
     const last = s.messages.at(-1);
@@ -147,6 +172,8 @@ export interface SuspensionInit {
   runId?: string;
   /** Defaults to now. */
   createdAt?: Date;
+  /** When the question stops waiting, and its default; makes the suspension version 2. */
+  deadline?: SuspensionDeadline;
 }
 
 /**
@@ -162,7 +189,7 @@ export function createSuspension(init: SuspensionInit): Suspension {
   validateSingletonSuspension(init.assistant, init.toolUseId);
   const use = toolUses(init.assistant).find((u) => u.id === init.toolUseId);
   const candidate: Suspension = {
-    version: SUSPENSION_VERSION,
+    version: init.deadline === undefined ? 1 : SUSPENSION_VERSION,
     interactionId: init.interactionId,
     toolUseId: init.toolUseId,
     assistant: init.assistant,
@@ -176,5 +203,6 @@ export function createSuspension(init: SuspensionInit): Suspension {
     candidate.toolInput = use.input;
   }
   if (init.messages !== undefined) candidate.messages = init.messages;
+  if (init.deadline !== undefined) candidate.deadline = init.deadline;
   return validateSuspension(candidate);
 }

@@ -4,9 +4,10 @@ import { connect, refresh } from './feed.js';
 import { showNotifications } from './notifications.js';
 import { ui } from './page.js';
 import { batch, clearChecked, render, showTab } from './queue.js';
+import { timeLeft, waitPart } from './rows.js';
 import { onKey } from './shortcuts.js';
 import { signedIn } from './sign-in.js';
-import { ageOf, onChange, state } from './state.js';
+import { ageOf, msLeftOf, onChange, state } from './state.js';
 
 onChange(render);
 ui.tabPending.addEventListener('click', () => showTab('pending'));
@@ -21,13 +22,18 @@ byId('batch-decline').addEventListener('click', () => batch('decline'));
 byId('batch-cancel').addEventListener('click', () => batch('cancel'));
 byId('batch-clear').addEventListener('click', clearChecked);
 document.addEventListener('keydown', onKey);
-// Ages move on without asking the server.
+// Ages, time left and the wait's times move on without asking the server.
 setInterval(() => {
   for (const row of ui.list.querySelectorAll<HTMLElement>('li[data-token]')) {
     const pause = state.pending.find((p) => p.token === row.dataset.token);
     const cell = row.querySelector('.age');
     if (pause && cell) cell.textContent = age(ageOf(pause));
+    const left = row.querySelector('.left');
+    if (pause?.deadline && left) left.textContent = timeLeft(msLeftOf(pause.deadline));
   }
+  const shown = state.pending.find((p) => p.token === state.detailFor);
+  const wait = shown && waitPart(shown);
+  if (wait) ui.detail.querySelector('#wait')?.replaceWith(wait);
 }, 15_000);
 
 // The lists and the feed once signed in (and the outbox for admins); else the sign-in form.

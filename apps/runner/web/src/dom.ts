@@ -66,3 +66,10 @@ export function age(ms: number): string {
   if (s < 86400) return `${Math.round(s / 3600)} h`;
   return `${Math.round(s / 86400)} d`;
 }
+
+/** "in 3 h", "2 h ago", "now": a time `ms` ahead of now (behind it when negative). */
+export function relative(ms: number): string {
+  const text = age(Math.abs(ms));
+  if (text === 'just now') return 'now';
+  return ms > 0 ? `in ${text}` : `${text} ago`;
+}

@@ -5,7 +5,8 @@ import type {
   RecentView,
   SourceView,
 } from './api-types.d.ts';
-import { age, h } from './dom.js';
+import { age, h, relative } from './dom.js';
+import { ageOf, msLeftOf } from './state.js';
 
 /**
  * The priority in the server's word (the CLI's lists use the same), or nothing for the
@@ -94,6 +95,19 @@ export function approvalsText(quorum: NonNullable<PauseView['quorum']>): string 
 }
 
 /**
+ * A time of a pending question as people say it ("in 3 h", "2 h ago", by the server's clock
+ * now), the exact local time in its tooltip.
+ */
+function when(pause: PauseView, at: string) {
+  const serverNow = Date.parse(pause.createdAt) + ageOf(pause);
+  return h(
+    'time',
+    { datetime: at, title: new Date(at).toLocaleString() },
+    relative(Date.parse(at) - serverNow),
+  );
+}
+
+/**
  * A pending question's deadline and time left, its approvals so far (and who gave them), and
  * its reminder and escalation: the lines of the detail view, `null` when it has none.
  */
@@ -107,10 +121,10 @@ export function waitPart(pause: PauseView) {
     deadline
       ? h(
           'p',
-          { class: 'deadline', title: deadline.at },
+          { class: 'deadline' },
           'Deadline ',
-          h('time', { datetime: deadline.at }, new Date(deadline.at).toLocaleString()),
-          ` · ${timeLeft(deadline.msLeft)} · then ${deadline.answer.action}`,
+          when(pause, deadline.at),
+          ` · ${timeLeft(msLeftOf(deadline))} · then ${deadline.answer.action}`,
           deadline.answer.content ? ` “${deadline.answer.content}”` : '',
         )
       : null,
@@ -129,7 +143,8 @@ export function waitPart(pause: PauseView) {
       ? h(
           'p',
           { class: 'reminder' },
-          reminder.remindedAt ? `Reminded at ${reminder.remindedAt}` : `Reminder at ${reminder.at}`,
+          reminder.remindedAt ? 'Reminded ' : 'Reminder ',
+          when(pause, reminder.remindedAt ?? reminder.at),
         )
       : null,
     escalation
@@ -139,9 +154,8 @@ export function waitPart(pause: PauseView) {
           `${escalation.escalatedAt ? 'Escalated' : 'Escalates'} to ${[
             ...escalation.roles,
             ...escalation.names.map((n) => `@${n}`),
-          ].join(
-            ', ',
-          )} ${escalation.escalatedAt ? `at ${escalation.escalatedAt}` : `at ${escalation.at}`}`,
+          ].join(', ')} `,
+          when(pause, escalation.escalatedAt ?? escalation.at),
         )
       : null,
   );
@@ -184,8 +198,8 @@ export function pendingRow(
         pause.deadline
           ? h(
               'span',
-              { class: 'left', title: `deadline ${pause.deadline.at}` },
-              timeLeft(pause.deadline.msLeft),
+              { class: 'left', title: `deadline ${new Date(pause.deadline.at).toLocaleString()}` },
+              timeLeft(msLeftOf(pause.deadline)),
             )
           : null,
         pause.quorum ? h('span', { class: 'approvals' }, approvalsText(pause.quorum)) : null,

@@ -24,6 +24,10 @@ export const answeredHere = new Set<string>();
 /** A question's age now, from the server's age at the last fetch. */
 export const ageOf = (pause: PauseView) => pause.ageMs + (Date.now() - state.fetchedAt);
 
+/** A deadline's time left now, from the server's at the last fetch. */
+export const msLeftOf = (deadline: { msLeft: number }) =>
+  deadline.msLeft - (Date.now() - state.fetchedAt);
+
 // Set by the boot to the queue's render: the detail and the feed, which the queue imports,
 // redraw through it without importing the queue back.
 let redraw = (): void => {};

@@ -18,6 +18,7 @@ import {
 import {
   type AiSdkResumeMessage,
   expiredAnswer,
+  expiredModelMessages,
   pendingToolCall,
   resumeModelMessages,
   suspendModelMessages,
@@ -222,18 +223,11 @@ describe('a tool that needs approval', () => {
     const answer = expiredAnswer(deadline, { approved: false });
     await generateText({ model, tools, messages: resumeModelMessages(suspension, answer) });
     expect(execute).not.toHaveBeenCalled();
-    expect(model.doGenerateCalls[1]?.prompt.at(-1)).toMatchObject({
-      content: [
-        {
-          type: 'tool-result',
-          output: {
-            type: 'execution-denied',
-            reason:
-              'No answer came before the deadline (2026-12-01T12:00:00.000Z); the default (deny) was applied.',
-          },
-        },
-      ],
-    });
+    expect(model.doGenerateCalls[1]?.prompt.at(-1)).toMatchObject(
+      denied(
+        'No answer came before the deadline (2026-12-01T12:00:00.000Z); the default (deny) was applied.',
+      ),
+    );
     expect(expiredAnswer(deadline, { output: { city: 'Lisbon' } })).toEqual({
       output:
         'No answer came before the deadline (2026-12-01T12:00:00.000Z); the default was applied: {"city":"Lisbon"}',
@@ -246,6 +240,73 @@ describe('a tool that needs approval', () => {
       }
     })();
     expect(ContinuationError.hasCode(approving, 'invalid')).toBe(true);
+  });
+
+  it('a deadline kept in the suspension: a late answer is expired, its default resumes the turn', async () => {
+    const { execute, tools } = deployTool();
+    const model = scripted(
+      { calls: [{ id: 'call_1', name: 'deploy', input: { env: 'prod' } }] },
+      { text: 'Not deployed.' },
+    );
+    const { messages } = await suspendedApproval(model, tools);
+    const at = new Date('2026-12-01T12:00:00Z');
+    const suspension = persisted(
+      suspendModelMessages({
+        interactionId: 'ask-1',
+        messages,
+        deadline: { at, answer: { approved: false, reason: 'deploys wait for a person' } },
+      }),
+    );
+    expect(suspension.version).toBe(2);
+    const before = new Date(at.getTime() - 1);
+    expect(resumeModelMessages(suspension, { approved: true }, { now: before })).toHaveLength(3);
+    const late = continuationError(() =>
+      resumeModelMessages(suspension, { approved: true }, { now: at }),
+    );
+    expect(late.code).toBe('expired');
+    expect(late.interactionId).toBe('ask-1');
+    expect(continuationError(() => expiredModelMessages(suspension, { now: before })).field).toBe(
+      'deadline.at',
+    );
+    await generateText({
+      model,
+      tools,
+      messages: expiredModelMessages(suspension, { now: at }),
+    });
+    expect(execute).not.toHaveBeenCalled();
+    expect(model.doGenerateCalls[1]?.prompt.at(-1)).toMatchObject(
+      denied(
+        'No answer came before the deadline (2026-12-01T12:00:00.000Z); the default (deny) was applied: deploys wait for a person',
+      ),
+    );
+    const resolved = { ...suspension, resolved: true };
+    expect(continuationError(() => expiredModelMessages(resolved, { now: at })).code).toBe(
+      'already_resolved',
+    );
+  });
+
+  it('a deadline cannot default to an approval, and a suspension without one has no default', async () => {
+    const { tools } = deployTool();
+    const model = scripted({ calls: [{ id: 'call_1', name: 'deploy', input: { env: 'prod' } }] });
+    const { messages } = await suspendedApproval(model, tools);
+    const at = new Date('2026-12-01T12:00:00Z');
+    const approving = continuationError(() =>
+      suspendModelMessages({
+        interactionId: 'ask-1',
+        messages,
+        deadline: { at, answer: { approved: true } },
+      }),
+    );
+    expect([approving.code, approving.field]).toEqual(['invalid', 'deadline.answer']);
+    const plain = persisted(suspendModelMessages({ interactionId: 'ask-1', messages }));
+    expect(plain.version).toBe(1);
+    expect(continuationError(() => expiredModelMessages(plain, { now: at })).field).toBe(
+      'deadline',
+    );
+    // Without a deadline an answer is never late.
+    expect(resumeModelMessages(plain, { approved: false }, { now: new Date(9e15) })).toHaveLength(
+      3,
+    );
   });
 
   it('works the same through streamText', async () => {
@@ -299,12 +360,38 @@ describe('a client-side tool (no execute)', () => {
         },
       ],
     });
+    const timed = persisted(
+      suspendModelMessages({
+        interactionId: 'call_9',
+        messages,
+        deadline: { at: new Date('2026-12-01T12:00:00Z'), answer: { output: { city: 'Porto' } } },
+      }),
+    );
+    expect(
+      expiredModelMessages(timed, { now: new Date('2026-12-02T00:00:00Z') }).at(-1),
+    ).toMatchObject({
+      content: [
+        {
+          type: 'tool-result',
+          output: {
+            type: 'text',
+            value:
+              'No answer came before the deadline (2026-12-01T12:00:00.000Z); the default was applied: {"city":"Porto"}',
+          },
+        },
+      ],
+    });
     const failed = resumeModelMessages(suspension, { output: 'no answer', isError: true }).at(-1);
     expect(failed).toMatchObject({
       content: [{ output: { type: 'error-text', value: 'no answer' } }],
     });
   });
 });
+
+/** The tool message the model reads for a denied call, with that reason. */
+function denied(reason: string) {
+  return { content: [{ type: 'tool-result', output: { type: 'execution-denied', reason } }] };
+}
 
 function continuationError(fn: () => unknown): ContinuationError {
   try {

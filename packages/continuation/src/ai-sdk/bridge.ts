@@ -3,6 +3,7 @@ import {
   type AiSdkModelMessageParam,
   fromModelMessages,
   isJsonValue,
+  type JsonValue,
   toModelMessages,
   toolResult,
   WireError,
@@ -11,7 +12,12 @@ import { ContinuationError } from '../errors.js';
 import { fieldPath } from '../field-path.js';
 import { resumeMessages } from '../resume.js';
 import { createSuspension, type Suspension } from '../suspension.js';
-import type { AiSdkResumeMessage, PendingToolCall, ToolAnswer } from './types.js';
+import type {
+  AiSdkResumeMessage,
+  PendingToolCall,
+  ResumeModelMessagesOptions,
+  ToolAnswer,
+} from './types.js';
 
 interface Call {
   toolCallId: string;
@@ -102,6 +108,12 @@ export interface SuspendModelMessagesInit {
   runId?: string;
   /** Defaults to now. */
   createdAt?: Date;
+  /**
+   * When the question stops waiting, and its default: a denial or a client tool's output
+   * (never an approval). Kept in the suspension (format version 2); `resumeModelMessages`
+   * then refuses a later answer, and `expiredModelMessages` resumes with the default.
+   */
+  deadline?: { at: Date; answer: ToolAnswer };
 }
 
 /**
@@ -171,6 +183,16 @@ export function suspendModelMessages(init: SuspendModelMessagesInit): Suspension
     ...(init.sessionId === undefined ? {} : { sessionId: init.sessionId }),
     ...(init.runId === undefined ? {} : { runId: init.runId }),
     ...(init.createdAt === undefined ? {} : { createdAt: init.createdAt }),
+    ...(init.deadline === undefined
+      ? {}
+      : {
+          deadline: {
+            at: init.deadline.at,
+            answer: defaultRecord(
+              checkDefault(init.deadline.answer, 'deadline.answer', interactionId),
+            ),
+          },
+        }),
   });
 }
 
@@ -207,7 +229,8 @@ function checkAnswer(answer: unknown, interactionId: string): void {
  * Pure, like `resumeMessages`: mark the suspension resolved once the resumed run ended.
  *
  * @throws {ContinuationError} `already_resolved` for a resolved suspension; `invalid` for a
- *   malformed answer.
+ *   malformed answer; `expired` for an answer at or after the suspension's `deadline` (resume
+ *   with {@link expiredModelMessages} instead: its default, not the late answer, applies).
  * @example
  * const suspension = await store.load(id);
  * const result = await generateText({ model, tools, system, messages: resumeModelMessages(suspension, { approved: true }) });
@@ -216,9 +239,35 @@ function checkAnswer(answer: unknown, interactionId: string): void {
 export function resumeModelMessages(
   suspension: Suspension,
   answer: ToolAnswer,
+  options: ResumeModelMessagesOptions = {},
 ): AiSdkResumeMessage[] {
-  const { interactionId, toolUseId } = suspension;
+  const { interactionId, deadline } = suspension;
   checkAnswer(answer, interactionId);
+  checkUnresolved(suspension);
+  const now = options.now ?? new Date();
+  if (deadline !== undefined && now.getTime() >= deadline.at.getTime()) {
+    throw new ContinuationError(
+      'expired',
+      `interaction "${interactionId}" reached its deadline (${deadline.at.toISOString()}) before this answer: resume with expiredModelMessages, which applies its default`,
+      { interactionId },
+    );
+  }
+  return resumeWith(suspension, answer);
+}
+
+function checkUnresolved(suspension: Suspension): void {
+  if (suspension.resolved) {
+    const { interactionId } = suspension;
+    throw new ContinuationError(
+      'already_resolved',
+      `interaction "${interactionId}" is already resolved: resuming it again would re-run its side effects`,
+      { interactionId },
+    );
+  }
+}
+
+function resumeWith(suspension: Suspension, answer: ToolAnswer): AiSdkResumeMessage[] {
+  const { interactionId, toolUseId } = suspension;
   if ('output' in answer) {
     const { output } = answer;
     const result = toolResult(
@@ -227,13 +276,6 @@ export function resumeModelMessages(
       answer.isError ? { isError: true } : {},
     );
     return withoutSystem(toModelMessages(resumeMessages(suspension, result)));
-  }
-  if (suspension.resolved) {
-    throw new ContinuationError(
-      'already_resolved',
-      `interaction "${interactionId}" is already resolved: resuming it again would re-run its side effects`,
-      { interactionId },
-    );
   }
   const transcript = suspension.messages?.length ? suspension.messages : [suspension.assistant];
   const out = withoutSystem(toModelMessages(transcript));
@@ -284,16 +326,9 @@ export function resumeModelMessages(
  * }
  */
 export function expiredAnswer(deadline: Date, fallback: ToolAnswer): ToolAnswer {
-  checkAnswer(fallback, '');
+  checkDefault(fallback, 'fallback', '');
   const applied = `No answer came before the deadline (${deadline.toISOString()}); the default`;
   if ('approved' in fallback) {
-    if (fallback.approved) {
-      throw new ContinuationError(
-        'invalid',
-        "a deadline's default cannot approve: the tool would run and the model would read it as approved; default to a denial",
-        { field: 'fallback' },
-      );
-    }
     const reason = fallback.reason?.trim();
     return {
       approved: false,
@@ -303,4 +338,69 @@ export function expiredAnswer(deadline: Date, fallback: ToolAnswer): ToolAnswer 
   const { output } = fallback;
   const text = typeof output === 'string' ? output : JSON.stringify(output);
   return { ...fallback, output: `${applied} was applied: ${text}` };
+}
+
+// Only the answer's own fields are kept: they are what a later process reads back.
+function defaultRecord(answer: ToolAnswer): JsonValue {
+  if ('approved' in answer) {
+    return { approved: false, ...(answer.reason === undefined ? {} : { reason: answer.reason }) };
+  }
+  return {
+    output: answer.output,
+    ...(answer.isError === undefined ? {} : { isError: answer.isError }),
+  };
+}
+
+/** `answer` as a deadline's default: a well-formed answer that does not approve. */
+function checkDefault(answer: unknown, field: string, interactionId: string): ToolAnswer {
+  checkAnswer(answer, interactionId);
+  if ((answer as { approved?: unknown }).approved === true) {
+    throw new ContinuationError(
+      'invalid',
+      "a deadline's default cannot approve: the tool would run and the model would read it as approved; default to a denial",
+      { field, ...(interactionId === '' ? {} : { interactionId }) },
+    );
+  }
+  return answer as ToolAnswer;
+}
+
+/**
+ * The `messages` that resume a suspended AI SDK turn whose `deadline` passed with no answer:
+ * the suspension's default, told to the model as what it is (through {@link expiredAnswer}:
+ * "No answer came before the deadline (…); the default … was applied"). Apply it once, as you
+ * would an answer: mark the suspension resolved once the resumed run ended.
+ *
+ * @throws {ContinuationError} `invalid` for a suspension without a deadline (`field`
+ *   `deadline`), before its deadline (`deadline.at`: the person may still answer), or with a
+ *   default that approves or is malformed (`deadline.answer`); `already_resolved` for a
+ *   resolved suspension.
+ * @example
+ * const suspension = await store.load(id);
+ * if (suspension.deadline && suspension.deadline.at <= new Date()) {
+ *   await generateText({ model, tools, system, messages: expiredModelMessages(suspension) });
+ *   await store.markResolved(id);
+ * }
+ */
+export function expiredModelMessages(
+  suspension: Suspension,
+  options: ResumeModelMessagesOptions = {},
+): AiSdkResumeMessage[] {
+  const { interactionId, deadline } = suspension;
+  if (deadline === undefined) {
+    throw new ContinuationError('invalid', `interaction "${interactionId}" has no deadline`, {
+      field: 'deadline',
+      interactionId,
+    });
+  }
+  checkUnresolved(suspension);
+  const now = options.now ?? new Date();
+  if (now.getTime() < deadline.at.getTime()) {
+    throw new ContinuationError(
+      'invalid',
+      `interaction "${interactionId}" waits until its deadline (${deadline.at.toISOString()}): its default applies only then`,
+      { field: 'deadline.at', interactionId },
+    );
+  }
+  const fallback = checkDefault(deadline.answer, 'deadline.answer', interactionId);
+  return resumeWith(suspension, expiredAnswer(deadline.at, fallback));
 }

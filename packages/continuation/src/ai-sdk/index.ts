@@ -6,6 +6,7 @@
  */
 export {
   expiredAnswer,
+  expiredModelMessages,
   pendingToolCall,
   resumeModelMessages,
   type SuspendModelMessagesInit,
@@ -16,6 +17,7 @@ export type {
   AiSdkToolApprovalRequestPart,
   AiSdkToolApprovalResponsePart,
   PendingToolCall,
+  ResumeModelMessagesOptions,
   ToolAnswer,
   ToolApprovalAnswer,
   ToolOutputAnswer,

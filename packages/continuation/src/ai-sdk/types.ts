@@ -62,3 +62,9 @@ export interface ToolOutputAnswer {
 
 /** What resumes a suspended AI SDK turn: an approval decision or a client tool's output. */
 export type ToolAnswer = ToolApprovalAnswer | ToolOutputAnswer;
+
+/** Options of `resumeModelMessages` and `expiredModelMessages`. */
+export interface ResumeModelMessagesOptions {
+  /** The time the answer (or the deadline's default) is applied at; defaults to now. */
+  now?: Date;
+}

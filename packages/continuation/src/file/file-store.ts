@@ -33,8 +33,8 @@ const RECORD = '.json';
 const MARK = '.resolved';
 /** Links tried while racing saves keep renaming new records over the one being linked. */
 const LINK_ATTEMPTS = 20;
-// How the compact JSON of an unresolved record of version 1 begins and ends (`encodeSuspension`).
-const UNRESOLVED_HEAD = '{"version":1,';
+// How the compact JSON of an unresolved record of version 1 or 2 begins and ends (`encodeSuspension`).
+const UNRESOLVED_HEADS = ['{"version":1,', '{"version":2,'];
 const UNRESOLVED_TAIL = ',"resolved":false}';
 
 function isErrno(err: unknown, code: string): boolean {
@@ -150,7 +150,9 @@ export class FileContinuationStore implements ContinuationStore {
     if (text === undefined) throw await this.#goneError(id);
     // The record is not decoded (load does that): only its flag matters here. The layout
     // this store writes shows it at the ends of the text; any other layout is parsed.
-    if (!(text.startsWith(UNRESOLVED_HEAD) && text.endsWith(UNRESOLVED_TAIL))) {
+    if (
+      !(UNRESOLVED_HEADS.some((head) => text.startsWith(head)) && text.endsWith(UNRESOLVED_TAIL))
+    ) {
       const parsed = this.#parseRecord(id, text);
       if (parsed.interaction_id !== id) throw this.#otherId(id, parsed.interaction_id);
       if (parsed.resolved === true) throw alreadyResolved(id);

@@ -24,6 +24,28 @@ export function basicCases<S extends ContinuationStore>(): ContractCase<S>[] {
     },
     {
       group: 'save and load',
+      name: 'round-trips a deadline and its default (a version 2 suspension)',
+      run: async ({ store }) => {
+        const deadline = {
+          at: new Date(Date.UTC(2026, 5, 7, 8, 9, 10, 11)),
+          answer: { output: { city: 'Lisbon' }, isError: false },
+        };
+        const s = sampleSuspension({ deadline });
+        await store.save(s);
+        expect(
+          await store.load(s.interactionId),
+          'load returns the deadline save was given',
+        ).toEqual(s);
+        await store.markResolved(s.interactionId);
+        await expectCode(
+          store.load(s.interactionId),
+          'already_resolved',
+          'a version 2 suspension is marked resolved like any other',
+        );
+      },
+    },
+    {
+      group: 'save and load',
       name: 'round-trips a suspension carrying the full transcript',
       run: async ({ store }) => {
         const s = sampleSuspension({ messages: true });
@@ -160,7 +182,7 @@ export function basicCases<S extends ContinuationStore>(): ContractCase<S>[] {
         const cases: Array<[unknown, string]> = [
           [{ ...s, toolUseId: '' }, 'toolUseId'],
           [{ ...s, interactionId: undefined }, 'interactionId'],
-          [{ ...s, version: 2 }, 'version'],
+          [{ ...s, version: 3 }, 'version'],
           [{ ...s, createdAt: new Date(Number.NaN) }, 'createdAt'],
           [{ ...s, createdAt: new Date(Date.UTC(10000, 0, 1)) }, 'createdAt'],
           [{ ...s, createdAt: '2026-01-01T00:00:00Z' }, 'createdAt'],

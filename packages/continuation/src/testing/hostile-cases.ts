@@ -87,7 +87,7 @@ export function hostileCases<S extends ContinuationStore>(
       ...noRaw,
       run: async ({ store }) => {
         const s = sampleSuspension();
-        await withRecord(store, s.interactionId, raw(s, { version: 2 }), () =>
+        await withRecord(store, s.interactionId, raw(s, { version: 3 }), () =>
           expectCode(
             store.load(s.interactionId),
             'unsupported_version',
