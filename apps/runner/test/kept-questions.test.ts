@@ -86,6 +86,32 @@ describe('runner keeps questions and answers (embedded default)', { timeout: 300
     expect(refused.stderr).toContain(`retry ${runId}`);
   });
 
+  it('a fresh start (a made-up id) reads no open work: only exec without --conversation asks for one', async () => {
+    const data = dataDir();
+    const storage = await openStorage({ dataDir: data, command: 'test', log: () => {} });
+    try {
+      const quiet = { event: () => {} };
+      const model = modelFromId('scripted:trip');
+      const first = await startRun(storage, model, 'Plan', 'made-up', quiet);
+      if (first.status !== 'waiting') throw new Error(`exec: ${first.status}`);
+      await expect(startRun(storage, model, 'Plan', 'made-up', quiet)).rejects.toThrow(
+        /open question/,
+      );
+      // Fresh says the id is new: its open question is neither looked for nor stopped.
+      const second = await startRun(storage, model, 'Plan', 'made-up', quiet, { fresh: true });
+      expect(second.stopped).toEqual({ pauses: 0, continuations: 0, runs: 0 });
+      expect(await storage.pauses().listPending('made-up')).toHaveLength(2);
+    } finally {
+      await storage.close();
+    }
+    const made = await runCli(['exec', 'Plan', '--data', data, '--json']);
+    expect(made.code, made.stderr).toBe(0);
+    expect(last(made.events)).toMatchObject({
+      type: 'run-waiting',
+      conversationId: expect.stringMatching(/^c-[a-z0-9]+$/),
+    });
+  });
+
   it('purge never touches what an unfinished run needs: its question and answer stay, show prints them; --dry-run says what it would delete and deletes nothing', async () => {
     const data = dataDir();
     const tokens: Record<string, string> = {};

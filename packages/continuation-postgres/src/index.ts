@@ -32,6 +32,7 @@ export {
   type NewRun,
   PostgresRunQueue,
   type PostgresRunQueueOptions,
+  RUN_READY_CHANNEL,
   RUN_RELEASED_CHANNEL,
   type RunCensus,
   type RunEnd,

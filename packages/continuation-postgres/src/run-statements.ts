@@ -20,6 +20,20 @@ export type RunStatus = 'running' | 'waiting' | 'ready' | 'completed' | 'cancell
  */
 export const RUN_RELEASED_CHANNEL = 'x_continuation_run_released';
 
+/**
+ * The channel a run queue's write notifies (with the run id) when it makes a run claimable
+ * without a claim: ready now (an answer's `markReady`, a `retry`) or waiting with a due time
+ * (`create`, `finish` to `waiting`). A worker that LISTENs to it and to
+ * {@link RUN_RELEASED_CHANNEL} needs no other look at the queue between its claims.
+ */
+export const RUN_READY_CHANNEL = 'x_continuation_run_ready';
+
+/** Notifies {@link RUN_READY_CHANNEL} with the written run's id when `when` holds (default always). */
+function notifyReady(when?: SQL): SQL {
+  const notify = sql`pg_notify(${RUN_READY_CHANNEL}, ${runs.runId})`;
+  return when ? sql`case when ${when} then ${notify} end` : notify;
+}
+
 /** The statuses a run never leaves by itself. */
 export const FINISHED_RUN_STATUSES: readonly RunStatus[] = ['completed', 'cancelled', 'failed'];
 
@@ -126,6 +140,11 @@ export function preparedRunStatements(db: ContinuationDatabase) {
             sql<Date | null>`(select r.due_at from x_continuation.runs r where r.run_id = "x_continuation"."runs"."run_id")`.mapWith(
               runs.dueAt,
             ),
+          // The next due time of the other claimable runs, through the partial index: a
+          // listening worker sleeps until then after this run instead of claiming again.
+          nextDueMs: sql<
+            number | null
+          >`(select ceil(extract(epoch from (min(r.due_at) - now())) * 1000)::float8 from x_continuation.runs r where r.status in ('ready', 'running', 'waiting') and r.due_at is not null and r.run_id <> "x_continuation"."runs"."run_id")`,
         })
         .prepare('x_runs_claim'),
     // JSON text or null, passed as is: drizzle would encode a null `meta` as the JSON `null`.
@@ -143,6 +162,7 @@ export function preparedRunStatements(db: ContinuationDatabase) {
           transcript: sql`${p('transcript')}`,
           finishedAt: sql`case when ${p('finished')} then now() end`,
         })
+        .returning({ notified: notifyReady(sql`${runs.dueAt} is not null`) })
         .prepare('x_runs_create'),
     markReady: () =>
       db
@@ -155,7 +175,7 @@ export function preparedRunStatements(db: ContinuationDatabase) {
           updatedAt: sql`now()`,
         })
         .where(and(eq(runs.interactionId, p('interactionId')), eq(runs.status, 'waiting')))
-        .returning(runColumns)
+        .returning({ ...runColumns, notified: notifyReady() })
         .prepare('x_runs_mark_ready'),
     renew: () =>
       db
@@ -231,7 +251,7 @@ export const runStatements = {
       update ${runs} set status = 'ready', input = a.input, due_at = now(), deadline_at = null, updated_at = now()
       from jsonb_to_recordset(${entries}::jsonb) as a(interaction_id text, input jsonb)
       where ${runs.interactionId} = a.interaction_id and ${runs.status} = 'waiting'
-      returning ${runs.runId}`),
+      returning ${runs.runId}, ${notifyReady()}`),
 
   /** `ms` until the next run is claimable by `holder`'s process (0: now), null when none is ready or running. */
   nextDue: (db: ContinuationDatabase, holder: number | undefined) => {
@@ -273,7 +293,10 @@ export const runStatements = {
       .update(runs)
       .set({ ...set, updatedAt: sql`now()` })
       .where(heldBy(runId, owner))
-      .returning({ runId: runs.runId });
+      .returning({
+        runId: runs.runId,
+        ...(end.status === 'waiting' && set.dueAt !== null ? { notified: notifyReady() } : {}),
+      });
   },
 
   /** A failed attempt of a run held by `owner`: ready after `retryInMs`, or failed without it. */
@@ -325,7 +348,7 @@ export const runStatements = {
         updatedAt: sql`now()`,
       })
       .where(and(eq(runs.runId, runId), eq(runs.status, 'failed')))
-      .returning(runColumns),
+      .returning({ ...runColumns, notified: notifyReady() }),
 
   /** Cancels every unfinished run of a conversation. */
   cancelConversation: (db: ContinuationDatabase, conversationId: string, reason: string) =>

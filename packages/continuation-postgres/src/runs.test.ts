@@ -11,6 +11,7 @@ import {
   migrate,
   PostgresContinuationStore,
   PostgresRunQueue,
+  RUN_READY_CHANNEL,
   RUN_RELEASED_CHANNEL,
 } from './index.js';
 import { waitingRun as fixture } from './testing/fixtures/waiting-run.js';
@@ -423,6 +424,68 @@ for (const t of await sqlTargets()) {
       expect(lease).toBeLessThanOrEqual(LEASE);
       await makeDue(leased.runId);
       expect(await queue.nextDueInMs(), 'an expired lease is due now').toBe(0);
+    });
+
+    it('a claim says when the next other run is due, through the same statement', async () => {
+      const first = await waitingRun();
+      const later = await waitingRun();
+      await waitingRun(); // waiting without a due time: never due
+      await queue.markReady(first.interactionId, { action: 'accept', content: 'x' });
+      const alone = await queue.claim({ owner: owner(), leaseMs: LEASE });
+      expect(alone?.run.runId).toBe(first.runId);
+      expect(alone?.nextDueInMs, 'no other run has a due time').toBeUndefined();
+      await queue.markReady(later.interactionId, { action: 'accept', content: 'y' });
+      const second = await waitingRun();
+      await queue.markReady(second.interactionId, { action: 'accept', content: 'z' });
+      const claimed = await queue.claim({ owner: owner(), leaseMs: LEASE });
+      expect(claimed?.run.runId).toBe(later.runId);
+      expect(claimed?.nextDueInMs, 'another ready run is due now').toBe(0);
+      const last = await queue.claim({ owner: owner(), leaseMs: LEASE });
+      expect(last?.run.runId).toBe(second.runId);
+      // The others are running: the soonest of their leases.
+      expect(last?.nextDueInMs).toBeGreaterThan(LEASE / 2);
+      expect(last?.nextDueInMs).toBeLessThanOrEqual(LEASE);
+    });
+
+    it('the writes that make a run claimable without a claim notify RUN_READY_CHANNEL with its id', async () => {
+      const heard: string[] = [];
+      const client = target.client as unknown as {
+        listen(channel: string, onPayload: (payload: string) => void): Promise<unknown>;
+      };
+      const subscription = await client.listen(RUN_READY_CHANNEL, (p) => heard.push(p));
+      try {
+        const plain = await waitingRun();
+        const due = await fixture(store, queue, { dueAt: new Date(Date.now() + LEASE) });
+        const many = await waitingRun();
+        await queue.markReady(plain.interactionId, { action: 'accept', content: 'x' });
+        await queue.markReadyMany([{ interactionId: many.interactionId, input: 'y' }]);
+        const me = owner();
+        const claimed = await queue.claim({ owner: me, leaseMs: LEASE });
+        await queue.finish(claimed?.run.runId ?? '', me, {
+          status: 'waiting',
+          interactionId: randomUUID(),
+          dueAt: new Date(Date.now() + LEASE),
+        });
+        const other = owner();
+        const failing = await queue.claim({ owner: other, leaseMs: LEASE });
+        await queue.fail(failing?.run.runId ?? '', other, 'model: 400', undefined);
+        await queue.retry(failing?.run.runId ?? '');
+        const expected = [
+          due.runId,
+          plain.runId,
+          many.runId,
+          claimed?.run.runId,
+          failing?.run.runId,
+        ];
+        await expect.poll(() => heard, { timeout: 10_000 }).toEqual(expected);
+        // Waiting without a due time, and a claim: nothing to hear.
+        await waitingRun();
+        expect(heard).toEqual(expected);
+      } finally {
+        await (typeof subscription === 'function'
+          ? subscription()
+          : (subscription as { unlisten(): Promise<void> }).unlisten());
+      }
     });
 
     it('retry refuses an unknown run and one that has not failed', async () => {

@@ -13,13 +13,14 @@ import { wrapDatabaseError } from './errors.js';
 import {
   FINISHED_RUN_STATUSES,
   preparedRunStatements,
+  RUN_READY_CHANNEL,
   RUN_RELEASED_CHANNEL,
   type RunStatus,
   runStatements,
   type SelectedRun,
 } from './run-statements.js';
 
-export { FINISHED_RUN_STATUSES, RUN_RELEASED_CHANNEL, type RunStatus };
+export { FINISHED_RUN_STATUSES, RUN_READY_CHANNEL, RUN_RELEASED_CHANNEL, type RunStatus };
 
 /** A run as {@link PostgresRunQueue} reports it. */
 export interface RunRecord {
@@ -113,6 +114,15 @@ export interface ClaimedRun {
    * another read.
    */
   claimableAt?: Date;
+  /**
+   * How long after the claim the next other run becomes claimable by its due time (a ready
+   * run, a retry's backoff, a wait's due time, a lease's expiry), in milliseconds by the
+   * server's clock: 0 when one is claimable already, undefined when none has a due time. A
+   * worker that also hears {@link RUN_READY_CHANNEL} and {@link RUN_RELEASED_CHANNEL}
+   * sleeps this long after the run instead of claiming again; a lease whose holder is gone
+   * counts at its expiry here.
+   */
+  nextDueInMs?: number;
 }
 
 /** How a claimed run ends, as {@link PostgresRunQueue.finish} records it. */
@@ -182,8 +192,9 @@ export interface ListRunsOptions {
 
 const DEFAULT_LIST_LIMIT = 50;
 
-function toRecord(row: SelectedRun): RunRecord {
-  const { dueAt, ...rest } = row;
+function toRecord(row: SelectedRun & { notified?: unknown }): RunRecord {
+  // `notified`: the value of a statement's pg_notify, nothing of the run.
+  const { dueAt, notified, ...rest } = row;
   return {
     ...rest,
     leaseExpiresAt: row.status === 'running' ? dueAt : null,
@@ -330,11 +341,16 @@ export class PostgresRunQueue {
       }),
     );
     if (!row) return undefined;
-    const { record, claimableAt, ...run } = row as SelectedRun & {
+    const { record, claimableAt, nextDueMs, ...run } = row as SelectedRun & {
       record: string | null;
       claimableAt: Date | null;
+      nextDueMs: number | string | null;
     };
-    const claimed = { run: toRecord(run), ...(claimableAt ? { claimableAt } : {}) };
+    const claimed = {
+      run: toRecord(run),
+      ...(claimableAt ? { claimableAt } : {}),
+      ...(nextDueMs == null ? {} : { nextDueInMs: Math.max(0, Number(nextDueMs)) }),
+    };
     if (record === null) return { ...claimed, suspension: undefined };
     try {
       return { ...claimed, suspension: decodeRecord(run.interactionId ?? '', record) };

@@ -94,8 +94,8 @@ export interface RunWorkerOptions<T> extends RunWorkerConnection {
   /** A failed attempt's reason, as the run records it; default the error's message. */
   describeError?(error: unknown): string;
   /**
-   * Channels besides {@link RUN_RELEASED_CHANNEL} that announce a run made ready, e.g.
-   * `ASKUSER_ANSWERED_CHANNEL` when answers go through `@x/askuser`.
+   * Channels besides {@link RUN_RELEASED_CHANNEL} and {@link RUN_READY_CHANNEL} (which the
+   * queue's own writes notify) that announce a run made claimable by other means.
    */
   channels?: readonly string[];
   /** How long a stopping worker lets resumes in flight finish before cutting them; default 30 s. */

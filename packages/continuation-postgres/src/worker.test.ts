@@ -158,6 +158,30 @@ for (const t of await sqlTargets()) {
       await next('run-resumed', (e) => e.result === waiting.runId);
     });
 
+    it('after a resumed run, sleeps until the next due time its claim saw, or a notification', async () => {
+      const { runId } = await readyRun();
+      // Due in a second, with no notification: only the claim's next due time finds it.
+      const due = await fixture(new PostgresContinuationStore(db), queue, {
+        conversationId: 'c',
+        dueAt: new Date(Date.now() + 1_000),
+      });
+      const { worker: w, next } = worker({
+        resume: async (job) => {
+          if (job.run.runId === due.runId) {
+            await job.finish({ status: 'cancelled', reason: 'due' });
+            return job.run.runId;
+          }
+          return completing(job);
+        },
+      });
+      void w.run();
+      await next('run-resumed', (e) => e.result === runId);
+      await next('run-resumed', (e) => e.result === due.runId);
+      // Readied while the worker sleeps (its poll is 10 minutes): the notification wakes it.
+      const answered = await readyRun();
+      await next('run-resumed', (e) => e.result === answered.runId);
+    });
+
     it('resumes up to its concurrency side by side, one claim per free slot', async () => {
       const runIds = [];
       for (let i = 0; i < 3; i++) runIds.push((await readyRun()).runId);

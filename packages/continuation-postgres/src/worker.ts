@@ -3,7 +3,12 @@ import { hostname } from 'node:os';
 import { ContinuationError } from '@x/continuation';
 import { keepLease } from './lease-keeper.js';
 import { backoffMs, DEFAULT_MAX_ATTEMPTS, describeAttempts, isRetryable } from './retry-policy.js';
-import { type ClaimedRun, type PostgresRunQueue, RUN_RELEASED_CHANNEL } from './runs.js';
+import {
+  type ClaimedRun,
+  type PostgresRunQueue,
+  RUN_READY_CHANNEL,
+  RUN_RELEASED_CHANNEL,
+} from './runs.js';
 import type {
   RunJob,
   RunWorkerConnection,
@@ -160,9 +165,9 @@ export class RunWorker<T = unknown> {
       // Taken before looking, so that a notification while this slot is busy wakes it.
       const woken = this.#woken;
       const using = this.#connection;
-      let claimed: boolean;
+      let after: number | undefined;
       try {
-        claimed = await this.#claimOne(using, index, tried);
+        after = await this.#claimOne(using, index, tried);
         this.#outages = 0;
       } catch (error) {
         const retryInMs = backoffMs(this.#outages++);
@@ -172,7 +177,15 @@ export class RunWorker<T = unknown> {
         await this.#reconnect(using);
         continue;
       }
-      if (claimed) continue;
+      if (after === 0) continue;
+      if (after !== undefined) {
+        // Idle for the lease watcher's next look, which is not woken for it: that look
+        // after every run would be a query per run.
+        this.#idle++;
+        await this.#pause(after, woken);
+        this.#idle--;
+        continue;
+      }
       if (tried) return;
       if (++this.#idle === this.#concurrency) this.#allIdle();
       await this.#pause(await this.#untilNextDue(using), woken);
@@ -180,11 +193,17 @@ export class RunWorker<T = unknown> {
     }
   }
 
+  /**
+   * Claims one run and resumes it. Returns undefined when nothing was claimed, else how long
+   * to wait before the next claim: 0, or, for a listening worker after a resumed run, until
+   * the next due time the claim saw (every run made claimable since is notified and ends
+   * the wait).
+   */
   async #claimOne(
     { queue, holder }: RunWorkerConnection,
     index: number,
     tried: Set<string> | undefined,
-  ): Promise<boolean> {
+  ): Promise<number | undefined> {
     // Unique per claim: it is the fencing token that the run's later writes must present.
     const owner = `${this.#name}/w${index}#${++this.#claims}.${randomUUID().slice(0, 8)}`;
     const key = await holder?.();
@@ -194,13 +213,19 @@ export class RunWorker<T = unknown> {
       skip: [...(tried ?? [])],
       ...(key === undefined ? {} : { holder: key }),
     });
-    if (!claimed) return false;
+    if (!claimed) return undefined;
+    const claimedAt = Date.now();
     tried?.add(claimed.run.runId);
-    await this.#attempt(queue, claimed, owner);
-    return true;
+    const resumed = await this.#attempt(queue, claimed, owner);
+    // Only a listening worker hears of every run made claimable during the resume.
+    if (!resumed || tried || !this.#unlisten) return 0;
+    const { nextDueInMs } = claimed;
+    if (nextDueInMs === undefined) return this.#pollMs;
+    return Math.max(0, Math.min(this.#pollMs, claimedAt + nextDueInMs + 10 - Date.now()));
   }
 
-  async #attempt(queue: PostgresRunQueue, claimed: ClaimedRun, owner: string): Promise<void> {
+  /** @returns true when the resume returned (`run-resumed`). */
+  async #attempt(queue: PostgresRunQueue, claimed: ClaimedRun, owner: string): Promise<boolean> {
     const { runId } = claimed.run;
     const renewMs = this.#options.renewEveryMs ?? this.#leaseMs / 3;
     const lease = keepLease(
@@ -229,20 +254,22 @@ export class RunWorker<T = unknown> {
       // worker gone: an error would have failed the run then); this claim is no attempt.
       if (job.attempt - 1 >= this.#maxAttempts) {
         await lease.stop();
-        return await this.#giveUp(job);
+        await this.#giveUp(job);
+        return false;
       }
       result = await this.#options.resume(job);
     } catch (error) {
       await lease.stop();
       if (lease.lost || ContinuationError.hasCode(error, 'lease_lost')) {
-        return this.#emit({ type: 'lease-lost', job });
-      }
-      if (lease.cut) return this.#release(job);
-      return this.#fail(job, error);
+        this.#emit({ type: 'lease-lost', job });
+      } else if (lease.cut) await this.#release(job);
+      else await this.#fail(job, error);
+      return false;
     } finally {
       await lease.stop();
     }
     this.#emit({ type: 'run-resumed', job, result });
+    return true;
   }
 
   /** A failed renewal is the only sign of an outage while every slot waits on its resume; said once per tick, not once per run. */
@@ -344,7 +371,7 @@ export class RunWorker<T = unknown> {
   }
 
   async #listen(): Promise<void> {
-    const channels = [RUN_RELEASED_CHANNEL, ...(this.#options.channels ?? [])];
+    const channels = [RUN_RELEASED_CHANNEL, RUN_READY_CHANNEL, ...(this.#options.channels ?? [])];
     // A failed LISTEN leaves the poll, the fallback it always has.
     this.#unlisten = await this.#connection
       .listen?.(channels, () => this.#poke())

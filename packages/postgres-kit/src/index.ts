@@ -9,6 +9,11 @@
 export { isConnectionDrop, retryRead } from './connection.js';
 export { rowsOf, type StoreDatabase } from './database.js';
 export { failureReason, sqlStateOf } from './failure.js';
-export { applyMigrations, type MigrationsOptions } from './migrate.js';
+export {
+  type AppliedMigrations,
+  applyMigrations,
+  type MigrationsOptions,
+  migrationsApplied,
+} from './migrate.js';
 export { MigrationError, type MigrationErrorOptions } from './migration-error.js';
 export { lazyStatements } from './statements.js';

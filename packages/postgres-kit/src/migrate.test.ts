@@ -7,6 +7,7 @@ import {
   applyMigrations,
   failureReason,
   MigrationError,
+  migrationsApplied,
   rowsOf,
   type StoreDatabase,
 } from './index.js';
@@ -43,6 +44,23 @@ for (const spec of await sqlTargets()) {
         ),
       );
       expect(columns.map((r) => r.c)).toEqual(['id', 'note']);
+    });
+
+    it('migrationsApplied is true once every folder is applied, false for a missing migrations table or one behind', async () => {
+      await applyMigrations(db, options);
+      expect(await migrationsApplied(db, [options])).toBe(true);
+      const absent = { folder, schema: 'x_kit_absent' };
+      expect(await migrationsApplied(db, [options, absent]), 'no table yet').toBe(false);
+      // Recorded up to an older migration than the folder's newest.
+      const behind = { folder, schema: 'x_kit_behind' };
+      await db.execute(sql`create schema if not exists x_kit_behind`);
+      await db.execute(
+        sql`create table if not exists x_kit_behind.__migrations (id serial primary key, hash text not null, created_at bigint)`,
+      );
+      await db.execute(
+        sql`insert into x_kit_behind.__migrations (hash, created_at) values ('h', 1)`,
+      );
+      expect(await migrationsApplied(db, [options, behind]), 'one behind').toBe(false);
     });
 
     it("a migration the server refuses is named with its file and the server's message, and nothing of the run is applied", async () => {

@@ -98,6 +98,47 @@ export async function applyMigrations(
   });
 }
 
+/** Where a package's migrations are and how they are recorded, as {@link migrationsApplied} reads them. */
+export type AppliedMigrations = Pick<MigrationsOptions, 'folder' | 'schema' | 'table'>;
+
+/**
+ * Whether the newest migration of every one of `targets` is recorded, in one read (their
+ * journals are read from disk, not their SQL): what a process checks at each start before
+ * it takes {@link applyMigrations}'s locked path, which stays the way to apply them. False
+ * when one is behind or its migrations table does not exist yet; that statement fails then,
+ * so call it outside a transaction.
+ * @example
+ * if (!(await migrationsApplied(db, [{ folder, schema: 'x_continuation' }]))) await migrate(db);
+ */
+export async function migrationsApplied(
+  db: StoreDatabase,
+  targets: readonly AppliedMigrations[],
+): Promise<boolean> {
+  const columns = targets.map(
+    (target, i) =>
+      sql`(select max(created_at)::text from ${sql.identifier(target.schema)}.${sql.identifier(target.table ?? '__migrations')}) as ${sql.identifier(`m${i}`)}`,
+  );
+  let row: Record<string, unknown> | undefined;
+  try {
+    [row] = rowsOf(await db.execute(sql`select ${sql.join(columns, sql`, `)}`));
+  } catch {
+    return false;
+  }
+  return targets.every((target, i) => {
+    const at = row?.[`m${i}`];
+    return at != null && Number(at) >= newestMigration(target.folder);
+  });
+}
+
+/** When the folder's newest migration was made (its journal's `when`, drizzle's `folderMillis`), -1 for none. */
+function newestMigration(folder: string | URL): number {
+  const dir = folder instanceof URL ? fileURLToPath(folder) : folder;
+  const journal = JSON.parse(readFileSync(path.join(dir, 'meta', '_journal.json'), 'utf8')) as {
+    entries: Array<{ when: number }>;
+  };
+  return Math.max(-1, ...journal.entries.map((entry) => entry.when));
+}
+
 /** The tags of the folder's migrations (`0001_runs`), in the journal's order. */
 function migrationTags(folder: string): string[] {
   const journal = JSON.parse(readFileSync(path.join(folder, 'meta', '_journal.json'), 'utf8')) as {

@@ -3,7 +3,13 @@ import type { ResumeAnswer } from '@x/askuser';
 import { osUserName } from '../cli/os-user.js';
 import { plural } from '../cli/output.js';
 import { usageError } from '../errors.js';
-import { answerBatch, answer as answerOne, quorumText, refusal } from '../executive/index.js';
+// Not the executive's index: a command pays only for the modules it runs.
+import {
+  answerBatch,
+  answer as answerOne,
+  quorumText,
+  refusal,
+} from '../executive/record-answer.js';
 import { type Command, type Context, globalOptions, withStorage } from './command.js';
 
 function parseAnswer(

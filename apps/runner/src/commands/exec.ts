@@ -61,6 +61,7 @@ export const exec: Command = async (ctx, args) => {
       observer(ctx.out, { conversationId }),
       {
         replace: values.replace === true,
+        fresh: values.conversation === undefined,
         ...(requester === undefined ? {} : { requester }),
         onStopped: (stopped) => {
           const what =

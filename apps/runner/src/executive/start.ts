@@ -140,6 +140,11 @@ export interface StartOptions {
    * asks later), where RUNNER_REQUESTER_MAY_NOT_APPROVE may bar them from answering.
    */
   requester?: string;
+  /**
+   * The conversation id was made up for this run (exec without `--conversation`): it has no
+   * open work to look for or stop, so nothing is read or written before the turn.
+   */
+  fresh?: boolean;
 }
 
 /**
@@ -158,7 +163,10 @@ export async function startRun(
   options: StartOptions = {},
 ): Promise<Exclude<RunResult, Reminded> & { stopped: Stopped }> {
   let stopped: Stopped = { pauses: 0, continuations: 0, runs: 0 };
-  if (options.replace) {
+  // A made-up id (`fresh`) names no conversation yet: nothing to stop or refuse.
+  if (options.fresh) {
+    // Neither read nor written.
+  } else if (options.replace) {
     stopped = await stopConversation(storage, conversationId);
     options.onStopped?.(stopped);
   } else {

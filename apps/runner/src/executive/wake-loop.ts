@@ -1,4 +1,3 @@
-import { ASKUSER_ANSWERED_CHANNEL } from '@x/askuser';
 import {
   DEFAULT_GRACE_MS,
   type LeaseRecord,
@@ -59,7 +58,8 @@ export interface WakeOptions extends ResumeOptions {
 /**
  * The executive's wake loop, the package's `RunWorker` over the runner's storage: claims and
  * resumes ready runs until told to stop (or, with `once`, until none is ready). Wakes on
- * LISTEN/NOTIFY (an answer, a released run) where the storage offers it, when the next retry
+ * LISTEN/NOTIFY (the run queue's own: a run readied, released or given a due time) where
+ * the storage offers it, when the next retry
  * backoff or lease runs out, and polls as the fallback. An unreachable database is waited for.
  *
  * @returns how many attempts did not end the run well (retrying, failed, lease lost: for
@@ -114,7 +114,6 @@ export async function wake(
     retry: options.policy.retry,
     describeError: attemptError,
     recordFailure,
-    channels: [ASKUSER_ANSWERED_CHANNEL],
     graceMs: options.graceMs ?? DEFAULT_GRACE_MS,
     onEvent: (event) => {
       if (event.type === 'idle') return options.onLeased?.(event.leases);

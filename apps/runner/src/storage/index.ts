@@ -1,14 +1,26 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { exportAudit, migrate as migrateAskUser } from '@x/askuser';
-import { migrate as migrateContinuations } from '@x/continuation-postgres';
-import { migrate as migrateCheckpoints } from '@x/session-postgres';
+import {
+  MIGRATIONS_SCHEMA as ASKUSER_SCHEMA,
+  MIGRATIONS_TABLE as ASKUSER_TABLE,
+  exportAudit,
+  migrate as migrateAskUser,
+} from '@x/askuser';
+import {
+  MIGRATIONS_SCHEMA as CONTINUATION_SCHEMA,
+  MIGRATIONS_TABLE as CONTINUATION_TABLE,
+  migrate as migrateContinuations,
+} from '@x/continuation-postgres';
+import { type AppliedMigrations, migrationsApplied } from '@x/postgres-kit';
+import {
+  migrate as migrateCheckpoints,
+  MIGRATIONS_SCHEMA as SESSION_SCHEMA,
+  MIGRATIONS_TABLE as SESSION_TABLE,
+} from '@x/session-postgres';
 import { sql } from 'drizzle-orm';
 import { postgresCause, RunnerError } from '../errors.js';
 import { resolveAuditKey } from './audit-key.js';
-import { openEmbedded } from './embedded.js';
-import { migrateRunner } from './operators.js';
-import { openPostgres } from './postgres.js';
+import { migrateRunner, RUNNER_SCHEMA } from './operators.js';
 import type { AuditHolder, Db, Storage } from './stores.js';
 
 export type { Db, Storage } from './stores.js';
@@ -19,6 +31,22 @@ export type { Db, Storage } from './stores.js';
  */
 export async function lockFor(tx: Db, key: string): Promise<void> {
   await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${key}))`);
+}
+
+/** The migrations {@link migrateAll} applies: each package's shipped `drizzle/` folder, and the runner's. */
+const MIGRATIONS: readonly AppliedMigrations[] = [
+  { folder: shipped('@x/askuser'), schema: ASKUSER_SCHEMA, table: ASKUSER_TABLE },
+  {
+    folder: shipped('@x/continuation-postgres'),
+    schema: CONTINUATION_SCHEMA,
+    table: CONTINUATION_TABLE,
+  },
+  { folder: shipped('@x/session-postgres'), schema: SESSION_SCHEMA, table: SESSION_TABLE },
+  { folder: new URL('../../drizzle', import.meta.url), schema: RUNNER_SCHEMA },
+];
+
+function shipped(name: string): URL {
+  return new URL('./drizzle', import.meta.resolve(`${name}/package.json`));
 }
 
 /** Applies every package's migrations, then the runner's own (idempotent). */
@@ -63,14 +91,18 @@ export interface OpenStorageOptions {
 export async function openStorage(options: OpenStorageOptions): Promise<Storage> {
   const created = options.databaseUrl ? undefined : newDataFolder(options);
   const audit: AuditHolder = {};
+  // Each loaded only where it is used: PGlite's module is large, and idle on PostgreSQL.
   const storage = options.databaseUrl
-    ? await openPostgres(options.databaseUrl, audit)
-    : await openEmbedded(options.dataDir, options.command, audit);
+    ? await (await import('./postgres.js')).openPostgres(options.databaseUrl, audit)
+    : await (await import('./embedded.js')).openEmbedded(options.dataDir, options.command, audit);
   try {
-    if (!created && (await needsMigration(storage.db))) {
-      options.log(`setting up the database in ${storage.where} (first use: applying migrations)`);
+    // Every start but the first: one read confirms it, instead of each package's own two.
+    if (created || !(await migrationsApplied(storage.db, MIGRATIONS))) {
+      if (!created && (await needsMigration(storage.db))) {
+        options.log(`setting up the database in ${storage.where} (first use: applying migrations)`);
+      }
+      await migrateAll(storage.db);
     }
-    await migrateAll(storage.db);
     const resolved = await resolveAuditKey({
       kind: storage.kind,
       dataDir: options.dataDir,

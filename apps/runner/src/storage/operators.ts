@@ -33,6 +33,9 @@ const ROLE = /^[a-z][a-z0-9_-]{0,49}$/;
 const KEY_PREFIX = 'runner_';
 const KEY_ID = /^[0-9a-f]{16}$/;
 
+/** The schema of the runner's migrations table (its tables are in `runner`). */
+export const RUNNER_SCHEMA = 'x_runner';
+
 /**
  * Applies the runner's own migrations (`drizzle/`, schema `runner`), recorded in
  * `x_runner.__migrations` as the packages record theirs.
@@ -41,7 +44,7 @@ export async function migrateRunner(db: Db): Promise<void> {
   // The lock key "rnnr" serialises concurrent migrations of the runner.
   await applyMigrations(db, {
     folder: new URL('../../drizzle', import.meta.url),
-    schema: 'x_runner',
+    schema: RUNNER_SCHEMA,
     lockKey: 0x726e6e72,
   });
 }
