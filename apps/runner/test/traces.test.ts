@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tracesWanted } from '../src/config/index.js';
+import { fixture, startFakeProvider } from './fixtures/fake-provider.js';
 import { dataDirs, runCli } from './run-cli.js';
 
 const dataDir = dataDirs();
@@ -132,6 +133,8 @@ describe('traces across the human wait', { timeout: 120_000 }, () => {
         'tooled',
         '--data',
         dataDir(),
+        '--log-format',
+        'json',
       ],
       { env: { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.endpoint() } },
     );
@@ -140,6 +143,15 @@ describe('traces across the human wait', { timeout: 120_000 }, () => {
       (s) => s.name === 'invoke_agent' && s.attributes['gen_ai.conversation.id'] === 'tooled',
     );
     expect(turn).toBeTruthy();
+    // Every log line about the run names its trace.
+    const lines = exec.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { conversationId?: string; traceId?: string });
+    const aboutRun = lines.filter((line) => line.conversationId === 'tooled');
+    // Its model calls, tool progress, plan and reply, and the run's end.
+    expect(aboutRun.length).toBeGreaterThan(5);
+    for (const line of aboutRun) expect(line.traceId).toBe(turn?.traceId);
     const tools = otlp.spans.filter(
       (s) => s.traceId === turn?.traceId && s.name.startsWith('execute_tool '),
     );
@@ -158,6 +170,91 @@ describe('traces across the human wait', { timeout: 120_000 }, () => {
       });
       expect(String(span.attributes['gen_ai.tool.call.id'])).toMatch(/^toolu_/);
     }
+  });
+
+  it("gives each model call's span the tokens its provider reported (Anthropic and OpenAI streams)", async () => {
+    const fake = await startFakeProvider();
+    try {
+      fake.queue.push(
+        { sse: fixture('anthropic-final.sse') },
+        { sse: fixture('openai-final.sse') },
+      );
+      const env = {
+        OTEL_EXPORTER_OTLP_ENDPOINT: otlp.endpoint(),
+        ANTHROPIC_API_KEY: 'test-anthropic-key',
+        ANTHROPIC_BASE_URL: fake.url,
+        ANTHROPIC_AUTH_TOKEN: undefined,
+        OPENAI_API_KEY: 'test-openai-key',
+        OPENAI_BASE_URL: `${fake.url}/v1`,
+        RUNNER_MODEL: undefined,
+        RUNNER_THINKING: undefined,
+      };
+      const data = dataDir();
+      for (const [model, conversation] of [
+        ['anthropic:claude-x', 'usage-anthropic'],
+        ['openai:gpt-x', 'usage-openai'],
+      ] as const) {
+        const exec = await runCli(
+          ['exec', 'Plan a trip', '--model', model, '--conversation', conversation, '--data', data],
+          { env },
+        );
+        expect(exec.code, exec.stderr).toBe(0);
+      }
+    } finally {
+      await fake.close();
+    }
+    const chat = (name: string, conversation: string) => {
+      const turn = otlp.spans.find(
+        (s) => s.name === 'invoke_agent' && s.attributes['gen_ai.conversation.id'] === conversation,
+      );
+      return otlp.spans.find((s) => s.name === name && s.parentSpanId === turn?.spanId);
+    };
+    expect(chat('chat claude-x', 'usage-anthropic')?.attributes).toMatchObject({
+      'gen_ai.operation.name': 'chat',
+      'gen_ai.provider.name': 'anthropic',
+      'gen_ai.request.model': 'claude-x',
+      'gen_ai.usage.input_tokens': 1204,
+      'gen_ai.usage.output_tokens': 12,
+    });
+    expect(chat('chat gpt-x', 'usage-openai')?.attributes).toMatchObject({
+      'gen_ai.provider.name': 'openai',
+      'gen_ai.usage.input_tokens': 1310,
+      'gen_ai.usage.output_tokens': 9,
+    });
+  });
+
+  it("a resumed delegation's model calls, the workers' and the parent's, are children of its invoke_agent", async () => {
+    const data = dataDir();
+    const env = { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.endpoint() };
+    const cli = (args: string[]) =>
+      runCli([...args, '--data', data, '--model', 'scripted:team', '--json'], { env });
+    const exec = await cli(['exec', 'Plan a Lisbon trip', '--conversation', 'traced-team']);
+    expect(exec.code, exec.stderr).toBe(0);
+    const waiting = exec.events.find((e) => e.type === 'run-waiting');
+    const questions = waiting?.questions as Array<{ worker: string; token: string }>;
+    const token = (worker: string) => questions.find((q) => q.worker === worker)?.token ?? '';
+    expect((await cli(['answer', token('w1'), '--option', '2'])).code).toBe(0);
+    expect((await cli(['answer', token('w2'), '--accept', 'evening'])).code).toBe(0);
+    const wake = await cli(['wake', '--once']);
+    expect(wake.code, wake.stderr).toBe(0);
+    expect(wake.events.some((e) => e.type === 'run-completed')).toBe(true);
+
+    const turns = otlp.spans
+      .filter(
+        (s) =>
+          s.name === 'invoke_agent' && s.attributes['gen_ai.conversation.id'] === 'traced-team',
+      )
+      .sort((a, b) => a.startTimeUnixNano.localeCompare(b.startTimeUnixNano));
+    expect(turns).toHaveLength(2);
+    const [asked, resumed] = turns;
+    expect(resumed?.parentSpanId).toBe(asked?.spanId);
+    const chats = otlp.spans.filter((s) => s.name === 'chat team' && s.traceId === asked?.traceId);
+    // exec: the parent's call and w1..w3's first steps (w3 twice); the wake: w1's and w2's
+    // last steps, then the parent's.
+    const byParent = (turn: ReceivedSpan | undefined) =>
+      chats.filter((c) => c.parentSpanId === turn?.spanId).length;
+    expect(byParent(resumed)).toBe(3);
+    expect(byParent(asked) + byParent(resumed)).toBe(chats.length);
   });
 
   it('sends nothing with OTEL_SDK_DISABLED=true, and asks for traces only as OTEL_* says', async () => {
