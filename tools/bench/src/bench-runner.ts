@@ -328,13 +328,17 @@ async function withTelemetry(
     });
     await tracing.shutdown();
     const text = await metrics.text();
-    // What the metrics said after the run, for the closing note.
+    // What /metrics said after the run (every sample but the histograms' buckets).
+    const scraped = text
+      .split('\n')
+      .filter((line) => /^runner_/.test(line) && !/_bucket\{/.test(line));
     const values = Object.fromEntries(
-      text
-        .split('\n')
-        .filter((line) => /^runner_[a-z_]+(_total|_count|\{status="completed"\}) /.test(line))
-        .map((line) => line.split(' ') as [string, string]),
+      scraped.map((line) => [
+        line.slice(0, line.lastIndexOf(' ')),
+        line.slice(line.lastIndexOf(' ') + 1),
+      ]),
     );
+    for (const line of scraped) ctx.log(`  ${line}`);
     const sorted = [...roundRatios].sort((x, y) => x - y);
     const median = statsOf(roundRatios).median;
     const range = `${sorted[0]?.toFixed(3)}–${sorted.at(-1)?.toFixed(3)}`;
