@@ -1,5 +1,8 @@
+import { writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tracesWanted } from '../src/config/index.js';
 import { fixture, startFakeProvider } from './fixtures/fake-provider.js';
@@ -233,8 +236,16 @@ describe('traces across the human wait', { timeout: 120_000 }, () => {
     const waiting = exec.events.find((e) => e.type === 'run-waiting');
     const questions = waiting?.questions as Array<{ worker: string; token: string }>;
     const token = (worker: string) => questions.find((q) => q.worker === worker)?.token ?? '';
-    expect((await cli(['answer', token('w1'), '--option', '2'])).code).toBe(0);
-    expect((await cli(['answer', token('w2'), '--accept', 'evening'])).code).toBe(0);
+    // One batch answers both: its statement returns the questions their waits are traced from.
+    const batch = path.join(tmpdir(), `traced-team-${process.pid}.json`);
+    writeFileSync(
+      batch,
+      JSON.stringify([
+        { token: token('w1'), action: 'accept', content: '100 to 200 EUR' },
+        { token: token('w2'), action: 'accept', content: 'evening' },
+      ]),
+    );
+    expect((await cli(['answer', '--batch', batch])).code).toBe(0);
     const wake = await cli(['wake', '--once']);
     expect(wake.code, wake.stderr).toBe(0);
     expect(wake.events.some((e) => e.type === 'run-completed')).toBe(true);
@@ -255,6 +266,14 @@ describe('traces across the human wait', { timeout: 120_000 }, () => {
       chats.filter((c) => c.parentSpanId === turn?.spanId).length;
     expect(byParent(resumed)).toBe(3);
     expect(byParent(asked) + byParent(resumed)).toBe(chats.length);
+    // The workers' waits are children of the turn that asked, in the run's trace.
+    const waits = otlp.spans.filter(
+      (s) => s.name === 'await_human' && s.attributes['gen_ai.conversation.id'] === 'traced-team',
+    );
+    expect(waits.map((w) => [w.traceId, w.parentSpanId])).toEqual([
+      [asked?.traceId, asked?.spanId],
+      [asked?.traceId, asked?.spanId],
+    ]);
   });
 
   it('sends nothing with OTEL_SDK_DISABLED=true, and asks for traces only as OTEL_* says', async () => {

@@ -529,6 +529,8 @@ async function resumeDelegation(
   // The workers' steps and the parent's resumed turn continue the run's trace, as one turn.
   const turn = await tracedTurn(about, storedTraceparent(job.run.meta), async (span) => {
     traceparent = span?.traceparent;
+    // The questions its workers ask now are this turn's.
+    stored.run.traceparent = traceparent;
     const watched = watchedModel(model, span);
     await runWorkers(stored.delegation, unsettledWorkers(stored.delegation), watched, observer, {
       signal: job.signal,

@@ -208,7 +208,14 @@ export async function startRun(
     const interactionId = randomUUID();
     const result =
       outcome.status === 'delegated'
-        ? await suspendDelegation(tx, storage, run, model, outcome, interactionId)
+        ? await suspendDelegation(
+            tx,
+            storage,
+            { ...run, traceparent },
+            model,
+            outcome,
+            interactionId,
+          )
         : await suspend(tx, storage, { ...run, traceparent }, model, outcome, interactionId);
     const deadlineAt = result.deadline?.at;
     const dueAt = 'dueAt' in result ? result.dueAt : undefined;
