@@ -1,8 +1,9 @@
-import { writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tracesWanted } from '../src/config/index.js';
 import { fixture, startFakeProvider } from './fixtures/fake-provider.js';
@@ -274,6 +275,50 @@ describe('traces across the human wait', { timeout: 120_000 }, () => {
       [asked?.traceId, asked?.spanId],
       [asked?.traceId, asked?.spanId],
     ]);
+  });
+
+  it('with OTEL_* unset loads nothing of OpenTelemetry, and the CLI says the same as with traces on', async () => {
+    // A module hook of the spawned CLI reports every @opentelemetry module it loads, on stderr.
+    const dir = mkdtempSync(path.join(tmpdir(), 'otel-probe-'));
+    const hooks = path.join(dir, 'hooks.mjs');
+    writeFileSync(
+      hooks,
+      `import { writeSync } from 'node:fs';
+export async function resolve(specifier, context, next) {
+  const resolved = await next(specifier, context);
+  if (resolved.url.includes('/@opentelemetry/')) writeSync(2, 'otel-probe: ' + resolved.url + '\\n');
+  return resolved;
+}
+`,
+    );
+    const probe = path.join(dir, 'probe.mjs');
+    writeFileSync(
+      probe,
+      `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(hooks).href)});\n`,
+    );
+    const unset = Object.fromEntries(
+      Object.keys(process.env)
+        .filter((name) => name.startsWith('OTEL_'))
+        .map((name) => [name, undefined]),
+    );
+    const run = (conversation: string, env: Record<string, string | undefined>) =>
+      runCli(
+        ['exec', 'Plan a trip', '--conversation', conversation, '--data', dataDir(), '--json'],
+        { env: { ...unset, NODE_OPTIONS: `--import ${pathToFileURL(probe).href}`, ...env } },
+      );
+    const before = otlp.spans.length;
+    const off = await run('untraced', { OTEL_SERVICE_NAME: 'runner' });
+    expect(off.code, off.stderr).toBe(0);
+    expect(off.stderr).not.toContain('otel-probe:');
+    expect(otlp.spans.length).toBe(before);
+    // The probe works: with an endpoint the same command loads the SDK.
+    const on = await run('traced-too', { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.endpoint() });
+    expect(on.code, on.stderr).toBe(0);
+    expect(on.stderr).toContain('otel-probe:');
+    // The same events, with the same fields, either way.
+    const shape = (events: Array<Record<string, unknown>>) =>
+      events.map((e) => [e.type, Object.keys(e).sort().join(',')]);
+    expect(shape(on.events)).toEqual(shape(off.events));
   });
 
   it('sends nothing with OTEL_SDK_DISABLED=true, and asks for traces only as OTEL_* says', async () => {
