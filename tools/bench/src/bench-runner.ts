@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { loadavg } from 'node:os';
 import type { Message } from '@x/wire';
 import { watching } from 'runner/dist/executive/index.js';
 import { RunnerMetrics } from 'runner/dist/serve/metrics.js';
@@ -319,6 +320,7 @@ async function withTelemetry(
     }
   };
   try {
+    const loadBefore = loadavg()[0];
     const rounds = ctx.quick ? 2 : 8;
     const pairs = ctx.quick ? 10 : 40;
     const { subject, floor, roundRatios } = await interleaved(watched, cycle, {
@@ -354,6 +356,8 @@ async function withTelemetry(
       subject,
       floor,
       extra: {
+        // The machine's 1-minute load as the row started and ended: the rounds' range grows with it.
+        loadAverage: [loadBefore, loadavg()[0]],
         exportRequests: received,
         roundRatios,
         pooledRatio: ratio(subject.median, floor.median),
