@@ -145,7 +145,7 @@ export async function main(argv: string[]): Promise<number> {
   const out = createOutput({
     json,
     pino,
-    traceId: () => watching.tracer?.traceId(),
+    traceId: (about) => watching.tracer?.traceId(about),
     prefix: invocation(),
     ...(dataFlag === undefined ? {} : { suffix: `--data ${shellQuote(dataFlag)}` }),
   });

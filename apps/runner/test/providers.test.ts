@@ -1,5 +1,6 @@
 import { parseMessages, toolResult, userMessage } from '@x/wire';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { ModelUsage } from '../src/agent/model-port.js';
 import { toolSpecs } from '../src/agent/tools.js';
 import { SYSTEM_PROMPT } from '../src/agent/turn.js';
 import { failureOf } from '../src/failure.js';
@@ -220,6 +221,13 @@ describe('AnthropicModel (streaming Messages API)', () => {
     expect(ask).not.toHaveProperty('$schema');
   });
 
+  it('reports the tokens used: input at message_start, output as message_delta counts it', async () => {
+    fake.queue.push({ sse: fixture('anthropic-ask.sse') });
+    const usage: ModelUsage[] = [];
+    await model().generate({ ...request(), onUsage: (u) => usage.push(u) });
+    expect(usage).toEqual([{ inputTokens: 912, outputTokens: 4 }, { outputTokens: 187 }]);
+  });
+
   it('sends a thinking turn back unchanged, and a thinking config when set', async () => {
     fake.queue.push({ sse: fixture('anthropic-ask.sse') }, { sse: fixture('anthropic-final.sse') });
     const thinking = new AnthropicModel('claude-x', {
@@ -327,6 +335,16 @@ describe('OpenAIModel (streaming Chat Completions)', () => {
       function: { parameters: { type: 'object', required: ['question'] } },
     });
     expect(tools[0]?.function.parameters).not.toHaveProperty('$schema');
+  });
+
+  it('asks for the usage chunk and reports its tokens; a stream without one reports none', async () => {
+    fake.queue.push({ sse: fixture('openai-final.sse') }, { sse: fixture('openai-ask.sse') });
+    const usage: ModelUsage[] = [];
+    await model().generate({ ...request(), onUsage: (u) => usage.push(u) });
+    expect(fake.requests[0]?.body).toMatchObject({ stream_options: { include_usage: true } });
+    expect(usage).toEqual([{ inputTokens: 1310, outputTokens: 9 }]);
+    await model().generate({ ...request(), onUsage: (u) => usage.push(u) });
+    expect(usage).toHaveLength(1);
   });
 
   it('streams text per delta', async () => {

@@ -1,7 +1,12 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tracesWanted } from '../src/config/index.js';
+import { fixture, startFakeProvider } from './fixtures/fake-provider.js';
 import { dataDirs, runCli } from './run-cli.js';
 
 const dataDir = dataDirs();
@@ -132,6 +137,8 @@ describe('traces across the human wait', { timeout: 120_000 }, () => {
         'tooled',
         '--data',
         dataDir(),
+        '--log-format',
+        'json',
       ],
       { env: { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.endpoint() } },
     );
@@ -140,6 +147,15 @@ describe('traces across the human wait', { timeout: 120_000 }, () => {
       (s) => s.name === 'invoke_agent' && s.attributes['gen_ai.conversation.id'] === 'tooled',
     );
     expect(turn).toBeTruthy();
+    // Every log line about the run names its trace.
+    const lines = exec.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { conversationId?: string; traceId?: string });
+    const aboutRun = lines.filter((line) => line.conversationId === 'tooled');
+    // Its model calls, tool progress, plan and reply, and the run's end.
+    expect(aboutRun.length).toBeGreaterThan(5);
+    for (const line of aboutRun) expect(line.traceId).toBe(turn?.traceId);
     const tools = otlp.spans.filter(
       (s) => s.traceId === turn?.traceId && s.name.startsWith('execute_tool '),
     );
@@ -158,6 +174,151 @@ describe('traces across the human wait', { timeout: 120_000 }, () => {
       });
       expect(String(span.attributes['gen_ai.tool.call.id'])).toMatch(/^toolu_/);
     }
+  });
+
+  it("gives each model call's span the tokens its provider reported (Anthropic and OpenAI streams)", async () => {
+    const fake = await startFakeProvider();
+    try {
+      fake.queue.push(
+        { sse: fixture('anthropic-final.sse') },
+        { sse: fixture('openai-final.sse') },
+      );
+      const env = {
+        OTEL_EXPORTER_OTLP_ENDPOINT: otlp.endpoint(),
+        ANTHROPIC_API_KEY: 'test-anthropic-key',
+        ANTHROPIC_BASE_URL: fake.url,
+        ANTHROPIC_AUTH_TOKEN: undefined,
+        OPENAI_API_KEY: 'test-openai-key',
+        OPENAI_BASE_URL: `${fake.url}/v1`,
+        RUNNER_MODEL: undefined,
+        RUNNER_THINKING: undefined,
+      };
+      const data = dataDir();
+      for (const [model, conversation] of [
+        ['anthropic:claude-x', 'usage-anthropic'],
+        ['openai:gpt-x', 'usage-openai'],
+      ] as const) {
+        const exec = await runCli(
+          ['exec', 'Plan a trip', '--model', model, '--conversation', conversation, '--data', data],
+          { env },
+        );
+        expect(exec.code, exec.stderr).toBe(0);
+      }
+    } finally {
+      await fake.close();
+    }
+    const chat = (name: string, conversation: string) => {
+      const turn = otlp.spans.find(
+        (s) => s.name === 'invoke_agent' && s.attributes['gen_ai.conversation.id'] === conversation,
+      );
+      return otlp.spans.find((s) => s.name === name && s.parentSpanId === turn?.spanId);
+    };
+    expect(chat('chat claude-x', 'usage-anthropic')?.attributes).toMatchObject({
+      'gen_ai.operation.name': 'chat',
+      'gen_ai.provider.name': 'anthropic',
+      'gen_ai.request.model': 'claude-x',
+      'gen_ai.usage.input_tokens': 1204,
+      'gen_ai.usage.output_tokens': 12,
+    });
+    expect(chat('chat gpt-x', 'usage-openai')?.attributes).toMatchObject({
+      'gen_ai.provider.name': 'openai',
+      'gen_ai.usage.input_tokens': 1310,
+      'gen_ai.usage.output_tokens': 9,
+    });
+  });
+
+  it("a resumed delegation's model calls, the workers' and the parent's, are children of its invoke_agent", async () => {
+    const data = dataDir();
+    const env = { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.endpoint() };
+    const cli = (args: string[]) =>
+      runCli([...args, '--data', data, '--model', 'scripted:team', '--json'], { env });
+    const exec = await cli(['exec', 'Plan a Lisbon trip', '--conversation', 'traced-team']);
+    expect(exec.code, exec.stderr).toBe(0);
+    const waiting = exec.events.find((e) => e.type === 'run-waiting');
+    const questions = waiting?.questions as Array<{ worker: string; token: string }>;
+    const token = (worker: string) => questions.find((q) => q.worker === worker)?.token ?? '';
+    // One batch answers both: its statement returns the questions their waits are traced from.
+    const batch = path.join(tmpdir(), `traced-team-${process.pid}.json`);
+    writeFileSync(
+      batch,
+      JSON.stringify([
+        { token: token('w1'), action: 'accept', content: '100 to 200 EUR' },
+        { token: token('w2'), action: 'accept', content: 'evening' },
+      ]),
+    );
+    expect((await cli(['answer', '--batch', batch])).code).toBe(0);
+    const wake = await cli(['wake', '--once']);
+    expect(wake.code, wake.stderr).toBe(0);
+    expect(wake.events.some((e) => e.type === 'run-completed')).toBe(true);
+
+    const turns = otlp.spans
+      .filter(
+        (s) =>
+          s.name === 'invoke_agent' && s.attributes['gen_ai.conversation.id'] === 'traced-team',
+      )
+      .sort((a, b) => a.startTimeUnixNano.localeCompare(b.startTimeUnixNano));
+    expect(turns).toHaveLength(2);
+    const [asked, resumed] = turns;
+    expect(resumed?.parentSpanId).toBe(asked?.spanId);
+    const chats = otlp.spans.filter((s) => s.name === 'chat team' && s.traceId === asked?.traceId);
+    // exec: the parent's call and w1..w3's first steps (w3 twice); the wake: w1's and w2's
+    // last steps, then the parent's.
+    const byParent = (turn: ReceivedSpan | undefined) =>
+      chats.filter((c) => c.parentSpanId === turn?.spanId).length;
+    expect(byParent(resumed)).toBe(3);
+    expect(byParent(asked) + byParent(resumed)).toBe(chats.length);
+    // The workers' waits are children of the turn that asked, in the run's trace.
+    const waits = otlp.spans.filter(
+      (s) => s.name === 'await_human' && s.attributes['gen_ai.conversation.id'] === 'traced-team',
+    );
+    expect(waits.map((w) => [w.traceId, w.parentSpanId])).toEqual([
+      [asked?.traceId, asked?.spanId],
+      [asked?.traceId, asked?.spanId],
+    ]);
+  });
+
+  it('with OTEL_* unset loads nothing of OpenTelemetry, and the CLI says the same as with traces on', async () => {
+    // A module hook of the spawned CLI reports every @opentelemetry module it loads, on stderr.
+    const dir = mkdtempSync(path.join(tmpdir(), 'otel-probe-'));
+    const hooks = path.join(dir, 'hooks.mjs');
+    writeFileSync(
+      hooks,
+      `import { writeSync } from 'node:fs';
+export async function resolve(specifier, context, next) {
+  const resolved = await next(specifier, context);
+  if (resolved.url.includes('/@opentelemetry/')) writeSync(2, 'otel-probe: ' + resolved.url + '\\n');
+  return resolved;
+}
+`,
+    );
+    const probe = path.join(dir, 'probe.mjs');
+    writeFileSync(
+      probe,
+      `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(hooks).href)});\n`,
+    );
+    const unset = Object.fromEntries(
+      Object.keys(process.env)
+        .filter((name) => name.startsWith('OTEL_'))
+        .map((name) => [name, undefined]),
+    );
+    const run = (conversation: string, env: Record<string, string | undefined>) =>
+      runCli(
+        ['exec', 'Plan a trip', '--conversation', conversation, '--data', dataDir(), '--json'],
+        { env: { ...unset, NODE_OPTIONS: `--import ${pathToFileURL(probe).href}`, ...env } },
+      );
+    const before = otlp.spans.length;
+    const off = await run('untraced', { OTEL_SERVICE_NAME: 'runner' });
+    expect(off.code, off.stderr).toBe(0);
+    expect(off.stderr).not.toContain('otel-probe:');
+    expect(otlp.spans.length).toBe(before);
+    // The probe works: with an endpoint the same command loads the SDK.
+    const on = await run('traced-too', { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.endpoint() });
+    expect(on.code, on.stderr).toBe(0);
+    expect(on.stderr).toContain('otel-probe:');
+    // The same events, with the same fields, either way.
+    const shape = (events: Array<Record<string, unknown>>) =>
+      events.map((e) => [e.type, Object.keys(e).sort().join(',')]);
+    expect(shape(on.events)).toEqual(shape(off.events));
   });
 
   it('sends nothing with OTEL_SDK_DISABLED=true, and asks for traces only as OTEL_* says', async () => {

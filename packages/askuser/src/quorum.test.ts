@@ -80,10 +80,23 @@ await describeOnEachStorage(
       expect(other.message).toContain('must accept the same');
       const last = await s.store.markResumed('q2', yes, as('cy'));
       expect(last.resolved).toBe(true);
-      expect(await s.store.getAnswer('q2')).toMatchObject({
+      const answered = await s.store.getAnswer('q2');
+      expect(answered).toMatchObject({
         answer: { action: 'accept', content: 'yes' },
         answeredBy: 'cy',
       });
+      // The last approval returns the question's wait, as a lone answer's UPDATE does.
+      expect(last.question).toEqual({
+        conversationId: answered?.conversationId,
+        toolCallId: answered?.toolCallId,
+        kind: answered?.kind,
+        priority: answered?.priority,
+        createdAt: answered?.createdAt,
+        resumedAt: answered?.resumedAt,
+        audience: { names: five, roles: [] },
+        resumeContext: null,
+      });
+      expect(first.question).toBeUndefined();
       // Outside the audience, and after the resolution: refused as before.
       await s.store.insert(quorum3of5('q2b'));
       const outside = await s.store.markResumed('q2b', yes, as('mallory')).catch((e) => e);

@@ -4,6 +4,7 @@
 import { rowsOf } from '@x/postgres-kit';
 import { sql } from 'drizzle-orm';
 import type { ResumeAnswer } from './answer.js';
+import { answeredJson, answeredOf } from './answered.js';
 import { admits, textArray } from './audience.js';
 import { appendEntries, conversationChain, inTransaction, type NewEntry } from './audit-chain.js';
 import type { AskUserDatabase } from './database.js';
@@ -59,7 +60,8 @@ export async function answerQuorum(
         and not (${who}::text = any(p.approvers) or ${who}::text = any(p.decliners))
         and (${action} <> 'accept' or p.approved_content is null or p.approved_content = ${answer.content})
       returning p.conversation_id, p.quorum, p.quorum_declines, p.resumed_at is not null as resolved,
-        array_to_json(p.approvers)::text as approvers, array_to_json(p.decliners)::text as decliners
+        array_to_json(p.approvers)::text as approvers, array_to_json(p.decliners)::text as decliners,
+        case when p.resumed_at is not null then ${answeredJson} end as question
     ), recorded as (
       insert into aura.approvals (token, operator, action, content, at)
       select ${token}, ${who}, ${action}, ${answer.content}, clock_timestamp() from u
@@ -126,7 +128,14 @@ export async function answerQuorum(
       if (resolved) entries.push({ chain, kind: 'question-answered', token, data: answerData });
       await appendEntries(tx, key, entries);
     }
-    return { resolved, quorum };
+    // The last approval returns the question's wait, as a lone answer's UPDATE does.
+    const question =
+      resolved && typeof current.question === 'string' ? current.question : undefined;
+    return {
+      resolved,
+      quorum,
+      ...(question ? { question: answeredOf(JSON.parse(question)) } : {}),
+    };
   };
   // Without an audit log the one statement needs no transaction of its own.
   return key === undefined ? write(db) : inTransaction(db, write);

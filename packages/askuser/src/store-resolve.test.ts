@@ -85,6 +85,34 @@ await describeOnEachStorage('AskUserStore resolution', (s) => {
       }
     });
 
+    it('returns the questions a batch resolved, in token order, as a lone answer would', async () => {
+      const asked = {
+        priority: 1,
+        audience: { names: ['ada'], roles: ['ops'] },
+        resumeContext: { run: 'r2' },
+      };
+      await store.insert(pause('rb-2', asked));
+      await store.insert(pause('rb-1', { ...asked, kind: 'approve' }));
+      const resolved = await store.resolveBatch({ 'rb-2': yes, 'rb-1': yes });
+      const expected = [];
+      for (const token of ['rb-1', 'rb-2']) {
+        const stored = await store.getAnswer(token);
+        expected.push({
+          token,
+          conversationId: 'conv-1',
+          toolCallId: `call-${token}`,
+          kind: token === 'rb-1' ? 'approve' : 'ask_user',
+          priority: 1,
+          createdAt: stored?.createdAt,
+          resumedAt: stored?.resumedAt,
+          audience: { names: ['ada'], roles: ['ops'] },
+          resumeContext: { run: 'r2' },
+        });
+      }
+      expect(resolved).toEqual(expected);
+      expect(await store.resolveBatch([])).toEqual([]);
+    });
+
     it('rejects any other action with invalid_answer and changes nothing', async () => {
       await store.insert(pause('inv'));
       const bad: unknown[] = [

@@ -7,6 +7,7 @@ import {
   type ResumeAnswer,
   resumeAnswerSchema,
 } from './answer.js';
+import { answeredJson, answeredOf } from './answered.js';
 import { type Identity, identitySchema } from './audience.js';
 import type { AuditKey } from './audit.js';
 import { conversationChain, keyBytes } from './audit-chain.js';
@@ -28,6 +29,7 @@ import { answerQuorum } from './quorum.js';
 import { approvals, pausedStates as t } from './schema.js';
 import {
   type AnsweredPause,
+  type AnsweredQuestion,
   type AnswerOptions,
   type AnswerOutcome,
   type Approval,
@@ -548,7 +550,8 @@ export class AskUserStore {
    * Resolves many pauses all or nothing, in ONE statement whatever the batch size: if any
    * answer is invalid, or any token is unknown or already resolved (also by a concurrent
    * caller), nothing is resolved. Rows are locked in token order, so overlapping batches
-   * do not deadlock: one waits and then fails whole. Returns how many were resolved.
+   * do not deadlock: one waits and then fails whole. Returns how many were resolved
+   * ({@link AskUserStore.resolveBatch} returns the questions).
    * `options.answeredBy` records who answered them all.
    * @throws {AskUserError} `invalid_answer` (a bad answer, or a token named twice),
    *   `invalid_argument` (a bad `answeredBy`), `not_found` with `tokens` = every token that
@@ -558,9 +561,22 @@ export class AskUserStore {
     answers: ResumeAnswers,
     options: MarkResumedOptions = {},
   ): Promise<number> {
+    return (await this.resolveBatch(answers, options)).length;
+  }
+
+  /**
+   * {@link AskUserStore.markResumedBatch}, returning the questions it resolved, in token
+   * order, as its one statement returned them (their waits, for a caller's metrics and
+   * traces, without another read).
+   * @throws {AskUserError} as `markResumedBatch`.
+   */
+  async resolveBatch(
+    answers: ResumeAnswers,
+    options: MarkResumedOptions = {},
+  ): Promise<Array<AnsweredQuestion & { token: string }>> {
     const answeredBy = parseAnsweredBy(options);
     const entries = answerEntries(answers);
-    if (entries.length === 0) return 0;
+    if (entries.length === 0) return [];
     const seen = new Set<string>();
     const items = entries.map(([token, answer]) => {
       if (typeof token !== 'string') {
@@ -588,11 +604,13 @@ export class AskUserStore {
         update ${t} p set resumed_at = now(), resumed_answer = a.answer, answered_by = ${answeredBy}::text
         from locked l join answers a on a.token = l.token
         where p.token = l.token and (select count(*) from locked) = ${items.length}::bigint
-        returning p.token, p.conversation_id
+        returning p.token, p.conversation_id, ${answeredJson} as question
       )
       select (select count(*) from updated)::int as updated,
         (select coalesce(json_agg(json_build_array(u.token, u.conversation_id) order by u.token), '[]'::json)::text
           from updated u) as resolved,
+        (select coalesce(json_agg(json_build_array(u.token, u.question::json) order by u.token), '[]'::json)::text
+          from updated u) as questions,
         (select coalesce(json_agg(a.token order by a.token), '[]'::json)::text from answers a
           where a.token not in (select token from locked)) as missing`;
     const key = this.#key;
@@ -640,7 +658,12 @@ export class AskUserStore {
       throw wrapDatabaseError(error, 'markResumedBatch');
     }
     const updated = Number(row?.updated);
-    if (updated === items.length) return updated;
+    if (updated === items.length) {
+      const questions = JSON.parse(String(row?.questions ?? '[]')) as Array<
+        [string, Parameters<typeof answeredOf>[0]]
+      >;
+      return questions.map(([token, question]) => ({ token, ...answeredOf(question) }));
+    }
     const missing = JSON.parse(String(row?.missing ?? '[]')) as string[];
     const expired = await expiredAmong(this.#db, missing);
     if (expired.length > 0) throw pauseExpired(expired, 'batch not applied, nothing was resolved');

@@ -172,9 +172,9 @@ export interface Approval {
 export interface AnswerOutcome {
   resolved: boolean;
   /**
-   * The question this answer resolved by itself, as the statement that resolved it returned
-   * it (what a caller times and traces its wait by, without another read); absent when it
-   * resolved nothing, or resolved a quorum.
+   * The question this answer resolved (by itself, or as the approval that completed its
+   * quorum), as the statement that resolved it returned it: what a caller times and traces
+   * its wait by, without another read. Absent when it resolved nothing.
    */
   question?: AnsweredQuestion;
   quorum?: {

@@ -24,8 +24,8 @@ ratios with each target met or missed; also writes it as JSON (default
 bench-results/latest.json).
 
   --quick   a smoke run: short budgets and smaller tables (numbers are rough)
-  --only    run only these sections: file, pg, askuser, session, wire, runner, peers, memory,
-            queue, takeover, audit
+  --only    run only these sections: file, pg, askuser, session, wire, runner, telemetry,
+            peers, memory, queue, takeover, audit
   --out     where to write the JSON
 
 PostgreSQL: BENCH_DATABASE_URL, else TEST_DATABASE_URL, else
@@ -39,6 +39,7 @@ const SECTIONS = [
   'session',
   'wire',
   'runner',
+  'telemetry',
   'peers',
   'memory',
   'queue',
@@ -203,6 +204,10 @@ or point BENCH_DATABASE_URL at one whose user may CREATE DATABASE; those rows ar
         if (on('runner')) {
           const { benchRunner } = await import('./bench-runner.js');
           await benchRunner(ctx, server);
+        }
+        if (on('telemetry')) {
+          const { benchTelemetry } = await import('./bench-runner.js');
+          await benchTelemetry(ctx, server);
         }
         if (on('peers')) {
           const peers = await import('./bench-peers.js');

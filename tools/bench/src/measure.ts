@@ -85,3 +85,51 @@ export async function timed(fn: () => Promise<unknown>): Promise<{ overriddenDur
   await fn();
   return { overriddenDuration: performance.now() - start };
 }
+
+/** What {@link interleaved} measured: each side's pooled samples, and each round's ratio. */
+export interface Interleaved {
+  subject: Stats;
+  floor: Stats;
+  /** Each round's subject median over its floor median. */
+  roundRatios: number[];
+}
+
+/**
+ * Times `subject` and `floor` one right after the other, `pairs` times per round for `rounds`
+ * rounds, the first of each pair alternating (so neither always runs on the other's heels),
+ * after `warmup` untimed pairs. For a small difference on a shared machine: both sides see
+ * the same load at the same moment, which separate tinybench tasks a second apart do not.
+ */
+export async function interleaved(
+  subject: () => Promise<unknown>,
+  floor: () => Promise<unknown>,
+  { rounds, pairs, warmup }: { rounds: number; pairs: number; warmup: number },
+): Promise<Interleaved> {
+  for (let k = 0; k < warmup; k++) {
+    await subject();
+    await floor();
+  }
+  const time = async (fn: () => Promise<unknown>, into: number[]) => {
+    const start = performance.now();
+    await fn();
+    into.push(performance.now() - start);
+  };
+  const all = { subject: [] as number[], floor: [] as number[] };
+  const roundRatios: number[] = [];
+  for (let round = 0; round < rounds; round++) {
+    const mine = { subject: [] as number[], floor: [] as number[] };
+    for (let k = 0; k < pairs; k++) {
+      if ((round + k) % 2 === 0) {
+        await time(subject, mine.subject);
+        await time(floor, mine.floor);
+      } else {
+        await time(floor, mine.floor);
+        await time(subject, mine.subject);
+      }
+    }
+    roundRatios.push(statsOf(mine.subject).median / statsOf(mine.floor).median);
+    all.subject.push(...mine.subject);
+    all.floor.push(...mine.floor);
+  }
+  return { subject: statsOf(all.subject), floor: statsOf(all.floor), roundRatios };
+}

@@ -18,6 +18,12 @@ export interface ModelRetry {
   waitMs: number;
 }
 
+/** The tokens one model call used, as its provider reports them. */
+export interface ModelUsage {
+  inputTokens?: number;
+  outputTokens?: number;
+}
+
 /** One call to a model. */
 export interface ModelRequest {
   system: string;
@@ -30,6 +36,11 @@ export interface ModelRequest {
    * the previous retry) began belongs to the failed attempt and is void.
    */
   onRetry?: (retry: ModelRetry) => void;
+  /**
+   * Called with the tokens used, as the provider reports them (in parts as the stream goes:
+   * a later count of the same kind replaces an earlier one).
+   */
+  onUsage?: (usage: ModelUsage) => void;
   signal?: AbortSignal;
 }
 

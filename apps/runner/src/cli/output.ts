@@ -81,8 +81,10 @@ export function createOutput(options: {
   stderr?: Sink;
   /** `--log-format json`: pino, whose lines every output becomes (loaded only then). */
   pino?: typeof Pino | undefined;
-  /** The trace id of the span in progress, for `--log-format json` (traces on). */
-  traceId?: (() => string | undefined) | undefined;
+  /** The trace id of a run's (or conversation's) latest turn, for the `--log-format json` lines about it (traces on). */
+  traceId?:
+    | ((about: { runId?: string; conversationId?: string }) => string | undefined)
+    | undefined;
 }): Output {
   const stdout = options.stdout ?? process.stdout;
   const stderr = options.stderr ?? process.stderr;
@@ -120,14 +122,17 @@ function logOutput(
   stdout: Sink,
   stderr: Sink,
   command: Output['command'],
-  traceId?: () => string | undefined,
+  traceId?: (about: { runId?: string; conversationId?: string }) => string | undefined,
 ): Output {
   const settings = {
     base: { pid: process.pid },
     ...(traceId
       ? {
-          mixin: () => {
-            const id = traceId();
+          mixin: ({ runId, conversationId }: { runId?: unknown; conversationId?: unknown }) => {
+            const id = traceId({
+              ...(typeof runId === 'string' ? { runId } : {}),
+              ...(typeof conversationId === 'string' ? { conversationId } : {}),
+            });
             return id ? { traceId: id } : {};
           },
         }

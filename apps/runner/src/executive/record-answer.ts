@@ -1,10 +1,10 @@
 import {
   type AnsweredPause,
+  type AnsweredQuestion,
   type AnswerOptions,
   type AnswerOutcome,
   AskUserError,
   AUTO_TERMINATED_MARKER,
-  type Pending,
   type ResumeAnswer,
 } from '@x/askuser';
 import { DEFAULT_MAX_RECORD_BYTES } from '@x/continuation';
@@ -158,29 +158,10 @@ export async function answer(
   const outcome = await (watching.telemetry
     ? answerOne(storage, token, asGiven, by, also).catch(countRefusal)
     : answerOne(storage, token, asGiven, by, also));
-  // A partial approval of a quorum leaves the question waiting: its wait goes on.
-  if (outcome.resolved && watching.tracer) {
-    // The answer's UPDATE returned its question; a quorum's last approval did not (read it).
-    const asked = outcome.question ? [outcome.question] : await askedOf(storage, [token]);
-    for (const pause of asked) traceWait(pause, asGiven.action);
-  }
+  // The statement that resolved the question returned it (a quorum's last approval too); a
+  // partial approval leaves it waiting: its wait goes on.
+  if (outcome.question) traceWait(outcome.question, asGiven.action);
   return outcome;
-}
-
-/**
- * The questions these answers are for, when their answers did not return them (a batch, a
- * quorum's last approval): read beside the answers' own transaction (pending), or after it.
- */
-async function askedOf(storage: Storage, tokens: readonly string[]): Promise<Pending[]> {
-  const read = (token: string) =>
-    storage
-      .pauses()
-      .getByToken(token)
-      // Read after the answer committed (one connection, as PGlite's): the answered row.
-      .catch(() => storage.pauses().getAnswer(token))
-      .catch(() => undefined);
-  const found = await Promise.all(tokens.map(read));
-  return found.filter((pause): pause is Pending => pause !== undefined);
 }
 
 /**
@@ -275,17 +256,11 @@ export async function answerBatch(
   given: ReadonlyArray<{ token: string; answer: ResumeAnswer }>,
   by: AnswerOptions = {},
 ): Promise<number> {
-  const asked = watching.tracer
-    ? askedOf(
-        storage,
-        given.map((a) => a.token),
-      )
-    : undefined;
-  const answered = await (watching.telemetry
+  const { answered, questions } = await (watching.telemetry
     ? answerMany(storage, given, by).catch(countRefusal)
     : answerMany(storage, given, by));
   const actions = new Map(given.map((a) => [a.token, a.answer.action]));
-  for (const pause of (await asked) ?? []) traceWait(pause, actions.get(pause.token));
+  for (const { token, question } of questions) traceWait(question, actions.get(token));
   return answered;
 }
 
@@ -293,7 +268,7 @@ async function answerMany(
   storage: Storage,
   given: ReadonlyArray<{ token: string; answer: ResumeAnswer }>,
   by: AnswerOptions,
-): Promise<number> {
+): Promise<{ answered: number; questions: Array<{ token: string; question: AnsweredQuestion }> }> {
   const answers: Array<{ token: string; answer: ResumeAnswer }> = [];
   for (const a of given) {
     checkAnswerSize(a.token, a.answer);
@@ -302,17 +277,25 @@ async function answerMany(
   const done = await storage
     .transaction(async (tx) => {
       const pauses = storage.pauses(tx);
-      let answered = answers.length;
       let resolving = answers;
+      // What the statements that resolved them returned, for their waits' spans.
+      const questions: Array<{ token: string; question: AnsweredQuestion }> = [];
       if (by.identity) {
         // All or nothing: a refusal of one rolls back the answers before it.
         const outcomes: AnswerOutcome[] = [];
         for (const a of answers) outcomes.push(await pauses.markResumed(a.token, a.answer, by));
         // An approval towards a quorum readies no run.
         resolving = answers.filter((_, i) => outcomes[i]?.resolved);
+        outcomes.forEach(({ question }, i) => {
+          const token = answers[i]?.token;
+          if (question && token) questions.push({ token, question });
+        });
       } else {
         try {
-          answered = await pauses.markResumedBatch([...answers], { answeredBy: by.answeredBy });
+          const resolved = await pauses.resolveBatch([...answers], {
+            answeredBy: by.answeredBy,
+          });
+          for (const { token, ...question } of resolved) questions.push({ token, question });
         } catch (error) {
           return keptRefusal(error);
         }
@@ -340,9 +323,9 @@ async function answerMany(
           [...parents].map(([interactionId, input]) => ({ interactionId, input })),
         );
       }
-      return { answered };
+      return { answered: answers.length, questions };
     })
     .catch((error: unknown) => refusal(storage, error, true));
   if ('error' in done) return refusal(storage, done.error, true);
-  return done.answered;
+  return done;
 }

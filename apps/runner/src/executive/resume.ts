@@ -207,20 +207,21 @@ export async function resumeRun(
     return { status: 'cancelled', ...ids };
   }
   // A model that cannot be made (a missing API key) fails this attempt.
-  const model = watchedModel(modelOf(job, options));
+  const model = modelOf(job, options);
   const result = await resultFor(storage, job, suspension, answer, expiredAt);
   const messages = resumeMessages(suspension, result);
   const observer = options.observerFor({ runId, token, conversationId });
   if (telemetry) watchWait(telemetry, job, suspension, answer, applied, true);
   let traceparent: string | undefined;
   const about = { conversationId, runId, model: model.id };
-  const turn = await tracedTurn(about, storedTraceparent(run.meta), (tp) => {
-    traceparent = tp;
-    return runTurn(model, messages, observer, {
+  const turn = await tracedTurn(about, storedTraceparent(run.meta), (span) => {
+    traceparent = span?.traceparent;
+    const watched = watchedModel(model, span);
+    return runTurn(watched, messages, observer, {
       signal: job.signal,
-      delegate: runDelegate(model, observer),
+      delegate: runDelegate(watched, observer),
       gated: true,
-      ...tracedTools(),
+      ...tracedTools(span),
     });
   });
   return finishTurn(storage, job, suspension, model, turn, traceparent);
@@ -500,7 +501,7 @@ async function resumeDelegation(
   const token = job.run.interactionId ?? '';
   const ids = { runId, conversationId };
   const requester = requesterOf(job.run.meta);
-  const model = watchedModel(modelOf(job, options));
+  const model = modelOf(job, options);
   const stored: StoredDelegation = await loadDelegation(
     storage,
     suspension,
@@ -523,26 +524,35 @@ async function resumeDelegation(
   for (const [worker, answer] of answers) {
     answerWorker(stored.delegation, worker, answer, observer);
   }
-  await runWorkers(stored.delegation, unsettledWorkers(stored.delegation), model, observer, {
-    signal: job.signal,
-    // Each settled worker is recorded at once, only while this worker holds the lease.
-    settled: () =>
-      storage.transaction(async (tx) => {
-        if (!(await storage.runs(tx).renew(runId, owner, job.leaseMs))) {
-          throw new ContinuationError('lease_lost', `run "${runId}" was taken over`);
-        }
-        await saveDelegation(tx, storage, stored);
-      }),
-  });
-  if (allFinished(stored.delegation)) {
-    const messages = resumeMessages(suspension, delegateResult(stored.delegation));
-    const turn = await runTurn(model, messages, observer, {
+  let traceparent: string | undefined;
+  const about = { conversationId, runId, model: model.id };
+  // The workers' steps and the parent's resumed turn continue the run's trace, as one turn.
+  const turn = await tracedTurn(about, storedTraceparent(job.run.meta), async (span) => {
+    traceparent = span?.traceparent;
+    // The questions its workers ask now are this turn's.
+    stored.run.traceparent = traceparent;
+    const watched = watchedModel(model, span);
+    await runWorkers(stored.delegation, unsettledWorkers(stored.delegation), watched, observer, {
       signal: job.signal,
-      delegate: runDelegate(model, observer),
-      gated: true,
+      // Each settled worker is recorded at once, only while this worker holds the lease.
+      settled: () =>
+        storage.transaction(async (tx) => {
+          if (!(await storage.runs(tx).renew(runId, owner, job.leaseMs))) {
+            throw new ContinuationError('lease_lost', `run "${runId}" was taken over`);
+          }
+          await saveDelegation(tx, storage, stored);
+        }),
     });
-    return finishTurn(storage, job, suspension, model, turn);
-  }
+    if (!allFinished(stored.delegation)) return undefined;
+    const messages = resumeMessages(suspension, delegateResult(stored.delegation));
+    return runTurn(watched, messages, observer, {
+      signal: job.signal,
+      delegate: runDelegate(watched, observer),
+      gated: true,
+      ...tracedTools(span),
+    });
+  });
+  if (turn) return finishTurn(storage, job, suspension, model, turn, traceparent);
   await storage.transaction(async (tx) => {
     // The answer of a worker question takes this lock before it readies the run: either it
     // committed before the check below sees it, or it readies the run after this commits.

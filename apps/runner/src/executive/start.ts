@@ -180,16 +180,20 @@ export async function startRun(
   }
   const runId = randomUUID();
   const started = Date.now();
-  const watched = watchedModel(model);
   let traceparent: string | undefined;
-  const outcome = await tracedTurn({ conversationId, runId, model: model.id }, undefined, (tp) => {
-    traceparent = tp;
-    return runTurn(watched, [userMessage(goal)], observer, {
-      delegate: runDelegate(watched, observer),
-      gated: true,
-      ...tracedTools(),
-    });
-  });
+  const outcome = await tracedTurn(
+    { conversationId, runId, model: model.id },
+    undefined,
+    (span) => {
+      traceparent = span?.traceparent;
+      const watched = watchedModel(model, span);
+      return runTurn(watched, [userMessage(goal)], observer, {
+        delegate: runDelegate(watched, observer),
+        gated: true,
+        ...tracedTools(span),
+      });
+    },
+  );
   const { requester } = options;
   const meta = {
     model: model.id,
@@ -212,7 +216,14 @@ export async function startRun(
     const interactionId = randomUUID();
     const result =
       outcome.status === 'delegated'
-        ? await suspendDelegation(tx, storage, run, model, outcome, interactionId)
+        ? await suspendDelegation(
+            tx,
+            storage,
+            { ...run, traceparent },
+            model,
+            outcome,
+            interactionId,
+          )
         : await suspend(tx, storage, { ...run, traceparent }, model, outcome, interactionId);
     const deadlineAt = result.deadline?.at;
     const dueAt = 'dueAt' in result ? result.dueAt : undefined;

@@ -55,6 +55,7 @@ export async function saveDelegation(tx: Db, storage: Storage, stored: StoredDel
       run: run.runId,
       parent: interactionId,
       delegate: { toolCallId: delegation.toolCallId, worker: worker.id, task: worker.task },
+      ...(run.traceparent ? { traceparent: run.traceparent } : {}),
     };
     const pause = {
       token: question.token,

@@ -1,6 +1,6 @@
 import type { AnsweredPause, AnsweredQuestion, Pending } from '@x/askuser';
 import type { ToolUseBlock } from '@x/wire';
-import type { Model } from '../agent/model-port.js';
+import type { Model, ModelUsage } from '../agent/model-port.js';
 
 /** How a run ended, as the counters count it. */
 export type RunEnding = 'completed' | 'failed' | 'cancelled';
@@ -48,28 +48,37 @@ export interface HumanWait {
 }
 
 /**
+ * A turn's `invoke_agent` span, handed to what runs in it: the parent of its model and tool
+ * calls' spans, passed explicitly because a context manager would tax every await.
+ */
+export interface TurnSpan {
+  /** Its W3C traceparent, stored with the run and the questions the turn asks. */
+  readonly traceparent: string;
+  /** Runs one model call in a `chat {model}` span; `call` reports the tokens it used to `usage`. */
+  chat<T>(model: string, call: (usage: (usage: ModelUsage) => void) => Promise<T>): Promise<T>;
+  /** Runs one tool call in an `execute_tool {name}` span. */
+  tool<T>(name: string, toolCallId: string, run: () => T): T;
+}
+
+/**
  * The executive's spans (OpenTelemetry's GenAI conventions and a span of the human wait),
  * when traces are on. Trace contexts travel as W3C `traceparent` strings, stored with the
  * run (`meta.traceparent`) and the pause (`resumeContext.traceparent`).
  */
 export interface ExecutiveTracer {
-  /**
-   * Runs `turn` in an `invoke_agent` span, a child of `parent` (a traceparent) when given;
-   * `turn` gets the span's own traceparent, for the questions it asks.
-   */
+  /** Runs `turn` in an `invoke_agent` span, a child of `parent` (a traceparent) when given. */
   turn<T>(
     about: { conversationId: string; runId: string; model: string },
     parent: string | undefined,
-    turn: (traceparent: string) => Promise<T>,
+    turn: (span: TurnSpan) => Promise<T>,
   ): Promise<T>;
-  /** Runs one model call in a `chat {model}` span of the turn. */
-  chat<T>(model: string, call: () => Promise<T>): Promise<T>;
-  /** Runs one tool call in an `execute_tool {name}` span of the turn. */
-  tool<T>(name: string, toolCallId: string, run: () => T): T;
   /** Records a question's wait, from its asking to now, as an `await_human` span of the turn that asked. */
   humanWait(wait: HumanWait): void;
-  /** The trace id of the span in progress here, if any (for the logs). */
-  traceId(): string | undefined;
+  /**
+   * The trace id of the latest turn in this process of the run, else of the conversation (a
+   * conversation has one open run at a time), if any: for the logs.
+   */
+  traceId(about: { runId?: string; conversationId?: string }): string | undefined;
 }
 
 /**
@@ -81,10 +90,10 @@ export const watching: {
   tracer?: ExecutiveTracer | undefined;
 } = {};
 
-/** The model as the executive calls it: timed when watched, else the model itself. */
-export function watchedModel(model: Model): Model {
-  const { telemetry, tracer } = watching;
-  if (!telemetry && !tracer) return model;
+/** The model as the executive calls it in `turn`: timed and traced when watched, else the model itself. */
+export function watchedModel(model: Model, turn?: TurnSpan): Model {
+  const { telemetry } = watching;
+  if (!telemetry && !turn) return model;
   const timed = async (request: Parameters<Model['generate']>[0]) => {
     const started = performance.now();
     try {
@@ -98,7 +107,18 @@ export function watchedModel(model: Model): Model {
   };
   return {
     id: model.id,
-    generate: tracer ? (request) => tracer.chat(model.id, () => timed(request)) : timed,
+    generate: turn
+      ? (request) =>
+          turn.chat(model.id, (usage) =>
+            timed({
+              ...request,
+              onUsage: (used) => {
+                usage(used);
+                request.onUsage?.(used);
+              },
+            }),
+          )
+      : timed,
   };
 }
 
@@ -130,17 +150,18 @@ function expiredOrAnswered(pause: AnsweredQuestion | Pending): HumanWait['outcom
   return answered.expiredAt ? 'expired' : (answered.answer?.action ?? 'accept');
 }
 
-/** `runTurn`'s option that runs each tool call in an `execute_tool` span, when traces are on. */
-export function tracedTools(): { toolRun?: <T>(use: ToolUseBlock, run: () => T) => T } {
-  const { tracer } = watching;
-  return tracer ? { toolRun: (use, run) => tracer.tool(use.name, use.id, run) } : {};
+/** `runTurn`'s option that runs each tool call in an `execute_tool` span of `turn`, if traced. */
+export function tracedTools(turn: TurnSpan | undefined): {
+  toolRun?: <T>(use: ToolUseBlock, run: () => T) => T;
+} {
+  return turn ? { toolRun: (use, run) => turn.tool(use.name, use.id, run) } : {};
 }
 
-/** Runs a turn in an `invoke_agent` span when traces are on, else just runs it. */
+/** Runs a turn in an `invoke_agent` span when traces are on (`span` undefined when off). */
 export function tracedTurn<T>(
   about: { conversationId: string; runId: string; model: string },
   parent: string | undefined,
-  turn: (traceparent: string | undefined) => Promise<T>,
+  turn: (span: TurnSpan | undefined) => Promise<T>,
 ): Promise<T> {
   const { tracer } = watching;
   return tracer ? tracer.turn(about, parent, turn) : turn(undefined);

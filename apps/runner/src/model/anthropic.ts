@@ -84,7 +84,7 @@ function classify(error: unknown, sdk: typeof Anthropic, url: string): AttemptFa
 /** Assembles one assistant message from the raw stream events. */
 async function collect(
   stream: AsyncIterable<RawMessageStreamEvent>,
-  onText: ((delta: string) => void) | undefined,
+  { onText, onUsage }: Pick<ModelRequest, 'onText' | 'onUsage'>,
 ): Promise<{ content: AssistantBlock[]; stopReason: string | null }> {
   const blocks: Partial[] = [];
   let stopReason: string | null = null;
@@ -131,9 +131,21 @@ async function collect(
         }
         break;
       }
-      case 'message_delta':
-        stopReason = event.delta.stop_reason ?? stopReason;
+      case 'message_start': {
+        const { input_tokens, output_tokens } = event.message.usage;
+        onUsage?.({ inputTokens: input_tokens, outputTokens: output_tokens });
         break;
+      }
+      case 'message_delta': {
+        stopReason = event.delta.stop_reason ?? stopReason;
+        // Its output count is the message's so far; an input count, when sent, is the final one.
+        const { input_tokens, output_tokens } = event.usage;
+        onUsage?.({
+          ...(typeof input_tokens === 'number' ? { inputTokens: input_tokens } : {}),
+          outputTokens: output_tokens,
+        });
+        break;
+      }
       case 'message_stop':
         stopped = true;
         break;
@@ -221,7 +233,7 @@ export class AnthropicModel implements Model {
         const stream = await client.messages.create(params, {
           signal: request.signal ?? null,
         });
-        return collect(stream, request.onText);
+        return collect(stream, request);
       },
       (error) => classify(error, sdk, client.baseURL),
       this.#settings.retry,

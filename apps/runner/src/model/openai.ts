@@ -71,13 +71,20 @@ interface PartialCall {
 /** Assembles text and tool calls from the chunks of one streamed completion. */
 async function collect(
   stream: AsyncIterable<ChatCompletionChunk>,
-  onText: ((delta: string) => void) | undefined,
+  { onText, onUsage }: Pick<ModelRequest, 'onText' | 'onUsage'>,
 ): Promise<{ text: string; calls: PartialCall[]; finish: string }> {
   let text = '';
   let finish: string | undefined;
   // Keyed by the delta's index: a call's id and name come once, its arguments in pieces.
   const calls = new Map<number, PartialCall>();
   for await (const chunk of stream) {
+    // Asked for by `stream_options.include_usage`: a last chunk, usually without choices.
+    if (chunk.usage) {
+      onUsage?.({
+        inputTokens: chunk.usage.prompt_tokens,
+        outputTokens: chunk.usage.completion_tokens,
+      });
+    }
     const choice = chunk.choices?.[0];
     if (!choice) continue;
     const delta = choice.delta ?? {};
@@ -142,6 +149,8 @@ export class OpenAIModel implements Model {
       messages: toOpenAIChat(request.messages, { system: request.system }),
       tools: openAITools(request.tools),
       stream: true,
+      // The call's token counts come in a last chunk, for the `chat` span's usage attributes.
+      stream_options: { include_usage: true },
     };
     const { sdk, client } = await this.#connect();
     const { text, calls, finish } = await withRetry(
@@ -150,7 +159,7 @@ export class OpenAIModel implements Model {
         const stream = await client.chat.completions.create(params, {
           signal: request.signal ?? null,
         });
-        return collect(stream, request.onText);
+        return collect(stream, request);
       },
       (error) => classify(error, sdk, client.baseURL),
       this.#settings.retry,

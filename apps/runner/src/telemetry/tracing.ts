@@ -1,6 +1,5 @@
 import {
   type Context,
-  context,
   ROOT_CONTEXT,
   type Span,
   SpanKind,
@@ -10,7 +9,8 @@ import {
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
 import { BatchSpanProcessor, NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
-import type { ExecutiveTracer, HumanWait } from '../executive/telemetry.js';
+import type { ModelUsage } from '../agent/model-port.js';
+import type { ExecutiveTracer, HumanWait, TurnSpan } from '../executive/telemetry.js';
 
 const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
 
@@ -20,10 +20,13 @@ function traceparentOf(span: Span): string {
   return `00-${traceId}-${spanId}-${traceFlags.toString(16).padStart(2, '0')}`;
 }
 
-/** The context of a stored `traceparent` (another process's span), or the active one. */
+/** How many trace ids of runs and conversations the logs can name (the latest turns here). */
+const TRACE_IDS_KEPT = 1000;
+
+/** The context of a stored `traceparent` (another process's span), or a root. */
 function contextOf(traceparent: string | undefined): Context {
   const match = traceparent ? TRACEPARENT.exec(traceparent) : null;
-  if (!match) return context.active();
+  if (!match) return ROOT_CONTEXT;
   const [, traceId = '', spanId = '', flags = '01'] = match;
   return trace.setSpanContext(ROOT_CONTEXT, {
     traceId,
@@ -37,6 +40,16 @@ function contextOf(traceparent: string | undefined): Context {
 function modelAttributes(model: string): Record<string, string> {
   const [provider = model, name = model] = model.split(/:(.*)/s);
   return { 'gen_ai.provider.name': provider, 'gen_ai.request.model': name };
+}
+
+/** Sets what a model call reports of its tokens as the GenAI usage attributes. */
+function setUsage(span: Span, usage: ModelUsage): void {
+  if (usage.inputTokens !== undefined) {
+    span.setAttribute('gen_ai.usage.input_tokens', usage.inputTokens);
+  }
+  if (usage.outputTokens !== undefined) {
+    span.setAttribute('gen_ai.usage.output_tokens', usage.outputTokens);
+  }
 }
 
 function failed(span: Span, error: unknown): never {
@@ -58,10 +71,13 @@ export function startTracing(): { tracer: ExecutiveTracer; shutdown(): Promise<v
     ),
     spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter())],
   });
-  provider.register();
-  const otel = trace.getTracer('runner');
+  // Not registered: no global context manager (AsyncLocalStorage taxes every await of the
+  // process); each span is given its parent, a turn's through its TurnSpan.
+  const otel = provider.getTracer('runner');
+  const traceIds = new Map<string, string>();
   const tracer: ExecutiveTracer = {
     turn(about, parent, run) {
+      const parentContext = contextOf(parent);
       const span = otel.startSpan(
         'invoke_agent',
         {
@@ -74,48 +90,17 @@ export function startTracing(): { tracer: ExecutiveTracer; shutdown(): Promise<v
             ...modelAttributes(about.model),
           },
         },
-        contextOf(parent),
+        parentContext,
       );
-      return context.with(trace.setSpan(contextOf(parent), span), () =>
-        run(traceparentOf(span))
-          .catch((error: unknown) => failed(span, error))
-          .finally(() => span.end()),
-      );
-    },
-    chat(model, call) {
-      const { 'gen_ai.request.model': name } = modelAttributes(model);
-      return otel.startActiveSpan(
-        `chat ${name}`,
-        {
-          kind: SpanKind.CLIENT,
-          attributes: { 'gen_ai.operation.name': 'chat', ...modelAttributes(model) },
-        },
-        (span) =>
-          call()
-            .catch((error: unknown) => failed(span, error))
-            .finally(() => span.end()),
-      );
-    },
-    tool(name, toolCallId, run) {
-      return otel.startActiveSpan(
-        `execute_tool ${name}`,
-        {
-          attributes: {
-            'gen_ai.operation.name': 'execute_tool',
-            'gen_ai.tool.name': name,
-            'gen_ai.tool.call.id': toolCallId,
-          },
-        },
-        (span) => {
-          try {
-            return run();
-          } catch (error) {
-            return failed(span, error);
-          } finally {
-            span.end();
-          }
-        },
-      );
+      for (const key of [`run:${about.runId}`, `conversation:${about.conversationId}`]) {
+        traceIds.delete(key);
+        traceIds.set(key, span.spanContext().traceId);
+      }
+      while (traceIds.size > TRACE_IDS_KEPT)
+        traceIds.delete(traceIds.keys().next().value as string);
+      return run(turnSpan(trace.setSpan(parentContext, span), traceparentOf(span)))
+        .catch((error: unknown) => failed(span, error))
+        .finally(() => span.end());
     },
     humanWait(wait: HumanWait) {
       const asked = contextOf(wait.parent);
@@ -141,7 +126,49 @@ export function startTracing(): { tracer: ExecutiveTracer; shutdown(): Promise<v
       );
       span.end();
     },
-    traceId: () => trace.getActiveSpan()?.spanContext().traceId,
+    traceId: ({ runId, conversationId }) =>
+      (runId && traceIds.get(`run:${runId}`)) ||
+      (conversationId ? traceIds.get(`conversation:${conversationId}`) : undefined),
   };
+  /** The spans of one turn's model and tool calls, children of `turn` (a context with its span). */
+  function turnSpan(turn: Context, traceparent: string): TurnSpan {
+    return {
+      traceparent,
+      chat(model, call) {
+        const { 'gen_ai.request.model': name } = modelAttributes(model);
+        const span = otel.startSpan(
+          `chat ${name}`,
+          {
+            kind: SpanKind.CLIENT,
+            attributes: { 'gen_ai.operation.name': 'chat', ...modelAttributes(model) },
+          },
+          turn,
+        );
+        return call((usage) => setUsage(span, usage))
+          .catch((error: unknown) => failed(span, error))
+          .finally(() => span.end());
+      },
+      tool(name, toolCallId, run) {
+        const span = otel.startSpan(
+          `execute_tool ${name}`,
+          {
+            attributes: {
+              'gen_ai.operation.name': 'execute_tool',
+              'gen_ai.tool.name': name,
+              'gen_ai.tool.call.id': toolCallId,
+            },
+          },
+          turn,
+        );
+        try {
+          return run();
+        } catch (error) {
+          return failed(span, error);
+        } finally {
+          span.end();
+        }
+      },
+    };
+  }
   return { tracer, shutdown: () => provider.shutdown() };
 }
