@@ -71,6 +71,10 @@ describe('metrics of runner serve on the embedded default', { timeout: 120_000 }
       leasesLost: at('runner_leases_lost_total'),
       refused: at('runner_answers_refused_total', { reason: 'conflict' }),
       refusedAll: at('runner_answers_refused_total'),
+      // No channel is set up: each channel's series is there from zero, for increase().
+      forbidden: at('runner_answers_refused_total', { reason: 'forbidden' }),
+      delivered: at('runner_notifications_delivered_total', { channel: 'webhook' }),
+      deadLettered: at('runner_notifications_failed_total', { channel: 'slack' }),
     }).toEqual({
       completed: 1,
       failed: 0,
@@ -80,6 +84,9 @@ describe('metrics of runner serve on the embedded default', { timeout: 120_000 }
       leasesLost: 0,
       refused: 1,
       refusedAll: 1,
+      forbidden: 0,
+      delivered: 0,
+      deadLettered: 0,
     });
     expect({
       pendingHigh: at('runner_questions_pending', { kind: 'ask_user', priority: 'high' }),

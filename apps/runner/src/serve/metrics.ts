@@ -1,9 +1,13 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { CHANNELS } from '../config/index.js';
 import type { ExecutiveTelemetry, RunEnding } from '../executive/telemetry.js';
 import type { Storage } from '../storage/index.js';
 import { priorityLabel } from './views.js';
+
+/** Why an answer is refused, as {@link ExecutiveTelemetry.answerRefused} counts it. */
+const REFUSALS = ['conflict', 'not_found', 'forbidden', 'expired', 'usage'];
 
 const MINUTE = 60;
 const HOUR = 60 * MINUTE;
@@ -153,6 +157,12 @@ export class RunnerMetrics implements ExecutiveTelemetry {
         }
       : undefined;
     for (const ending of Object.values(this.#ended)) ending.inc(0);
+    // Each series from zero: `increase()` misses the first count of a series that starts at one.
+    for (const channel of CHANNELS) {
+      this.#notifications.delivered.inc({ channel }, 0);
+      this.#notifications.failed.inc({ channel }, 0);
+    }
+    for (const reason of REFUSALS) this.#refused.inc({ reason }, 0);
   }
 
   humanWait(kind: string, outcome: string, seconds: number): void {
