@@ -137,32 +137,46 @@ export async function pipelinedTransaction<T>(
   }
   const connection = await client.reserve();
   const sent: Promise<unknown>[] = [];
+  // Stock postgres.js 3.4.9 leaves the statements queued behind a pipelined one pending
+  // forever when the connection drops (our patch fails them): the first drop ends it all.
+  let dropped: unknown;
+  let onDrop: (error: unknown) => void = () => {};
+  const drop = new Promise<never>((_, reject) => {
+    onDrop = reject;
+  });
+  drop.catch(() => {});
   const run = (text: string, parameters: unknown[]) => {
     const rows = send(connection, text, parameters);
-    // Awaited below with the others: no rejection goes unhandled when `work` left it.
-    rows.catch(() => {});
+    rows.catch((error: unknown) => {
+      if (dropped === undefined && isConnectionDrop(error)) {
+        dropped = error;
+        onDrop(error);
+      }
+    });
     sent.push(rows);
     return rows;
   };
   let ended = false;
   try {
     run('begin', []);
-    const result = await work({
-      run: (statement, values) => run(statement.text, statement.parameters(values)),
-    });
+    const result = await Promise.race([
+      work({ run: (statement, values) => run(statement.text, statement.parameters(values)) }),
+      drop,
+    ]);
     // COMMIT ends the transaction whatever came before (a failed one commits as ROLLBACK).
     ended = true;
     run('commit', []);
-    await settled(sent);
+    await Promise.race([settled(sent), drop]);
     return result;
   } catch (error) {
-    if (!ended && !isConnectionDrop(error)) {
+    if (dropped === undefined && !ended) {
       await send(connection, 'rollback', []).catch(() => {});
     }
-    await Promise.allSettled(sent);
+    if (dropped === undefined) await Promise.allSettled(sent);
     throw error;
   } finally {
-    connection.release();
+    // A dropped connection is the pool's again already: releasing it would reopen it.
+    if (dropped === undefined) connection.release();
   }
 }
 
