@@ -31,28 +31,31 @@ import type { AnswerOutcome } from './types.js';
 export const expiredNow = sql`(${t.expiredAt} is not null or (${t.resumedAt} is null and ${t.deadlineAt} <= now()))`;
 
 /**
- * The answer with an identity check (skipped when `name` is null), compiled once per process:
- * with `audited` it also locks the conversation's chain head and returns it as `seq:hash`.
+ * The answer, with an identity check (skipped when `name` is null) unless `none`, compiled
+ * once per process: `audited` also locks the conversation's chain head and returns it as `seq:hash`.
  * Times come as epoch milliseconds and arrays and JSON as text, the same from every driver.
  */
-function answerStatement(audited: boolean) {
+function answerStatement(check: 'none' | 'identity' | 'audited') {
   return prepareOnce(() => {
     const p = sql.placeholder;
+    const admitted =
+      check === 'none'
+        ? sql``
+        : sql` and (${p('name')}::text is null or (${admits(
+            sql`${p('name')}`,
+            sql`array(select jsonb_array_elements_text(${p('roles')}::jsonb))`,
+          )}))`;
     return sql`update aura.paused_states p
       set resumed_at = now(), resumed_answer = ${p('answer')}::jsonb, answered_by = ${p('answeredBy')}::text
       where p.token = ${p('token')} and p.resumed_at is null
-        and (p.deadline_at is null or p.deadline_at > now()) and p.quorum is null
-        and (${p('name')}::text is null or (${admits(
-          sql`${p('name')}`,
-          sql`array(select jsonb_array_elements_text(${p('roles')}::jsonb))`,
-        )}))
+        and (p.deadline_at is null or p.deadline_at > now()) and p.quorum is null${admitted}
       returning p.conversation_id, p.tool_call_id, p.kind, p.priority,
         floor(extract(epoch from p.created_at) * 1000)::float8 as created_ms,
         floor(extract(epoch from p.resumed_at) * 1000)::float8 as resumed_ms,
         array_to_json(p.audience_names)::text as audience_names,
         array_to_json(p.audience_roles)::text as audience_roles,
         p.resume_context::text as resume_context${
-          audited
+          check === 'audited'
             ? sql`,
         (select h.seq::text || ':' || h.hash from aura.audit_heads h
           where h.chain = 'conversation:' || p.conversation_id for update) as head`
@@ -60,11 +63,13 @@ function answerStatement(audited: boolean) {
         }`;
   });
 }
-const answerChecked = answerStatement(false);
-const answerAudited = answerStatement(true);
+/** The plain answer: no identity, no audit log (one autocommit UPDATE). */
+export const answerPlain = answerStatement('none');
+const answerChecked = answerStatement('identity');
+const answerAudited = answerStatement('audited');
 
 /** The question an answer statement resolved, from its driver-neutral row. */
-function answeredRow(row: PreparedRow) {
+export function answeredRow(row: PreparedRow) {
   const context = row.resume_context;
   return {
     conversationId: String(row.conversation_id),
@@ -180,19 +185,6 @@ async function answerAppended(
   ]);
   return { outcome: resolvedBy(resolved), appended: run(appendEntry, entry ?? {}) };
 }
-
-/** What an answer's UPDATE returns of the question it resolved: {@link AnswerOutcome.question}. */
-export const answeredColumns = {
-  conversationId: t.conversationId,
-  toolCallId: t.toolCallId,
-  kind: t.kind,
-  priority: t.priority,
-  createdAt: t.createdAt,
-  resumedAt: t.resumedAt,
-  audienceNames: t.audienceNames,
-  audienceRoles: t.audienceRoles,
-  resumeContext: t.resumeContext,
-};
 
 /** The outcome of an answer that resolved its question by itself, from the row it returned. */
 export function resolvedBy(row: {
