@@ -1,11 +1,10 @@
 // Internal: how an audit entry is hashed, signed and appended to its chain.
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
-import { lazyStatements, rowsOf } from '@x/postgres-kit';
+import { prepareOnce, rowsOf, runPrepared } from '@x/postgres-kit';
 import { type SQL, sql } from 'drizzle-orm';
 import { PgTransaction } from 'drizzle-orm/pg-core';
 import type { AskUserDatabase } from './database.js';
 import { AskUserError } from './errors.js';
-import { auditEntries } from './schema.js';
 
 /** The `prev` of a chain's first entry: 64 zeros. */
 export const GENESIS = '0'.repeat(64);
@@ -108,28 +107,40 @@ export function lockHeadStatement(chain: SQL, from: SQL = sql``): SQL {
     returning chain, seq::text as seq, hash`;
 }
 
-/** The statements of one transaction's appends, built on first use. */
-export type AppendStatements = ReturnType<typeof appendStatements>;
+/** {@link lockHeadStatement} of the chain named `chain`, compiled once per process. */
+export const lockHead = prepareOnce(() => lockHeadStatement(sql`${sql.placeholder('chain')}`));
 
-/** The prepared single-entry insert (a trigger advances the chain's head). */
-export function appendStatements(tx: AskUserDatabase) {
+/** The single-entry insert, compiled once per process (a trigger advances the chain's head). */
+export const appendEntry = prepareOnce(() => {
   const p = sql.placeholder;
-  return lazyStatements({
-    append: () =>
-      tx
-        .insert(auditEntries)
-        .values({
-          chain: p('chain'),
-          seq: p('seq'),
-          kind: p('kind'),
-          at: sql`${p('at')}::timestamptz`,
-          token: p('token'),
-          body: p('body'),
-          prev: p('prev'),
-          hash: p('hash'),
-          sig: p('sig'),
-        })
-        .prepare('askuser_audit_append'),
+  return sql`insert into aura.audit_entries (chain, seq, kind, at, token, body, prev, hash, sig)
+    values (${p('chain')}, ${p('seq')}::bigint, ${p('kind')}, ${p('at')}::timestamptz, ${p('token')},
+      ${p('body')}, ${p('prev')}, ${p('hash')}, ${p('sig')})`;
+});
+
+/** A chain's next entries after `head`, hashed and signed, as {@link appendEntry} takes them. */
+export function signedEntries(
+  key: Buffer,
+  head: LockedHead,
+  entries: readonly NewEntry[],
+  at: string = new Date().toISOString(),
+) {
+  let seq = head.seq;
+  let prev = head.hash;
+  return entries.map((entry) => {
+    seq += 1;
+    const fields: HashedFields = {
+      chain: head.chain,
+      seq,
+      kind: entry.kind,
+      at,
+      token: entry.token ?? null,
+      body: canonicalJson(entry.data),
+      prev,
+    };
+    const hash = entryHash(fields);
+    prev = hash;
+    return { ...fields, hash, sig: sign(key, hash) };
   });
 }
 
@@ -144,7 +155,6 @@ export async function appendEntries(
   key: Buffer,
   entries: readonly NewEntry[],
   locked?: LockedHead,
-  statements: AppendStatements = appendStatements(tx),
 ): Promise<void> {
   const byChain = new Map<string, NewEntry[]>();
   for (const entry of entries) {
@@ -158,26 +168,10 @@ export async function appendEntries(
       locked?.chain === chain
         ? locked
         : headOf(rowsOf(await tx.execute(lockHeadStatement(sql`${chain}`)))[0]);
-    let seq = head.seq;
-    let prev = head.hash;
-    const rows = (byChain.get(chain) ?? []).map((entry) => {
-      seq += 1;
-      const fields: HashedFields = {
-        chain,
-        seq,
-        kind: entry.kind,
-        at,
-        token: entry.token ?? null,
-        body: canonicalJson(entry.data),
-        prev,
-      };
-      const hash = entryHash(fields);
-      prev = hash;
-      return { ...fields, hash, sig: sign(key, hash) };
-    });
+    const rows = signedEntries(key, head, byChain.get(chain) ?? [], at);
     const [only] = rows;
     if (rows.length === 1 && only !== undefined) {
-      await statements.append.execute(only);
+      await runPrepared(tx, appendEntry, only);
       continue;
     }
     await tx.execute(sql`insert into aura.audit_entries (chain, seq, kind, at, token, body, prev, hash, sig)

@@ -1,10 +1,26 @@
 // Internal: the writes of a store with an audit key or an identity: each in one transaction
 // with the audit entries it produces.
-import { lazyStatements, rowsOf } from '@x/postgres-kit';
-import { and, eq, isNull, type SQL, sql } from 'drizzle-orm';
+import {
+  type Pipeline,
+  type PreparedRow,
+  pipelinedTransaction,
+  prepareOnce,
+  rowsOf,
+  runPrepared,
+} from '@x/postgres-kit';
+import { type SQL, sql } from 'drizzle-orm';
 import type { ResumeAnswer } from './answer.js';
 import { admits, type Identity, identityKeys, textArray } from './audience.js';
-import { appendEntries, conversationChain, inTransaction, type NewEntry } from './audit-chain.js';
+import {
+  appendEntries,
+  appendEntry,
+  conversationChain,
+  headOf,
+  inTransaction,
+  lockHead,
+  type NewEntry,
+  signedEntries,
+} from './audit-chain.js';
 import type { AskUserDatabase } from './database.js';
 import { AskUserError, pauseExpired, pauseNotFound } from './errors.js';
 import { answerQuorum } from './quorum.js';
@@ -14,59 +30,58 @@ import type { AnswerOutcome } from './types.js';
 /** True for a pause whose deadline refuses an answer: applied already, or passed while pending. */
 export const expiredNow = sql`(${t.expiredAt} is not null or (${t.resumedAt} is null and ${t.deadlineAt} <= now()))`;
 
-/** The prepared answers with an identity check (skipped when `name` is null). */
-function answerStatements(db: AskUserDatabase) {
-  const p = sql.placeholder;
-  const admitted = sql`(${p('name')}::text is null or (${admits(
-    sql`${p('name')}`,
-    sql`array(select jsonb_array_elements_text(${p('roles')}::jsonb))`,
-    {
-      names: t.audienceNames,
-      roles: t.audienceRoles,
-      requester: t.requester,
-      barred: t.requesterMayNotAnswer,
-    },
-  )}))`;
-  const update = () =>
-    db
-      .update(t)
-      .set({
-        resumedAt: sql`now()`,
-        resumedAnswer: p('answer'),
-        answeredBy: sql`${p('answeredBy')}`,
-      })
-      .where(
-        and(
-          eq(t.token, p('token')),
-          isNull(t.resumedAt),
-          sql`(${t.deadlineAt} is null or ${t.deadlineAt} > now()) and ${t.quorum} is null`,
-          admitted,
-        ),
-      );
-  return lazyStatements({
-    answer: () => update().returning(answeredColumns).prepare('askuser_answer_checked'),
-    answerAudited: () =>
-      update()
-        .returning({
-          ...answeredColumns,
-          // Written out: drizzle leaves RETURNING's columns unqualified.
-          head: sql<
-            string | null
-          >`(select h.seq::text || ':' || h.hash from aura.audit_heads h where h.chain = 'conversation:' || "aura"."paused_states"."conversation_id" for update)`,
-        })
-        .prepare('askuser_answer_audited'),
+/**
+ * The answer, with an identity check (skipped when `name` is null) unless `none`, compiled
+ * once per process: `audited` also locks the conversation's chain head and returns it as `seq:hash`.
+ * Times come as epoch milliseconds and arrays and JSON as text, the same from every driver.
+ */
+function answerStatement(check: 'none' | 'identity' | 'audited') {
+  return prepareOnce(() => {
+    const p = sql.placeholder;
+    const admitted =
+      check === 'none'
+        ? sql``
+        : sql` and (${p('name')}::text is null or (${admits(
+            sql`${p('name')}`,
+            sql`array(select jsonb_array_elements_text(${p('roles')}::jsonb))`,
+          )}))`;
+    return sql`update aura.paused_states p
+      set resumed_at = now(), resumed_answer = ${p('answer')}::jsonb, answered_by = ${p('answeredBy')}::text
+      where p.token = ${p('token')} and p.resumed_at is null
+        and (p.deadline_at is null or p.deadline_at > now()) and p.quorum is null${admitted}
+      returning p.conversation_id, p.tool_call_id, p.kind, p.priority,
+        floor(extract(epoch from p.created_at) * 1000)::float8 as created_ms,
+        floor(extract(epoch from p.resumed_at) * 1000)::float8 as resumed_ms,
+        array_to_json(p.audience_names)::text as audience_names,
+        array_to_json(p.audience_roles)::text as audience_roles,
+        p.resume_context::text as resume_context${
+          check === 'audited'
+            ? sql`,
+        (select h.seq::text || ':' || h.hash from aura.audit_heads h
+          where h.chain = 'conversation:' || p.conversation_id for update) as head`
+            : sql``
+        }`;
   });
 }
+/** The plain answer: no identity, no audit log (one autocommit UPDATE). */
+export const answerPlain = answerStatement('none');
+const answerChecked = answerStatement('identity');
+const answerAudited = answerStatement('audited');
 
-// Built once per database or transaction handle, on first use.
-const built = new WeakMap<AskUserDatabase, ReturnType<typeof answerStatements>>();
-function statementsOf(db: AskUserDatabase) {
-  let statements = built.get(db);
-  if (statements === undefined) {
-    statements = answerStatements(db);
-    built.set(db, statements);
-  }
-  return statements;
+/** The question an answer statement resolved, from its driver-neutral row. */
+export function answeredRow(row: PreparedRow) {
+  const context = row.resume_context;
+  return {
+    conversationId: String(row.conversation_id),
+    toolCallId: String(row.tool_call_id),
+    kind: String(row.kind),
+    priority: Number(row.priority),
+    createdAt: new Date(Number(row.created_ms)),
+    resumedAt: new Date(Number(row.resumed_ms)),
+    audienceNames: JSON.parse(String(row.audience_names)) as string[],
+    audienceRoles: JSON.parse(String(row.audience_roles)) as string[],
+    resumeContext: typeof context === 'string' ? (JSON.parse(context) as unknown) : null,
+  };
 }
 
 /** The parsed options of an answer. */
@@ -104,53 +119,72 @@ export async function resolveGoverned(
   answer: ResumeAnswer,
   c: AnswerContext,
 ): Promise<AnswerOutcome> {
-  const run = async (tx: AskUserDatabase): Promise<AnswerOutcome | AskUserError> => {
-    const statements = statementsOf(tx);
-    const params = {
-      token,
-      answer,
-      answeredBy: c.answeredBy,
-      name: c.identity?.name ?? null,
-      roles: JSON.stringify(c.identity?.roles ?? []),
-    };
-    // Not resolved by one answer: recorded towards its quorum, or refused.
-    const otherwise = async () =>
-      (await answerQuorum(tx, key, token, answer, c, answerData(token, answer, c))) ??
-      refusalOf(tx, key, token, answer, c);
-    if (key === undefined) {
-      const [updated] = await statements.answer.execute(params);
-      return updated === undefined ? otherwise() : resolvedBy(updated);
-    }
-    // The same statement locks the conversation's chain head (when the chain has one).
-    const [updated] = await statements.answerAudited.execute(params);
-    if (updated === undefined) return otherwise();
-    const chain = conversationChain(updated.conversationId);
-    const [seq, hash] = updated.head?.split(':') ?? [];
-    await appendEntries(
-      tx,
-      key,
-      [{ chain, kind: 'question-answered', token, data: answerData(token, answer, c) }],
-      seq === undefined || hash === undefined ? undefined : { chain, seq: Number(seq), hash },
-    );
-    return resolvedBy(updated);
+  const params = {
+    token,
+    answer: JSON.stringify(answer),
+    answeredBy: c.answeredBy,
+    name: c.identity?.name ?? null,
+    roles: JSON.stringify(c.identity?.roles ?? []),
   };
-  const outcome = key === undefined ? await run(db) : await inTransaction(db, run);
+  // Not resolved by one answer: recorded towards its quorum, or refused.
+  const otherwise = async (tx: AskUserDatabase) =>
+    (await answerQuorum(tx, key, token, answer, c, answerData(token, answer, c))) ??
+    refusalOf(tx, key, token, answer, c);
+  let outcome: AnswerOutcome | AskUserError | undefined;
+  if (key === undefined) {
+    const [row] = await runPrepared(db, answerChecked, params);
+    outcome = row === undefined ? await otherwise(db) : resolvedBy(answeredRow(row));
+  } else {
+    // BEGIN goes with the answer, which locks the chain head; the entry goes with COMMIT.
+    outcome = (
+      await pipelinedTransaction(db, (tx) => answerAppended(tx.run, key, token, answer, params, c))
+    )?.outcome;
+    // Not resolved by one answer (a quorum, a refusal): again, with the general path's reads.
+    outcome ??= await inTransaction(db, async (tx) => {
+      const again = await answerAppended(
+        (statement, values) => runPrepared(tx, statement, values),
+        key,
+        token,
+        answer,
+        params,
+        c,
+      );
+      if (again === undefined) return otherwise(tx);
+      await again.appended;
+      return again.outcome;
+    });
+  }
   if (outcome instanceof AskUserError) throw outcome;
   return outcome;
 }
 
-/** What an answer's UPDATE returns of the question it resolved: {@link AnswerOutcome.question}. */
-export const answeredColumns = {
-  conversationId: t.conversationId,
-  toolCallId: t.toolCallId,
-  kind: t.kind,
-  priority: t.priority,
-  createdAt: t.createdAt,
-  resumedAt: t.resumedAt,
-  audienceNames: t.audienceNames,
-  audienceRoles: t.audienceRoles,
-  resumeContext: t.resumeContext,
-};
+/**
+ * The audited answer: the UPDATE (which locks the chain head), then the signed entry, sent
+ * without waiting (`appended`); undefined when the UPDATE resolved nothing.
+ */
+async function answerAppended(
+  run: Pipeline['run'],
+  key: Buffer,
+  token: string,
+  answer: ResumeAnswer,
+  params: Record<string, unknown>,
+  c: AnswerContext,
+): Promise<{ outcome: AnswerOutcome; appended: Promise<unknown> } | undefined> {
+  const [row] = await run(answerAudited, params);
+  if (row === undefined) return undefined;
+  const resolved = answeredRow(row);
+  const chain = conversationChain(resolved.conversationId);
+  const [seq, hash] = typeof row.head === 'string' ? row.head.split(':') : [];
+  // A chain without a head row yet (its questions were asked without a key) gets one first.
+  const head =
+    seq === undefined || hash === undefined
+      ? headOf((await run(lockHead, { chain }))[0])
+      : { chain, seq: Number(seq), hash };
+  const [entry] = signedEntries(key, head, [
+    { chain, kind: 'question-answered', token, data: answerData(token, answer, c) },
+  ]);
+  return { outcome: resolvedBy(resolved), appended: run(appendEntry, entry ?? {}) };
+}
 
 /** The outcome of an answer that resolved its question by itself, from the row it returned. */
 export function resolvedBy(row: {

@@ -1,4 +1,4 @@
-import { lazyStatements, retryRead, rowsOf } from '@x/postgres-kit';
+import { lazyStatements, retryRead, rowsOf, runPrepared } from '@x/postgres-kit';
 import { and, asc, desc, eq, isNotNull, isNull, lt, sql } from 'drizzle-orm';
 import {
   ACTION_CANCEL,
@@ -18,7 +18,8 @@ import {
   type AnswerContext,
   answerableBy,
   answerData,
-  answeredColumns,
+  answeredRow,
+  answerPlain,
   expiredNow,
   resolvedBy,
   resolveGoverned,
@@ -61,14 +62,12 @@ export const DEFAULT_RECENT_LIMIT = 50;
 
 const fifo = [desc(t.priority), asc(t.createdAt), asc(t.token)];
 
-// The hot writes are built once per store, on first use, and run as named prepared
-// statements: building a drizzle query costs more than running it, and postgres.js sends an
+// The insert is built once per store, on first use, and run as a named prepared statement
+// (the answers are compiled once per process, in governed.ts): building a drizzle query costs more than running it, and postgres.js sends an
 // unnamed parameterised statement with a Describe round trip first, every time. Each name
 // stands for one SQL text; PGlite ignores names; a `prepare: false` client wins.
 function prepareStatements(db: AskUserDatabase) {
   const p = sql.placeholder;
-  // A question that needs a quorum is answered through answerQuorum, never by one UPDATE.
-  const oneAnswerResolves = sql`(${t.deadlineAt} is null or ${t.deadlineAt} > now()) and ${t.quorum} is null`;
   return lazyStatements({
     insert: () =>
       db
@@ -99,17 +98,6 @@ function prepareStatements(db: AskUserDatabase) {
           quorumDeclines: sql`${p('quorumDeclines')}::integer`,
         })
         .prepare('askuser_insert'),
-    markResumed: () =>
-      db
-        .update(t)
-        .set({
-          resumedAt: sql`now()`,
-          resumedAnswer: p('answer'),
-          answeredBy: sql`${p('answeredBy')}`,
-        })
-        .where(and(eq(t.token, p('token')), isNull(t.resumedAt), oneAnswerResolves))
-        .returning(answeredColumns)
-        .prepare('askuser_mark_resumed'),
   });
 }
 
@@ -428,13 +416,12 @@ export class AskUserStore {
         return await resolveGoverned(this.#db, this.#key, token, parsed, context);
       }
       const { answeredBy } = context;
-      const updated = await this.#statements.markResumed.execute({
+      const [resolved] = await runPrepared(this.#db, answerPlain, {
         token,
-        answer: parsed,
+        answer: JSON.stringify(parsed),
         answeredBy,
       });
-      const [resolved] = updated;
-      if (resolved !== undefined) return resolvedBy(resolved);
+      if (resolved !== undefined) return resolvedBy(answeredRow(resolved));
       const data = answerData(token, parsed, context);
       const recorded = await answerQuorum(this.#db, undefined, token, parsed, context, data);
       if (recorded) return recorded;

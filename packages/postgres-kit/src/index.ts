@@ -3,8 +3,8 @@
  * `@x/postgres-kit`: the PostgreSQL plumbing `@x/askuser`, `@x/continuation-postgres` and
  * `@x/session-postgres` share, so it exists once: the drizzle handle type, result rows,
  * SQLSTATE lookup, the reason of a failure, quiet, idempotent migrations (and the error of
- * one that fails), a retry of reads over a dropped connection, and statements built on
- * first use.
+ * one that fails), a retry of reads over a dropped connection, statements built on
+ * first use, and statements compiled once per process run in pipelined transactions.
  */
 export { isConnectionDrop, retryRead } from './connection.js';
 export { rowsOf, type StoreDatabase } from './database.js';
@@ -16,4 +16,12 @@ export {
   migrationsApplied,
 } from './migrate.js';
 export { MigrationError, type MigrationErrorOptions } from './migration-error.js';
+export {
+  type Pipeline,
+  type PreparedRow,
+  type PreparedStatement,
+  pipelinedTransaction,
+  prepareOnce,
+  runPrepared,
+} from './prepared.js';
 export { lazyStatements } from './statements.js';

@@ -6,6 +6,7 @@ import {
   type ResumeAnswer,
   verifyAudit,
 } from '@x/askuser';
+import { PostgresRunQueue } from '@x/continuation-postgres';
 import { drizzle } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
 import { ratio } from './bench-continuation.js';
@@ -63,6 +64,60 @@ export async function benchAuditedAnswer(ctx: Context, server: Server): Promise<
     section,
     name: 'answer with audit and audience check vs the plain answer (PostgreSQL)',
     goal: { kind: 'at-most', value: 1.2, label: '≤ 1.2×' },
+    ratio: ratio(stats.audited?.median, stats.plain?.median),
+    ratioMeaning: 'audited/plain',
+    subject: stats.audited,
+    floor: stats.plain,
+  });
+}
+
+/**
+ * The same answer as the runner gives it: in one transaction with the run it readies
+ * (`markReady`), stores made for that transaction, with the audit log and bob's audience
+ * check vs without. Information beside the issue's row, whose floor is a lone autocommit
+ * UPDATE that no runner answer is.
+ */
+export async function benchAuditedRunnerAnswer(ctx: Context, server: Server): Promise<void> {
+  const queue = new PostgresRunQueue(server.db);
+  const plainAsk = new AskUserStore(server.db);
+  const auditedAsk = new AskUserStore(server.db, { audit: { key: KEY } });
+  const waiting = async (store: AskUserStore, conversation: string) => {
+    const [token] = await ask(store, conversation, 1);
+    await queue.create({
+      runId: `run-${token}`,
+      conversationId: conversation,
+      status: 'waiting',
+      interactionId: token as string,
+    });
+    return token as string;
+  };
+  const answerInTransaction = (token: string, audited: boolean) =>
+    server.db.transaction(async (tx) => {
+      const pauses = audited ? new AskUserStore(tx, { audit: { key: KEY } }) : new AskUserStore(tx);
+      await pauses.markResumed(
+        token,
+        answer,
+        audited ? { identity: bob, signedInWith: 'key', channel: 'api' } : {},
+      );
+      await new PostgresRunQueue(tx).markReady(token, answer);
+    });
+  const stats = await measure(
+    {
+      plain: async () => {
+        const token = await waiting(plainAsk, 'conv-runner-plain');
+        return timed(() => answerInTransaction(token, false));
+      },
+      audited: async () => {
+        const token = await waiting(auditedAsk, 'conv-runner-audited');
+        return timed(() => answerInTransaction(token, true));
+      },
+    },
+    ctx.budget,
+  );
+  ctx.add({
+    section,
+    name: 'answer as the runner gives it (one transaction with markReady), with audit and audience check vs without (PostgreSQL)',
+    goal: { kind: 'info', label: 'printed (the issue’s row above compares with a lone UPDATE)' },
     ratio: ratio(stats.audited?.median, stats.plain?.median),
     ratioMeaning: 'audited/plain',
     subject: stats.audited,

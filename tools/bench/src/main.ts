@@ -228,6 +228,7 @@ or point BENCH_DATABASE_URL at one whose user may CREATE DATABASE; those rows ar
         if (on('audit')) {
           const audit = await import('./bench-audit.js');
           await audit.benchAuditedAnswer(ctx, server);
+          await audit.benchAuditedRunnerAnswer(ctx, server);
           await audit.benchConcurrentAnswers(ctx, server);
           await audit.benchPendingForOperator(ctx, server);
           await audit.benchAuditVerify(ctx, server);

@@ -55,8 +55,10 @@ export async function loadStockPostgres(): Promise<typeof postgres> {
   cpSync(join(installed, 'src'), join(copy, 'src'), { recursive: true });
   writeFileSync(join(copy, 'package.json'), '{ "type": "module" }');
   const patch = readFileSync(PATCH, 'utf8');
-  const connection = join(copy, 'src/connection.js');
-  writeFileSync(connection, unpatch(readFileSync(connection, 'utf8'), patch, 'src/connection.js'));
+  for (const file of ['src/connection.js', 'src/index.js']) {
+    const source = join(copy, file);
+    writeFileSync(source, unpatch(readFileSync(source, 'utf8'), patch, file));
+  }
   try {
     // Its modules import one another statically: once loaded, the copy is not needed again.
     const module = await import(pathToFileURL(join(copy, 'src/index.js')).href);
