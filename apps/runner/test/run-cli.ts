@@ -215,6 +215,30 @@ class ProcessExit extends Error {
   }
 }
 
+/** Where Node's `fetch` keeps its connection pool (undici's global dispatcher). */
+const DISPATCHER = Symbol.for('undici.globalDispatcher.1');
+interface Dispatcher {
+  destroy(): Promise<void>;
+}
+
+/**
+ * Gives `fetch` a connection pool of the command's own, as a process of its own has, and
+ * returns its end: a keep-alive connection the command opened is closed with it, never
+ * reused by the next command or the test, nor left open.
+ */
+async function ownConnectionPool(): Promise<() => Promise<void>> {
+  // Node loads fetch, and makes its pool, on its first call.
+  await fetch('data:,');
+  const global = globalThis as unknown as Record<symbol, Dispatcher>;
+  const saved = global[DISPATCHER] as Dispatcher;
+  const own = new (saved.constructor as new () => Dispatcher)();
+  global[DISPATCHER] = own;
+  return async () => {
+    global[DISPATCHER] = saved;
+    await own.destroy();
+  };
+}
+
 /** Commands run in this process one at a time: each owns the process's globals while it runs. */
 let inProcessQueue: Promise<unknown> = Promise.resolve();
 
@@ -226,7 +250,8 @@ let inProcessQueue: Promise<unknown> = Promise.resolve();
  * kills, signals, locks against or runs commands side by side uses {@link startCli}.
  * Everything of the process a command may change (environment, argv, working folder,
  * standard streams, console, exit code, `process.exit`, listeners, the executive's
- * watchers) is put back after it, and a command that leaves a handle open fails.
+ * watchers, fetch's connection pool) is put back after it, and a command that leaves a
+ * handle open fails.
  */
 export function runInProcess(
   args: string[],
@@ -257,6 +282,7 @@ async function inProcess(
   const stdout = sink('stdout');
   const stderr = sink('stderr');
   const stdin = Readable.from(options.input === undefined ? [] : [options.input]);
+  const endPool = await ownConnectionPool();
   const saved = {
     env: { ...process.env },
     argv: process.argv,
@@ -326,6 +352,7 @@ async function inProcess(
       if (!(key in saved.watching)) delete watching[key];
     }
     stdin.destroy();
+    await endPool();
   }
   if (left.some((event) => event !== 'exit')) {
     throw new Error(`runner ${args.join(' ')} left listeners on ${left.join(', ')}`);
