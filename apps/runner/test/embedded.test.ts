@@ -169,7 +169,8 @@ describe('runner on the embedded default (PGlite + files)', { timeout: 300_000 }
       `question ${token} was already answered: closed when its conversation k was stopped, at `,
     );
 
-    const stop = await runInProcess(['stop', 'k', '--data', data, '--json']);
+    // stop, retry and show also as the real binary.
+    const stop = await runCli(['stop', 'k', '--data', data, '--json']);
     expect(last(stop.events)).toMatchObject({ type: 'stopped', pauses: 1, continuations: 1 });
     const list = await runInProcess(['paused-states', 'list', '--data', data, '--json']);
     expect(list.events).toHaveLength(0);
@@ -228,12 +229,12 @@ describe('runner on the embedded default (PGlite + files)', { timeout: 300_000 }
       }),
     ]);
 
-    expect((await runInProcess(['retry', runId, '--data', data])).code).toBe(0);
+    expect((await runCli(['retry', runId, '--data', data])).code).toBe(0);
     const woke = await runInProcess(['wake', '--once', '--data', data, '--json']);
     expect(woke.code, woke.stderr).toBe(0);
     expect(last(woke.events)).toMatchObject({ type: 'run-waiting', runId });
 
-    const story = await runInProcess(['show', 'r', '--data', data, '--json']);
+    const story = await runCli(['show', 'r', '--data', data, '--json']);
     expect(story.code, story.stderr).toBe(0);
     expect(story.events).toHaveLength(1);
     const [told] = story.events as unknown as Array<{

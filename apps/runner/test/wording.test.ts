@@ -3,7 +3,7 @@ import { createServer } from 'node:net';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { HELP } from '../src/cli/help.js';
-import { type CliResult, dataDirs, runInProcess, runShell } from './run-cli.js';
+import { type CliResult, dataDirs, runCli, runInProcess, runShell } from './run-cli.js';
 
 // What the runner says must help: options where a person puts them, a version, each
 // command's help, ids and commands printed whole, and errors that name what to do next.
@@ -63,7 +63,7 @@ describe('the runner says what helps', { timeout: 300_000 }, () => {
     const { version } = JSON.parse(
       readFileSync(new URL('../package.json', import.meta.url), 'utf8'),
     ) as { version: string };
-    const text = await runInProcess(['--version']);
+    const text = await runCli(['--version']);
     expect(text.code).toBe(0);
     expect(text.stdout).toBe(`runner ${version}\n`);
     const json = await runInProcess(['--json', '--version']);
@@ -190,7 +190,7 @@ describe('the runner says what helps', { timeout: 300_000 }, () => {
 
   it('the demo prints each step as a whole command that runs as printed', async () => {
     const cwd = dataDir({ empty: true });
-    const demo = await runInProcess(['demo', '--data', 'here'], { cwd });
+    const demo = await runCli(['demo', '--data', 'here'], { cwd });
     expect(demo.code, demo.stderr).toBe(0);
     const steps = demo.stdout
       .split('\n')
