@@ -10,17 +10,17 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 const KNOWN_SLOW: Record<string, number> = {
   'runner/test/embedded.test.ts': 162,
   'runner/test/operator-cli.test.ts': 111,
-  'runner/test/audit.pg.test.ts': 111,
   'runner/test/wording.test.ts': 110,
-  'runner/test/providers.cli.test.ts': 99,
-  'runner/test/records.test.ts': 99,
-  'runner/test/delegate.test.ts': 97,
   'runner/test/operators.pg.test.ts': 85,
   'runner/test/answer-limits.test.ts': 82,
   'runner/test/audit.test.ts': 80,
   'runner/test/deadline.test.ts': 80,
-  'runner/test/via-serve.test.ts': 71,
+  'runner/test/records.test.ts': 69,
+  'runner/test/delegate.test.ts': 64,
   'runner/test/serve.test.ts': 58,
+  'runner/test/via-serve.test.ts': 56,
+  'runner/test/providers.cli.test.ts': 53,
+  'runner/test/audit.pg.test.ts': 43,
   'runner/test/kept-questions.test.ts': 31,
 };
 

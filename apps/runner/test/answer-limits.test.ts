@@ -2,7 +2,7 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeProvider, fixture, startFakeProvider } from './fixtures/fake-provider.js';
-import { dataDirs, runInProcess } from './run-cli.js';
+import { dataDirs, runCli } from './run-cli.js';
 import { exec, serve } from './serve-harness.js';
 
 // An answer too large for any continuation is refused where it enters, with the limit, and
@@ -23,7 +23,7 @@ describe('limits where an answer enters', { timeout: 300_000 }, () => {
     const token = await exec('big-1', { data });
     const batch = path.join(data, 'batch.json');
     writeFileSync(batch, JSON.stringify([{ token, action: 'accept', content: FIVE_MB }]));
-    const refused = await runInProcess(['answer', '--batch', batch, '--data', data]);
+    const refused = await runCli(['answer', '--batch', batch, '--data', data]);
     expect(refused.code).toBe(2);
     expect(refused.stderr.trimEnd().split('\n')).toEqual([
       `error: the answer to ${token} is ${FIVE_MB.length + 2} bytes encoded, over the limit of 1048576 bytes (1 MiB) for an answer: a turn's saved continuation holds at most 16777216 bytes, transcript and answer together`,
@@ -52,7 +52,7 @@ describe('limits where an answer enters', { timeout: 300_000 }, () => {
   it('a run whose next continuation is over the store limit fails at once with that reason', async () => {
     const data = dataDir();
     const env = { OPENAI_API_KEY: 'test-key', OPENAI_BASE_URL: `${fake.url}/v1` };
-    const cli = (args: string[]) => runInProcess([...args, '--data', data], { env });
+    const cli = (args: string[]) => runCli([...args, '--data', data], { env });
     fake.queue.push({ sse: fixture('openai-ask.sse') });
     const started = await cli(['exec', 'Plan me a trip', '--model', 'openai:gpt-x', '--json']);
     expect(started.code, started.stderr).toBe(0);
