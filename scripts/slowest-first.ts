@@ -4,24 +4,25 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 /**
  * The files that take longest on a 2-core machine (seconds), for a clean clone, which has no
  * durations of an earlier run to sort by: measured with the runner project alone on a machine
- * shared with other runs (load about 14), so their order counts, not their size.
+ * shared with other runs (load about 14), so their order counts, not their size. A file whose
+ * commands moved into the tests' process (runInProcess) is scaled by its CPU time after/before.
  */
 const KNOWN_SLOW: Record<string, number> = {
-  'runner/test/embedded.test.ts': 246,
-  'runner/test/wording.test.ts': 222,
-  'runner/test/operator-cli.test.ts': 181,
-  'runner/test/audit.test.ts': 141,
+  'runner/test/embedded.test.ts': 162,
   'runner/test/deadline.test.ts': 130,
-  'runner/test/audit.pg.test.ts': 111,
-  'runner/test/providers.cli.test.ts': 99,
-  'runner/test/records.test.ts': 99,
-  'runner/test/delegate.test.ts': 97,
+  'runner/test/operator-cli.test.ts': 111,
+  'runner/test/wording.test.ts': 110,
   'runner/test/operators.pg.test.ts': 85,
   'runner/test/answer-limits.test.ts': 82,
-  'runner/test/via-serve.test.ts': 71,
-  'runner/test/kept-questions.test.ts': 62,
+  'runner/test/audit.test.ts': 80,
+  'runner/test/records.test.ts': 69,
+  'runner/test/delegate.test.ts': 64,
   'runner/test/deadline.pg.test.ts': 60,
   'runner/test/serve.test.ts': 58,
+  'runner/test/via-serve.test.ts': 56,
+  'runner/test/providers.cli.test.ts': 53,
+  'runner/test/audit.pg.test.ts': 43,
+  'runner/test/kept-questions.test.ts': 31,
 };
 
 /**

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
-import { readFileSync } from 'node:fs';
+import { readFileSync, realpathSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { text } from 'node:stream/consumers';
+import { fileURLToPath } from 'node:url';
 import { invocation, shellQuote } from './cli/invocation.js';
 import { createLineReader, type LineReader } from './cli/lines.js';
 import { createOutput, type Output } from './cli/output.js';
@@ -402,8 +403,22 @@ function hostCommands(storage: Storage): HostCommand {
   };
 }
 
-const exitCode = await main(process.argv.slice(2));
-process.exitCode = exitCode;
-// A finished command must end even if a driver keeps a handle open after close (postgres.js
-// can, after the server restarted under it); the timer does not itself keep the process up.
-setTimeout(() => process.exit(exitCode), 1_000).unref();
+/** Whether this module was started as the binary (`runner`, `node dist/cli.js`), not imported. */
+function startedAsBinary(): boolean {
+  const script = process.argv[1];
+  if (script === undefined) return false;
+  try {
+    return realpathSync(script) === realpathSync(fileURLToPath(import.meta.url));
+  } catch {
+    return false;
+  }
+}
+
+// Imported (the tests run commands in their own process through `main`), it runs nothing.
+if (startedAsBinary()) {
+  const exitCode = await main(process.argv.slice(2));
+  process.exitCode = exitCode;
+  // A finished command must end even if a driver keeps a handle open after close (postgres.js
+  // can, after the server restarted under it); the timer does not itself keep the process up.
+  setTimeout(() => process.exit(exitCode), 1_000).unref();
+}

@@ -5,7 +5,7 @@ import { createTestDatabase, serverForTests } from '@internal/pg-test';
 import postgres from 'postgres';
 import { afterAll, describe, expect, it } from 'vitest';
 import { describeAuditFlow } from './audit-flow.js';
-import { runCli } from './run-cli.js';
+import { runInProcess } from './run-cli.js';
 
 const server = await serverForTests();
 const scratch = mkdtempSync(path.join(tmpdir(), 'runner-audit-'));
@@ -17,7 +17,7 @@ afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 async function target(extra: Record<string, string> = {}) {
   const database = await createTestDatabase(server as NonNullable<typeof server>);
   const env = { DATABASE_URL: database.url, ...extra };
-  const migrated = await runCli(['migrate'], { env });
+  const migrated = await runInProcess(['migrate'], { env });
   expect(migrated.code, migrated.stderr).toBe(0);
   const sql = postgres(database.url, { onnotice: () => {}, max: 1 });
   return {
@@ -37,15 +37,17 @@ describe.skipIf(!server)('on PostgreSQL', () => {
   it('without a key records nothing, and audit verify says how to turn it on', async () => {
     const t = await target();
     try {
-      const run = await runCli(['exec', 'Plan me a trip', '--conversation', 'off'], { env: t.env });
+      const run = await runInProcess(['exec', 'Plan me a trip', '--conversation', 'off'], {
+        env: t.env,
+      });
       expect(run.code, run.stderr).toBe(0);
       expect(await t.sql('select count(*)::int as n from aura.audit_entries')).toEqual([{ n: 0 }]);
-      const verify = await runCli(['audit', 'verify'], { env: t.env });
+      const verify = await runInProcess(['audit', 'verify'], { env: t.env });
       expect(verify.code).toBe(2);
       expect(verify.stderr).toContain(
         'the audit log is off: no audit key. Set RUNNER_AUDIT_KEY_FILE',
       );
-      const listed = await runCli(['audit'], { env: t.env });
+      const listed = await runInProcess(['audit'], { env: t.env });
       expect(listed.code).toBe(0);
       expect(listed.stdout).toContain('the audit log is off');
     } finally {
@@ -56,12 +58,14 @@ describe.skipIf(!server)('on PostgreSQL', () => {
   it('with the key in RUNNER_AUDIT_KEY the same log verifies; with another key it does not', async () => {
     const t = await target({ RUNNER_AUDIT_KEY: 'a key for the tests, 32 bytes ok' });
     try {
-      const run = await runCli(['exec', 'Plan me a trip', '--conversation', 'k'], { env: t.env });
+      const run = await runInProcess(['exec', 'Plan me a trip', '--conversation', 'k'], {
+        env: t.env,
+      });
       expect(run.code, run.stderr).toBe(0);
       const byFile = { DATABASE_URL: t.env.DATABASE_URL, RUNNER_AUDIT_KEY_FILE: keyFile };
-      expect((await runCli(['audit', 'verify'], { env: byFile })).code).toBe(0);
+      expect((await runInProcess(['audit', 'verify'], { env: byFile })).code).toBe(0);
       const other = { ...t.env, RUNNER_AUDIT_KEY: 'another key of sixteen bytes or more' };
-      const failed = await runCli(['audit', 'verify'], { env: other });
+      const failed = await runInProcess(['audit', 'verify'], { env: other });
       expect(failed.code).toBe(1);
       expect(failed.stdout).toContain('conversation:k #1');
     } finally {

@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { runCli } from './run-cli.js';
+import { runInProcess } from './run-cli.js';
 
 // The data folder is where everything of the embedded default lives: an empty --data is
 // refused, and a folder that does not exist is created only by a command that writes, which
@@ -18,14 +18,14 @@ describe('the data folder', { timeout: 120_000 }, () => {
       ['exec', 'Plan me a trip', '--data', ''],
       ['runs', '--data='],
     ]) {
-      const result = await runCli(args, { cwd });
+      const result = await runInProcess(args, { cwd });
       expect(result.code, args.join(' ')).toBe(2);
       expect(result.stderr.trimEnd().split('\n')).toEqual([
         'error: --data needs a folder; an empty value would be the current folder',
       ]);
     }
     // An empty RUNNER_DATA is unset: the default .runner, never the current folder.
-    const unset = await runCli(['runs'], { cwd, env: { RUNNER_DATA: '' } });
+    const unset = await runInProcess(['runs'], { cwd, env: { RUNNER_DATA: '' } });
     expect(unset.stderr).toContain(`the data folder ${path.join(cwd, '.runner')} does not exist`);
     expect(readdirSync(cwd)).toEqual([]);
   });
@@ -44,7 +44,9 @@ describe('the data folder', { timeout: 120_000 }, () => {
       ['retry', 'run-1'],
       ['chat', '--resume'],
     ];
-    const results = await Promise.all(commands.map((args) => runCli([...args, '--data', missing])));
+    const results = await Promise.all(
+      commands.map((args) => runInProcess([...args, '--data', missing])),
+    );
     results.forEach((result, i) => {
       const what = commands[i]?.join(' ');
       expect(result.code, what).toBe(4);
@@ -58,7 +60,7 @@ describe('the data folder', { timeout: 120_000 }, () => {
 
   it('the first command that writes creates it and says so on stderr, naming it; later ones do not', async () => {
     const fresh = path.join(root, 'new', 'store');
-    const first = await runCli([
+    const first = await runInProcess([
       'exec',
       'Plan me a trip',
       '--conversation',
@@ -71,7 +73,7 @@ describe('the data folder', { timeout: 120_000 }, () => {
       `created the data folder ${fresh} (first use), with the audit key ${path.join(fresh, 'audit.key')} (mode 0600)\n`,
     );
     expect(first.stdout).not.toContain('created the data folder');
-    const again = await runCli(['runs', '--data', fresh]);
+    const again = await runInProcess(['runs', '--data', fresh]);
     expect(again.code).toBe(0);
     expect(again.stderr).toBe('');
     expect(again.stdout).toContain('trip-1');

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { dataDirs, finished, runCli, startCli, waitForOutput } from './run-cli.js';
+import { dataDirs, finished, runCli, runInProcess, startCli, waitForOutput } from './run-cli.js';
 import { expectPaired } from './transcript.js';
 
 const dataDir = dataDirs();
@@ -10,7 +10,7 @@ describe('runner on the embedded default (PGlite + files)', { timeout: 300_000 }
   it('exec → answer → wake --once, three times, completes with every tool_use answered once', async () => {
     // A folder never used before: the first command sets the database up.
     const data = dataDir({ empty: true });
-    const exec = await runCli([
+    const exec = await runInProcess([
       'exec',
       'Plan me a trip',
       '--conversation',
@@ -35,9 +35,9 @@ describe('runner on the embedded default (PGlite + files)', { timeout: 300_000 }
     let completed: Record<string, unknown> | undefined;
     for (const answer of answers) {
       const token = waiting.token as string;
-      const answered = await runCli(['answer', token, ...answer, '--data', data]);
+      const answered = await runInProcess(['answer', token, ...answer, '--data', data]);
       expect(answered.code, answered.stderr).toBe(0);
-      const woke = await runCli(['wake', '--once', '--data', data, '--json']);
+      const woke = await runInProcess(['wake', '--once', '--data', data, '--json']);
       expect(woke.code, woke.stderr).toBe(0);
       expect(woke.events.filter((e) => e.type === 'resumed')).toHaveLength(1);
       const end = last(woke.events);
@@ -49,7 +49,7 @@ describe('runner on the embedded default (PGlite + files)', { timeout: 300_000 }
     expect(JSON.stringify(messages.at(-1))).toContain('Booked: Kyoto, 5 days');
 
     // The answered token is gone: answering again fails clearly, changing nothing.
-    const again = await runCli([
+    const again = await runInProcess([
       'answer',
       waiting.token as string,
       '--accept',
@@ -59,31 +59,49 @@ describe('runner on the embedded default (PGlite + files)', { timeout: 300_000 }
     ]);
     expect(again.code).toBe(5);
     expect(again.stderr).toContain(`question ${waiting.token} was already answered: accept`);
-    const nothing = await runCli(['wake', '--once', '--data', data, '--json']);
+    const nothing = await runInProcess(['wake', '--once', '--data', data, '--json']);
     expect(nothing.events.filter((e) => e.type === 'resumed')).toHaveLength(0);
   });
 
   it('decline tells the model; cancel ends the run without resuming it', async () => {
     const data = dataDir();
-    const exec = await runCli(['exec', 'Plan', '--conversation', 'c', '--data', data, '--json']);
+    const exec = await runInProcess([
+      'exec',
+      'Plan',
+      '--conversation',
+      'c',
+      '--data',
+      data,
+      '--json',
+    ]);
     const token = last(exec.events).token as string;
-    expect((await runCli(['answer', token, '--decline', 'not now', '--data', data])).code).toBe(0);
-    const woke = await runCli(['wake', '--once', '--data', data, '--json']);
+    expect(
+      (await runInProcess(['answer', token, '--decline', 'not now', '--data', data])).code,
+    ).toBe(0);
+    const woke = await runInProcess(['wake', '--once', '--data', data, '--json']);
     const declined = last(woke.events);
     expect(declined.type).toBe('run-completed');
     expect(JSON.stringify(declined.messages)).toContain('you declined (\\"not now\\")');
-    const again = await runCli(['exec', 'Plan', '--conversation', 'c2', '--data', data, '--json']);
+    const again = await runInProcess([
+      'exec',
+      'Plan',
+      '--conversation',
+      'c2',
+      '--data',
+      data,
+      '--json',
+    ]);
     const next = last(again.events);
-    const cancel = await runCli(['answer', next.token as string, '--cancel', '--data', data]);
+    const cancel = await runInProcess(['answer', next.token as string, '--cancel', '--data', data]);
     expect(cancel.code).toBe(0);
-    const done = await runCli(['wake', '--once', '--data', data, '--json']);
+    const done = await runInProcess(['wake', '--once', '--data', data, '--json']);
     expect(done.events.filter((e) => e.type === 'model-call')).toHaveLength(0);
     expect(last(done.events)).toMatchObject({ type: 'run-cancelled', conversationId: 'c2' });
   });
 
   it('runs ordinary tools to completion, and handles ask_user next to a sibling without suspending', async () => {
     const data = dataDir();
-    const tools = await runCli([
+    const tools = await runInProcess([
       'exec',
       'Budget',
       '--model',
@@ -96,7 +114,7 @@ describe('runner on the embedded default (PGlite + files)', { timeout: 300_000 }
     expectPaired(last(tools.events).messages);
     expect(tools.events.some((e) => e.type === 'plan-updated')).toBe(true);
 
-    const siblings = await runCli([
+    const siblings = await runInProcess([
       'exec',
       'Kyoto',
       '--model',
@@ -110,8 +128,8 @@ describe('runner on the embedded default (PGlite + files)', { timeout: 300_000 }
     const waiting = last(siblings.events);
     expect(waiting).toMatchObject({ type: 'run-waiting', question: 'Which month do you travel?' });
     expect(siblings.events.filter((e) => e.type === 'model-call')).toHaveLength(2);
-    await runCli(['answer', waiting.token as string, '--option', '1', '--data', data]);
-    const woke = await runCli(['wake', '--once', '--data', data, '--json']);
+    await runInProcess(['answer', waiting.token as string, '--option', '1', '--data', data]);
+    const woke = await runInProcess(['wake', '--once', '--data', data, '--json']);
     const done = last(woke.events);
     expect(done.type).toBe('run-completed');
     const messages = expectPaired(done.messages);
@@ -124,9 +142,17 @@ describe('runner on the embedded default (PGlite + files)', { timeout: 300_000 }
 
   it('stop closes every open question; exec --replace on a conversation with an open question stops it first', async () => {
     const data = dataDir();
-    const first = await runCli(['exec', 'Plan', '--conversation', 'k', '--data', data, '--json']);
+    const first = await runInProcess([
+      'exec',
+      'Plan',
+      '--conversation',
+      'k',
+      '--data',
+      data,
+      '--json',
+    ]);
     const token = last(first.events).token as string;
-    const second = await runCli([
+    const second = await runInProcess([
       'exec',
       'Plan again',
       '--conversation',
@@ -137,20 +163,21 @@ describe('runner on the embedded default (PGlite + files)', { timeout: 300_000 }
     ]);
     expect(second.code).toBe(0);
     expect(second.stdout).toContain('stopped 1 open question of k first');
-    const late = await runCli(['answer', token, '--accept', 'x', '--data', data]);
+    const late = await runInProcess(['answer', token, '--accept', 'x', '--data', data]);
     expect(late.code).toBe(5);
     expect(late.stderr).toContain(
       `question ${token} was already answered: closed when its conversation k was stopped, at `,
     );
 
+    // stop, retry and show also as the real binary.
     const stop = await runCli(['stop', 'k', '--data', data, '--json']);
     expect(last(stop.events)).toMatchObject({ type: 'stopped', pauses: 1, continuations: 1 });
-    const list = await runCli(['paused-states', 'list', '--data', data, '--json']);
+    const list = await runInProcess(['paused-states', 'list', '--data', data, '--json']);
     expect(list.events).toHaveLength(0);
-    const all = await runCli(['paused-states', 'list', '--all', '--data', data, '--json']);
+    const all = await runInProcess(['paused-states', 'list', '--all', '--data', data, '--json']);
     expect(all.events).toHaveLength(2);
     expect(all.events.every((e) => e.resumed === true)).toBe(true);
-    const purge = await runCli([
+    const purge = await runInProcess([
       'paused-states',
       'purge',
       '--older-than',
@@ -164,14 +191,22 @@ describe('runner on the embedded default (PGlite + files)', { timeout: 300_000 }
 
   it('records each run: a failed resume is shown by runs, made ready by retry, and show tells the story', async () => {
     const data = dataDir();
-    const exec = await runCli(['exec', 'Plan', '--conversation', 'r', '--data', data, '--json']);
+    const exec = await runInProcess([
+      'exec',
+      'Plan',
+      '--conversation',
+      'r',
+      '--data',
+      data,
+      '--json',
+    ]);
     const waiting = last(exec.events);
     expect(waiting).toMatchObject({
       type: 'run-waiting',
       options: ['Lisbon', 'Kyoto', 'Reykjavik'],
     });
     const runId = waiting.runId as string;
-    await runCli(['answer', waiting.token as string, '--option', '1', '--data', data]);
+    await runInProcess(['answer', waiting.token as string, '--option', '1', '--data', data]);
 
     // Every attempt fails and only one is allowed: the run fails, and stays answered.
     const failed = await runCli(['wake', '--once', '--data', data, '--json'], {
@@ -182,7 +217,7 @@ describe('runner on the embedded default (PGlite + files)', { timeout: 300_000 }
       expect.objectContaining({ type: 'run-failed', runId, attempt: 1 }),
     );
     expect(failed.stderr).toContain(`retry ${runId}`);
-    const listed = await runCli(['runs', '--status', 'failed', '--data', data, '--json']);
+    const listed = await runInProcess(['runs', '--status', 'failed', '--data', data, '--json']);
     expect(listed.events).toEqual([
       expect.objectContaining({
         type: 'run',
@@ -195,7 +230,7 @@ describe('runner on the embedded default (PGlite + files)', { timeout: 300_000 }
     ]);
 
     expect((await runCli(['retry', runId, '--data', data])).code).toBe(0);
-    const woke = await runCli(['wake', '--once', '--data', data, '--json']);
+    const woke = await runInProcess(['wake', '--once', '--data', data, '--json']);
     expect(woke.code, woke.stderr).toBe(0);
     expect(last(woke.events)).toMatchObject({ type: 'run-waiting', runId });
 
@@ -216,10 +251,10 @@ describe('runner on the embedded default (PGlite + files)', { timeout: 300_000 }
 
     // A run that has not failed cannot be retried (a conflict, exit 5); unknown runs and
     // conversations are exit 3.
-    const notFailed = await runCli(['retry', runId, '--data', data]);
+    const notFailed = await runInProcess(['retry', runId, '--data', data]);
     expect(notFailed.code).toBe(5);
     expect(notFailed.stderr).toContain('only a failed run can be retried');
-    expect((await runCli(['show', 'nobody', '--data', data])).code).toBe(3);
+    expect((await runInProcess(['show', 'nobody', '--data', data])).code).toBe(3);
   });
 
   it('refuses bad usage with exit 2 and a second process on the data folder with exit 4', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { dataDirs, runCli } from './run-cli.js';
+import { dataDirs, runInProcess } from './run-cli.js';
 
 const dataDir = dataDirs();
 
@@ -14,11 +14,18 @@ function logLines(text: string): Array<Record<string, unknown>> {
 describe('--log-format json', { timeout: 120_000 }, () => {
   it('prints every line as one pino object with the run, conversation and token it is about', async () => {
     const data = dataDir();
-    const exec = await runCli(['exec', 'Plan a trip', '--conversation', 'logs', '--data', data]);
+    const exec = await runInProcess([
+      'exec',
+      'Plan a trip',
+      '--conversation',
+      'logs',
+      '--data',
+      data,
+    ]);
     expect(exec.code, exec.stderr).toBe(0);
     const token = /token (\S+)/.exec(exec.stdout)?.[1] as string;
-    expect((await runCli(['answer', token, '--option', '1', '--data', data])).code).toBe(0);
-    const wake = await runCli(['wake', '--once', '--log-format', 'json', '--data', data]);
+    expect((await runInProcess(['answer', token, '--option', '1', '--data', data])).code).toBe(0);
+    const wake = await runInProcess(['wake', '--once', '--log-format', 'json', '--data', data]);
     expect(wake.code, wake.stderr).toBe(0);
     const lines = logLines(wake.stdout);
     for (const line of lines) {
@@ -38,7 +45,7 @@ describe('--log-format json', { timeout: 120_000 }, () => {
       msg: expect.stringContaining('How many days in Lisbon?'),
     });
     // A failure is an error line on stderr, with its exit code.
-    const refused = await runCli(['answer', token, '--accept', 'x', '--data', data], {
+    const refused = await runInProcess(['answer', token, '--accept', 'x', '--data', data], {
       env: { RUNNER_LOG_FORMAT: 'json' },
     });
     expect(refused.code).toBe(5);
@@ -49,7 +56,7 @@ describe('--log-format json', { timeout: 120_000 }, () => {
   });
 
   it('refuses a log format it does not know, as a usage error', async () => {
-    const bad = await runCli(['runs', '--log-format', 'xml', '--data', dataDir()]);
+    const bad = await runInProcess(['runs', '--log-format', 'xml', '--data', dataDir()]);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toBe('error: --log-format takes text or json, not "xml"\n');
   });

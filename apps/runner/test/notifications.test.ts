@@ -6,7 +6,7 @@ import { RunnerMetrics } from '../src/serve/metrics.js';
 import { openStorage } from '../src/storage/index.js';
 import { outboxFlow } from './notifications-flow.js';
 import { parsePrometheus, sampleValue } from './prometheus.js';
-import { dataDirs, runCli } from './run-cli.js';
+import { dataDirs, runCli, runInProcess } from './run-cli.js';
 import { call, json, serve, until } from './serve-harness.js';
 import { startSmtpReceiver, unquote } from './smtp-receiver.js';
 import { newSecret, startReceiver, type WebhookReceiver } from './webhook-receiver.js';
@@ -36,7 +36,7 @@ describe('notifications (embedded default)', { timeout: 300_000 }, () => {
     const storage = await openStorage({ dataDir: data, command: 'test', log: () => {} });
     const failedId = await outboxFlow(storage, receiver, secrets).finally(() => storage.close());
 
-    const listed = await runCli(
+    const listed = await runInProcess(
       ['notifications', 'list', '--status', 'failed', '--data', data, '--json'],
       { env },
     );
@@ -51,15 +51,19 @@ describe('notifications (embedded default)', { timeout: 300_000 }, () => {
         lastError: expect.stringContaining('answered 503'),
       }),
     ]);
-    const unknown = await runCli(['notifications', 'retry', 'no-such-id', '--data', data], { env });
+    const unknown = await runInProcess(['notifications', 'retry', 'no-such-id', '--data', data], {
+      env,
+    });
     expect(unknown.code).toBe(3);
     expect(unknown.stderr).toContain('no notification has the id no-such-id');
 
-    const retried = await runCli(['notifications', 'retry', failedId, '--data', data], { env });
+    const retried = await runInProcess(['notifications', 'retry', failedId, '--data', data], {
+      env,
+    });
     expect(retried.code, retried.stderr).toBe(0);
     expect(retried.stdout).toContain(`${failedId} (question.answered → webhook) is due again`);
     receiver.answer = () => 204;
-    const woke = await runCli(['wake', '--once', '--data', data, '--json'], { env });
+    const woke = await runInProcess(['wake', '--once', '--data', data, '--json'], { env });
     expect(woke.code, woke.stderr).toBe(0);
     // The answered run resumed and asked its next question: that one goes out too.
     // Sent side by side: in either order.
@@ -75,6 +79,7 @@ describe('notifications (embedded default)', { timeout: 300_000 }, () => {
     const bodies = receiver.received.map((r) => JSON.parse(r.body));
     const next = bodies.find((b) => b.type === 'question.created');
 
+    // As the real binary: the other commands run in the tests' process.
     const all = await runCli(['notifications', 'list', '--data', data], { env });
     expect(all.stdout).toMatch(/question\.answered → webhook {2}delivered \S+Z/);
     expect(all.stdout).toMatch(/question\.created → webhook {2}delivered \S+Z/);
@@ -139,11 +144,14 @@ describe('notifications (embedded default)', { timeout: 300_000 }, () => {
   it('a run that fails for good sends run.failed, written with the failure', async () => {
     const data = dataDir();
     const notify = { ...env, RUNNER_NOTIFY: 'webhook=run.failed' };
-    const exec = await runCli(['exec', 'Plan', '--conversation', 'f', '--data', data, '--json'], {
-      env: notify,
-    });
+    const exec = await runInProcess(
+      ['exec', 'Plan', '--conversation', 'f', '--data', data, '--json'],
+      {
+        env: notify,
+      },
+    );
     const waiting = exec.events.at(-1) as unknown as { runId: string; token: string };
-    await runCli(['answer', waiting.token, '--option', '1', '--data', data], { env: notify });
+    await runInProcess(['answer', waiting.token, '--option', '1', '--data', data], { env: notify });
     receiver.received.length = 0;
     receiver.answer = () => 204;
     const failed = await runCli(['wake', '--once', '--data', data, '--json'], {

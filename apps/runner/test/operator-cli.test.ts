@@ -7,7 +7,7 @@ import {
   copyDataTemplate,
   dataDirs,
   finished,
-  runCli,
+  runInProcess,
   runShell,
   startCli,
   waitForOutput,
@@ -46,7 +46,7 @@ describe('runner for operators (embedded default)', { timeout: 300_000 }, () => 
       [path.join(file, 'sub'), 'is a file, not a folder'],
     ];
     for (const [data, reason] of cases) {
-      const result = await runCli(['migrate', '--data', data]);
+      const result = await runInProcess(['migrate', '--data', data]);
       expect(result.code, data).toBe(4);
       expect(errorLines(result), data).toHaveLength(1);
       expect(result.stderr.startsWith(`error: cannot use the data folder ${data}: `)).toBe(true);
@@ -68,13 +68,13 @@ describe('runner for operators (embedded default)', { timeout: 300_000 }, () => 
     ];
     const data = scratch();
     for (const [args, env, message] of cases) {
-      const text = await runCli([...args, '--data', data], { env });
+      const text = await runInProcess([...args, '--data', data], { env });
       expect(text.code, args.join(' ')).toBe(2);
       expect(errorLines(text), args.join(' ')).toHaveLength(1);
       expect(text.stderr).toContain(message);
       expect(text.stderr).not.toContain('[@x/');
       expect(text.stderr).not.toContain('secret');
-      const json = await runCli([...args, '--data', data, '--json'], { env });
+      const json = await runInProcess([...args, '--data', data, '--json'], { env });
       expect(json.code).toBe(2);
       expect(errorLines(json)).toHaveLength(1);
       expect(JSON.parse(json.stderr)).toMatchObject({
@@ -90,7 +90,7 @@ describe('runner for operators (embedded default)', { timeout: 300_000 }, () => 
     const cwd = scratch();
     const data = 'my data';
     copyDataTemplate(path.join(cwd, data));
-    const exec = await runCli(
+    const exec = await runInProcess(
       ['exec', 'Plan me a trip', '--conversation', 'hint', '--data', data],
       {
         cwd,
@@ -129,12 +129,12 @@ describe('runner for operators (embedded default)', { timeout: 300_000 }, () => 
 
   it('questions show their options (exec, wake, run-waiting); wake says who it resumes before the run speaks', async () => {
     const data = dataDir();
-    const first = await runCli(['exec', 'Plan', '--conversation', 'o', '--data', data]);
+    const first = await runInProcess(['exec', 'Plan', '--conversation', 'o', '--data', data]);
     expect(first.stdout).toContain(
       '? Where would you like to go?\n  1) Lisbon\n  2) Kyoto\n  3) Reykjavik',
     );
     // Again, replacing it: the open question is stopped first, and said before the turn prints.
-    const exec = await runCli([
+    const exec = await runInProcess([
       'exec',
       'Plan',
       '--conversation',
@@ -149,7 +149,7 @@ describe('runner for operators (embedded default)', { timeout: 300_000 }, () => 
       type: 'run-waiting',
       options: ['Lisbon', 'Kyoto', 'Reykjavik'],
     });
-    const again = await runCli([
+    const again = await runInProcess([
       'exec',
       'Plan',
       '--conversation',
@@ -163,9 +163,9 @@ describe('runner for operators (embedded default)', { timeout: 300_000 }, () => 
       again.stdout.indexOf('assistant:'),
     );
     const token = hinted(again.stdout, 'answer').split(' ')[3] as string;
-    expect((await runCli(['answer', token, '--option', '3', '--data', data])).code).toBe(0);
+    expect((await runInProcess(['answer', token, '--option', '3', '--data', data])).code).toBe(0);
 
-    const wake = await runCli(['wake', '--once', '--data', data]);
+    const wake = await runInProcess(['wake', '--once', '--data', data]);
     expect(wake.code, wake.stderr).toBe(0);
     const header = wake.stdout.indexOf(`resumed ${token} (accept "Reykjavik") of o`);
     expect(header).toBeGreaterThanOrEqual(0);
@@ -175,10 +175,10 @@ describe('runner for operators (embedded default)', { timeout: 300_000 }, () => 
 
   it('wake and stop say what happened: idle, ready, unknown conversation (exit 3)', async () => {
     const data = dataDir();
-    const idle = await runCli(['wake', '--once', '--data', data]);
+    const idle = await runInProcess(['wake', '--once', '--data', data]);
     expect(idle.code).toBe(0);
     expect(idle.stdout).toContain('nothing to resume');
-    const idleJson = await runCli(['wake', '--once', '--data', data, '--json']);
+    const idleJson = await runInProcess(['wake', '--once', '--data', data, '--json']);
     expect(idleJson.events).toEqual([{ type: 'idle' }]);
 
     const wake = startCli(['wake', '--data', data, '--json']);
@@ -187,7 +187,7 @@ describe('runner for operators (embedded default)', { timeout: 300_000 }, () => 
     const ended = await finished(wake);
     expect(ended.events[0]).toMatchObject({ type: 'ready', concurrency: 1 });
 
-    const stop = await runCli(['stop', 'nosuchconv', '--data', data]);
+    const stop = await runInProcess(['stop', 'nosuchconv', '--data', data]);
     expect(stop.code).toBe(3);
     expect(stop.stderr).toContain('no conversation nosuchconv');
   });
@@ -196,7 +196,7 @@ describe('runner for operators (embedded default)', { timeout: 300_000 }, () => 
     const data = dataDir();
     const tokens: Record<string, string> = {};
     for (const conversation of ['a', 'b']) {
-      const exec = await runCli([
+      const exec = await runInProcess([
         'exec',
         'Plan',
         '--conversation',
@@ -207,7 +207,7 @@ describe('runner for operators (embedded default)', { timeout: 300_000 }, () => 
       ]);
       tokens[conversation] = last(exec.events).token as string;
     }
-    const listed = await runCli([
+    const listed = await runInProcess([
       'paused-states',
       'list',
       '--conversation',
@@ -218,7 +218,7 @@ describe('runner for operators (embedded default)', { timeout: 300_000 }, () => 
     ]);
     expect(listed.events.map((e) => e.token)).toEqual([tokens.b]);
 
-    const pending = await runCli([
+    const pending = await runInProcess([
       'paused-states',
       'get',
       tokens.a as string,
@@ -228,7 +228,7 @@ describe('runner for operators (embedded default)', { timeout: 300_000 }, () => 
     ]);
     expect(pending.events[0]).toMatchObject({ token: tokens.a, resumed: false, answeredBy: null });
 
-    const declined = await runCli([
+    const declined = await runInProcess([
       'answer',
       tokens.a as string,
       '--decline',
@@ -239,9 +239,9 @@ describe('runner for operators (embedded default)', { timeout: 300_000 }, () => 
     ]);
     expect(declined.code, declined.stderr).toBe(0);
     const me = userInfo().username;
-    const got = await runCli(['paused-states', 'get', tokens.a as string, '--data', data]);
+    const got = await runInProcess(['paused-states', 'get', tokens.a as string, '--data', data]);
     expect(got.stdout).toContain(`→ decline "too far" by ${me}`);
-    const gotJson = await runCli([
+    const gotJson = await runInProcess([
       'paused-states',
       'get',
       tokens.a as string,
@@ -250,31 +250,46 @@ describe('runner for operators (embedded default)', { timeout: 300_000 }, () => 
       '--json',
     ]);
     expect(gotJson.events[0]).toMatchObject({ answeredBy: me, answer: { action: 'decline' } });
-    const stopped = await runCli(['stop', 'b', '--data', data]);
+    const stopped = await runInProcess(['stop', 'b', '--data', data]);
     expect(stopped.code).toBe(0);
-    const all = await runCli(['paused-states', 'list', '--all', '--data', data]);
+    const all = await runInProcess(['paused-states', 'list', '--all', '--data', data]);
     expect(all.stdout).toContain(`→ decline "too far" by ${me}`);
     expect(all.stdout).toMatch(/→ cancel "\[auto-terminated/);
 
-    const unknown = await runCli(['paused-states', 'get', 'no-such-token', '--data', data]);
+    const unknown = await runInProcess(['paused-states', 'get', 'no-such-token', '--data', data]);
     expect(unknown.code).toBe(3);
     expect(errorLines(unknown)).toEqual(['error: no question has the token no-such-token']);
 
     // Its run resumed and finished: purge keeps nothing of a run that may yet resume.
-    expect((await runCli(['wake', '--once', '--data', data])).code).toBe(0);
-    const purged = await runCli(['paused-states', 'purge', '--older-than', '0s', '--data', data]);
+    expect((await runInProcess(['wake', '--once', '--data', data])).code).toBe(0);
+    const purged = await runInProcess([
+      'paused-states',
+      'purge',
+      '--older-than',
+      '0s',
+      '--data',
+      data,
+    ]);
     expect(purged.stdout).toContain('deleted 2 answered questions');
-    const empty = await runCli(['paused-states', 'list', '--all', '--data', data]);
+    const empty = await runInProcess(['paused-states', 'list', '--all', '--data', data]);
     expect(empty.stdout).not.toContain('no questions yet');
     expect(empty.stdout).toContain('answered ones are gone');
   });
 
   it('a decline is handled as a decline: the model acknowledges it and pastes it nowhere', async () => {
     const data = dataDir();
-    const exec = await runCli(['exec', 'Plan', '--conversation', 'd', '--data', data, '--json']);
+    const exec = await runInProcess([
+      'exec',
+      'Plan',
+      '--conversation',
+      'd',
+      '--data',
+      data,
+      '--json',
+    ]);
     const token = last(exec.events).token as string;
-    await runCli(['answer', token, '--decline', 'too far', '--data', data]);
-    const wake = await runCli(['wake', '--once', '--data', data, '--json']);
+    await runInProcess(['answer', token, '--decline', 'too far', '--data', data]);
+    const wake = await runInProcess(['wake', '--once', '--data', data, '--json']);
     const done = last(wake.events);
     expect(done).toMatchObject({ type: 'run-completed' });
     const transcript = JSON.stringify(done.messages);
@@ -287,7 +302,7 @@ describe('runner for operators (embedded default)', { timeout: 300_000 }, () => 
     const cwd = scratch();
     const data = 'chats';
     copyDataTemplate(path.join(cwd, data));
-    const first = await runCli(['chat', '--session', 'older', '--data', data], {
+    const first = await runInProcess(['chat', '--session', 'older', '--data', data], {
       cwd,
       input: 'Plan me a trip\n',
     });
@@ -303,7 +318,7 @@ describe('runner for operators (embedded default)', { timeout: 300_000 }, () => 
     expect(resume).toMatch(/^node \S+cli\.js chat --resume --session newer --data chats$/);
 
     // An out-of-range choice lists the valid ones; then the resumed session completes.
-    const resumed = await runCli(['chat', '--resume', '--data', data], {
+    const resumed = await runInProcess(['chat', '--resume', '--data', data], {
       cwd,
       input: '7\n2\n5\nyes\n/quit\n',
     });
@@ -319,7 +334,7 @@ describe('runner for operators (embedded default)', { timeout: 300_000 }, () => 
     expect(finishedOlder.stdout).toContain('resumed session older');
     expect(finishedOlder.stdout).toContain('nothing was booked');
 
-    const none = await runCli(['chat', '--resume', '--data', data], { cwd, input: '' });
+    const none = await runInProcess(['chat', '--resume', '--data', data], { cwd, input: '' });
     expect(none.code).toBe(3);
     expect(none.stderr).toContain('no chat session waits on a question');
   });

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { SYSTEM_PROMPT } from '../src/agent/turn.js';
 import { type FakeProvider, fixture, startFakeProvider } from './fixtures/fake-provider.js';
-import { dataDirs, runCli } from './run-cli.js';
+import { dataDirs, runInProcess } from './run-cli.js';
 import { expectPaired } from './transcript.js';
 
 // The real built CLI against a local server speaking each provider's streaming API.
@@ -45,7 +45,8 @@ function env(extra: Record<string, string> = {}): Record<string, string | undefi
   };
 }
 
-const cli = (args: string[], extra?: Record<string, string>) => runCli(args, { env: env(extra) });
+const cli = (args: string[], extra?: Record<string, string>) =>
+  runInProcess(args, { env: env(extra) });
 
 const THINKING = {
   type: 'thinking',
@@ -174,7 +175,7 @@ describe('anthropic:<model> through the CLI', { timeout: SLOW }, () => {
 
   it('chat prints the streamed text and resumes with the thinking turn unchanged', async () => {
     fake.queue.push({ sse: fixture('anthropic-ask.sse') }, { sse: fixture('anthropic-final.sse') });
-    const chat = await runCli(
+    const chat = await runInProcess(
       ['chat', '--session', 'provider-chat', '--model', 'anthropic:claude-x', '--data', data],
       { env: env(), input: 'Plan me a trip\n1\n/quit\n' },
     );

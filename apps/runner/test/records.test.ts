@@ -3,7 +3,7 @@ import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { openStorage } from '../src/storage/index.js';
 import { expectTeamReport, modelCalls, workerPauses } from './delegate-flow.js';
-import { dataDirs, runCli } from './run-cli.js';
+import { dataDirs, runInProcess } from './run-cli.js';
 import { expectPaired } from './transcript.js';
 
 // Records as the release of 2026-12-01 persisted them (fixtures/records/generate.mjs): a run
@@ -49,7 +49,7 @@ async function withRecords(edit: (rows: Rows) => void = () => {}) {
   } finally {
     await storage.close();
   }
-  return (args: string[]) => runCli([...args, '--data', data]);
+  return (args: string[]) => runInProcess([...args, '--data', data]);
 }
 
 const TRIP = 'fixture-trip';

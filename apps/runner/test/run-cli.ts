@@ -1,11 +1,17 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { Console } from 'node:console';
+import type { EventEmitter } from 'node:events';
 import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { afterAll } from 'vitest';
 
-/** The built CLI: these tests run the real `runner` binary, not in-process calls. */
+/**
+ * The built CLI: {@link runCli} runs it as the real `runner` binary, {@link runInProcess}
+ * runs its `main` in the test's own process.
+ */
 export const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
 
 export interface CliResult {
@@ -180,4 +186,205 @@ export async function waitForOutput(
     }
     await new Promise((r) => setTimeout(r, 50));
   }
+}
+
+/** The settings a command of the tests runs with, over this process's environment. */
+function commandEnv(extra: Record<string, string | undefined> = {}): Record<string, string> {
+  const env: Record<string, string | undefined> = {
+    ...process.env,
+    ...LAUNCHER_ENV,
+    NO_COLOR: '1',
+    DATABASE_URL: '',
+    ...extra,
+  };
+  return Object.fromEntries(
+    Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined),
+  );
+}
+
+/** The process's events a command may listen to: listeners it leaves behind are a leak. */
+const PROCESS_EVENTS = ['SIGINT', 'SIGTERM', 'exit', 'beforeExit'];
+
+/** The process as the emitter of {@link PROCESS_EVENTS}. */
+const emitter = (): EventEmitter => process;
+
+/** Thrown by `process.exit` inside {@link runInProcess}: it ends the command, not the tests. */
+class ProcessExit extends Error {
+  constructor(readonly code: number) {
+    super(`process.exit(${code})`);
+  }
+}
+
+/** Where Node's `fetch` keeps its connection pool (undici's global dispatcher). */
+const DISPATCHER = Symbol.for('undici.globalDispatcher.1');
+interface Dispatcher {
+  destroy(): Promise<void>;
+}
+
+/**
+ * Gives `fetch` a connection pool of the command's own, as a process of its own has, and
+ * returns its end: a keep-alive connection the command opened is closed with it, never
+ * reused by the next command or the test, nor left open.
+ */
+async function ownConnectionPool(): Promise<() => Promise<void>> {
+  // Node loads fetch, and makes its pool, on its first call.
+  await fetch('data:,');
+  const global = globalThis as unknown as Record<symbol, Dispatcher>;
+  const saved = global[DISPATCHER] as Dispatcher;
+  const own = new (saved.constructor as new () => Dispatcher)();
+  global[DISPATCHER] = own;
+  return async () => {
+    global[DISPATCHER] = saved;
+    await own.destroy();
+  };
+}
+
+/** Commands run in this process one at a time: each owns the process's globals while it runs. */
+let inProcessQueue: Promise<unknown> = Promise.resolve();
+
+/**
+ * Runs the CLI's `main` in this process, as {@link runCli} runs the binary: the same
+ * arguments, environment, standard input and working folder, its stdout and stderr captured,
+ * its exit code returned. It saves the start-up of a process (Node, the CLI's modules) per
+ * command, for tests about what a command does rather than about processes: a test that
+ * kills, signals, locks against or runs commands side by side uses {@link startCli}.
+ * Everything of the process a command may change (environment, argv, working folder,
+ * standard streams, console, exit code, `process.exit`, listeners, the executive's
+ * watchers, fetch's connection pool) is put back after it, and a command that leaves a
+ * handle open fails.
+ */
+export function runInProcess(
+  args: string[],
+  options: { env?: Record<string, string | undefined>; input?: string; cwd?: string } = {},
+): Promise<CliResult> {
+  const run = inProcessQueue.then(() => inProcess(args, options));
+  inProcessQueue = run.catch(() => {});
+  return run;
+}
+
+async function inProcess(
+  args: string[],
+  options: { env?: Record<string, string | undefined>; input?: string; cwd?: string },
+): Promise<CliResult> {
+  const env = commandEnv(options.env);
+  // The scripted model counts its simulated outages per process, as the binary's one command.
+  if (env.RUNNER_SCRIPTED_FAIL) throw new Error('RUNNER_SCRIPTED_FAIL needs runCli');
+  const { main } = await import('../dist/cli.js');
+  const { watching } = await import('../dist/executive/telemetry.js');
+  const output = { stdout: '', stderr: '' };
+  const sink = (name: 'stdout' | 'stderr') =>
+    new Writable({
+      write(chunk, _encoding, done) {
+        output[name] += chunk;
+        done();
+      },
+    });
+  const stdout = sink('stdout');
+  const stderr = sink('stderr');
+  const stdin = Readable.from(options.input === undefined ? [] : [options.input]);
+  const endPool = await ownConnectionPool();
+  const saved = {
+    env: { ...process.env },
+    argv: process.argv,
+    cwd: process.cwd(),
+    exitCode: process.exitCode,
+    exit: process.exit,
+    console: globalThis.console,
+    watching: { ...watching },
+    streams: Object.fromEntries(
+      (['stdin', 'stdout', 'stderr'] as const).map((name) => [
+        name,
+        Object.getOwnPropertyDescriptor(process, name) as PropertyDescriptor,
+      ]),
+    ),
+    listeners: Object.fromEntries(
+      PROCESS_EVENTS.map((event) => [event, emitter().listeners(event)]),
+    ),
+    resources: process.getActiveResourcesInfo().length,
+  };
+  for (const key of Object.keys(process.env)) if (!(key in env)) delete process.env[key];
+  Object.assign(process.env, env);
+  process.argv = [process.execPath, CLI, ...args];
+  if (options.cwd !== undefined) process.chdir(options.cwd);
+  for (const [name, stream] of Object.entries({ stdin, stdout, stderr })) {
+    Object.defineProperty(process, name, { value: stream, configurable: true, writable: true });
+  }
+  globalThis.console = new Console({ stdout, stderr });
+  let exited: (code: number) => void = () => {};
+  const exit = new Promise<number>((resolve) => {
+    exited = resolve;
+  });
+  process.exit = ((code?: number | string | null) => {
+    exited(Number(code ?? process.exitCode ?? 0));
+    throw new ProcessExit(Number(code ?? 0));
+  }) as typeof process.exit;
+  let code: number;
+  let left: string[] = [];
+  try {
+    code = await Promise.race([
+      main(args).catch((error: unknown) => {
+        if (error instanceof ProcessExit) return error.code;
+        throw error;
+      }),
+      exit,
+    ]);
+    // What the binary's exit runs (the data folder's lock released), then its listeners gone.
+    for (const listener of added('exit')) (listener as (code: number) => void)(code);
+  } finally {
+    left = PROCESS_EVENTS.flatMap((event) =>
+      added(event).map((listener) => {
+        emitter().off(event, listener as () => void);
+        return event;
+      }),
+    );
+    process.exit = saved.exit;
+    process.exitCode = saved.exitCode;
+    globalThis.console = saved.console;
+    for (const [name, descriptor] of Object.entries(saved.streams)) {
+      Object.defineProperty(process, name, descriptor);
+    }
+    if (options.cwd !== undefined) process.chdir(saved.cwd);
+    process.argv = saved.argv;
+    for (const key of Object.keys(process.env)) if (!(key in saved.env)) delete process.env[key];
+    Object.assign(process.env, saved.env);
+    Object.assign(watching, saved.watching);
+    for (const key of Object.keys(watching) as Array<keyof typeof watching>) {
+      if (!(key in saved.watching)) delete watching[key];
+    }
+    stdin.destroy();
+    await endPool();
+  }
+  if (left.some((event) => event !== 'exit')) {
+    throw new Error(`runner ${args.join(' ')} left listeners on ${left.join(', ')}`);
+  }
+  await handlesClosed(saved.resources, args);
+  // Parsed when read: help texts hold lines that start with `{` and are not JSON.
+  return {
+    code,
+    signal: null,
+    ...output,
+    get events() {
+      return parseEvents(output.stdout);
+    },
+  };
+
+  function added(event: string): Array<(...args: never) => unknown> {
+    const before = saved.listeners[event] ?? [];
+    const now = emitter().listeners(event) as Array<(...args: never) => unknown>;
+    return now.filter((listener) => !before.includes(listener));
+  }
+}
+
+/**
+ * Waits for the handles a finished command closed to be gone (a socket's or a file's close
+ * ends a turn or two later); fails naming those it left open, which would keep a process up.
+ */
+async function handlesClosed(before: number, args: string[]): Promise<void> {
+  for (let turn = 0; turn < 100; turn++) {
+    if (process.getActiveResourcesInfo().length <= before) return;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  throw new Error(
+    `runner ${args.join(' ')} left handles open: ${process.getActiveResourcesInfo().join(', ')}`,
+  );
 }

@@ -4,7 +4,7 @@ import { AskUserStore } from '@x/askuser';
 import { PostgresRunQueue } from '@x/continuation-postgres';
 import { drizzle } from 'drizzle-orm/pglite';
 import { describe, expect, it } from 'vitest';
-import { type CliResult, dataDirs, runCli } from './run-cli.js';
+import { type CliResult, dataDirs, runInProcess } from './run-cli.js';
 
 // Whatever a person or a model typed reaches an operator's terminal as text, never as
 // terminal commands: ids are safe ids at entry; free text is printed with control
@@ -31,7 +31,7 @@ describe('runner output is safe for a terminal (embedded default)', { timeout: 3
       ['show', 'a'.repeat(201)],
     ];
     // The ids are checked before the data folder is opened, so these can run side by side.
-    const results = await Promise.all(cases.map((args) => runCli([...args, '--data', data])));
+    const results = await Promise.all(cases.map((args) => runInProcess([...args, '--data', data])));
     for (const [i, result] of results.entries()) {
       const args = cases[i]?.join(' ');
       expect(result.code, args).toBe(2);
@@ -46,7 +46,7 @@ describe('runner output is safe for a terminal (embedded default)', { timeout: 3
 
   it('goals, questions, answers and ids from the store print with control characters escaped; --json is unchanged', async () => {
     const data = dataDir();
-    const exec = await runCli([
+    const exec = await runInProcess([
       'exec',
       'Plan \u001b[2J a trip',
       '--conversation',
@@ -57,7 +57,7 @@ describe('runner output is safe for a terminal (embedded default)', { timeout: 3
     ]);
     const token = last(exec.events).token as string;
     const accept = 'Kyoto\u001b]0;pwned\u0007\u202e';
-    const answered = await runCli(['answer', token, '--accept', accept, '--data', data]);
+    const answered = await runInProcess(['answer', token, '--accept', accept, '--data', data]);
     expect(answered.stdout).toContain('accept "Kyoto\\x1b]0;pwned\\x07\\u202e"');
 
     // Rows another program wrote (the packages take any conversation id) before ids were checked.
@@ -84,10 +84,10 @@ describe('runner output is safe for a terminal (embedded default)', { timeout: 3
 
     const printed = {
       answered,
-      list: await runCli(['paused-states', 'list', '--data', data]),
-      all: await runCli(['paused-states', 'list', '--all', '--data', data]),
-      show: await runCli(['show', 't', '--data', data]),
-      runs: await runCli(['runs', '--data', data]),
+      list: await runInProcess(['paused-states', 'list', '--data', data]),
+      all: await runInProcess(['paused-states', 'list', '--all', '--data', data]),
+      show: await runInProcess(['show', 't', '--data', data]),
+      runs: await runInProcess(['runs', '--data', data]),
     };
     for (const [name, result] of Object.entries(printed)) {
       expect(result.code, `${name}: ${result.stderr}`).toBe(0);
@@ -98,7 +98,7 @@ describe('runner output is safe for a terminal (embedded default)', { timeout: 3
     expect(printed.show.stdout).toContain('user: Plan \\x1b[2J a trip');
     expect(printed.runs.stdout).toContain('legacy-run  completed [legacy\\x1b[2J]');
 
-    const json = await runCli(['paused-states', 'list', '--all', '--data', data, '--json']);
+    const json = await runInProcess(['paused-states', 'list', '--all', '--data', data, '--json']);
     const questions = json.events.map((e) => e.question);
     expect(questions).toContain('Deploy?\u001b[31m\r');
     expect(json.events.find((e) => e.token === token)?.answer).toEqual({

@@ -4,8 +4,8 @@ import { request } from 'node:http';
 import { userInfo } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { finished, runCli, startCli, waitForOutput } from './run-cli.js';
-import { call, dataDirs, json, run, type Served, serve, until } from './serve-harness.js';
+import { finished, runCli, runInProcess, startCli, waitForOutput } from './run-cli.js';
+import { call, dataDirs, json, type Served, serve, until } from './serve-harness.js';
 
 /** A GET (or with `body`, a JSON POST) over the data folder's socket. */
 function overSocket(
@@ -29,6 +29,9 @@ function overSocket(
 
 const dataDir = dataDirs();
 const env = { RUNNER_MODEL: 'scripted:trip' };
+/** A command run in this process, as serve-harness's `run` runs it as one of its own. */
+const run = (args: string[], extra: Record<string, string | undefined> = {}) =>
+  runInProcess(args, { env: { RUNNER_TOKEN: '', ...extra } });
 
 /** What a command printed, with the ids, times and folder that differ between two folders. */
 function same(text: string, data: string): string {
@@ -230,7 +233,7 @@ describe('commands of other processes go through the serve that holds the data f
     // the last question is left waiting at the end of input: the resume line is printed too.
     const input = `Plan me a trip\n2\n${'x'.repeat(1024 * 1024)}\n5\nyes\nPlan again\n`;
     const chat = (folder: string) =>
-      runCli(['chat', '--session', 'c', '--data', folder], { env, input });
+      runInProcess(['chat', '--session', 'c', '--data', folder], { env, input });
     const alone = dataDir();
     const [local, hosted] = await Promise.all([chat(alone), chat(data)]);
     expect(hosted.code, hosted.stderr).toBe(0);
@@ -242,7 +245,7 @@ describe('commands of other processes go through the serve that holds the data f
       `via serve (pid ${server.child.pid})\n${same(local.stderr, alone)}`,
     );
     // The session is serve's: resumed through it, its waiting question is asked again.
-    const resumed = await runCli(['chat', '--session', 'c', '--resume', '--data', data], {
+    const resumed = await runInProcess(['chat', '--session', 'c', '--resume', '--data', data], {
       env,
       input: '/quit\n',
     });
@@ -258,7 +261,10 @@ describe('commands of other processes go through the serve that holds the data f
     );
     expect(added.code, added.stderr).toBe(0);
     const key = added.events.find((e) => e.type === 'operator-added')?.key as string;
-    const listed = await run(['operators', 'list', '--json', '--data', data], env);
+    // As the real binary: the other commands run in the tests' process.
+    const listed = await runCli(['operators', 'list', '--json', '--data', data], {
+      env: { RUNNER_TOKEN: '', ...env },
+    });
     expect(listed.stderr).toBe(`{"type":"via-serve","pid":${server.child.pid}}\n`);
     expect(listed.events).toMatchObject([{ type: 'operator', name: 'ada' }]);
     // The waiting question of the API's run, answered by this terminal's user.

@@ -1,11 +1,9 @@
-import { execFile } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { HELP } from '../src/cli/help.js';
-import { CLI, type CliResult, dataDirs, runCli, runShell } from './run-cli.js';
+import { type CliResult, dataDirs, runCli, runInProcess, runShell } from './run-cli.js';
 
 // What the runner says must help: options where a person puts them, a version, each
 // command's help, ids and commands printed whole, and errors that name what to do next.
@@ -13,9 +11,11 @@ import { CLI, type CliResult, dataDirs, runCli, runShell } from './run-cli.js';
 const dataDir = dataDirs();
 const errorLines = (result: CliResult) => result.stderr.trimEnd().split('\n');
 
-/** What the CLI prints on stdout (help texts hold lines that start with `{`, not JSON). */
+/** What the CLI prints on stdout, having ended with exit 0. */
 async function runText(args: string[]): Promise<string> {
-  return (await promisify(execFile)(process.execPath, [CLI, ...args])).stdout;
+  const result = await runInProcess(args);
+  expect(result.code, result.stderr).toBe(0);
+  return result.stdout;
 }
 
 /** A port on 127.0.0.1 that nothing listens on (it was free a moment ago). */
@@ -30,10 +30,10 @@ async function closedPort(): Promise<number> {
 describe('the runner says what helps', { timeout: 300_000 }, () => {
   it('options of every command may come before the command (--json, --data, --model); the priority in words', async () => {
     const data = dataDir();
-    const runs = await runCli(['--json', 'runs', '--data', data]);
+    const runs = await runInProcess(['--json', 'runs', '--data', data]);
     expect(runs.code, runs.stderr).toBe(0);
     expect(runs.events).toEqual([{ type: 'none' }]);
-    const exec = await runCli([
+    const exec = await runInProcess([
       '--data',
       data,
       '--json',
@@ -45,14 +45,14 @@ describe('the runner says what helps', { timeout: 300_000 }, () => {
     ]);
     expect(exec.code, exec.stderr).toBe(0);
     expect(exec.events.at(-1)).toMatchObject({ type: 'run-waiting', conversationId: 'before' });
-    const listed = await runCli(['--data', data, '--json', 'paused-states', 'list']);
+    const listed = await runInProcess(['--data', data, '--json', 'paused-states', 'list']);
     expect(listed.code, listed.stderr).toBe(0);
     expect(listed.events).toEqual([expect.objectContaining({ conversationId: 'before' })]);
     // The priority in the page's word (1 is "high"), not "p1".
-    const text = await runCli(['paused-states', 'list', '--data', data]);
+    const text = await runInProcess(['paused-states', 'list', '--data', data]);
     expect(text.stdout).toContain('[before] high ask_user: Where would you like to go?');
     expect(text.stdout).not.toMatch(/ p\d /);
-    const unknown = await runCli(['--json', 'nope']);
+    const unknown = await runInProcess(['--json', 'nope']);
     expect(unknown.code).toBe(2);
     expect(JSON.parse(unknown.stderr)).toMatchObject({
       message: expect.stringContaining('"nope"'),
@@ -66,7 +66,7 @@ describe('the runner says what helps', { timeout: 300_000 }, () => {
     const text = await runCli(['--version']);
     expect(text.code).toBe(0);
     expect(text.stdout).toBe(`runner ${version}\n`);
-    const json = await runCli(['--json', '--version']);
+    const json = await runInProcess(['--json', '--version']);
     expect(json.events).toEqual([{ type: 'version', version }]);
   });
 
@@ -87,7 +87,7 @@ describe('the runner says what helps', { timeout: 300_000 }, () => {
       }),
     );
     for (const args of [['help', 'nope'], ['nope']]) {
-      const unknown = await runCli(args);
+      const unknown = await runInProcess(args);
       expect(unknown.code).toBe(2);
       expect(unknown.stderr).toContain('unknown command "nope"');
     }
@@ -95,19 +95,19 @@ describe('the runner says what helps', { timeout: 300_000 }, () => {
 
   it('exec prints the conversation id it made, and the hints name each answer once', async () => {
     const data = dataDir();
-    const exec = await runCli(['exec', 'Plan me a trip', '--data', data]);
+    const exec = await runInProcess(['exec', 'Plan me a trip', '--data', data]);
     expect(exec.code, exec.stderr).toBe(0);
     const id = /^conversation (c-[a-z0-9]+)$/m.exec(exec.stdout)?.[1];
     expect(id, exec.stdout).toBeDefined();
-    const show = await runCli(['show', id as string, '--data', data, '--json']);
+    const show = await runInProcess(['show', id as string, '--data', data, '--json']);
     expect(show.code, show.stderr).toBe(0);
     const token = /waiting — token (\S+)/.exec(exec.stdout)?.[1] as string;
-    await runCli(['answer', token, '--option', '2', '--data', data]);
-    const free = await runCli(['wake', '--once', '--data', data]);
+    await runInProcess(['answer', token, '--option', '2', '--data', data]);
+    const free = await runInProcess(['wake', '--once', '--data', data]);
     expect(free.code, free.stderr).toBe(0);
     const next = /waiting — token (\S+)/.exec(free.stdout)?.[1] as string;
-    await runCli(['answer', next, '--accept', '5', '--data', data]);
-    const approval = await runCli(['wake', '--once', '--data', data]);
+    await runInProcess(['answer', next, '--accept', '5', '--data', data]);
+    const approval = await runInProcess(['wake', '--once', '--data', data]);
     expect(approval.stdout).toContain('? Approve: Book flights');
     const hints = [exec, free, approval].map(
       (r) => r.stdout.split('\n').find((l) => l.includes('answer: ')) ?? '',
@@ -128,13 +128,13 @@ describe('the runner says what helps', { timeout: 300_000 }, () => {
     const file = path.join(data, 'goal.txt');
     writeFileSync(file, `${goal}\n`);
     const firstUserText = async (conversation: string) => {
-      const show = await runCli(['show', conversation, '--data', data, '--json']);
+      const show = await runInProcess(['show', conversation, '--data', data, '--json']);
       const [told] = show.events as unknown as Array<{
         messages: Array<{ role: string; content: Array<{ text?: string }> }>;
       }>;
       return told?.messages.find((m) => m.role === 'user')?.content[0]?.text;
     };
-    const fromFile = await runCli([
+    const fromFile = await runInProcess([
       'exec',
       '--goal-file',
       file,
@@ -145,7 +145,7 @@ describe('the runner says what helps', { timeout: 300_000 }, () => {
     ]);
     expect(fromFile.code, fromFile.stderr).toBe(0);
     expect(await firstUserText('long')).toBe(goal);
-    const fromStdin = await runCli(
+    const fromStdin = await runInProcess(
       ['exec', '--goal-file', '-', '--conversation', 'piped', '--data', data],
       { input: goal },
     );
@@ -158,7 +158,7 @@ describe('the runner says what helps', { timeout: 300_000 }, () => {
       [['--goal-file', '-'], 'holds no goal'],
     ];
     for (const [args, message] of refusals) {
-      const refused = await runCli(['exec', ...args, '--data', data], { input: '' });
+      const refused = await runInProcess(['exec', ...args, '--data', data], { input: '' });
       expect(refused.code, args.join(' ')).toBe(2);
       expect(errorLines(refused)).toHaveLength(1);
       expect(refused.stderr).toContain(message);
@@ -177,7 +177,7 @@ describe('the runner says what helps', { timeout: 300_000 }, () => {
       ],
     ];
     for (const [model, env, suffix] of cases) {
-      const exec = await runCli(['exec', 'Hello', '--model', model, '--data', data], {
+      const exec = await runInProcess(['exec', 'Hello', '--model', model, '--data', data], {
         env: { ...env, RUNNER_MODEL_RETRIES: '0' },
       });
       expect(exec.code, model).toBe(1);
@@ -210,19 +210,19 @@ describe('the runner says what helps', { timeout: 300_000 }, () => {
   it('chat --list lists the sessions and how to resume each; chat --resume points to it', async () => {
     const cwd = dataDir({ empty: true });
     const data = 'chats';
-    const empty = await runCli(['chat', '--list', '--data', data], { cwd });
+    const empty = await runInProcess(['chat', '--list', '--data', data], { cwd });
     expect(empty.code, empty.stderr).toBe(0);
     expect(empty.stdout).toContain('no chat sessions yet');
-    const none = await runCli(['chat', '--resume', '--data', data], { cwd, input: '' });
+    const none = await runInProcess(['chat', '--resume', '--data', data], { cwd, input: '' });
     expect(none.code).toBe(3);
     expect(none.stderr).toContain(`chat --list --data ${data}`);
 
-    const asked = await runCli(['chat', '--session', 'trip', '--data', data], {
+    const asked = await runInProcess(['chat', '--session', 'trip', '--data', data], {
       cwd,
       input: 'Plan me a trip\n',
     });
     expect(asked.code, asked.stderr).toBe(0);
-    const listed = await runCli(['chat', '--list', '--data', data], { cwd });
+    const listed = await runInProcess(['chat', '--list', '--data', data], { cwd });
     expect(listed.code, listed.stderr).toBe(0);
     expect(listed.stdout).toContain('trip  waits on a question: Where would you like to go?');
     const resume = /resume: (.+)$/m.exec(listed.stdout)?.[1] ?? '';
@@ -230,7 +230,7 @@ describe('the runner says what helps', { timeout: 300_000 }, () => {
     const resumed = await runShell(resume, { cwd, input: '2\n/quit\n' });
     expect(resumed.code, resumed.stderr).toBe(0);
     expect(resumed.stdout).toContain('resumed session trip');
-    const json = await runCli(['chat', '--list', '--data', data, '--json'], { cwd });
+    const json = await runInProcess(['chat', '--list', '--data', data, '--json'], { cwd });
     expect(json.events).toEqual([
       {
         type: 'session',
@@ -239,7 +239,7 @@ describe('the runner says what helps', { timeout: 300_000 }, () => {
         question: 'How many days in Kyoto?',
       },
     ]);
-    const missing = await runCli(['chat', '--resume', '--session', 'nope', '--data', data], {
+    const missing = await runInProcess(['chat', '--resume', '--session', 'nope', '--data', data], {
       cwd,
       input: '',
     });
