@@ -126,7 +126,7 @@ describe('runner keeps questions and answers (embedded default)', { timeout: 300
     } finally {
       await storage.close();
     }
-    const made = await runCli(['exec', 'Plan', '--data', data, '--json']);
+    const made = await runInProcess(['exec', 'Plan', '--data', data, '--json']);
     expect(made.code, made.stderr).toBe(0);
     expect(last(made.events)).toMatchObject({
       type: 'run-waiting',
