@@ -8,8 +8,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tracesWanted } from '../src/config/index.js';
 import { fixture, startFakeProvider } from './fixtures/fake-provider.js';
 import { dataDirs, runCli } from './run-cli.js';
+import { storageTargets } from './storage-targets.js';
 
 const dataDir = dataDirs();
+// The trace context is kept with the question and the run on either storage.
+const targets = await storageTargets();
 
 /** A span as OTLP/HTTP JSON carries it, with its attributes flattened. */
 interface ReceivedSpan {
@@ -74,57 +77,73 @@ describe('traces across the human wait', { timeout: 120_000 }, () => {
   beforeAll(() => new Promise<void>((resolve) => otlp.server.listen(0, '127.0.0.1', resolve)));
   afterAll(() => new Promise<void>((resolve) => otlp.server.close(() => resolve())));
 
-  it('exec, answer and wake as three processes make one trace: the turn, its wait, the resume', async () => {
-    const data = dataDir();
-    const env = { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.endpoint(), OTEL_SERVICE_NAME: 'runner-test' };
-    const cli = (args: string[]) => runCli([...args, '--data', data, '--json'], { env });
-    const exec = await cli(['exec', 'Plan a trip', '--conversation', 'traced']);
-    expect(exec.code, exec.stderr).toBe(0);
-    const token = exec.events.find((e) => e.type === 'run-waiting')?.token as string;
-    // Nothing of the trace context shows in the output.
-    expect(exec.stdout).not.toContain('traceparent');
-    expect((await cli(['answer', token, '--option', '1'])).code).toBe(0);
-    const wake = await cli(['wake', '--once']);
-    expect(wake.code, wake.stderr).toBe(0);
+  for (const target of targets) {
+    it.skipIf(target.skip)(
+      `exec, answer and wake as three processes make one trace: the turn, its wait, the resume (${target.name})`,
+      async () => {
+        const where = await target.setUp();
+        otlp.spans.length = 0;
+        const env = {
+          ...where.env,
+          OTEL_EXPORTER_OTLP_ENDPOINT: otlp.endpoint(),
+          OTEL_SERVICE_NAME: 'runner-test',
+        };
+        const cli = (args: string[]) => runCli([...args, ...where.args, '--json'], { env });
+        try {
+          const exec = await cli(['exec', 'Plan a trip', '--conversation', 'traced']);
+          expect(exec.code, exec.stderr).toBe(0);
+          const token = exec.events.find((e) => e.type === 'run-waiting')?.token as string;
+          // Nothing of the trace context shows in the output.
+          expect(exec.stdout).not.toContain('traceparent');
+          expect((await cli(['answer', token, '--option', '1'])).code).toBe(0);
+          const wake = await cli(['wake', '--once']);
+          expect(wake.code, wake.stderr).toBe(0);
 
-    // Each process flushed its spans before it exited.
-    const byName = (name: string) => otlp.spans.filter((s) => s.name === name);
-    const [turn, resumed, ...more] = byName('invoke_agent').sort((a, b) =>
-      a.startTimeUnixNano.localeCompare(b.startTimeUnixNano),
+          // Each process flushed its spans before it exited.
+          const byName = (name: string) => otlp.spans.filter((s) => s.name === name);
+          const [turn, resumed, ...more] = byName('invoke_agent').sort((a, b) =>
+            a.startTimeUnixNano.localeCompare(b.startTimeUnixNano),
+          );
+          expect(more).toEqual([]);
+          const [wait] = byName('await_human');
+          expect(turn && resumed && wait).toBeTruthy();
+          if (!turn || !resumed || !wait) return;
+          expect(turn.attributes).toMatchObject({
+            'gen_ai.operation.name': 'invoke_agent',
+            'gen_ai.conversation.id': 'traced',
+            'gen_ai.provider.name': 'scripted',
+            'gen_ai.request.model': 'trip',
+          });
+          // One trace: the wait is a child of the turn that asked (recorded by `answer`, from the
+          // question's creation), linked to it, and the resume continues the run's trace.
+          expect(new Set(otlp.spans.map((s) => s.traceId))).toEqual(new Set([turn.traceId]));
+          expect(wait.parentSpanId).toBe(turn.spanId);
+          expect(wait.links).toEqual([expect.objectContaining({ spanId: turn.spanId })]);
+          expect(resumed.parentSpanId).toBe(turn.spanId);
+          expect(wait.attributes).toMatchObject({
+            'gen_ai.conversation.id': 'traced',
+            'runner.question.kind': 'ask_user',
+            'runner.question.priority': 1,
+            'runner.question.audience_size': 0,
+            'runner.question.outcome': 'accept',
+          });
+          expect(typeof wait.attributes['gen_ai.tool.call.id']).toBe('string');
+          // From the question's creation (as the turn suspended) to the answer, before the resume.
+          expect(BigInt(wait.startTimeUnixNano)).toBeGreaterThan(BigInt(turn.startTimeUnixNano));
+          expect(BigInt(wait.startTimeUnixNano)).toBeLessThan(BigInt(wait.endTimeUnixNano));
+          expect(BigInt(wait.endTimeUnixNano)).toBeLessThan(BigInt(resumed.startTimeUnixNano));
+          // A model call per step, each a child of its turn.
+          const chats = byName('chat trip');
+          expect(chats.map((c) => c.parentSpanId).sort()).toEqual(
+            [turn.spanId, resumed.spanId].sort(),
+          );
+          expect(chats[0]?.attributes).toMatchObject({ 'gen_ai.operation.name': 'chat' });
+        } finally {
+          await where.drop();
+        }
+      },
     );
-    expect(more).toEqual([]);
-    const [wait] = byName('await_human');
-    expect(turn && resumed && wait).toBeTruthy();
-    if (!turn || !resumed || !wait) return;
-    expect(turn.attributes).toMatchObject({
-      'gen_ai.operation.name': 'invoke_agent',
-      'gen_ai.conversation.id': 'traced',
-      'gen_ai.provider.name': 'scripted',
-      'gen_ai.request.model': 'trip',
-    });
-    // One trace: the wait is a child of the turn that asked (recorded by `answer`, from the
-    // question's creation), linked to it, and the resume continues the run's trace.
-    expect(new Set(otlp.spans.map((s) => s.traceId))).toEqual(new Set([turn.traceId]));
-    expect(wait.parentSpanId).toBe(turn.spanId);
-    expect(wait.links).toEqual([expect.objectContaining({ spanId: turn.spanId })]);
-    expect(resumed.parentSpanId).toBe(turn.spanId);
-    expect(wait.attributes).toMatchObject({
-      'gen_ai.conversation.id': 'traced',
-      'runner.question.kind': 'ask_user',
-      'runner.question.priority': 1,
-      'runner.question.audience_size': 0,
-      'runner.question.outcome': 'accept',
-    });
-    expect(typeof wait.attributes['gen_ai.tool.call.id']).toBe('string');
-    // From the question's creation (as the turn suspended) to the answer, before the resume.
-    expect(BigInt(wait.startTimeUnixNano)).toBeGreaterThan(BigInt(turn.startTimeUnixNano));
-    expect(BigInt(wait.startTimeUnixNano)).toBeLessThan(BigInt(wait.endTimeUnixNano));
-    expect(BigInt(wait.endTimeUnixNano)).toBeLessThan(BigInt(resumed.startTimeUnixNano));
-    // A model call per step, each a child of its turn.
-    const chats = byName('chat trip');
-    expect(chats.map((c) => c.parentSpanId).sort()).toEqual([turn.spanId, resumed.spanId].sort());
-    expect(chats[0]?.attributes).toMatchObject({ 'gen_ai.operation.name': 'chat' });
-  });
+  }
 
   it('runs each plain tool call in an execute_tool span of its turn', async () => {
     const exec = await runCli(
