@@ -36,3 +36,15 @@ export function answeredOf(row: {
     resumeContext: row.resumeContext,
   };
 }
+
+/**
+ * Of the `aura.paused_states` row aliased `p` that a statement just resolved, its wait as
+ * columns (times as epoch milliseconds, arrays and jsonb as text): every driver returns
+ * them alike, and a prepared statement's row is read without parsing one JSON text.
+ */
+export const answeredColumns = sql`p.conversation_id, p.tool_call_id, p.kind, p.priority,
+        floor(extract(epoch from p.created_at) * 1000)::float8 as created_ms,
+        floor(extract(epoch from p.resumed_at) * 1000)::float8 as resumed_ms,
+        array_to_json(p.audience_names)::text as audience_names,
+        array_to_json(p.audience_roles)::text as audience_roles,
+        p.resume_context::text as resume_context`;

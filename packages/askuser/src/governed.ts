@@ -10,6 +10,7 @@ import {
 } from '@x/postgres-kit';
 import { type SQL, sql } from 'drizzle-orm';
 import type { ResumeAnswer } from './answer.js';
+import { answeredColumns } from './answered.js';
 import { admits, type Identity, identityKeys, textArray } from './audience.js';
 import {
   appendEntries,
@@ -23,7 +24,7 @@ import {
 } from './audit-chain.js';
 import type { AskUserDatabase } from './database.js';
 import { AskUserError, pauseExpired, pauseNotFound } from './errors.js';
-import { answerQuorum } from './quorum.js';
+import { answerQuorum, approvalSql } from './quorum.js';
 import { pausedStates as t } from './schema.js';
 import type { AnswerOutcome } from './types.js';
 
@@ -36,7 +37,12 @@ export const expiredNow = sql`(${t.expiredAt} is not null or (${t.resumedAt} is 
  * Times come as epoch milliseconds and arrays and JSON as text, the same from every driver.
  */
 function answerStatement(check: 'none' | 'identity' | 'audited') {
-  return prepareOnce(() => {
+  return prepareOnce(() => answerSql(check));
+}
+
+/** The SQL of {@link answerStatement}. */
+function answerSql(check: 'none' | 'identity' | 'audited'): SQL {
+  {
     const p = sql.placeholder;
     const admitted =
       check === 'none'
@@ -49,24 +55,66 @@ function answerStatement(check: 'none' | 'identity' | 'audited') {
       set resumed_at = now(), resumed_answer = ${p('answer')}::jsonb, answered_by = ${p('answeredBy')}::text
       where p.token = ${p('token')} and p.resumed_at is null
         and (p.deadline_at is null or p.deadline_at > now()) and p.quorum is null${admitted}
-      returning p.conversation_id, p.tool_call_id, p.kind, p.priority,
-        floor(extract(epoch from p.created_at) * 1000)::float8 as created_ms,
-        floor(extract(epoch from p.resumed_at) * 1000)::float8 as resumed_ms,
-        array_to_json(p.audience_names)::text as audience_names,
-        array_to_json(p.audience_roles)::text as audience_roles,
-        p.resume_context::text as resume_context${
-          check === 'audited'
-            ? sql`,
+      returning ${answeredColumns}${
+        check === 'audited'
+          ? sql`,
         (select h.seq::text || ':' || h.hash from aura.audit_heads h
           where h.chain = 'conversation:' || p.conversation_id for update) as head`
-            : sql``
-        }`;
-  });
+          : sql``
+      }`;
+  }
 }
 /** The plain answer: no identity, no audit log (one autocommit UPDATE). */
 export const answerPlain = answerStatement('none');
-const answerChecked = answerStatement('identity');
 const answerAudited = answerStatement('audited');
+
+/**
+ * The checked answer, and in the same statement the approval of a question with a quorum
+ * (which the answer's UPDATE leaves alone): one round trip either way, as a quorum
+ * approval is no rarer than a lone answer where quorums are used. A row with `quorum`
+ * null is a lone answer's; no row means neither took it (refused, or counted already).
+ */
+const answerOrApproval = prepareOnce(() => {
+  const p = sql.placeholder;
+  const approval = approvalSql({
+    token: sql`${p('token')}::text`,
+    action: sql`${p('action')}::text`,
+    content: sql`${p('content')}::text`,
+    answer: sql`${p('answer')}::jsonb`,
+    who: sql`${p('answeredBy')}::text`,
+    admitted: sql`(${p('name')}::text is null or (${admits(
+      sql`${p('name')}`,
+      sql`array(select jsonb_array_elements_text(${p('roles')}::jsonb))`,
+    )}))`,
+  });
+  return sql`with single as (${answerSql('identity')}), ${approval}
+    select single.*, null::int as quorum, null::int as quorum_declines, true as resolved,
+      null::text as approvers, null::text as decliners
+    from single
+    union all
+    select u.conversation_id, u.tool_call_id, u.kind, u.priority, u.created_ms, u.resumed_ms,
+      u.audience_names, u.audience_roles, u.resume_context, u.quorum, u.quorum_declines,
+      u.resolved, u.approvers, u.decliners
+    from u`;
+});
+
+/** The outcome of an {@link answerOrApproval} row. */
+function answerOrApprovalOutcome(row: PreparedRow): AnswerOutcome {
+  const answered = resolvedBy(answeredRow(row));
+  if (row.quorum === null || row.quorum === undefined) return answered;
+  const resolved = row.resolved === true || row.resolved === 't';
+  return {
+    resolved,
+    quorum: {
+      approvals: JSON.parse(String(row.approvers)) as string[],
+      declines: JSON.parse(String(row.decliners)) as string[],
+      needed: Number(row.quorum),
+      declinesNeeded: Number(row.quorum_declines ?? 1),
+      counted: true,
+    },
+    ...(resolved ? { question: answered.question } : {}),
+  };
+}
 
 /** The question an answer statement resolved, from its driver-neutral row. */
 export function answeredRow(row: PreparedRow) {
@@ -132,8 +180,12 @@ export async function resolveGoverned(
     refusalOf(tx, key, token, answer, c);
   let outcome: AnswerOutcome | AskUserError | undefined;
   if (key === undefined) {
-    const [row] = await runPrepared(db, answerChecked, params);
-    outcome = row === undefined ? await otherwise(db) : resolvedBy(answeredRow(row));
+    const [row] = await runPrepared(db, answerOrApproval, {
+      ...params,
+      action: answer.action,
+      content: answer.content,
+    });
+    outcome = row === undefined ? await otherwise(db) : answerOrApprovalOutcome(row);
   } else {
     // BEGIN goes with the answer, which locks the chain head; the entry goes with COMMIT.
     outcome = (

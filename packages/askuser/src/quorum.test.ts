@@ -136,6 +136,43 @@ await describeOnEachStorage(
       expect(second).toMatchObject({ resolved: true, quorum: { declines: ['ada', 'bob'] } });
     });
 
+    it('without an audit log, by the statement that also takes a lone answer: 3 of 5 together resolve once, a repeat counts once, other content and outsiders are refused, a decline resolves', async () => {
+      const unaudited = new AskUserStore(s.target.db);
+      await unaudited.insert(quorum3of5('q6'));
+      const settled = await Promise.allSettled(
+        five.map((name) => unaudited.markResumed('q6', yes, as(name))),
+      );
+      const outcomes = settled.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+      expect(outcomes.filter((o) => o.resolved)).toHaveLength(1);
+      expect(outcomes).toHaveLength(3);
+      const resolver = outcomes.find((o) => o.resolved);
+      const approvals = await unaudited.listApprovals('q6');
+      expect(resolver).toMatchObject({
+        quorum: { approvals: approvals.map((a) => a.operator), needed: 3, counted: true },
+        question: { conversationId: (await unaudited.getAnswer('q6'))?.conversationId },
+      });
+      expect((await unaudited.getAnswer('q6'))?.answeredBy).toBe(approvals.at(-1)?.operator);
+
+      await unaudited.insert(quorum3of5('q7'));
+      expect(await unaudited.markResumed('q7', yes, as('ada'))).toEqual({
+        resolved: false,
+        quorum: { approvals: ['ada'], declines: [], needed: 3, declinesNeeded: 1, counted: true },
+      });
+      expect((await unaudited.markResumed('q7', yes, as('ada'))).quorum?.counted).toBe(false);
+      const other = await unaudited
+        .markResumed('q7', { action: 'accept', content: 'other' }, as('bob'))
+        .catch((e) => e);
+      expect(AskUserError.hasCode(other, 'invalid_answer')).toBe(true);
+      const outsider = await unaudited.markResumed('q7', yes, as('zed')).catch((e) => e);
+      expect(AskUserError.hasCode(outsider, 'forbidden')).toBe(true);
+      expect(await unaudited.markResumed('q7', no, as('bob'))).toMatchObject({
+        resolved: true,
+        quorum: { approvals: ['ada'], declines: ['bob'], counted: true },
+      });
+      expect(await unaudited.getAnswer('q7')).toMatchObject({ answer: no, answeredBy: 'bob' });
+      expect((await unaudited.listApprovals('q7')).map((a) => a.operator)).toEqual(['ada', 'bob']);
+    });
+
     it('an answer must say who gives it, and a batch does not answer a quorum', async () => {
       await s.store.insert(quorum3of5('q5'));
       const plain = new AskUserStore(s.target.db);

@@ -2,9 +2,9 @@
 // audience): each person's answer is recorded once, and the one that completes the quorum
 // resolves the question, in the same transaction.
 import { rowsOf } from '@x/postgres-kit';
-import { sql } from 'drizzle-orm';
+import { type SQL, sql } from 'drizzle-orm';
 import type { ResumeAnswer } from './answer.js';
-import { answeredJson, answeredOf } from './answered.js';
+import { answeredColumns, answeredJson, answeredOf } from './answered.js';
 import { admits, textArray } from './audience.js';
 import { appendEntries, conversationChain, inTransaction, type NewEntry } from './audit-chain.js';
 import type { AskUserDatabase } from './database.js';
@@ -15,6 +15,53 @@ import type { AnswerOutcome } from './types.js';
 export interface QuorumContext {
   answeredBy: string | null;
   identity: { name: string; roles?: readonly string[] | undefined } | undefined;
+}
+
+/** The values of an approval, as SQL (parameters, or a prepared statement's placeholders). */
+export interface ApprovalValues {
+  token: SQL;
+  action: SQL;
+  content: SQL;
+  /** The answer as jsonb, recorded when this approval resolves the question. */
+  answer: SQL;
+  /** Who gives it (text). */
+  who: SQL;
+  /** The condition that the question's audience admits who gives it (`p` is the row). */
+  admitted: SQL;
+}
+
+/** The pending question `token` with a quorum, under the alias `p`, before its deadline. */
+const pendingWithQuorum = (token: SQL) => sql`p.token = ${token} and p.quorum is not null
+    and p.resumed_at is null and (p.deadline_at is null or p.deadline_at > now())`;
+
+/**
+ * The common table expressions `u` and `recorded` of an approval: one UPDATE counts it on the
+ * row it locks (a concurrent approval's count is re-read once its lock is released), resolves
+ * the question at the quorum, and records the answer; `u` returns the row (and the question's
+ * wait, as {@link answeredColumns} and {@link answeredJson}), none when not counted.
+ */
+export function approvalSql(v: ApprovalValues): SQL {
+  const resolves = sql`(${v.action} = 'cancel'
+    or (${v.action} = 'accept' and cardinality(p.approvers) + 1 >= p.quorum)
+    or (${v.action} = 'decline' and cardinality(p.decliners) + 1 >= coalesce(p.quorum_declines, 1)))`;
+  return sql`u as (
+      update aura.paused_states p set
+        approvers = case when ${v.action} = 'accept' then p.approvers || ${v.who} else p.approvers end,
+        decliners = case when ${v.action} = 'decline' then p.decliners || ${v.who} else p.decliners end,
+        approved_content = case when ${v.action} = 'accept' then coalesce(p.approved_content, ${v.content}) else p.approved_content end,
+        resumed_at = case when ${resolves} then now() end,
+        resumed_answer = case when ${resolves} then ${v.answer} end,
+        answered_by = case when ${resolves} then ${v.who} end
+      where ${pendingWithQuorum(v.token)} and ${v.admitted}
+        and not (${v.who} = any(p.approvers) or ${v.who} = any(p.decliners))
+        and (${v.action} <> 'accept' or p.approved_content is null or p.approved_content = ${v.content})
+      returning ${answeredColumns}, p.quorum, p.quorum_declines, p.resumed_at is not null as resolved,
+        array_to_json(p.approvers)::text as approvers, array_to_json(p.decliners)::text as decliners,
+        case when p.resumed_at is not null then ${answeredJson} end as question
+    ), recorded as (
+      insert into aura.approvals (token, operator, action, content, at)
+      select ${v.token}, ${v.who}, ${v.action}, ${v.content}, clock_timestamp() from u
+    )`;
 }
 
 /**
@@ -40,33 +87,16 @@ export async function answerQuorum(
     c.identity === undefined
       ? sql`true`
       : admits(sql`${c.identity.name}`, textArray(c.identity.roles ?? []));
+  const answerOnce = sql`with ${approvalSql({
+    token: sql`${token}`,
+    action: sql`${answer.action}::text`,
+    content: sql`${answer.content}::text`,
+    answer: sql`${JSON.stringify(answer)}::jsonb`,
+    who: sql`${who}::text`,
+    admitted,
+  })} select * from u`;
   const { action } = answer;
-  const resolves = sql`(${action} = 'cancel'
-    or (${action} = 'accept' and cardinality(p.approvers) + 1 >= p.quorum)
-    or (${action} = 'decline' and cardinality(p.decliners) + 1 >= coalesce(p.quorum_declines, 1)))`;
-  const pending = sql`p.token = ${token} and p.quorum is not null and p.resumed_at is null
-    and (p.deadline_at is null or p.deadline_at > now())`;
-  // One UPDATE counts the answer on the row it locks (a concurrent answer's count is re-read
-  // once its lock is released), resolves the question at the quorum, and records the answer.
-  const answerOnce = sql`with u as (
-      update aura.paused_states p set
-        approvers = case when ${action} = 'accept' then p.approvers || ${who}::text else p.approvers end,
-        decliners = case when ${action} = 'decline' then p.decliners || ${who}::text else p.decliners end,
-        approved_content = case when ${action} = 'accept' then coalesce(p.approved_content, ${answer.content}) else p.approved_content end,
-        resumed_at = case when ${resolves} then now() end,
-        resumed_answer = case when ${resolves} then ${JSON.stringify(answer)}::jsonb end,
-        answered_by = case when ${resolves} then ${who}::text end
-      where ${pending} and ${admitted}
-        and not (${who}::text = any(p.approvers) or ${who}::text = any(p.decliners))
-        and (${action} <> 'accept' or p.approved_content is null or p.approved_content = ${answer.content})
-      returning p.conversation_id, p.quorum, p.quorum_declines, p.resumed_at is not null as resolved,
-        array_to_json(p.approvers)::text as approvers, array_to_json(p.decliners)::text as decliners,
-        case when p.resumed_at is not null then ${answeredJson} end as question
-    ), recorded as (
-      insert into aura.approvals (token, operator, action, content, at)
-      select ${token}, ${who}, ${action}, ${answer.content}, clock_timestamp() from u
-    )
-    select * from u`;
+  const pending = pendingWithQuorum(sql`${token}`);
   const write = async (tx: AskUserDatabase): Promise<AnswerOutcome | undefined> => {
     if (who === null) {
       const [needs] = rowsOf(
