@@ -83,7 +83,7 @@ describe.skipIf(!server)('metrics of runner wake on PostgreSQL', { timeout: 120_
         expired: 1,
         retries: 1,
         leasesLost: 0,
-        refused: undefined,
+        refused: 0, // Each reason's counter starts at 0; none was refused.
         pending: 2,
         waiting: 2,
         completedRuns: 0,
