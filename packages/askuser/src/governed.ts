@@ -24,7 +24,7 @@ import {
 } from './audit-chain.js';
 import type { AskUserDatabase } from './database.js';
 import { AskUserError, pauseExpired, pauseNotFound } from './errors.js';
-import { answerQuorum, approvalSql } from './quorum.js';
+import { answerQuorum, approvalSql, isTrue, quorumOf } from './quorum.js';
 import { pausedStates as t } from './schema.js';
 import type { AnswerOutcome } from './types.js';
 
@@ -102,16 +102,10 @@ const answerOrApproval = prepareOnce(() => {
 function answerOrApprovalOutcome(row: PreparedRow): AnswerOutcome {
   const answered = resolvedBy(answeredRow(row));
   if (row.quorum === null || row.quorum === undefined) return answered;
-  const resolved = row.resolved === true || row.resolved === 't';
+  const resolved = isTrue(row.resolved);
   return {
     resolved,
-    quorum: {
-      approvals: JSON.parse(String(row.approvers)) as string[],
-      declines: JSON.parse(String(row.decliners)) as string[],
-      needed: Number(row.quorum),
-      declinesNeeded: Number(row.quorum_declines ?? 1),
-      counted: true,
-    },
+    quorum: quorumOf(row, true),
     ...(resolved ? { question: answered.question } : {}),
   };
 }

@@ -129,13 +129,7 @@ export async function answerQuorum(
         { tokens: [token] },
       );
     }
-    const quorum = {
-      approvals: JSON.parse(String(current.approvers)) as string[],
-      declines: JSON.parse(String(current.decliners)) as string[],
-      needed: Number(current.quorum),
-      declinesNeeded: Number(current.quorum_declines ?? 1),
-      counted,
-    };
+    const quorum = quorumOf(current, counted);
     const resolved = isTrue(current.resolved);
     if (key !== undefined) {
       const chain = conversationChain(String(current.conversation_id));
@@ -171,6 +165,21 @@ export async function answerQuorum(
   return key === undefined ? write(db) : inTransaction(db, write);
 }
 
-function isTrue(value: unknown): boolean {
+/** The quorum's count in a row of {@link approvalSql}'s `u` (or a read of the same columns). */
+export function quorumOf(
+  row: Record<string, unknown>,
+  counted: boolean,
+): NonNullable<AnswerOutcome['quorum']> {
+  return {
+    approvals: JSON.parse(String(row.approvers)) as string[],
+    declines: JSON.parse(String(row.decliners)) as string[],
+    needed: Number(row.quorum),
+    declinesNeeded: Number(row.quorum_declines ?? 1),
+    counted,
+  };
+}
+
+/** A boolean column as either driver returns it. */
+export function isTrue(value: unknown): boolean {
   return value === true || value === 't';
 }
