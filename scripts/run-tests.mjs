@@ -1,10 +1,10 @@
 #!/usr/bin/env node
-// The test step of `pnpm verify`: the vitest run, the quick reliability suite and the
-// repository checks that need the build (packages, API docs, READMEs) side by side. Most of
-// the reliability suite and of the README check waits (on leases, restarts, model delays,
-// npm) while the vitest workers keep both cores busy, so together they finish minutes sooner
-// than one after the other. The other lanes' lines are prefixed; the exit code fails if any
-// lane fails.
+// The test step of `pnpm verify` (the default) and of `pnpm test:full` (`--full`, which CI runs
+// after verify). verify: the vitest run without the slow scenario files (`*.slow.test.ts`)
+// beside the package and API-docs checks. --full: the slow scenario files beside the README
+// check (both wait more than they compute), then the reliability suite at full size on its own,
+// since its kills and leases are timed. The other lanes' lines are prefixed; the exit code
+// fails if any lane fails.
 import { spawn } from 'node:child_process';
 import { setPriority } from 'node:os';
 import { createInterface } from 'node:readline';
@@ -47,16 +47,18 @@ function run(command, args, { prefix, nice = 0 }) {
   });
 }
 
+const full = process.argv.includes('--full');
+// The slow scenario files: excluded by glob, chosen by vitest's file-name filter.
+const SLOW = '.slow.test.ts';
+
 // One after the other in their lane (each is a few seconds to a minute): a failing one does
 // not stop the next, so one run reports every stale file.
-const CHECKS = [
-  ['tools/repo-checks/src/check-packages.mjs'],
-  ['tools/api-docs/src/api-docs.mjs', '--check'],
-  ['tools/repo-checks/src/check-readmes.mjs'],
-];
+const CHECKS = full
+  ? [['tools/repo-checks/src/check-readmes.mjs']]
+  : [['tools/repo-checks/src/check-packages.mjs'], ['tools/api-docs/src/api-docs.mjs', '--check']];
 
-// The checks have minutes of slack beside the tests (their timeouts are generous) and no lease
-// or deadline to miss: behind the tests, they no longer lengthen the longest lane.
+// The checks have slack beside the tests and no lease or deadline to miss: behind the tests,
+// they do not lengthen the longest lane.
 const CHECKS_NICE = 10;
 
 /** Runs the checks in turn; resolves to the first failing exit code, 0 when all passed. */
@@ -79,17 +81,24 @@ const timed = async (lane) => {
   return { code, took: `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s` };
 };
 const outcome = ({ code, took }) => `${code === 0 ? 'passed' : `FAILED (exit ${code})`} in ${took}`;
-const [reliability, checked, tests] = await Promise.all([
-  timed(
-    run(process.execPath, ['tools/reliability/dist/main.js', '--quick'], {
-      prefix: 'reliability │ ',
-    }),
-  ),
+const vitest = [
+  'node_modules/vitest/vitest.mjs',
+  'run',
+  ...(full ? [SLOW] : ['--exclude', `**/*${SLOW}`]),
+];
+const [checked, tests] = await Promise.all([
   timed(checks()),
-  timed(run(process.execPath, ['node_modules/vitest/vitest.mjs', 'run'], { prefix: undefined })),
+  timed(run(process.execPath, vitest, { prefix: undefined })),
 ]);
 // Each lane's time says which one to shorten: the lanes should end together.
-console.log(
-  `verify: reliability (quick) ${outcome(reliability)}, checks ${outcome(checked)}, tests ${outcome(tests)}`,
-);
-process.exit(reliability.code === 0 && checked.code === 0 && tests.code === 0 ? 0 : 1);
+const lanes = [`checks ${outcome(checked)}`, `${full ? 'slow tests' : 'tests'} ${outcome(tests)}`];
+let codes = [checked.code, tests.code];
+if (full) {
+  const reliability = await timed(
+    run(process.execPath, ['tools/reliability/dist/main.js'], { prefix: 'reliability │ ' }),
+  );
+  lanes.push(`reliability (full) ${outcome(reliability)}`);
+  codes = [...codes, reliability.code];
+}
+console.log(`${full ? 'test:full' : 'verify'}: ${lanes.join(', ')}`);
+process.exit(codes.every((code) => code === 0) ? 0 : 1);

@@ -2,27 +2,31 @@ import { relative } from 'node:path';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 /**
- * The files that take longest on a 2-core machine (seconds), for a clean clone, which has no
- * durations of an earlier run to sort by: measured with the runner project alone on a machine
- * shared with other runs (load about 14), so their order counts, not their size. A file whose
- * commands moved into the tests' process (runInProcess) is scaled by its CPU time after/before.
+ * The files that take longest (seconds of wall time), for a clean clone, which has no
+ * durations of an earlier run to sort by: measured on 2 cores, otherwise idle, in one run of
+ * every file; the slow scenario files (`*.slow.test.ts`, run by `pnpm test:full`) apart.
  */
 const KNOWN_SLOW: Record<string, number> = {
-  'runner/test/embedded.test.ts': 162,
-  'runner/test/deadline.test.ts': 130,
-  'runner/test/operator-cli.test.ts': 111,
-  'runner/test/wording.test.ts': 110,
-  'runner/test/operators.pg.test.ts': 85,
-  'runner/test/answer-limits.test.ts': 82,
-  'runner/test/audit.test.ts': 80,
-  'runner/test/records.test.ts': 69,
-  'runner/test/delegate.test.ts': 64,
-  'runner/test/deadline.pg.test.ts': 60,
-  'runner/test/serve.test.ts': 58,
-  'runner/test/via-serve.test.ts': 56,
-  'runner/test/providers.cli.test.ts': 53,
-  'runner/test/audit.pg.test.ts': 43,
-  'runner/test/kept-questions.test.ts': 31,
+  'runner/test/deadline.slow.test.ts': 61,
+  'runner/test/deadline.pg.slow.test.ts': 24,
+  'runner/test/answer-limits.slow.test.ts': 16,
+  'runner/test/traces.slow.test.ts': 16,
+  'runner/test/operators.pg.test.ts': 19,
+  'runner/test/delegate.pg.test.ts': 16,
+  'runner/test/operator-cli.test.ts': 14,
+  'runner/test/embedded.test.ts': 13,
+  'runner/test/sessions.pg.test.ts': 12,
+  'runner/test/postgres.pg.test.ts': 11,
+  'runner/test/database-url.test.ts': 10,
+  'runner/test/quorum.test.ts': 10,
+  'runner/test/wording.test.ts': 10,
+  'runner/test/serve.test.ts': 10,
+  'runner/test/audit.test.ts': 10,
+  'runner/test/notifications.test.ts': 9,
+  'session-postgres/src/store.pg.test.ts': 8,
+  'continuation-postgres/src/store.test.ts': 8,
+  'mcp-elicitation/test/example.test.ts': 7,
+  'continuation-postgres/src/worker.test.ts': 6,
 };
 
 /**

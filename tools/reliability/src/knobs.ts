@@ -1,7 +1,7 @@
 /**
- * The suite's size. The full run (`pnpm test:reliability`, run by CI on its own) is the
- * default; `--quick` is the smaller run inside `pnpm verify`. An environment variable set
- * by hand wins over both.
+ * The suite's size. The full run (`pnpm test:reliability`, and `pnpm test:full`, which CI runs)
+ * is the default; `--quick` is a smaller run for a quick look. An environment variable set by
+ * hand wins over both.
  */
 export const quick = process.argv.includes('--quick');
 

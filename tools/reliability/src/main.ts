@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // `pnpm test:reliability`: runs every scenario, prints the summary table, and exits non-zero
 // on any loss, duplicate or failure. `--only NAME[,NAME]` runs the scenarios whose name
-// starts with one of the NAMEs; `--quick` runs the smaller version that `pnpm verify` uses.
+// starts with one of the NAMEs; `--quick` runs a smaller version, for a quick look.
 import { parseArgs } from 'node:util';
 import { knob, quick } from './knobs.js';
 import { killAll } from './proc.js';
@@ -32,7 +32,7 @@ if (unreachable !== undefined) {
 
 console.log(
   quick
-    ? 'reliability: the quick run (pnpm verify); `pnpm test:reliability` runs it at full size'
+    ? 'reliability: the quick run; `pnpm test:reliability` runs it at full size'
     : 'reliability: the full run',
 );
 // A scenario that hangs (a promise that never settles) fails with what it reached instead

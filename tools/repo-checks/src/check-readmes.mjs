@@ -405,7 +405,7 @@ async function checkInProject(root, project, rootManifest, catalog, readmes, pub
     const result = await run(process.execPath, [js], {
       cwd,
       env: { ...env, TMPDIR: scratch },
-      // Generous: in verify this runs beside the tests, and PGlite's initdb shares the cores.
+      // Generous: in test:full this runs beside the slow tests, and PGlite's initdb shares the cores.
       timeout: 180_000,
     });
     rmSync(cwd, { recursive: true, force: true });

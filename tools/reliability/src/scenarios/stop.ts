@@ -227,7 +227,7 @@ async function rounds(tally: Tally, kind: Kind, cases: readonly StopCase[]) {
 
 /** SIGTERM during a 5 s model call of `wake`, on the embedded default (one process at a time). */
 export async function stopEmbedded(tally: Tally): Promise<void> {
-  // Each command starts PGlite (seconds); apps/runner/test/graceful-stop.test.ts has serve's cut.
+  // Each command starts PGlite (seconds); apps/runner/test/graceful-stop.slow.test.ts has serve's cut.
   if (quick) return tally.skip('full run only (pnpm test:reliability): each command starts PGlite');
   const data = mkdtempSync(join(tmpdir(), 'x-rel-stop-'));
   try {

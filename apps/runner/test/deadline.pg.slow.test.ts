@@ -3,7 +3,7 @@ import { restartAcrossDeadline } from './deadline-flow.js';
 import { storageTargets } from './storage-targets.js';
 
 // RUNNER_DEADLINE on PostgreSQL: the run's due time in the database keeps the deadline across
-// a restart of wake, as the data folder does (deadline.test.ts).
+// a restart of wake, as the data folder does (deadline.slow.test.ts).
 
 const AUDIT_KEY = { RUNNER_AUDIT_KEY: 'the deadline tests key, 16+ bytes' };
 const postgres = (await storageTargets(AUDIT_KEY)).find((t) => t.name === 'postgres');
