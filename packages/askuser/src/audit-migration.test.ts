@@ -73,6 +73,13 @@ for (const spec of await sqlTargets()) {
           'conversation:c2 1',
           'conversation:c1 4',
         ]);
+        // The range appended to is left unsummarized: the appends since did not
+        // rewrite its summary.
+        const [summarized] = await query(
+          db,
+          sql`select brin_summarize_range('aura.audit_entries_at_idx'::regclass, 0)::int as n`,
+        );
+        expect(summarized?.n).toBe(1);
       } finally {
         before.remove();
         await target.close();
