@@ -1,6 +1,6 @@
 // Internal: how an audit entry is hashed, signed and appended to its chain.
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
-import { prepareOnce, rowsOf, runPrepared } from '@x/postgres-kit';
+import { prepareOnce, runPrepared } from '@x/postgres-kit';
 import { type SQL, sql } from 'drizzle-orm';
 import { PgTransaction } from 'drizzle-orm/pg-core';
 import type { AskUserDatabase } from './database.js';
@@ -97,18 +97,27 @@ export interface LockedHead {
 }
 
 /**
- * The statement that locks a chain's head row for the rest of the transaction (creating it
- * when missing) and returns it; `chain` may be an SQL expression over a CTE's rows.
+ * The statement that locks a chain's head row for the rest of the transaction and returns it:
+ * `select … for update` when it exists (no new row version), an insert when it is missing
+ * (two first appends of a chain meet on its key, and the second then takes the first's head).
  */
-export function lockHeadStatement(chain: SQL, from: SQL = sql``): SQL {
-  return sql`insert into aura.audit_heads (chain, seq, hash)
-    select ${chain}, 0, ${GENESIS} ${from}
-    on conflict (chain) do update set seq = aura.audit_heads.seq
-    returning chain, seq::text as seq, hash`;
+function lockHeadStatement(chain: SQL): SQL {
+  return sql`with locked as (
+      select chain, seq, hash from aura.audit_heads where chain = ${chain} for update
+    ), made as (
+      insert into aura.audit_heads (chain, seq, hash)
+      select ${chain}, 0, ${GENESIS} where not exists (select 1 from locked)
+      on conflict (chain) do update set seq = aura.audit_heads.seq
+      returning chain, seq, hash
+    )
+    select chain, seq::text as seq, hash from locked
+    union all select chain, seq::text as seq, hash from made`;
 }
 
 /** {@link lockHeadStatement} of the chain named `chain`, compiled once per process. */
-export const lockHead = prepareOnce(() => lockHeadStatement(sql`${sql.placeholder('chain')}`));
+export const lockHead = prepareOnce(() =>
+  lockHeadStatement(sql`${sql.placeholder('chain')}::text`),
+);
 
 /** The single-entry insert, compiled once per process (a trigger advances the chain's head). */
 export const appendEntry = prepareOnce(() => {
@@ -165,9 +174,7 @@ export async function appendEntries(
   const at = new Date().toISOString();
   for (const chain of [...byChain.keys()].sort()) {
     const head =
-      locked?.chain === chain
-        ? locked
-        : headOf(rowsOf(await tx.execute(lockHeadStatement(sql`${chain}`)))[0]);
+      locked?.chain === chain ? locked : headOf((await runPrepared(tx, lockHead, { chain }))[0]);
     const rows = signedEntries(key, head, byChain.get(chain) ?? [], at);
     const [only] = rows;
     if (rows.length === 1 && only !== undefined) {

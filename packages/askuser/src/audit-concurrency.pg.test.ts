@@ -173,4 +173,42 @@ describe.skipIf(serverUrl === undefined)('audited answers under concurrency (ser
     expect(answered.sort()).toEqual([...tokens].sort());
     expect(await verifyAudit(target.db, { key })).toMatchObject({ ok: true, problems: [] });
   });
+  it('questions of one conversation at once, its first ones too: one makes its chain, the others append after it', async () => {
+    // Round 0 meets on a chain with no head yet (its insert), round 1 on the head's row lock.
+    for (const round of [0, 1]) {
+      let release!: () => void;
+      const released = new Promise<void>((r) => {
+        release = r;
+      });
+      let createdInside!: () => void;
+      const inside = new Promise<void>((r) => {
+        createdInside = r;
+      });
+      // A question's transaction holds the chain's head, not yet committed...
+      const held = drizzle({ client: connection() }).transaction(async (tx) => {
+        await new AskUserStore(tx, { audit: { key } }).insert(
+          pause(`new-${round}-0`, { conversationId: 'c-new' }),
+        );
+        createdInside();
+        await released;
+      });
+      await inside;
+      // ...so four others of the same conversation wait for it, then append after it.
+      const others = Promise.all(
+        [1, 2, 3, 4].map((i) =>
+          new AskUserStore(drizzle({ client: connection() }), { audit: { key } }).insert(
+            pause(`new-${round}-${i}`, { conversationId: 'c-new' }),
+          ),
+        ),
+      );
+      await waitForLockWaiters(target.db, 4);
+      release();
+      await held;
+      await others;
+    }
+    const log = (await entries()).filter((e) => e.chain === 'conversation:c-new');
+    expect(log.map((e) => e.seq)).toEqual(Array.from({ length: 10 }, (_, i) => i + 1));
+    expect([log[0]?.token, log[5]?.token]).toEqual(['new-0-0', 'new-1-0']);
+    expect(await verifyAudit(target.db, { key })).toMatchObject({ ok: true, problems: [] });
+  });
 });

@@ -1,4 +1,4 @@
-import { rowsOf } from '@x/postgres-kit';
+import { rowsOf, runPrepared } from '@x/postgres-kit';
 import { type SQL, sql } from 'drizzle-orm';
 import {
   appendEntries,
@@ -7,7 +7,7 @@ import {
   headOf,
   inTransaction,
   keyBytes,
-  lockHeadStatement,
+  lockHead,
 } from './audit-chain.js';
 import type { AskUserDatabase } from './database.js';
 import { AskUserError, wrapDatabaseError } from './errors.js';
@@ -178,7 +178,7 @@ export async function sealAudit(
   try {
     return await db.transaction(async (tx) => {
       // One sealer at a time: the global head's row lock.
-      const [head] = rowsOf(await tx.execute(lockHeadStatement(sql`${GLOBAL_CHAIN}`)));
+      const [head] = await runPrepared(tx, lockHead, { chain: GLOBAL_CHAIN });
       const heads = rowsOf(
         await tx.execute(sql`select h.chain, h.seq::text as seq, h.hash from aura.audit_heads h
           left join aura.audit_sealed s on s.chain = h.chain

@@ -161,30 +161,20 @@ export async function resolveGoverned(
   answer: ResumeAnswer,
   c: AnswerContext,
 ): Promise<AnswerOutcome> {
-  const params = {
-    token,
-    answer: JSON.stringify(answer),
-    answeredBy: c.answeredBy,
-    name: c.identity?.name ?? null,
-    roles: JSON.stringify(c.identity?.roles ?? []),
-  };
+  const params = answerParams(token, answer, c);
   // Not resolved by one answer: recorded towards its quorum, or refused.
   const otherwise = async (tx: AskUserDatabase) =>
     (await answerQuorum(tx, key, token, answer, c, answerData(token, answer, c))) ??
     refusalOf(tx, key, token, answer, c);
   let outcome: AnswerOutcome | AskUserError | undefined;
   if (key === undefined) {
-    const [row] = await runPrepared(db, answerOrApproval, {
-      ...params,
-      action: answer.action,
-      content: answer.content,
-    });
-    outcome = row === undefined ? await otherwise(db) : answerOrApprovalOutcome(row);
+    const run: Pipeline['run'] = (statement, values) => runPrepared(db, statement, values);
+    outcome = (await answerInPipeline(run, key, token, answer, c)) ?? (await otherwise(db));
   } else {
     // BEGIN goes with the answer, which locks the chain head; the entry goes with COMMIT.
-    outcome = (
-      await pipelinedTransaction(db, (tx) => answerAppended(tx.run, key, token, answer, params, c))
-    )?.outcome;
+    outcome = await pipelinedTransaction(db, (tx) =>
+      answerInPipeline(tx.run, key, token, answer, c),
+    );
     // Not resolved by one answer (a quorum, a refusal): again, with the general path's reads.
     outcome ??= await inTransaction(db, async (tx) => {
       const again = await answerAppended(
@@ -202,6 +192,41 @@ export async function resolveGoverned(
   }
   if (outcome instanceof AskUserError) throw outcome;
   return outcome;
+}
+
+/**
+ * The answer in one statement (with a key: and its signed entry, sent without waiting, so
+ * that it goes out with what the pipeline sends next), or undefined when that statement did
+ * not take it: refused, answered already, or an approval towards a quorum with a key, which
+ * {@link resolveGoverned} records with the reads it needs. Without a key the statement also
+ * records a quorum's approval.
+ */
+export async function answerInPipeline(
+  run: Pipeline['run'],
+  key: Buffer | undefined,
+  token: string,
+  answer: ResumeAnswer,
+  c: AnswerContext,
+): Promise<AnswerOutcome | undefined> {
+  const params = answerParams(token, answer, c);
+  if (key !== undefined) return (await answerAppended(run, key, token, answer, params, c))?.outcome;
+  const [row] = await run(answerOrApproval, {
+    ...params,
+    action: answer.action,
+    content: answer.content,
+  });
+  return row === undefined ? undefined : answerOrApprovalOutcome(row);
+}
+
+/** The values of the answer statements. */
+function answerParams(token: string, answer: ResumeAnswer, c: AnswerContext) {
+  return {
+    token,
+    answer: JSON.stringify(answer),
+    answeredBy: c.answeredBy,
+    name: c.identity?.name ?? null,
+    roles: JSON.stringify(c.identity?.roles ?? []),
+  };
 }
 
 /**

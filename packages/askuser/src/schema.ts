@@ -161,13 +161,18 @@ export const auditEntries = auraSchema.table(
   },
   (t) => [
     uniqueIndex('audit_entries_chain_seq_idx').on(t.chain, t.seq),
-    index('audit_entries_at_idx').on(t.at, t.id),
+    // BRIN: entries are appended in time order, and a range of time is all that is asked.
+    index('audit_entries_at_idx').using('brin', t.at),
     // verifyAudit: a pause's entries, to check its row against what the log recorded.
     index('audit_entries_token_idx').on(t.token, t.id).where(sql`${t.token} is not null`),
   ],
 );
 
-/** `aura.audit_heads`: the last entry of each chain; its row lock serialises one chain's appends. */
+/**
+ * `aura.audit_heads`: the last entry of each chain; its row lock serialises one chain's
+ * appends. Its pages are kept half empty (`fillfactor = 50`, migration 0008), so that moving a
+ * head is a HOT update.
+ */
 export const auditHeads = auraSchema.table('audit_heads', {
   chain: text('chain').primaryKey(),
   seq: bigint('seq', { mode: 'number' }).notNull(),

@@ -1,4 +1,4 @@
-import { lazyStatements, retryRead, rowsOf, runPrepared } from '@x/postgres-kit';
+import { lazyStatements, type Pipeline, retryRead, rowsOf, runPrepared } from '@x/postgres-kit';
 import { and, asc, desc, eq, isNotNull, isNull, lt, sql } from 'drizzle-orm';
 import {
   ACTION_CANCEL,
@@ -19,6 +19,7 @@ import {
   answerableBy,
   answerData,
   answeredRow,
+  answerInPipeline,
   answerPlain,
   expiredNow,
   resolvedBy,
@@ -429,6 +430,45 @@ export class AskUserStore {
       throw wrapDatabaseError(error, 'markResumed', token);
     }
     throw await notAnswerable(this.#db, token);
+  }
+
+  /**
+   * {@link markResumed} as statements of the caller's pipelined transaction (`@x/postgres-kit`'s
+   * `pipelinedTransaction`), so that the caller's own writes share its round trips: the answer
+   * is one statement, and with an audit key its signed entry is sent without waiting, to go
+   * out with what the caller sends next and the COMMIT. Resolves to `undefined` when that
+   * statement did not take the answer (refused, answered already, an approval towards a
+   * quorum with an audit key, or without an identity): the transaction wrote nothing, and
+   * {@link markResumed} then records (and throws) what happened.
+   * @throws {AskUserError} `invalid_answer`, `invalid_argument`, `unavailable`.
+   * @example
+   * const outcome = await pipelinedTransaction(db, async (tx) => {
+   *   const answered = await store.markResumedIn(tx, token, answer, { identity });
+   *   if (answered?.resolved) void tx.run(myOwnWrite, { token }); // goes out with COMMIT
+   *   return answered;
+   * }) ?? (await store.markResumed(token, answer, { identity }));
+   */
+  async markResumedIn(
+    pipeline: Pipeline,
+    token: string,
+    answer: ResumeAnswer,
+    options: AnswerOptions = {},
+  ): Promise<AnswerOutcome | undefined> {
+    const parsed = parseAnswer(token, answer);
+    const context = parseAnswerOptions(options);
+    try {
+      if (context.identity !== undefined || this.#key !== undefined) {
+        return await answerInPipeline(pipeline.run, this.#key, token, parsed, context);
+      }
+      const [resolved] = await pipeline.run(answerPlain, {
+        token,
+        answer: JSON.stringify(parsed),
+        answeredBy: context.answeredBy,
+      });
+      return resolved === undefined ? undefined : resolvedBy(answeredRow(resolved));
+    } catch (error) {
+      throw wrapDatabaseError(error, 'markResumedIn', token);
+    }
   }
 
   /**

@@ -1,4 +1,4 @@
-import { lazyStatements } from '@x/postgres-kit';
+import { lazyStatements, prepareOnce } from '@x/postgres-kit';
 import { and, desc, eq, inArray, lt, type Placeholder, type SQL, sql } from 'drizzle-orm';
 import type { ContinuationDatabase } from './database.js';
 import { type RunRow, runs, suspensions } from './schema.js';
@@ -33,6 +33,22 @@ function notifyReady(when?: SQL): SQL {
   const notify = sql`pg_notify(${RUN_READY_CHANNEL}, ${runs.runId})`;
   return when ? sql`case when ${when} then ${notify} end` : notify;
 }
+
+/** What an answer sets on the run that waited on it: ready now, with `input` for the resume. */
+function readiedWith(input: SQL): SQL {
+  return sql`status = 'ready', input = ${input}, due_at = now(), deadline_at = null, updated_at = now()`;
+}
+
+/**
+ * One answer's `markReady` as a statement of a caller's pipeline (`PostgresRunQueue.markReadyIn`),
+ * compiled once per process: it returns the readied run's id.
+ */
+export const markReadyPrepared = prepareOnce(() => {
+  const p = sql.placeholder;
+  return sql`update ${runs} set ${readiedWith(sql`${p('input')}::jsonb`)}
+    where ${runs.interactionId} = ${p('interactionId')} and ${runs.status} = 'waiting'
+    returning ${runs.runId} as run_id, ${notifyReady()}`;
+});
 
 /** The statuses a run never leaves by itself. */
 export const FINISHED_RUN_STATUSES: readonly RunStatus[] = ['completed', 'cancelled', 'failed'];
@@ -248,7 +264,7 @@ export const runStatements = {
   /** Makes the waiting runs of many answers ready, `entries` a JSON array of `{interaction_id, input}`. */
   markReadyMany: (db: ContinuationDatabase, entries: string) =>
     db.execute(sql`
-      update ${runs} set status = 'ready', input = a.input, due_at = now(), deadline_at = null, updated_at = now()
+      update ${runs} set ${readiedWith(sql`a.input`)}
       from jsonb_to_recordset(${entries}::jsonb) as a(interaction_id text, input jsonb)
       where ${runs.interactionId} = a.interaction_id and ${runs.status} = 'waiting'
       returning ${runs.runId}, ${notifyReady()}`),

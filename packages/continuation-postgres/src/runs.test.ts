@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { type SqlTarget, sqlTargets } from '@internal/pg-test';
 import { ContinuationError } from '@x/continuation';
 import { sampleSuspension } from '@x/continuation/testing';
-import { rowsOf } from '@x/postgres-kit';
+import { pipelinedTransaction, prepareOnce, rowsOf } from '@x/postgres-kit';
 import type { Message } from '@x/wire';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -129,6 +129,27 @@ for (const t of await sqlTargets()) {
       expect(await queue.markReady(interactionId, { action: 'accept', content: 'b' })).toBe(
         undefined,
       );
+    });
+
+    it('markReadyIn readies a waiting run in the caller’s pipelined transaction, and commits only with it', async () => {
+      const { runId, interactionId } = await waitingRun();
+      const input = { action: 'accept', content: 'Lisbon' };
+      const failing = prepareOnce(() => sql`select 1 / ${sql.placeholder('zero')}::int`);
+      await expect(
+        pipelinedTransaction(db, async (tx) => {
+          void queue.markReadyIn(tx, interactionId, input);
+          void tx.run(failing, { zero: 0 });
+        }),
+      ).rejects.toThrow();
+      expect((await queue.get(runId))?.status).toBe('waiting');
+      const readied = await pipelinedTransaction(db, (tx) =>
+        queue.markReadyIn(tx, interactionId, input),
+      );
+      expect(readied).toBe(true);
+      expect(await queue.get(runId)).toMatchObject({ status: 'ready', input });
+      expect(
+        await pipelinedTransaction(db, (tx) => queue.markReadyIn(tx, interactionId, input)),
+      ).toBe(false);
     });
 
     it('markReadyMany readies the waiting runs of many answers in one statement', async () => {

@@ -6,12 +6,13 @@ import {
   type Suspension,
   type SuspensionRecord,
 } from '@x/continuation';
-import { retryRead, rowsOf } from '@x/postgres-kit';
+import { type Pipeline, retryRead, rowsOf } from '@x/postgres-kit';
 import type { Message } from '@x/wire';
 import type { ContinuationDatabase } from './database.js';
 import { wrapDatabaseError } from './errors.js';
 import {
   FINISHED_RUN_STATUSES,
+  markReadyPrepared,
   preparedRunStatements,
   RUN_READY_CHANNEL,
   RUN_RELEASED_CHANNEL,
@@ -303,6 +304,30 @@ export class PostgresRunQueue {
       this.#statements.markReady.execute({ interactionId, input }),
     );
     return row && toRecord(row as SelectedRun);
+  }
+
+  /**
+   * {@link markReady} as a statement of the caller's pipelined transaction (`@x/postgres-kit`'s
+   * `pipelinedTransaction`): sent at once, so that, not awaited, it goes out with the caller's
+   * next statements and the COMMIT (which it still must succeed for). Resolves to whether a
+   * run became ready.
+   * @example
+   * await pipelinedTransaction(db, async (tx) => {
+   *   if (await answered(tx)) void queue.markReadyIn(tx, interactionId, input);
+   * });
+   */
+  markReadyIn(pipeline: Pipeline, interactionId: string, input: unknown): Promise<boolean> {
+    const readied = pipeline
+      .run(markReadyPrepared, { interactionId, input: JSON.stringify(input ?? null) })
+      .then(
+        (rows) => rows.length > 0,
+        (error: unknown) => {
+          throw wrapDatabaseError(error, `mark the run of "${interactionId}" ready`);
+        },
+      );
+    // Not awaited, its failure fails the transaction: no rejection is left unhandled.
+    readied.catch(() => {});
+    return readied;
   }
 
   /**

@@ -227,8 +227,11 @@ or point BENCH_DATABASE_URL at one whose user may CREATE DATABASE; those rows ar
         }
         if (on('audit')) {
           const audit = await import('./bench-audit.js');
+          const auditRunner = await import('./bench-audit-runner.js');
+          await auditRunner.benchRunnerAnswer(ctx, server);
+          await auditRunner.benchRunnerAnswerWire(ctx, server);
           await audit.benchAuditedAnswer(ctx, server);
-          await audit.benchAuditedRunnerAnswer(ctx, server);
+          await auditRunner.benchConcurrentRunnerAnswers(ctx, server);
           await audit.benchConcurrentAnswers(ctx, server);
           await audit.benchPendingForOperator(ctx, server);
           await audit.benchAuditVerify(ctx, server);

@@ -8,11 +8,12 @@ import {
   type ResumeAnswer,
 } from '@x/askuser';
 import { DEFAULT_MAX_RECORD_BYTES } from '@x/continuation';
+import { type Pipeline, pipelinedTransaction } from '@x/postgres-kit';
 import { acceptedArguments, isGatedTool } from '../agent/gated-tools.js';
 import { RunnerError, usageError } from '../errors.js';
 import { failureOf } from '../failure.js';
-import { recordAnswered } from '../notify/events.js';
-import { type Db, lockFor, type Storage } from '../storage/index.js';
+import { answersNotified, recordAnswered } from '../notify/events.js';
+import { type Db, lockFor, lockForStatement, type Storage } from '../storage/index.js';
 import type { ResumeContext } from './suspend.js';
 import { traceWait, watching } from './telemetry.js';
 
@@ -183,6 +184,14 @@ async function answerOne(
 ): Promise<AnswerOutcome> {
   checkAnswerSize(token, asGiven);
   const given = await gatedAnswer(storage, token, asGiven);
+  if (also === undefined && !answersNotified()) {
+    const outcome = await pipelinedTransaction(storage.db, (tx) =>
+      answerInFlight(tx, storage, token, given, by),
+    );
+    if (outcome !== undefined) return outcome;
+    // Not taken by one statement (refused, a quorum's approval with an audit key): the
+    // general path below records what happened.
+  }
   const done = await storage
     .transaction(async (tx): Promise<AnswerOutcome | { error: unknown }> => {
       await also?.(tx);
@@ -207,6 +216,31 @@ async function answerOne(
     .catch((error: unknown) => refusal(storage, error, false));
   if ('error' in done) return refusal(storage, done.error, false);
   return done;
+}
+
+/**
+ * The answer and its run readied in two round trips, with or without the audit log: BEGIN
+ * goes with the answer; its audit entry, `markReady` and COMMIT go out together. Undefined
+ * when the answer's statement did not take it (the transaction wrote nothing).
+ */
+async function answerInFlight(
+  tx: Pipeline,
+  storage: Storage,
+  token: string,
+  given: ResumeAnswer,
+  by: AnswerOptions,
+): Promise<AnswerOutcome | undefined> {
+  const outcome = await storage.pauses().markResumedIn(tx, token, given, by);
+  // An approval towards a quorum is recorded; the run waits for the rest.
+  if (!outcome?.resolved) return outcome;
+  const readied = storage.runs().markReadyIn(tx, token, given);
+  const parent = (outcome.question?.resumeContext as ResumeContext | null | undefined)?.parent;
+  if (typeof parent !== 'string' || (await readied)) return outcome;
+  // A worker's question readies its parent's run, serialised with the delegated run's
+  // terminal write (see resumeDelegation).
+  await tx.run(lockForStatement, { key: parent });
+  await storage.runs().markReadyIn(tx, parent, given);
+  return outcome;
 }
 
 /**

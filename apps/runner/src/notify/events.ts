@@ -71,6 +71,11 @@ export function anyRouteFor(kind: EventKind, env?: Env): boolean {
   );
 }
 
+/** Whether any rule takes an answer's event: else an answer's transaction writes no notification. */
+export function answersNotified(env?: Env): boolean {
+  return anyRouteFor('question.answered', env) || anyRouteFor('question.cancelled', env);
+}
+
 /**
  * Writes `event`'s notifications into the outbox inside `tx`, the event's own transaction:
  * they commit with it, or not at all. Nothing when no rule takes it. Returns the event id.
@@ -140,7 +145,7 @@ export async function recordAnswered(
   tokens: readonly string[],
   channel?: string,
 ): Promise<void> {
-  if (!anyRouteFor('question.answered') && !anyRouteFor('question.cancelled')) return;
+  if (!answersNotified()) return;
   for (const token of tokens) {
     const answered = await storage.pauses(tx).getAnswer(token);
     if (!answered) continue;

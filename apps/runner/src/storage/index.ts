@@ -11,7 +11,12 @@ import {
   MIGRATIONS_TABLE as CONTINUATION_TABLE,
   migrate as migrateContinuations,
 } from '@x/continuation-postgres';
-import { type AppliedMigrations, migrationsApplied } from '@x/postgres-kit';
+import {
+  type AppliedMigrations,
+  migrationsApplied,
+  prepareOnce,
+  runPrepared,
+} from '@x/postgres-kit';
 import {
   migrate as migrateCheckpoints,
   MIGRATIONS_SCHEMA as SESSION_SCHEMA,
@@ -25,12 +30,17 @@ import type { AuditHolder, Db, Storage } from './stores.js';
 
 export type { Db, Storage } from './stores.js';
 
+/** {@link lockFor}'s statement, compiled once per process: a pipelined transaction runs it too. */
+export const lockForStatement = prepareOnce(
+  () => sql`select pg_advisory_xact_lock(hashtext(${sql.placeholder('key')}))`,
+);
+
 /**
  * Takes a transaction-scoped advisory lock named `key` (released at commit or rollback), so
  * that two transactions about the same thing run one after the other. No table is read.
  */
 export async function lockFor(tx: Db, key: string): Promise<void> {
-  await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${key}))`);
+  await runPrepared(tx, lockForStatement, { key });
 }
 
 /** The migrations {@link migrateAll} applies: each package's shipped `drizzle/` folder, and the runner's. */

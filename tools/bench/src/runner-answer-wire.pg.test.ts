@@ -1,0 +1,29 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { createTestDatabase, serverForTests } from '@internal/pg-test';
+import { afterAll, describe, expect, it } from 'vitest';
+import { countRunnerAnswers } from './bench-audit-runner.js';
+
+const server = await serverForTests();
+
+describe.skipIf(!server)('the runner’s answer on the wire', () => {
+  const scratch = mkdtempSync(path.join(tmpdir(), 'bench-answer-wire-'));
+  afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+  it('takes as many round trips with the audit log as without: the entry goes with markReady and COMMIT', async () => {
+    const database = await createTestDatabase(server as string);
+    try {
+      const n = 10;
+      const { plain, audited } = await countRunnerAnswers(scratch, database.url, n);
+      expect(audited.tags.INSERT).toBe(n);
+      expect(plain.tags.INSERT).toBeUndefined();
+      expect([audited.transactions, plain.transactions]).toEqual([2 * n, 2 * n]);
+      expect(audited.roundTrips).toBe(plain.roundTrips);
+      // Two of them are the gated-tool read before the transaction, two the transaction.
+      expect(plain.roundTrips).toBe(4 * n);
+    } finally {
+      await database.drop();
+    }
+  });
+});
