@@ -23,5 +23,8 @@ export {
   pipelinedTransaction,
   prepareOnce,
   runPrepared,
+  statementBuilder,
+  type TransactionOptions,
+  transaction,
 } from './prepared.js';
 export { lazyStatements } from './statements.js';
