@@ -6,16 +6,18 @@ import {
   type Suspension,
   type SuspensionRecord,
 } from '@x/continuation';
-import { retryRead, rowsOf } from '@x/postgres-kit';
+import { retryRead, rowsOf, runPrepared } from '@x/postgres-kit';
 import type { Message } from '@x/wire';
 import type { ContinuationDatabase } from './database.js';
 import { wrapDatabaseError } from './errors.js';
 import {
+  compiledRunStatements,
   FINISHED_RUN_STATUSES,
   preparedRunStatements,
   RUN_READY_CHANNEL,
   RUN_RELEASED_CHANNEL,
   type RunStatus,
+  runOfRow,
   runStatements,
   type SelectedRun,
 } from './run-statements.js';
@@ -279,7 +281,7 @@ export class PostgresRunQueue {
   async create(run: NewRun): Promise<void> {
     const completed = run.status === 'completed';
     await this.#run(`create run "${run.runId}"`, () =>
-      this.#statements.create.execute({
+      runPrepared(this.#db, compiledRunStatements.create, {
         runId: run.runId,
         conversationId: run.conversationId,
         status: run.status,
@@ -300,9 +302,9 @@ export class PostgresRunQueue {
    */
   async markReady(interactionId: string, input: unknown): Promise<RunRecord | undefined> {
     const [row] = await this.#run(`mark the run of "${interactionId}" ready`, () =>
-      this.#statements.markReady.execute({ interactionId, input }),
+      runPrepared(this.#db, compiledRunStatements.markReady, { interactionId, input }),
     );
-    return row && toRecord(row as SelectedRun);
+    return row && toRecord(runOfRow(row));
   }
 
   /**
