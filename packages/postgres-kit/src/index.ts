@@ -17,6 +17,7 @@ export {
 } from './migrate.js';
 export { MigrationError, type MigrationErrorOptions } from './migration-error.js';
 export {
+  type CommitWith,
   type Pipeline,
   type PreparedRow,
   type PreparedStatement,

@@ -144,6 +144,25 @@ for (const target of await sqlTargets()) {
         expect(await items()).toBe(start + 2);
       });
 
+      it('commits with the last statements given to commitWith, or nothing when one of them fails', async () => {
+        const start = await items();
+        const [row] = await transaction(t.db, async (tx, commitWith) => {
+          await runPrepared(tx, insert, { id: 60, label: 'sixty' });
+          return commitWith(runPrepared(tx, insert, { id: 61, label: 'sixty-one' }));
+        });
+        expect(row).toEqual({ id: 61, label: 'sixty-one' });
+        expect(await items()).toBe(start + 2);
+        await expect(
+          transaction(t.db, async (tx, commitWith) => {
+            await runPrepared(tx, insert, { id: 62, label: 'sixty-two' });
+            return commitWith(runPrepared(tx, insert, { id: 60, label: 'again' }));
+          }),
+        ).rejects.toSatisfy((error) =>
+          /duplicate key|unique/i.test(String((error as { message?: string }).message ?? error)),
+        );
+        expect(await items()).toBe(start + 2);
+      });
+
       it('makes a nested transaction a savepoint, runs inside a caller’s transaction, and begins read only when asked', async () => {
         const start = await items();
         await transaction(t.db, async (tx) => {

@@ -231,28 +231,41 @@ export interface TransactionOptions {
 }
 
 /**
+ * Given to {@link transaction}'s work: `commitWith(last)` sends COMMIT right behind the
+ * statements sent so far (on postgres.js they share a round trip) and returns `last`, the
+ * promise of the last of them. Call it once every statement of the transaction was sent
+ * (none may follow it), and await what it returns: the transaction commits only if every
+ * statement succeeded. Elsewhere (PGlite, inside a caller's transaction) it returns `last`
+ * and the transaction commits as usual.
+ */
+export type CommitWith = <R>(last: Promise<R>) => Promise<R>;
+
+/**
  * `db.transaction(work)` with one round trip less: on a postgres.js database (not a
  * transaction) BEGIN is sent together with the first statement instead of on its own, on one
  * reserved connection, and statements `work` starts without waiting for each other go out
- * together (postgres.js pipelines them). `tx` is a drizzle transaction handle like
- * `db.transaction`'s (a nested `tx.transaction` is a savepoint). Inside a caller's transaction
- * it runs there; on PGlite it is `db.transaction`. Commits only if `work` succeeded; the
- * first dropped connection fails it, also on stock postgres.js.
+ * together (postgres.js pipelines them); with {@link CommitWith} COMMIT goes out with the
+ * last ones. `tx` is a drizzle transaction handle like `db.transaction`'s (a nested
+ * `tx.transaction` is a savepoint). Inside a caller's transaction it runs there; on PGlite it
+ * is `db.transaction`. Commits only if `work` succeeded; the first dropped connection fails
+ * it, also on stock postgres.js.
  *
  * @example
- * await transaction(db, async (tx) => {
- *   await Promise.all([pauses(tx).insert(pause), continuations(tx).save(suspension)]);
+ * await transaction(db, async (tx, commitWith) => {
+ *   const [pause] = await runPrepared(tx, answer, { token });
+ *   await commitWith(runPrepared(tx, markReady, { token }));
  * });
  */
 export async function transaction<T>(
   db: StoreDatabase,
-  work: (tx: StoreDatabase) => Promise<T>,
+  work: (tx: StoreDatabase, commitWith: CommitWith) => Promise<T>,
   options: TransactionOptions = {},
 ): Promise<T> {
   const client = clientOf(db);
+  const asUsual: CommitWith = (last) => last;
   if (db instanceof PgTransaction || !isPostgresJs(client) || client.reserve === undefined) {
-    if (db instanceof PgTransaction) return work(db);
-    const inside = (tx: unknown) => work(tx as StoreDatabase);
+    if (db instanceof PgTransaction) return work(db, asUsual);
+    const inside = (tx: unknown) => work(tx as StoreDatabase, asUsual);
     // drizzle sends SET TRANSACTION for any options object, an empty one too.
     const given = options.isolationLevel !== undefined || options.accessMode !== undefined;
     return given ? db.transaction(inside, options) : db.transaction(inside);
@@ -266,11 +279,32 @@ export async function transaction<T>(
     .filter(Boolean)
     .join(' ');
   return onReservedConnection(pool, begin, async (connection, watch, ended) => {
-    const tx = drizzleTransaction(db, connection, watch);
-    const result = await work(tx);
-    ended();
-    await watch(send(connection, 'commit', []));
-    return result;
+    let commit: Promise<PreparedRow[]> | undefined;
+    const sendCommit = () => {
+      if (commit === undefined) {
+        ended();
+        commit = watch(send(connection, 'commit', []));
+        commit.catch(() => {});
+      }
+      return commit;
+    };
+    const tx = drizzleTransaction(db, connection, watch, () => commit !== undefined);
+    try {
+      const result = await work(tx, (last) => {
+        sendCommit();
+        return last;
+      });
+      const done = (await sendCommit()) as PreparedRow[] & { command?: string };
+      // A statement that failed unobserved turns COMMIT into ROLLBACK.
+      if (done.command === 'ROLLBACK') {
+        throw new Error('the transaction was rolled back: one of its statements failed');
+      }
+      return result;
+    } catch (error) {
+      // Sent already, COMMIT ends the transaction (as ROLLBACK when a statement failed).
+      if (commit !== undefined) await commit.catch(() => {});
+      throw error;
+    }
   });
 }
 
@@ -288,18 +322,20 @@ interface DrizzleParts {
 
 /**
  * A drizzle transaction handle whose statements run on `connection` (each watched for a
- * dropped connection), as drizzle's own `db.transaction` makes one; a nested transaction is a
- * savepoint.
+ * dropped connection, none taken once `committed`), as drizzle's own `db.transaction` makes
+ * one; a nested transaction is a savepoint.
  */
 function drizzleTransaction(
   db: StoreDatabase,
   connection: PostgresJsClient,
   watch: <R>(rows: Promise<R>) => Promise<R>,
+  committed: () => boolean,
 ): StoreDatabase {
   const { dialect, session } = db as unknown as DrizzleParts;
   let savepoints = 0;
   const client: TransactionClient = {
     unsafe(text: string, parameters?: unknown[], options?: { prepare?: boolean }) {
+      if (committed()) throw new Error(`a statement after the transaction's COMMIT: ${text}`);
       const query = connection.unsafe(text, parameters, options);
       watch(query);
       return query;

@@ -243,7 +243,7 @@ async function answerAs(
   check: boolean,
 ): Promise<AnswerOutcome> {
   const done = await storage
-    .transaction(async (tx): Promise<AnswerOutcome | { error: unknown }> => {
+    .transaction(async (tx, commitWith): Promise<AnswerOutcome | { error: unknown }> => {
       await also?.(tx);
       let outcome: AnswerOutcome;
       try {
@@ -259,6 +259,12 @@ async function answerAs(
       // An approval towards a quorum is recorded; the run waits for the rest.
       if (!outcome.resolved) return outcome;
       await recordAnswered(tx, storage, [token], by.channel);
+      const context = outcome.question?.resumeContext as ResumeContext | null | undefined;
+      if (context !== undefined && typeof context?.parent !== 'string') {
+        // Not a worker's question: its own run is readied, sent with COMMIT.
+        await commitWith(storage.runs(tx).markReady(token, given));
+        return outcome;
+      }
       if (await storage.runs(tx).markReady(token, given)) return outcome;
       // No run waits on the question itself: a worker's question readies its parent's run.
       const parent = await parentOf(tx, storage, token);
