@@ -213,6 +213,22 @@ describe.skipIf(clusterProblem !== undefined)(
       await cluster?.destroy();
     });
 
+    // Taken at once: the transaction may fail before the kill's own statement returns.
+    const failureOf = (outcome: Promise<unknown>) =>
+      outcome.then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+    /** Terminates the backend running the sleep, once it runs. */
+    const terminateSleep = async (admin: postgres.Sql) => {
+      for (;;) {
+        const [killed] = await admin`select pg_terminate_backend(pid) as done from pg_stat_activity
+          where query like 'select pg_sleep%' and state = 'active' and pid <> pg_backend_pid()`;
+        if (killed?.done === true) return;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    };
+
     const sleep = prepareOnce(
       () => sql`select pg_sleep(${p('seconds')}::float8) as slept, ${p('tag')}::text as tag`,
     );
@@ -228,24 +244,17 @@ describe.skipIf(clusterProblem !== undefined)(
           for (let round = 0; round < 3; round++) {
             const tag = `terminate-me-${driver}-${round}`;
             const statements: Promise<unknown>[] = [];
-            const outcome = pipelinedTransaction(db, async (tx) => {
-              const first = tx.run(sleep, { seconds: 30, tag });
-              // Each is new to this connection: queued behind the sleep's description.
-              for (let n = 0; n < 4; n++) statements.push(tx.run(numbered, { n }));
-              return first;
-            });
-            // Terminated once the sleep is running, with the rest in flight behind it.
-            for (;;) {
-              const [killed] =
-                await admin`select pg_terminate_backend(pid) as done from pg_stat_activity
-              where query like 'select pg_sleep%' and state = 'active' and pid <> pg_backend_pid()`;
-              if (killed?.done === true) break;
-              await new Promise((resolve) => setTimeout(resolve, 20));
-            }
-            const error = await outcome.then(
-              () => undefined,
-              (e: unknown) => e,
+            const outcome = failureOf(
+              pipelinedTransaction(db, async (tx) => {
+                const first = tx.run(sleep, { seconds: 30, tag });
+                // Each is new to this connection: queued behind the sleep's description.
+                for (let n = 0; n < 4; n++) statements.push(tx.run(numbered, { n }));
+                return first;
+              }),
             );
+            // Terminated once the sleep is running, with the rest in flight behind it.
+            await terminateSleep(admin);
+            const error = await outcome;
             expect(isConnectionDrop(error)).toBe(true);
             if (driver === 'patched') {
               const settled = await Promise.allSettled(statements);
@@ -263,23 +272,16 @@ describe.skipIf(clusterProblem !== undefined)(
           }
           // A drizzle transaction with statements sent together behind the one terminated.
           const tag = `terminate-me-${driver}-drizzle`;
-          const outcome = transaction(db, (tx) =>
-            Promise.all([
-              runPrepared(tx, sleep, { seconds: 30, tag }),
-              ...[1, 2, 3].map((n) => runPrepared(tx, numbered, { n })),
-            ]),
+          const outcome = failureOf(
+            transaction(db, (tx) =>
+              Promise.all([
+                runPrepared(tx, sleep, { seconds: 30, tag }),
+                ...[1, 2, 3].map((n) => runPrepared(tx, numbered, { n })),
+              ]),
+            ),
           );
-          for (;;) {
-            const [killed] =
-              await admin`select pg_terminate_backend(pid) as done from pg_stat_activity
-              where query like 'select pg_sleep%' and state = 'active' and pid <> pg_backend_pid()`;
-            if (killed?.done === true) break;
-            await new Promise((resolve) => setTimeout(resolve, 20));
-          }
-          const error = await outcome.then(
-            () => undefined,
-            (e: unknown) => e,
-          );
+          await terminateSleep(admin);
+          const error = await outcome;
           expect(isConnectionDrop(error)).toBe(true);
           const next = () => client`select 7::int as seven`;
           const [after] = driver === 'patched' ? await next() : await retryRead(next);
