@@ -11,20 +11,6 @@ const workspaces = ['packages', 'apps', 'tools', 'examples'].flatMap((group) =>
     .filter((dir) => statSync(dir).isDirectory()),
 );
 
-/**
- * Whether `error` is stock postgres.js rejecting a promise of its own when a test terminates the
- * connection under a statement tagged `terminate-me-stock-*` (prepared.pg.test.ts runs the
- * unpatched driver to show its defect; under load its async `closed()` can throw unheard).
- */
-function isStockDriverDrop(error: unknown): boolean {
-  const { code, parameters } = error as { code?: unknown; parameters?: unknown };
-  return (
-    code === 'CONNECTION_CLOSED' &&
-    Array.isArray(parameters) &&
-    parameters.some((p) => String(p).startsWith('terminate-me-stock'))
-  );
-}
-
 const rootSetup = fileURLToPath(new URL('./scripts/test-setup.ts', import.meta.url));
 
 export default defineConfig({
@@ -42,7 +28,6 @@ export default defineConfig({
       },
     })),
     globalSetup: [rootSetup],
-    onUnhandledError: (error) => !isStockDriverDrop(error),
     reporters: ['default', './scripts/summary-reporter.ts'],
     sequence: { sequencer: SlowestFirst },
     // Most files wait on child processes (the CLI, forked writers): one more worker than the

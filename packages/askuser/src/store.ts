@@ -1,4 +1,12 @@
-import { lazyStatements, type Pipeline, retryRead, rowsOf, runPrepared } from '@x/postgres-kit';
+import {
+  lazyStatements,
+  type Pipeline,
+  prepareOnce,
+  retryRead,
+  rowsOf,
+  runPrepared,
+  statementBuilder,
+} from '@x/postgres-kit';
 import { and, asc, desc, eq, isNotNull, isNull, lt, sql } from 'drizzle-orm';
 import {
   ACTION_CANCEL,
@@ -63,44 +71,41 @@ export const DEFAULT_RECENT_LIMIT = 50;
 
 const fifo = [desc(t.priority), asc(t.createdAt), asc(t.token)];
 
-// The insert is built once per store, on first use, and run as a named prepared statement
-// (the answers are compiled once per process, in governed.ts): building a drizzle query costs more than running it, and postgres.js sends an
-// unnamed parameterised statement with a Describe round trip first, every time. Each name
-// stands for one SQL text; PGlite ignores names; a `prepare: false` client wins.
-function prepareStatements(db: AskUserDatabase) {
+// The insert is compiled once per process (as the answers are, in governed.ts) and run as a
+// named prepared statement on the handle it is given: building a drizzle query costs more
+// than running it, and a store is made per transaction. PGlite ignores the name; a
+// `prepare: false` client wins.
+const insertPause = prepareOnce(() => {
   const p = sql.placeholder;
-  return lazyStatements({
-    insert: () =>
-      db
-        .insert(t)
-        .values({
-          token: p('token'),
-          conversationId: p('conversationId'),
-          kind: p('kind'),
-          question: p('question'),
-          // JSON text or null, passed as is: drizzle would encode a null as the JSON `null`.
-          options: sql`${p('options')}`,
-          priority: p('priority'),
-          toolCallId: p('toolCallId'),
-          resumeContext: sql`${p('resumeContext')}`,
-          proxiedFromChildId: p('proxiedFromChildId'),
-          proxiedToolCallId: p('proxiedToolCallId'),
-          audienceNames: sql`array(select jsonb_array_elements_text(${p('audienceNames')}::jsonb))`,
-          audienceRoles: sql`array(select jsonb_array_elements_text(${p('audienceRoles')}::jsonb))`,
-          requester: sql`${p('requester')}`,
-          requesterMayNotAnswer: p('requesterMayNotAnswer'),
-          deadlineAt: sql`coalesce(${p('deadlineAt')}::timestamptz, now() + ${p('deadlineInMs')}::float8 * interval '1 millisecond')`,
-          deadlineAnswer: sql`${p('deadlineAnswer')}::jsonb`,
-          remindAt: sql`coalesce(${p('remindAt')}::timestamptz, now() + ${p('remindInMs')}::float8 * interval '1 millisecond')`,
-          escalateAt: sql`coalesce(${p('escalateAt')}::timestamptz, now() + ${p('escalateInMs')}::float8 * interval '1 millisecond')`,
-          escalateNames: sql`array(select jsonb_array_elements_text(${p('escalateNames')}::jsonb))`,
-          escalateRoles: sql`array(select jsonb_array_elements_text(${p('escalateRoles')}::jsonb))`,
-          quorum: sql`${p('quorum')}::integer`,
-          quorumDeclines: sql`${p('quorumDeclines')}::integer`,
-        })
-        .prepare('askuser_insert'),
-  });
-}
+  return statementBuilder
+    .insert(t)
+    .values({
+      token: p('token'),
+      conversationId: p('conversationId'),
+      kind: p('kind'),
+      question: p('question'),
+      // JSON text or null, passed as is: drizzle would encode a null as the JSON `null`.
+      options: sql`${p('options')}`,
+      priority: p('priority'),
+      toolCallId: p('toolCallId'),
+      resumeContext: sql`${p('resumeContext')}`,
+      proxiedFromChildId: p('proxiedFromChildId'),
+      proxiedToolCallId: p('proxiedToolCallId'),
+      audienceNames: sql`array(select jsonb_array_elements_text(${p('audienceNames')}::jsonb))`,
+      audienceRoles: sql`array(select jsonb_array_elements_text(${p('audienceRoles')}::jsonb))`,
+      requester: sql`${p('requester')}`,
+      requesterMayNotAnswer: p('requesterMayNotAnswer'),
+      deadlineAt: sql`coalesce(${p('deadlineAt')}::timestamptz, now() + ${p('deadlineInMs')}::float8 * interval '1 millisecond')`,
+      deadlineAnswer: sql`${p('deadlineAnswer')}::jsonb`,
+      remindAt: sql`coalesce(${p('remindAt')}::timestamptz, now() + ${p('remindInMs')}::float8 * interval '1 millisecond')`,
+      escalateAt: sql`coalesce(${p('escalateAt')}::timestamptz, now() + ${p('escalateInMs')}::float8 * interval '1 millisecond')`,
+      escalateNames: sql`array(select jsonb_array_elements_text(${p('escalateNames')}::jsonb))`,
+      escalateRoles: sql`array(select jsonb_array_elements_text(${p('escalateRoles')}::jsonb))`,
+      quorum: sql`${p('quorum')}::integer`,
+      quorumDeclines: sql`${p('quorumDeclines')}::integer`,
+    })
+    .getSQL();
+});
 
 /**
  * The store of pending human questions over `aura.paused_states` (run {@link migrate}
@@ -120,7 +125,6 @@ function prepareStatements(db: AskUserDatabase) {
  */
 export class AskUserStore {
   readonly #db: AskUserDatabase;
-  readonly #statements: ReturnType<typeof prepareStatements>;
   readonly #key: Buffer | undefined;
 
   /**
@@ -131,7 +135,6 @@ export class AskUserStore {
    */
   constructor(db: AskUserDatabase, options: AskUserStoreOptions = {}) {
     this.#db = db;
-    this.#statements = prepareStatements(db);
     this.#key = options.audit === undefined ? undefined : keyBytes(options.audit.key);
   }
 
@@ -162,7 +165,7 @@ export class AskUserStore {
       p.quorum && (p.quorum.approvals > 1 || (p.quorum.declines ?? 1) > 1) ? p.quorum : null;
     try {
       const write = (tx: AskUserDatabase) =>
-        (tx === this.#db ? this.#statements : prepareStatements(tx)).insert.execute({
+        runPrepared(tx, insertPause, {
           token: p.token,
           conversationId: p.conversationId,
           kind: p.kind,

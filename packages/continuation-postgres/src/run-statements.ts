@@ -1,5 +1,15 @@
-import { lazyStatements, prepareOnce } from '@x/postgres-kit';
-import { and, desc, eq, inArray, lt, type Placeholder, type SQL, sql } from 'drizzle-orm';
+import { lazyStatements, prepareOnce, statementBuilder } from '@x/postgres-kit';
+import {
+  type AnyColumn,
+  and,
+  desc,
+  eq,
+  inArray,
+  lt,
+  type Placeholder,
+  type SQL,
+  sql,
+} from 'drizzle-orm';
 import type { ContinuationDatabase } from './database.js';
 import { type RunRow, runs, suspensions } from './schema.js';
 
@@ -38,17 +48,6 @@ function notifyReady(when?: SQL): SQL {
 function readiedWith(input: SQL): SQL {
   return sql`status = 'ready', input = ${input}, due_at = now(), deadline_at = null, updated_at = now()`;
 }
-
-/**
- * One answer's `markReady` as a statement of a caller's pipeline (`PostgresRunQueue.markReadyIn`),
- * compiled once per process: it returns the readied run's id.
- */
-export const markReadyPrepared = prepareOnce(() => {
-  const p = sql.placeholder;
-  return sql`update ${runs} set ${readiedWith(sql`${p('input')}::jsonb`)}
-    where ${runs.interactionId} = ${p('interactionId')} and ${runs.status} = 'waiting'
-    returning ${runs.runId} as run_id, ${notifyReady()}`;
-});
 
 /** The statuses a run never leaves by itself. */
 export const FINISHED_RUN_STATUSES: readonly RunStatus[] = ['completed', 'cancelled', 'failed'];
@@ -163,36 +162,6 @@ export function preparedRunStatements(db: ContinuationDatabase) {
           >`(select ceil(extract(epoch from (min(r.due_at) - now())) * 1000)::float8 from x_continuation.runs r where r.status in ('ready', 'running', 'waiting') and r.due_at is not null and r.run_id <> "x_continuation"."runs"."run_id")`,
         })
         .prepare('x_runs_claim'),
-    // JSON text or null, passed as is: drizzle would encode a null `meta` as the JSON `null`.
-    create: () =>
-      db
-        .insert(runs)
-        .values({
-          runId: p('runId'),
-          conversationId: p('conversationId'),
-          status: p('status'),
-          interactionId: sql`${p('interactionId')}`,
-          dueAt: sql`${p('dueAt')}::timestamptz`,
-          deadlineAt: sql`${p('deadlineAt')}::timestamptz`,
-          meta: sql`${p('meta')}`,
-          transcript: sql`${p('transcript')}`,
-          finishedAt: sql`case when ${p('finished')} then now() end`,
-        })
-        .returning({ notified: notifyReady(sql`${runs.dueAt} is not null`) })
-        .prepare('x_runs_create'),
-    markReady: () =>
-      db
-        .update(runs)
-        .set({
-          status: 'ready',
-          input: p('input'),
-          dueAt: sql`now()`,
-          deadlineAt: null,
-          updatedAt: sql`now()`,
-        })
-        .where(and(eq(runs.interactionId, p('interactionId')), eq(runs.status, 'waiting')))
-        .returning({ ...runColumns, notified: notifyReady() })
-        .prepare('x_runs_mark_ready'),
     renew: () =>
       db
         .update(runs)
@@ -241,6 +210,96 @@ export function preparedRunStatements(db: ContinuationDatabase) {
     },
   });
 }
+
+/**
+ * The columns of a run as a statement compiled once per process returns them (its rows are
+ * the driver's): times as epoch milliseconds, the same from every driver.
+ */
+const runReturning = {
+  runId: runs.runId,
+  conversationId: runs.conversationId,
+  status: runs.status,
+  interactionId: runs.interactionId,
+  input: runs.input,
+  attempts: runs.attempts,
+  lostAttempts: runs.lostAttempts,
+  lastError: runs.lastError,
+  leaseOwner: runs.leaseOwner,
+  meta: runs.meta,
+  dueMs: epochMs(runs.dueAt).as('due_ms'),
+  deadlineMs: epochMs(runs.deadlineAt).as('deadline_ms'),
+  createdMs: epochMs(runs.createdAt).as('created_ms'),
+  updatedMs: epochMs(runs.updatedAt).as('updated_ms'),
+  finishedMs: epochMs(runs.finishedAt).as('finished_ms'),
+};
+
+function epochMs(column: AnyColumn) {
+  return sql<number | null>`(extract(epoch from ${column}) * 1000)::float8`;
+}
+
+const dateOf = (ms: unknown) => (ms === null || ms === undefined ? null : new Date(Number(ms)));
+
+/** A run from a row of {@link runReturning}. */
+export function runOfRow(row: Record<string, unknown>): SelectedRun {
+  return {
+    runId: String(row.run_id),
+    conversationId: String(row.conversation_id),
+    status: row.status as RunStatus,
+    interactionId: (row.interaction_id as string | null) ?? null,
+    input: row.input ?? null,
+    attempts: Number(row.attempts),
+    lostAttempts: Number(row.lost_attempts),
+    lastError: (row.last_error as string | null) ?? null,
+    leaseOwner: (row.lease_owner as string | null) ?? null,
+    meta: row.meta ?? null,
+    dueAt: dateOf(row.due_ms),
+    deadlineAt: dateOf(row.deadline_ms),
+    createdAt: dateOf(row.created_ms) ?? new Date(Number.NaN),
+    updatedAt: dateOf(row.updated_ms) ?? new Date(Number.NaN),
+    finishedAt: dateOf(row.finished_ms),
+  };
+}
+
+/**
+ * The statements of every queue's hot writes inside its callers' transactions, compiled once
+ * per process (a queue is made per transaction) and run with `runPrepared`.
+ */
+export const compiledRunStatements = {
+  // JSON text or null, passed as is: drizzle would encode a null `meta` as the JSON `null`.
+  create: prepareOnce(() => {
+    const p = sql.placeholder;
+    return statementBuilder
+      .insert(runs)
+      .values({
+        runId: p('runId'),
+        conversationId: p('conversationId'),
+        status: p('status'),
+        interactionId: sql`${p('interactionId')}`,
+        dueAt: sql`${p('dueAt')}::timestamptz`,
+        deadlineAt: sql`${p('deadlineAt')}::timestamptz`,
+        meta: sql`${p('meta')}`,
+        transcript: sql`${p('transcript')}`,
+        finishedAt: sql`case when ${p('finished')} then now() end`,
+      })
+      .returning({ notified: notifyReady(sql`${runs.dueAt} is not null`).as('notified') })
+      .getSQL();
+  }),
+  markReady: prepareOnce(() => {
+    const p = sql.placeholder;
+    return statementBuilder
+      .update(runs)
+      .set({
+        status: 'ready',
+        input: p('input'),
+        dueAt: sql`now()`,
+        deadlineAt: null,
+        updatedAt: sql`now()`,
+      })
+      .where(and(eq(runs.interactionId, p('interactionId')), eq(runs.status, 'waiting')))
+      .returning({ ...runReturning, notified: notifyReady().as('notified') })
+      .getSQL();
+  }),
+};
 
 /** The end of a run that {@link runStatements.finish} writes (a completed one is prepared). */
 export type FinishedEnd =

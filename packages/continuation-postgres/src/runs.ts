@@ -6,17 +6,18 @@ import {
   type Suspension,
   type SuspensionRecord,
 } from '@x/continuation';
-import { type Pipeline, retryRead, rowsOf } from '@x/postgres-kit';
+import { type Pipeline, retryRead, rowsOf, runPrepared } from '@x/postgres-kit';
 import type { Message } from '@x/wire';
 import type { ContinuationDatabase } from './database.js';
 import { wrapDatabaseError } from './errors.js';
 import {
+  compiledRunStatements,
   FINISHED_RUN_STATUSES,
-  markReadyPrepared,
   preparedRunStatements,
   RUN_READY_CHANNEL,
   RUN_RELEASED_CHANNEL,
   type RunStatus,
+  runOfRow,
   runStatements,
   type SelectedRun,
 } from './run-statements.js';
@@ -280,7 +281,7 @@ export class PostgresRunQueue {
   async create(run: NewRun): Promise<void> {
     const completed = run.status === 'completed';
     await this.#run(`create run "${run.runId}"`, () =>
-      this.#statements.create.execute({
+      runPrepared(this.#db, compiledRunStatements.create, {
         runId: run.runId,
         conversationId: run.conversationId,
         status: run.status,
@@ -301,9 +302,9 @@ export class PostgresRunQueue {
    */
   async markReady(interactionId: string, input: unknown): Promise<RunRecord | undefined> {
     const [row] = await this.#run(`mark the run of "${interactionId}" ready`, () =>
-      this.#statements.markReady.execute({ interactionId, input }),
+      runPrepared(this.#db, compiledRunStatements.markReady, { interactionId, input }),
     );
-    return row && toRecord(row as SelectedRun);
+    return row && toRecord(runOfRow(row));
   }
 
   /**
@@ -318,7 +319,7 @@ export class PostgresRunQueue {
    */
   markReadyIn(pipeline: Pipeline, interactionId: string, input: unknown): Promise<boolean> {
     const readied = pipeline
-      .run(markReadyPrepared, { interactionId, input: JSON.stringify(input ?? null) })
+      .run(compiledRunStatements.markReady, { interactionId, input: input ?? null })
       .then(
         (rows) => rows.length > 0,
         (error: unknown) => {

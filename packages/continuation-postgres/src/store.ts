@@ -11,68 +11,69 @@ import {
   prepareSave,
   type Suspension,
 } from '@x/continuation';
-import { lazyStatements, retryRead } from '@x/postgres-kit';
+import { prepareOnce, retryRead, runPrepared, statementBuilder } from '@x/postgres-kit';
 import { and, eq, type SQL, sql } from 'drizzle-orm';
 import type { ContinuationDatabase } from './database.js';
 import { wrapDatabaseError } from './errors.js';
 import { suspensions } from './schema.js';
 
-// The fixed-shape statements are built once per store, on first use, and run as named
-// prepared statements (`.prepare(name)`): building a drizzle query costs more than executing
-// it, and without a name postgres.js sends a parameterised statement unnamed, which costs a
-// Describe round trip before every execution; a named one is parsed once per connection and
-// then takes one round trip. A name always stands for the same SQL text (node-postgres
-// requires it); PGlite ignores it. A client created with `prepare: false` (e.g. behind
+// The fixed-shape statements are compiled once per process, on first use, and run as named
+// prepared statements on the handle they are given (a store is made per transaction, and
+// building a drizzle query costs more than executing it; without a name postgres.js sends a
+// parameterised statement unnamed, which costs a Describe round trip before every
+// execution). PGlite ignores the names; a client created with `prepare: false` (e.g. behind
 // PgBouncer) still wins.
-function prepareStatements(db: ContinuationDatabase) {
-  const id = sql.placeholder('id');
-  const unresolved = sql`${suspensions.resolved} = false`;
-  return lazyStatements({
-    // `excluded.*`: the record is sent once, not twice (as values and as the update).
-    save: () =>
-      db
-        .insert(suspensions)
-        .values({
-          interactionId: id,
-          sessionId: sql.placeholder('sessionId'),
-          runId: sql.placeholder('runId'),
-          record: sql.placeholder('record'),
-          createdAt: sql.placeholder('createdAt'),
-        })
-        .onConflictDoUpdate({
-          target: suspensions.interactionId,
-          set: {
-            sessionId: sql`excluded.session_id`,
-            runId: sql`excluded.run_id`,
-            record: sql`excluded.record`,
-            createdAt: sql`excluded.created_at`,
-            updatedAt: sql`now()`,
-          },
-          setWhere: unresolved,
-        })
-        .returning({ id: suspensions.interactionId })
-        .prepare('x_continuation_save'),
-    load: () =>
-      db
-        .select({ record: suspensions.record, resolved: suspensions.resolved })
-        .from(suspensions)
-        .where(eq(suspensions.interactionId, id))
-        .prepare('x_continuation_load'),
-    markResolved: () =>
-      db
-        .update(suspensions)
-        .set({ resolved: sql`true`, resolvedAt: sql`now()`, updatedAt: sql`now()` })
-        .where(and(eq(suspensions.interactionId, id), unresolved))
-        .returning({ id: suspensions.interactionId })
-        .prepare('x_continuation_mark_resolved'),
-    exists: () =>
-      db
-        .select({ id: suspensions.interactionId })
-        .from(suspensions)
-        .where(eq(suspensions.interactionId, id))
-        .prepare('x_continuation_exists'),
-  });
-}
+const id = sql.placeholder('id');
+const unresolved = sql`${suspensions.resolved} = false`;
+const statements = {
+  // `excluded.*`: the record is sent once, not twice (as values and as the update).
+  save: prepareOnce(() =>
+    statementBuilder
+      .insert(suspensions)
+      .values({
+        interactionId: id,
+        sessionId: sql.placeholder('sessionId'),
+        runId: sql.placeholder('runId'),
+        record: sql.placeholder('record'),
+        createdAt: sql.placeholder('createdAt'),
+      })
+      .onConflictDoUpdate({
+        target: suspensions.interactionId,
+        set: {
+          sessionId: sql`excluded.session_id`,
+          runId: sql`excluded.run_id`,
+          record: sql`excluded.record`,
+          createdAt: sql`excluded.created_at`,
+          updatedAt: sql`now()`,
+        },
+        setWhere: unresolved,
+      })
+      .returning({ id: suspensions.interactionId })
+      .getSQL(),
+  ),
+  load: prepareOnce(() =>
+    statementBuilder
+      .select({ record: suspensions.record, resolved: suspensions.resolved })
+      .from(suspensions)
+      .where(eq(suspensions.interactionId, id))
+      .getSQL(),
+  ),
+  markResolved: prepareOnce(() =>
+    statementBuilder
+      .update(suspensions)
+      .set({ resolved: sql`true`, resolvedAt: sql`now()`, updatedAt: sql`now()` })
+      .where(and(eq(suspensions.interactionId, id), unresolved))
+      .returning({ id: suspensions.interactionId })
+      .getSQL(),
+  ),
+  exists: prepareOnce(() =>
+    statementBuilder
+      .select({ id: suspensions.interactionId })
+      .from(suspensions)
+      .where(eq(suspensions.interactionId, id))
+      .getSQL(),
+  ),
+};
 
 /** Postgres text cannot hold NUL, so no stored session or run id has one. */
 function storable(id: string): boolean {
@@ -108,12 +109,10 @@ export interface PostgresContinuationStoreOptions {
 export class PostgresContinuationStore implements ContinuationStore {
   readonly #db: ContinuationDatabase;
   readonly #maxRecordBytes: number;
-  readonly #statements: ReturnType<typeof prepareStatements>;
 
   constructor(db: ContinuationDatabase, options: PostgresContinuationStoreOptions = {}) {
     this.#db = db;
     this.#maxRecordBytes = options.maxRecordBytes ?? DEFAULT_MAX_RECORD_BYTES;
-    this.#statements = prepareStatements(db);
   }
 
   async save(suspension: Suspension): Promise<void> {
@@ -121,7 +120,7 @@ export class PostgresContinuationStore implements ContinuationStore {
     const id = s.interactionId;
     let written: unknown[];
     try {
-      written = await this.#statements.save.execute({
+      written = await runPrepared(this.#db, statements.save, {
         id,
         sessionId: s.sessionId ?? null,
         runId: s.runId ?? null,
@@ -137,16 +136,16 @@ export class PostgresContinuationStore implements ContinuationStore {
 
   async load(interactionId: string): Promise<Suspension> {
     assertSafeId('interaction id', interactionId);
-    let rows: Array<{ record: string; resolved: boolean }>;
+    let rows: Array<{ record?: unknown; resolved?: unknown }>;
     try {
-      rows = await retryRead(() => this.#statements.load.execute({ id: interactionId }));
+      rows = await retryRead(() => runPrepared(this.#db, statements.load, { id: interactionId }));
     } catch (error) {
       throw wrapDatabaseError(error, `load interaction "${interactionId}"`, interactionId);
     }
     const row = rows[0];
     if (row === undefined) throw notFound(interactionId);
-    if (row.resolved) throw alreadyResolved(interactionId);
-    const s = this.#decode(interactionId, row.record);
+    if (row.resolved === true) throw alreadyResolved(interactionId);
+    const s = this.#decode(interactionId, String(row.record));
     if (s.resolved) throw alreadyResolved(interactionId);
     return s;
   }
@@ -154,9 +153,11 @@ export class PostgresContinuationStore implements ContinuationStore {
   async markResolved(interactionId: string): Promise<void> {
     assertSafeId('interaction id', interactionId);
     try {
-      const won = await this.#statements.markResolved.execute({ id: interactionId });
+      const won = await runPrepared(this.#db, statements.markResolved, { id: interactionId });
       if (won.length === 1) return;
-      const exists = await retryRead(() => this.#statements.exists.execute({ id: interactionId }));
+      const exists = await retryRead(() =>
+        runPrepared(this.#db, statements.exists, { id: interactionId }),
+      );
       throw exists.length === 0 ? notFound(interactionId) : alreadyResolved(interactionId);
     } catch (error) {
       throw wrapDatabaseError(error, `mark interaction "${interactionId}" resolved`, interactionId);

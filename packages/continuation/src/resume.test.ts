@@ -61,6 +61,23 @@ describe('createSuspension', () => {
     expect(s.createdAt.getTime()).toBeGreaterThanOrEqual(before);
   });
 
+  it('keeps the messages of a transcript in its parsed shape, in an array of its own', () => {
+    const assistant = askingAssistant('t1');
+    const messages = transcriptEndingWith(assistant);
+    const s = createSuspension({ interactionId: 'a', toolUseId: 't1', assistant, messages });
+    expect(s.messages).toEqual(messages);
+    expect(s.messages).not.toBe(messages);
+    expect(s.messages?.every((m, i) => m === messages[i])).toBe(true);
+    // String content is not the parsed shape: the schema normalises it, in a copy.
+    const plain = createSuspension({
+      interactionId: 'b',
+      toolUseId: 't1',
+      assistant,
+      messages: [{ role: 'user', content: 'hi' } as never, assistant],
+    });
+    expect(plain.messages?.[0]).toEqual({ role: 'user', content: [{ type: 'text', text: 'hi' }] });
+  });
+
   it('refuses a non-singleton suspension and a transcript not ending with the assistant', () => {
     const two = twoTools();
     expect(

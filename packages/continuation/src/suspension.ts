@@ -178,7 +178,9 @@ export interface SuspensionInit {
 
 /**
  * Builds a validated, unresolved suspension: `version`, `createdAt` and `resolved` are
- * filled in, `toolName` and `toolInput` are taken from the tool use.
+ * filled in, `toolName` and `toolInput` are taken from the tool use. A transcript already in
+ * the shape the schema returns is checked in place and its messages kept, not copied (the
+ * array is the suspension's own): a store encodes it at once.
  *
  * @throws {ContinuationError} `not_singleton` or `invalid`, exactly as a store's `save` would.
  * @example
@@ -202,7 +204,7 @@ export function createSuspension(init: SuspensionInit): Suspension {
     candidate.toolName = use.name;
     candidate.toolInput = use.input;
   }
-  if (init.messages !== undefined) candidate.messages = init.messages;
+  if (init.messages !== undefined) candidate.messages = [...init.messages];
   if (init.deadline !== undefined) candidate.deadline = init.deadline;
-  return validateSuspension(candidate);
+  return checkSuspension(candidate, true);
 }

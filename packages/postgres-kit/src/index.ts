@@ -17,11 +17,15 @@ export {
 } from './migrate.js';
 export { MigrationError, type MigrationErrorOptions } from './migration-error.js';
 export {
+  type CommitWith,
   type Pipeline,
   type PreparedRow,
   type PreparedStatement,
   pipelinedTransaction,
   prepareOnce,
   runPrepared,
+  statementBuilder,
+  type TransactionOptions,
+  transaction,
 } from './prepared.js';
 export { lazyStatements } from './statements.js';

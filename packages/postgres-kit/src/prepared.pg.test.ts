@@ -18,6 +18,7 @@ import {
   retryRead,
   rowsOf,
   runPrepared,
+  transaction,
 } from './index.js';
 
 const p = sql.placeholder;
@@ -110,6 +111,88 @@ for (const target of await sqlTargets()) {
           .catch(() => {});
         expect(await items()).toBe(start);
       });
+
+      it('runs a drizzle transaction: statements sent together commit together, a failure or a throw commits none', async () => {
+        const start = await items();
+        const labels = await transaction(t.db, async (tx) => {
+          const rows = await Promise.all([
+            runPrepared(tx, insert, { id: 40, label: 'forty' }),
+            tx.execute(
+              sql`insert into kit_items (id, label) values (41, 'forty-one') returning label`,
+            ),
+          ]);
+          return rows.map((r) => rowsOf(r)[0]?.label);
+        });
+        expect(labels).toEqual(['forty', 'forty-one']);
+        expect(await items()).toBe(start + 2);
+        await expect(
+          transaction(t.db, (tx) =>
+            Promise.all([
+              runPrepared(tx, insert, { id: 42, label: 'forty-two' }),
+              runPrepared(tx, insert, { id: 40, label: 'again' }),
+            ]),
+          ),
+        ).rejects.toSatisfy((error) =>
+          /duplicate key|unique/i.test(String((error as { message?: string }).message ?? error)),
+        );
+        await expect(
+          transaction(t.db, async (tx) => {
+            await runPrepared(tx, insert, { id: 43, label: 'forty-three' });
+            throw new Error('changed my mind');
+          }),
+        ).rejects.toThrow('changed my mind');
+        expect(await items()).toBe(start + 2);
+      });
+
+      it('commits with the last statements given to commitWith, or nothing when one of them fails', async () => {
+        const start = await items();
+        const [row] = await transaction(t.db, async (tx, commitWith) => {
+          await runPrepared(tx, insert, { id: 60, label: 'sixty' });
+          return commitWith(runPrepared(tx, insert, { id: 61, label: 'sixty-one' }));
+        });
+        expect(row).toEqual({ id: 61, label: 'sixty-one' });
+        expect(await items()).toBe(start + 2);
+        await expect(
+          transaction(t.db, async (tx, commitWith) => {
+            await runPrepared(tx, insert, { id: 62, label: 'sixty-two' });
+            return commitWith(runPrepared(tx, insert, { id: 60, label: 'again' }));
+          }),
+        ).rejects.toSatisfy((error) =>
+          /duplicate key|unique/i.test(String((error as { message?: string }).message ?? error)),
+        );
+        expect(await items()).toBe(start + 2);
+      });
+
+      it('makes a nested transaction a savepoint, runs inside a caller’s transaction, and begins read only when asked', async () => {
+        const start = await items();
+        await transaction(t.db, async (tx) => {
+          await runPrepared(tx, insert, { id: 50, label: 'fifty' });
+          await tx
+            .transaction(async (inner) => {
+              await runPrepared(inner, insert, { id: 51, label: 'fifty-one' });
+              throw new Error('only the inner part');
+            })
+            .catch(() => {});
+        });
+        expect(await items()).toBe(start + 1);
+        // Inside a caller's transaction it is that transaction: rolled back with it.
+        await t.db
+          .transaction(async (outer) => {
+            await transaction(outer, (same) => runPrepared(same, insert, { id: 52, label: 'x' }));
+            outer.rollback();
+          })
+          .catch(() => {});
+        expect(await items()).toBe(start + 1);
+        await expect(
+          transaction(t.db, (tx) => runPrepared(tx, insert, { id: 53, label: 'read only' }), {
+            isolationLevel: 'repeatable read',
+            accessMode: 'read only',
+          }),
+        ).rejects.toSatisfy((error) =>
+          /read-only/i.test(String((error as { message?: string }).message ?? error)),
+        );
+        expect(await items()).toBe(start + 1);
+      });
     },
   );
 }
@@ -130,6 +213,22 @@ describe.skipIf(clusterProblem !== undefined)(
       await cluster?.destroy();
     });
 
+    // Taken at once: the transaction may fail before the kill's own statement returns.
+    const failureOf = (outcome: Promise<unknown>) =>
+      outcome.then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+    /** Terminates the backend running the sleep, once it runs. */
+    const terminateSleep = async (admin: postgres.Sql) => {
+      for (;;) {
+        const [killed] = await admin`select pg_terminate_backend(pid) as done from pg_stat_activity
+          where query like 'select pg_sleep%' and state = 'active' and pid <> pg_backend_pid()`;
+        if (killed?.done === true) return;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    };
+
     const sleep = prepareOnce(
       () => sql`select pg_sleep(${p('seconds')}::float8) as slept, ${p('tag')}::text as tag`,
     );
@@ -145,24 +244,17 @@ describe.skipIf(clusterProblem !== undefined)(
           for (let round = 0; round < 3; round++) {
             const tag = `terminate-me-${driver}-${round}`;
             const statements: Promise<unknown>[] = [];
-            const outcome = pipelinedTransaction(db, async (tx) => {
-              const first = tx.run(sleep, { seconds: 30, tag });
-              // Each is new to this connection: queued behind the sleep's description.
-              for (let n = 0; n < 4; n++) statements.push(tx.run(numbered, { n }));
-              return first;
-            });
-            // Terminated once the sleep is running, with the rest in flight behind it.
-            for (;;) {
-              const [killed] =
-                await admin`select pg_terminate_backend(pid) as done from pg_stat_activity
-              where query like 'select pg_sleep%' and state = 'active' and pid <> pg_backend_pid()`;
-              if (killed?.done === true) break;
-              await new Promise((resolve) => setTimeout(resolve, 20));
-            }
-            const error = await outcome.then(
-              () => undefined,
-              (e: unknown) => e,
+            const outcome = failureOf(
+              pipelinedTransaction(db, async (tx) => {
+                const first = tx.run(sleep, { seconds: 30, tag });
+                // Each is new to this connection: queued behind the sleep's description.
+                for (let n = 0; n < 4; n++) statements.push(tx.run(numbered, { n }));
+                return first;
+              }),
             );
+            // Terminated once the sleep is running, with the rest in flight behind it.
+            await terminateSleep(admin);
+            const error = await outcome;
             expect(isConnectionDrop(error)).toBe(true);
             if (driver === 'patched') {
               const settled = await Promise.allSettled(statements);
@@ -178,6 +270,22 @@ describe.skipIf(clusterProblem !== undefined)(
             const [after] = driver === 'patched' ? await next() : await retryRead(next);
             expect(after?.round).toBe(round);
           }
+          // A drizzle transaction with statements sent together behind the one terminated.
+          const tag = `terminate-me-${driver}-drizzle`;
+          const outcome = failureOf(
+            transaction(db, (tx) =>
+              Promise.all([
+                runPrepared(tx, sleep, { seconds: 30, tag }),
+                ...[1, 2, 3].map((n) => runPrepared(tx, numbered, { n })),
+              ]),
+            ),
+          );
+          await terminateSleep(admin);
+          const error = await outcome;
+          expect(isConnectionDrop(error)).toBe(true);
+          const next = () => client`select 7::int as seven`;
+          const [after] = driver === 'patched' ? await next() : await retryRead(next);
+          expect(after?.seven).toBe(7);
         } finally {
           await client.end({ timeout: 1 });
           await admin.end({ timeout: 1 });

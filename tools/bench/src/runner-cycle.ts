@@ -9,7 +9,7 @@ import {
   type Resumed,
   resumeNext,
   type SuspendedTurn,
-  suspend,
+  suspendNewRun,
   wake,
 } from 'runner/dist/executive/index.js';
 import { ScriptedModel } from 'runner/dist/model/scripted.js';
@@ -62,9 +62,10 @@ export const quietObserver: TurnObserver = { event() {} };
 
 /**
  * The executive's suspend step for a turn whose transcript is `messages` (ending with the
- * asking assistant message): the runner's own `suspend`, in one transaction. `startRun`
- * reaches it only from a fresh one-message goal, and no scripted run grows to 100 messages
- * or more by itself, so the bench builds the suspended turn directly.
+ * asking assistant message): the runner's own `suspendNewRun`, in one transaction, as `exec`
+ * writes a run that asked. `startRun` reaches it only from a fresh one-message goal, and no
+ * scripted run grows to 100 messages or more by itself, so the bench builds the suspended
+ * turn directly.
  */
 export async function suspendTurn(
   storage: Storage,
@@ -87,17 +88,14 @@ export async function suspendTurn(
       priority: 0,
     },
   };
-  const runId = `run-${token}`;
-  await storage.transaction(async (tx) => {
-    await suspend(tx, storage, { runId, conversationId }, model, outcome, token);
-    await storage.runs(tx).create({
-      runId,
-      conversationId,
-      status: 'waiting',
-      interactionId: token,
-      meta: { model: model.id },
-    });
-  });
+  await suspendNewRun(
+    storage,
+    { runId: `run-${token}`, conversationId },
+    model,
+    outcome,
+    { model: model.id },
+    token,
+  );
 }
 
 /** The operator's answer: the pause answered and its run ready, in one transaction. */

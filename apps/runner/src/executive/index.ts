@@ -42,6 +42,7 @@ export {
   type RunResult,
   type SuspendedTurn,
   suspend,
+  suspendNewRun,
 } from './suspend.js';
 export {
   type ExecutiveTelemetry,

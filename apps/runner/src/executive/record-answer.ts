@@ -4,6 +4,7 @@ import {
   type AnswerOptions,
   type AnswerOutcome,
   AskUserError,
+  type AskUserStore,
   AUTO_TERMINATED_MARKER,
   type ResumeAnswer,
 } from '@x/askuser';
@@ -127,16 +128,56 @@ export async function gatedAnswer(
   given: ResumeAnswer,
 ): Promise<ResumeAnswer> {
   if (given.action !== 'accept') return given;
-  const pending = await storage
-    .pauses()
-    .getByToken(token)
-    .catch(() => undefined);
-  const gated = (pending?.resumeContext as ResumeContext | null | undefined)?.gated;
-  if (!gated || !isGatedTool(gated.tool)) return given;
+  return recordedAnswer(token, given, await resumeContextOf(storage.pauses(), token));
+}
+
+/** The resume context of a pause, or undefined for an unknown token. */
+async function resumeContextOf(pauses: AskUserStore, token: string): Promise<unknown> {
+  const pending = await pauses.getByToken(token).catch(() => undefined);
+  return pending?.resumeContext;
+}
+
+/**
+ * {@link gatedAnswer} for a pause whose resume context is known.
+ * @throws a usage error naming what does not fit.
+ */
+function recordedAnswer(token: string, given: ResumeAnswer, resumeContext: unknown): ResumeAnswer {
+  const gated = (resumeContext as ResumeContext | null | undefined)?.gated;
+  if (given.action !== 'accept' || !gated || !isGatedTool(gated.tool)) return given;
   const accepted = acceptedArguments(gated.tool, gated.arguments, given.content);
   if ('error' in accepted)
     throw usageError(`the answer to ${token} was not taken: ${accepted.error}`);
   return { action: 'accept', content: accepted.edited ? JSON.stringify(accepted.arguments) : '' };
+}
+
+/**
+ * Thrown inside an answer's transaction, which it rolls back, when the answer as recorded
+ * differs from the one given (a gated call's edits in their one form): the answer is taken
+ * again with it.
+ */
+class RecordedDifferently extends Error {
+  constructor(readonly answer: ResumeAnswer) {
+    super('the answer is recorded in another form');
+  }
+}
+
+/**
+ * Throws {@link RecordedDifferently} (or a usage error) when `given`, just written, is not
+ * the form its question records; `resumeContext` is the question's when the write returned
+ * it, else it is read in the transaction.
+ */
+async function checkRecorded(
+  storage: Storage,
+  tx: Db,
+  token: string,
+  given: ResumeAnswer,
+  resumeContext?: unknown,
+): Promise<void> {
+  if (given.action !== 'accept') return;
+  const context =
+    resumeContext === undefined ? await resumeContextOf(storage.pauses(tx), token) : resumeContext;
+  const recorded = recordedAnswer(token, given, context);
+  if (recorded.content !== given.content) throw new RecordedDifferently(recorded);
 }
 
 /**
@@ -183,27 +224,56 @@ async function answerOne(
   also: ((tx: Db) => Promise<void>) | undefined,
 ): Promise<AnswerOutcome> {
   checkAnswerSize(token, asGiven);
-  const given = await gatedAnswer(storage, token, asGiven);
+  // Written as given, and taken again in the recorded form in the rare case that differs
+  // (a gated call's edits): no read of the question before the answer.
+  try {
+    return await answerAs(storage, token, asGiven, by, also, true);
+  } catch (error) {
+    if (!(error instanceof RecordedDifferently)) throw error;
+    return answerAs(storage, token, error.answer, by, also, false);
+  }
+}
+
+/** Answers in one transaction; `check`: that the answer is in its recorded form. */
+async function answerAs(
+  storage: Storage,
+  token: string,
+  given: ResumeAnswer,
+  by: AnswerOptions,
+  also: ((tx: Db) => Promise<void>) | undefined,
+  check: boolean,
+): Promise<AnswerOutcome> {
   if (also === undefined && !answersNotified()) {
     const outcome = await pipelinedTransaction(storage.db, (tx) =>
-      answerInFlight(tx, storage, token, given, by),
+      answerInFlight(tx, storage, token, given, by, check),
     );
     if (outcome !== undefined) return outcome;
     // Not taken by one statement (refused, a quorum's approval with an audit key): the
     // general path below records what happened.
   }
   const done = await storage
-    .transaction(async (tx): Promise<AnswerOutcome | { error: unknown }> => {
+    .transaction(async (tx, commitWith): Promise<AnswerOutcome | { error: unknown }> => {
       await also?.(tx);
       let outcome: AnswerOutcome;
       try {
         outcome = await storage.pauses(tx).markResumed(token, given, by);
       } catch (error) {
-        return keptRefusal(error);
+        const kept = keptRefusal(error);
+        // A refusal is recorded with the answer in its recorded form too.
+        if (check) await checkRecorded(storage, tx, token, given);
+        return kept;
       }
+      // The statement that resolved the question returned its resume context.
+      if (check) await checkRecorded(storage, tx, token, given, outcome.question?.resumeContext);
       // An approval towards a quorum is recorded; the run waits for the rest.
       if (!outcome.resolved) return outcome;
       await recordAnswered(tx, storage, [token], by.channel);
+      const context = outcome.question?.resumeContext as ResumeContext | null | undefined;
+      if (context !== undefined && typeof context?.parent !== 'string') {
+        // Not a worker's question: its own run is readied, sent with COMMIT.
+        await commitWith(storage.runs(tx).markReady(token, given));
+        return outcome;
+      }
       if (await storage.runs(tx).markReady(token, given)) return outcome;
       // No run waits on the question itself: a worker's question readies its parent's run.
       const parent = await parentOf(tx, storage, token);
@@ -229,8 +299,14 @@ async function answerInFlight(
   token: string,
   given: ResumeAnswer,
   by: AnswerOptions,
+  check: boolean,
 ): Promise<AnswerOutcome | undefined> {
   const outcome = await storage.pauses().markResumedIn(tx, token, given, by);
+  // Thrown before anything else is sent: the transaction rolls back and is taken again.
+  if (outcome !== undefined && check) {
+    const recorded = recordedAnswer(token, given, outcome.question?.resumeContext);
+    if (recorded.content !== given.content) throw new RecordedDifferently(recorded);
+  }
   // An approval towards a quorum is recorded; the run waits for the rest.
   if (!outcome?.resolved) return outcome;
   const readied = storage.runs().markReadyIn(tx, token, given);

@@ -10,7 +10,7 @@ import { notFoundError, RunnerError } from '../errors.js';
 import { anyRouteFor, questionEvent, recordEvent } from '../notify/events.js';
 import type { Storage } from '../storage/index.js';
 import { suspendDelegation } from './stored-delegation.js';
-import { type Reminded, type RunResult, suspend } from './suspend.js';
+import { type Reminded, type RunResult, suspendNewRun } from './suspend.js';
 import { tracedTools, tracedTurn, watchedModel, watching } from './telemetry.js';
 
 /** What stopping a conversation closed. */
@@ -211,33 +211,29 @@ export async function startRun(
     watching.telemetry?.runEnded('completed', (Date.now() - started) / 1000);
     return { status: 'completed', runId, conversationId, messages: outcome.messages, stopped };
   }
-  const waiting = await storage.transaction(async (tx) => {
-    const run = { runId, conversationId, ...(requester === undefined ? {} : { requester }) };
-    const interactionId = randomUUID();
-    const result =
-      outcome.status === 'delegated'
-        ? await suspendDelegation(
+  const run = { runId, conversationId, ...(requester === undefined ? {} : { requester }) };
+  const waiting =
+    outcome.status === 'delegated'
+      ? await storage.transaction(async (tx) => {
+          const interactionId = randomUUID();
+          const result = await suspendDelegation(
             tx,
             storage,
             { ...run, traceparent },
             model,
             outcome,
             interactionId,
-          )
-        : await suspend(tx, storage, { ...run, traceparent }, model, outcome, interactionId);
-    const deadlineAt = result.deadline?.at;
-    const dueAt = 'dueAt' in result ? result.dueAt : undefined;
-    await storage.runs(tx).create({
-      runId,
-      conversationId,
-      status: 'waiting',
-      interactionId,
-      meta,
-      ...(deadlineAt ? { deadlineAt } : {}),
-      ...(dueAt ? { dueAt } : {}),
-    });
-    return result;
-  });
+          );
+          await storage.runs(tx).create({
+            runId,
+            conversationId,
+            status: 'waiting',
+            interactionId,
+            meta,
+          });
+          return result;
+        })
+      : await suspendNewRun(storage, { ...run, traceparent }, model, outcome, meta);
   return { ...waiting, stopped };
 }
 

@@ -179,7 +179,7 @@ function argumentsDigest(input: unknown): string {
  * WITH the full messages. The run's own write takes the same deadline (`deadlineAt`) and
  * due time (`dueAt`), so that a worker claims it then. Call it inside `storage.transaction`, together with
  * the run's own write (created waiting, or finished as waiting on this token), so that all
- * are written or none.
+ * are written or none; a new run's write needs nothing of it: {@link suspendNewRun}.
  */
 export async function suspend(
   tx: Db,
@@ -222,15 +222,19 @@ export async function suspend(
     escalate: escalate ?? null,
     quorum: quorum ?? null,
   };
-  // For the audit log: which run asked, and what the tool call's arguments were.
-  await storage.pauses(tx).insert(pause, {
-    runId: run.runId,
-    argumentsDigest: argumentsDigest(outcome.toolUse.input),
-    // A gated call's arguments themselves, so that the log keeps both them and an edit.
-    ...(gated ? { arguments: gated.arguments } : {}),
-  });
-  await recordEvent(tx, storage, questionEvent('question.created', pause, createdExtra(deadline)));
-  await storage.continuations(tx).save(suspension);
+  // Independent writes, sent together (one round trip on PostgreSQL); the first failure
+  // fails the transaction.
+  await Promise.all([
+    // For the audit log: which run asked, and what the tool call's arguments were.
+    storage.pauses(tx).insert(pause, {
+      runId: run.runId,
+      argumentsDigest: argumentsDigest(outcome.toolUse.input),
+      // A gated call's arguments themselves, so that the log keeps both them and an edit.
+      ...(gated ? { arguments: gated.arguments } : {}),
+    }),
+    recordEvent(tx, storage, questionEvent('question.created', pause, createdExtra(deadline))),
+    storage.continuations(tx).save(suspension),
+  ]);
   return {
     status: 'waiting',
     ...run,
@@ -241,4 +245,38 @@ export async function suspend(
     ...(dueAt ? { dueAt } : {}),
     ...(gated ? { gated: gated.tool } : {}),
   };
+}
+
+/**
+ * A new run that stopped on its first question: its pause, continuation and run (waiting,
+ * with the question's deadline and due time) written in one transaction, all sent together.
+ */
+export async function suspendNewRun(
+  storage: Storage,
+  { requester, ...run }: RunIds,
+  model: Pick<Model, 'id'>,
+  outcome: SuspendedTurn,
+  meta: Record<string, unknown>,
+  token: string = randomUUID(),
+): Promise<Extract<RunResult, { status: 'waiting' }>> {
+  const times = questionTimes(outcome.question);
+  const ids = { ...run, ...(requester === undefined ? {} : { requester }) };
+  return storage.transaction(async (tx) => {
+    // The run first: postgres.js sends a large statement (the continuation) at once and
+    // holds small ones until the next turn of the event loop.
+    const created = storage.runs(tx).create({
+      runId: run.runId,
+      conversationId: run.conversationId,
+      status: 'waiting',
+      interactionId: token,
+      meta,
+      ...(times.deadline ? { deadlineAt: times.deadline.at } : {}),
+      ...(times.dueAt ? { dueAt: times.dueAt } : {}),
+    });
+    const [, waiting] = await Promise.all([
+      created,
+      suspend(tx, storage, ids, model, outcome, token, times),
+    ]);
+    return waiting;
+  });
 }
