@@ -52,8 +52,8 @@ function readiedWith(input: SQL): SQL {
 /** The statuses a run never leaves by itself. */
 export const FINISHED_RUN_STATUSES: readonly RunStatus[] = ['completed', 'cancelled', 'failed'];
 
-/** The columns a run is read with (all but its transcript and holder key). */
-export const runColumns = {
+/** The columns of a run that every read of it returns as they are (all but its times). */
+const runFields = {
   runId: runs.runId,
   conversationId: runs.conversationId,
   status: runs.status,
@@ -63,9 +63,14 @@ export const runColumns = {
   lostAttempts: runs.lostAttempts,
   lastError: runs.lastError,
   leaseOwner: runs.leaseOwner,
+  meta: runs.meta,
+};
+
+/** The columns a run is read with (all but its transcript and holder key). */
+export const runColumns = {
+  ...runFields,
   dueAt: runs.dueAt,
   deadlineAt: runs.deadlineAt,
-  meta: runs.meta,
   createdAt: runs.createdAt,
   updatedAt: runs.updatedAt,
   finishedAt: runs.finishedAt,
@@ -216,16 +221,7 @@ export function preparedRunStatements(db: ContinuationDatabase) {
  * the driver's): times as epoch milliseconds, the same from every driver.
  */
 const runReturning = {
-  runId: runs.runId,
-  conversationId: runs.conversationId,
-  status: runs.status,
-  interactionId: runs.interactionId,
-  input: runs.input,
-  attempts: runs.attempts,
-  lostAttempts: runs.lostAttempts,
-  lastError: runs.lastError,
-  leaseOwner: runs.leaseOwner,
-  meta: runs.meta,
+  ...runFields,
   dueMs: epochMs(runs.dueAt).as('due_ms'),
   deadlineMs: epochMs(runs.deadlineAt).as('deadline_ms'),
   createdMs: epochMs(runs.createdAt).as('created_ms'),
