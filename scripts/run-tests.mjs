@@ -51,8 +51,8 @@ const full = process.argv.includes('--full');
 // The slow scenario files: excluded by glob, chosen by vitest's file-name filter.
 const SLOW = '.slow.test.ts';
 
-// One after the other in their lane (each is a few seconds to a minute): a failing one does
-// not stop the next, so one run reports every stale file.
+// One after the other in their lane: a failing one does not stop the next, so one run
+// reports every stale file.
 const CHECKS = full
   ? [['tools/repo-checks/src/check-readmes.mjs']]
   : [['tools/repo-checks/src/check-packages.mjs'], ['tools/api-docs/src/api-docs.mjs', '--check']];
@@ -91,14 +91,17 @@ const [checked, tests] = await Promise.all([
   timed(run(process.execPath, vitest, { prefix: undefined })),
 ]);
 // Each lane's time says which one to shorten: the lanes should end together.
-const lanes = [`checks ${outcome(checked)}`, `${full ? 'slow tests' : 'tests'} ${outcome(tests)}`];
-let codes = [checked.code, tests.code];
+const lanes = [
+  ['checks', checked],
+  [full ? 'slow tests' : 'tests', tests],
+];
 if (full) {
   const reliability = await timed(
     run(process.execPath, ['tools/reliability/dist/main.js'], { prefix: 'reliability │ ' }),
   );
-  lanes.push(`reliability (full) ${outcome(reliability)}`);
-  codes = [...codes, reliability.code];
+  lanes.push(['reliability (full)', reliability]);
 }
-console.log(`${full ? 'test:full' : 'verify'}: ${lanes.join(', ')}`);
-process.exit(codes.every((code) => code === 0) ? 0 : 1);
+console.log(
+  `${full ? 'test:full' : 'verify'}: ${lanes.map(([name, lane]) => `${name} ${outcome(lane)}`).join(', ')}`,
+);
+process.exit(lanes.every(([, lane]) => lane.code === 0) ? 0 : 1);
