@@ -282,6 +282,9 @@ export const compiledRunStatements = {
   }),
   markReady: prepareOnce(() => {
     const p = sql.placeholder;
+    // Written in the SQL, not bound: the generic plan may then use the partial index
+    // runs_waiting_interaction_idx, so the statement is not planned again at every call.
+    const waiting = sql`${runs.status} = 'waiting'`;
     return statementBuilder
       .update(runs)
       .set({
@@ -291,7 +294,7 @@ export const compiledRunStatements = {
         deadlineAt: null,
         updatedAt: sql`now()`,
       })
-      .where(and(eq(runs.interactionId, p('interactionId')), eq(runs.status, 'waiting')))
+      .where(and(eq(runs.interactionId, p('interactionId')), waiting))
       .returning({ ...runReturning, notified: notifyReady().as('notified') })
       .getSQL();
   }),

@@ -1,12 +1,13 @@
 import { openServerTarget, type SqlTarget, serverForTests } from '@internal/pg-test';
 import { sql } from 'drizzle-orm';
-import type postgres from 'postgres';
+import { drizzle } from 'drizzle-orm/postgres-js';
+import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { migrate, PostgresRunQueue } from './index.js';
+import { type ContinuationDatabase, migrate, PostgresRunQueue } from './index.js';
 
 const serverUrl = await serverForTests();
 
-describe.skipIf(serverUrl === undefined)('the claim at 100,000 runs (server)', () => {
+describe.skipIf(serverUrl === undefined)('the run queue’s plans at 100,000 runs (server)', () => {
   let target: SqlTarget;
   beforeAll(async () => {
     target = await openServerTarget(serverUrl ?? '');
@@ -43,5 +44,26 @@ describe.skipIf(serverUrl === undefined)('the claim at 100,000 runs (server)', (
     expect(Math.max(...buffers)).toBeLessThan(50);
     const claimed = await new PostgresRunQueue(target.db).claim({ owner: 'w', leaseMs: 1000 });
     expect(claimed?.run.runId).toMatch(/^run-[1-5]$/);
+  });
+
+  it('plans markReady once per connection: its generic plan finds the waiting run by its index', async () => {
+    // One connection, so that every call runs the same prepared statement.
+    const client = postgres(target.url ?? '', { max: 1, onnotice: () => {} });
+    try {
+      const queue = new PostgresRunQueue(drizzle({ client }) as unknown as ContinuationDatabase);
+      for (let g = 7; g < 40; g += 2) {
+        const ready = await queue.markReady(`ask-${g}`, { action: 'accept', content: 'yes' });
+        expect(ready?.runId).toBe(`run-${g}`);
+      }
+      const plans = await client<{ generic: number; custom: number }[]>`
+        select generic_plans::int as generic, custom_plans::int as custom
+        from pg_prepared_statements
+        where statement like 'update %' and statement like '%set "status" = $1, "input" = $2%'`;
+      // PostgreSQL plans the first five calls for their values, then keeps the generic plan
+      // unless it is costlier: with the status bound as a value it was planned at every call.
+      expect(plans).toEqual([{ generic: 12, custom: 5 }]);
+    } finally {
+      await client.end({ timeout: 5 });
+    }
   });
 });
