@@ -45,9 +45,19 @@ function notifyReady(when?: SQL): SQL {
 }
 
 /** What an answer sets on the run that waited on it: ready now, with `input` for the resume. */
-function readiedWith(input: SQL): SQL {
-  return sql`status = 'ready', input = ${input}, due_at = now(), deadline_at = null, updated_at = now()`;
+function readiedWith(input: SQL | Placeholder) {
+  return {
+    status: 'ready' as const,
+    input,
+    dueAt: sql`now()`,
+    deadlineAt: null,
+    updatedAt: sql`now()`,
+  };
 }
+
+// Written in the SQL, not bound: a generic plan may then use the partial index
+// runs_waiting_interaction_idx, so a prepared statement is not planned again at every call.
+const waiting = sql`${runs.status} = 'waiting'`;
 
 /** The statuses a run never leaves by itself. */
 export const FINISHED_RUN_STATUSES: readonly RunStatus[] = ['completed', 'cancelled', 'failed'];
@@ -282,18 +292,9 @@ export const compiledRunStatements = {
   }),
   markReady: prepareOnce(() => {
     const p = sql.placeholder;
-    // Written in the SQL, not bound: the generic plan may then use the partial index
-    // runs_waiting_interaction_idx, so the statement is not planned again at every call.
-    const waiting = sql`${runs.status} = 'waiting'`;
     return statementBuilder
       .update(runs)
-      .set({
-        status: 'ready',
-        input: p('input'),
-        dueAt: sql`now()`,
-        deadlineAt: null,
-        updatedAt: sql`now()`,
-      })
+      .set(readiedWith(p('input')))
       .where(and(eq(runs.interactionId, p('interactionId')), waiting))
       .returning({ ...runReturning, notified: notifyReady().as('notified') })
       .getSQL();
@@ -321,11 +322,12 @@ export const runStatements = {
 
   /** Makes the waiting runs of many answers ready, `entries` a JSON array of `{interaction_id, input}`. */
   markReadyMany: (db: ContinuationDatabase, entries: string) =>
-    db.execute(sql`
-      update ${runs} set ${readiedWith(sql`a.input`)}
-      from jsonb_to_recordset(${entries}::jsonb) as a(interaction_id text, input jsonb)
-      where ${runs.interactionId} = a.interaction_id and ${runs.status} = 'waiting'
-      returning ${runs.runId}, ${notifyReady()}`),
+    db
+      .update(runs)
+      .set(readiedWith(sql`a.input`))
+      .from(sql`jsonb_to_recordset(${entries}::jsonb) as a(interaction_id text, input jsonb)`)
+      .where(and(sql`${runs.interactionId} = a.interaction_id`, waiting))
+      .returning({ runId: runs.runId, notified: notifyReady().as('notified') }),
 
   /** `ms` until the next run is claimable by `holder`'s process (0: now), null when none is ready or running. */
   nextDue: (db: ContinuationDatabase, holder: number | undefined) => {

@@ -342,10 +342,10 @@ export class PostgresRunQueue {
     const entries = JSON.stringify(
       answers.map((a) => ({ interaction_id: a.interactionId, input: a.input })),
     );
-    const result = await this.#run('mark runs ready', () =>
+    const readied = await this.#run('mark runs ready', () =>
       runStatements.markReadyMany(this.#db, entries),
     );
-    return rowsOf(result).length;
+    return readied.length;
   }
 
   /**
