@@ -77,7 +77,7 @@ describe.skipIf(!server)('runner on a PostgreSQL server', { timeout: 300_000 }, 
     try {
       await until(async () => {
         const [run] =
-          await sql`select due_at < now() as due from x_continuation.runs where conversation_id = 'pg-kill'`;
+          await sql`select claimable_at < now() as due from x_continuation.runs where conversation_id = 'pg-kill'`;
         return run?.due === true;
       });
     } finally {

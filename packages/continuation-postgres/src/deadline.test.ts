@@ -7,6 +7,7 @@ import {
   PostgresContinuationStore,
   PostgresRunQueue,
 } from './index.js';
+import { clearRuns } from './testing/fixtures/run-rows.js';
 import { waitingRun as fixture } from './testing/fixtures/waiting-run.js';
 
 const LEASE = 60_000;
@@ -27,7 +28,7 @@ for (const t of await sqlTargets()) {
     });
     afterAll(() => target?.close());
     beforeEach(async () => {
-      await db.execute(sql`delete from x_continuation.runs`);
+      await clearRuns(db);
       await db.execute(sql`delete from x_continuation.suspensions`);
     });
 

@@ -44,6 +44,7 @@ export {
 export {
   continuationSchema,
   type RunRow,
+  runQueue,
   runs,
   type SuspensionRow,
   suspensions,

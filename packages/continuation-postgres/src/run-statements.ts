@@ -1,21 +1,17 @@
-import { lazyStatements, prepareOnce, statementBuilder } from '@x/postgres-kit';
-import {
-  type AnyColumn,
-  and,
-  desc,
-  eq,
-  inArray,
-  lt,
-  type Placeholder,
-  type SQL,
-  sql,
-} from 'drizzle-orm';
+import { prepareOnce } from '@x/postgres-kit';
+import { and, desc, eq, inArray, isNotNull, lt, type SQL, sql } from 'drizzle-orm';
 import type { ContinuationDatabase } from './database.js';
-import { type RunRow, runs, suspensions } from './schema.js';
+import { type RunRow, runQueue, runs, suspensions } from './schema.js';
 
-// Every statement of the run queue, each by name: the hot ones prepared once per queue
-// (preparedRunStatements), the others built per call (runStatements), and the fragments
-// they share. runs.ts runs them and turns their rows into records.
+// Every statement of the run queue, each by name: the writes compiled once per process
+// (runWrites, run with runPrepared or a pipeline), the reads built per call (runStatements),
+// and the fragments they share. runs.ts runs them and turns their rows into records.
+//
+// A run has a row of run_queue exactly while its claimable_at is not null, at that same time.
+// Every write that changes claimable_at first locks the run and reads the time it had (held),
+// then updates the run and moves, adds or deletes its queue row (syncQueue), in one statement.
+// So the queue row is only written by the holder of its run's lock; the claim takes that lock
+// with SKIP LOCKED and waits for nothing.
 
 /**
  * Where a run stands: `running` (a worker holds its lease), `waiting` (on a person's
@@ -38,32 +34,11 @@ export const RUN_RELEASED_CHANNEL = 'x_continuation_run_released';
  */
 export const RUN_READY_CHANNEL = 'x_continuation_run_ready';
 
-/** Notifies {@link RUN_READY_CHANNEL} with the written run's id when `when` holds (default always). */
-function notifyReady(when?: SQL): SQL {
-  const notify = sql`pg_notify(${RUN_READY_CHANNEL}, ${runs.runId})`;
-  return when ? sql`case when ${when} then ${notify} end` : notify;
-}
-
-/** What an answer sets on the run that waited on it: ready now, with `input` for the resume. */
-function readiedWith(input: SQL | Placeholder) {
-  return {
-    status: 'ready' as const,
-    input,
-    dueAt: sql`now()`,
-    deadlineAt: null,
-    updatedAt: sql`now()`,
-  };
-}
-
-// Written in the SQL, not bound: a generic plan may then use the partial index
-// runs_waiting_interaction_idx, so a prepared statement is not planned again at every call.
-const waiting = sql`${runs.status} = 'waiting'`;
-
 /** The statuses a run never leaves by itself. */
 export const FINISHED_RUN_STATUSES: readonly RunStatus[] = ['completed', 'cancelled', 'failed'];
 
-/** The columns of a run that every read of it returns as they are (all but its times). */
-const runFields = {
+/** The columns a run is read with (all but its transcript, holder key and failure time). */
+export const runColumns = {
   runId: runs.runId,
   conversationId: runs.conversationId,
   status: runs.status,
@@ -74,12 +49,7 @@ const runFields = {
   lastError: runs.lastError,
   leaseOwner: runs.leaseOwner,
   meta: runs.meta,
-};
-
-/** The columns a run is read with (all but its transcript and holder key). */
-export const runColumns = {
-  ...runFields,
-  dueAt: runs.dueAt,
+  claimableAt: runs.claimableAt,
   deadlineAt: runs.deadlineAt,
   createdAt: runs.createdAt,
   updatedAt: runs.updatedAt,
@@ -87,165 +57,255 @@ export const runColumns = {
 };
 
 /** A run as {@link runColumns} read it. */
-export type SelectedRun = Omit<RunRow, 'transcript' | 'leaseHolder'>;
+export type SelectedRun = Omit<RunRow, 'transcript' | 'leaseHolder' | 'failedAt'>;
 
 /** The first key of every holder lock (two-key advisory locks): "runs" in ASCII. */
 export const HOLDER_LOCK_SPACE = 0x72756e73;
 
-/**
- * True when nobody holds the lock of a run's lease holder and it is not `own` (the asker's):
- * its process is gone. A shared try-lock, held to the end of the statement's transaction:
- * it fails only against the holder's exclusive session lock, never against another asker's.
- */
-/**
- * The runs a claim may take: ready, running, or waiting with a deadline. Written as the
- * partial index `runs_claimable_idx` is, so that the planner reads only that index.
- */
-const claimable = sql`${runs.status} in ('ready', 'running', 'waiting') and ${runs.dueAt} is not null`;
+const p = sql.placeholder;
 
-function holderGone(own: SQL | Placeholder): SQL {
-  const holder = runs.leaseHolder;
+/**
+ * True when nobody holds the lock of the lease holder `holder` and it is not `own` (the
+ * asker's): its process is gone. A shared try-lock, held to the end of the statement's
+ * transaction: it fails only against the holder's exclusive session lock, never against
+ * another asker's.
+ */
+function holderGone(own: SQL, holder: SQL): SQL {
   return sql`(${holder} is not null and ${holder} is distinct from ${own}::integer and pg_try_advisory_xact_lock_shared(${HOLDER_LOCK_SPACE}, ${holder}))`;
 }
 
-/** The fence of every write a worker makes to its run: still leased to it, still running. */
-function heldBy(runId: string | Placeholder, owner: string | Placeholder): SQL {
-  return and(eq(runs.runId, runId), eq(runs.leaseOwner, owner), eq(runs.status, 'running')) as SQL;
-}
+/** What a write's `run` step returns of a whole run, for {@link runResult}. */
+const runOut = sql.raw(
+  'r.run_id, r.conversation_id, r.status, r.interaction_id, r.input, r.attempts, r.lost_attempts, r.last_error, r.lease_owner, r.lease_holder, r.meta, r.claimable_at, r.deadline_at, r.created_at, r.updated_at, r.finished_at',
+);
+
+/** What a write's `run` step returns at least, for {@link syncQueue}. */
+const runKey = sql.raw('r.run_id, r.claimable_at, r.status, r.lease_holder');
+
+/** The run columns of a write's result, in the shape {@link runOfRow} reads. */
+const runResult = sql.raw(
+  [
+    'run.run_id, run.conversation_id, run.status, run.interaction_id, run.input, run.attempts',
+    'run.lost_attempts, run.last_error, run.lease_owner, run.meta',
+    `(extract(epoch from run.claimable_at) * 1000)::float8 as claimable_ms`,
+    `(extract(epoch from run.deadline_at) * 1000)::float8 as deadline_ms`,
+    `(extract(epoch from run.created_at) * 1000)::float8 as created_ms`,
+    `(extract(epoch from run.updated_at) * 1000)::float8 as updated_ms`,
+    `(extract(epoch from run.finished_at) * 1000)::float8 as finished_ms`,
+  ].join(', '),
+);
 
 /**
- * The hot statements, built once per queue on first use and run as named prepared
- * statements: one round trip each on postgres.js (PGlite ignores the names; a
- * `prepare: false` client wins).
+ * One write of runs: `held` locks the runs `where` selects and reads the time each had
+ * (`was`), `run` updates them with `set` (its columns as `r.`, the held row as `held.`) and
+ * returns `returning` (at least {@link runKey}) and `was`, then {@link syncQueue} and
+ * `select` from `run`.
  */
-export function preparedRunStatements(db: ContinuationDatabase) {
-  const p = sql.placeholder;
-  const lease = sql`now() + ${p('leaseMs')} * interval '1 millisecond'`;
-  // A completed run has no last error: one of a retried attempt would read as its outcome.
-  const completed = {
-    status: 'completed' as const,
-    lastError: null,
-    transcript: sql`${p('transcript')}`,
-    dueAt: null,
-    finishedAt: sql`now()`,
-    updatedAt: sql`now()`,
+function writeRuns(w: {
+  where: SQL;
+  set: SQL;
+  queue: QueueChange[];
+  returning?: SQL;
+  select: SQL;
+}): SQL {
+  const returning = w.returning ?? runKey;
+  return sql`with held as (select run_id as id, claimable_at as was from ${runs} where ${w.where} for update), run as (update ${runs} r set ${w.set} from held where r.run_id = held.id returning ${returning}, held.was), ${syncQueue(w.queue)} select ${w.select} from run`;
+}
+
+/** A queue row's lease as the `run` step left its run: its values, and as assignments. */
+const leaseValues = sql.raw(
+  "run.status = 'running', case when run.status = 'running' then run.lease_holder end",
+);
+const leaseOf = sql.raw(
+  "leased = run.status = 'running', lease_holder = case when run.status = 'running' then run.lease_holder end",
+);
+
+/** How a write may change its runs' queue rows: those it can, so that it runs no other step. */
+type QueueChange = 'moved' | 'gone' | 'added';
+
+/**
+ * The queue rows of the runs a write's `run` step wrote ({@link runKey}, and `was`, the time
+ * before), brought to their new times and leases: moved, deleted or added.
+ */
+function syncQueue(changes: QueueChange[]): SQL {
+  const steps = {
+    moved: sql`moved as (update ${runQueue} q set claimable_at = run.claimable_at, ${leaseOf} from run where run.was is not null and run.claimable_at is not null and q.run_id = run.run_id and q.claimable_at = run.was)`,
+    gone: sql`gone as (delete from ${runQueue} q using run where run.was is not null and run.claimable_at is null and q.run_id = run.run_id and q.claimable_at = run.was)`,
+    added: sql`added as (insert into ${runQueue} (run_id, claimable_at, leased, lease_holder) select run.run_id, run.claimable_at, ${leaseValues} from run where run.was is null and run.claimable_at is not null)`,
   };
-  return lazyStatements({
-    // The claim commits asynchronously (unless told otherwise): losing it in a crash only
-    // makes the run claimable again, and the fenced terminal write refuses the worker that
-    // held it.
-    claim: () =>
-      db
-        .update(runs)
-        .set({
-          status: 'running',
-          leaseOwner: sql`${p('owner')}`,
-          dueAt: lease,
-          attempts: sql`${runs.attempts} + 1`,
-          // SET reads the row as it was: a run taken while running lost its worker.
-          lostAttempts: sql`${runs.lostAttempts} + (${runs.status} = 'running')::int`,
-          leaseHolder: sql`${p('holder')}::integer`,
-          updatedAt: sql`now()`,
-        })
-        .where(
-          and(
-            eq(
-              runs.runId,
-              // A due run ends the index scan before any holder is looked at; only when none
-              // is due are the live leases' holders tried, in due order.
-              sql`(select ${runs.runId} from ${runs} where ${claimable} and (${runs.dueAt} <= now() or (${runs.status} = 'running' and ${holderGone(p('holder'))})) and not ${runs.runId} = any(${p('skip')}::text[]) order by ${runs.dueAt}, ${runs.runId} limit 1 for update skip locked)`,
-            ),
-            sql`set_config('synchronous_commit', ${p('commit')}, true) is not null`,
-          ),
-        )
-        .returning({
-          ...runColumns,
-          // Written out: drizzle leaves RETURNING's columns unqualified, which the subquery
-          // would read as its own.
-          record: sql<
-            string | null
-          >`(select s.record from x_continuation.suspensions s where s.interaction_id = "x_continuation"."runs"."interaction_id" and not s.resolved)`,
-          // A subquery sees the row as the statement found it: its due time before the claim.
-          claimableAt:
-            sql<Date | null>`(select r.due_at from x_continuation.runs r where r.run_id = "x_continuation"."runs"."run_id")`.mapWith(
-              runs.dueAt,
-            ),
-          // The next due time of the other claimable runs, through the partial index: a
-          // listening worker sleeps until then after this run instead of claiming again.
-          nextDueMs: sql<
-            number | null
-          >`(select ceil(extract(epoch from (min(r.due_at) - now())) * 1000)::float8 from x_continuation.runs r where r.status in ('ready', 'running', 'waiting') and r.due_at is not null and r.run_id <> "x_continuation"."runs"."run_id")`,
-        })
-        .prepare('x_runs_claim'),
-    renew: () =>
-      db
-        .update(runs)
-        .set({ dueAt: lease, updatedAt: sql`now()` })
-        .where(heldBy(p('runId'), p('owner')))
-        .returning({ runId: runs.runId })
-        .prepare('x_runs_renew'),
-    // The attempt the claim counted is taken back: giving a run up is not a failure of it.
-    release: () =>
-      db
-        .update(runs)
-        .set({
-          status: 'ready',
-          dueAt: sql`now()`,
-          attempts: sql`greatest(${runs.attempts} - 1, 0)`,
-          updatedAt: sql`now()`,
-        })
-        .where(heldBy(p('runId'), p('owner')))
-        .returning({
-          runId: runs.runId,
-          notified: sql`pg_notify(${RUN_RELEASED_CHANNEL}, ${runs.runId})`,
-        })
-        .prepare('x_runs_release'),
-    complete: () =>
-      db
-        .update(runs)
-        .set(completed)
-        .where(heldBy(p('runId'), p('owner')))
-        .returning({ runId: runs.runId })
-        .prepare('x_runs_complete'),
-    // The run row is locked first (FOR UPDATE in the CTE), so that a worker that lost its
-    // lease resolves nothing; the run completes only if its continuation was resolved here.
-    completeResolving: () => {
-      const resolved = db
-        .$with('resolved', { interactionId: suspensions.interactionId })
-        .as(
-          sql`update ${suspensions} set resolved = true, resolved_at = now(), updated_at = now() where ${suspensions.interactionId} = (select ${runs.interactionId} from ${runs} where ${heldBy(p('runId'), p('owner'))} for update) and ${suspensions.resolved} = false returning ${suspensions.interactionId}`,
-        );
-      return db
-        .with(resolved)
-        .update(runs)
-        .set(completed)
-        .where(and(heldBy(p('runId'), p('owner')), sql`exists (select 1 from ${resolved})`))
-        .returning({ runId: runs.runId })
-        .prepare('x_runs_complete_resolving');
-    },
-  });
+  return sql.join(
+    changes.map((change) => steps[change]),
+    sql`, `,
+  );
 }
+
+/** The fence of every write a worker makes to its run: still leased to it, still running. */
+const heldByOwner = sql`run_id = ${p('runId')} and lease_owner = ${p('owner')} and status = 'running'`;
+
+const lease = sql`now() + ${p('leaseMs')} * interval '1 millisecond'`;
+
+// A completed run has no last error: one of a retried attempt would read as its outcome.
+const completedSet = sql`status = 'completed', last_error = null, transcript = ${p('transcript')}, claimable_at = null, finished_at = now(), updated_at = now()`;
+
+const notifyReady = sql.raw(`pg_notify('${RUN_READY_CHANNEL}', run.run_id)`);
+
+/** What an answer sets on the run that waited on it: ready now, with `input` for the resume. */
+const readiedSet = (input: SQL) =>
+  sql`status = 'ready', input = ${input}, claimable_at = now(), deadline_at = null, updated_at = now()`;
+
+const insertRun = sql`insert into ${runs} (run_id, conversation_id, status, interaction_id, claimable_at, deadline_at, meta, transcript, finished_at) values (${p('runId')}, ${p('conversationId')}, ${p('status')}, ${p('interactionId')}, ${p('dueAt')}::timestamptz, ${p('deadlineAt')}::timestamptz, ${p('meta')}, ${p('transcript')}, case when ${p('finished')}::boolean then now() end)`;
 
 /**
- * The columns of a run as a statement compiled once per process returns them (its rows are
- * the driver's): times as epoch milliseconds, the same from every driver.
+ * The writes, each compiled once per process on first use (a queue is made per transaction)
+ * and run with `runPrepared` or a pipeline's `run`; their rows are the driver's.
  */
-const runReturning = {
-  ...runFields,
-  dueMs: epochMs(runs.dueAt).as('due_ms'),
-  deadlineMs: epochMs(runs.deadlineAt).as('deadline_ms'),
-  createdMs: epochMs(runs.createdAt).as('created_ms'),
-  updatedMs: epochMs(runs.updatedAt).as('updated_ms'),
-  finishedMs: epochMs(runs.finishedAt).as('finished_ms'),
-};
+export const runWrites = {
+  // `meta` comes as JSON text or null (a placeholder of sql`` carries no column encoder). A
+  // run with a due time is queued and notified; one without needs neither step.
+  create: prepareOnce(() => insertRun),
+  createQueued: prepareOnce(
+    () =>
+      sql`with run as (${insertRun} returning run_id, claimable_at), added as (insert into ${runQueue} (run_id, claimable_at, leased) select run_id, claimable_at, false from run) select ${notifyReady} as notified from run`,
+  ),
 
-function epochMs(column: AnyColumn) {
-  return sql<number | null>`(extract(epoch from ${column}) * 1000)::float8`;
-}
+  // Written in the SQL, not bound: `status = 'waiting'` keeps one generic plan for every call.
+  markReady: prepareOnce(() =>
+    writeRuns({
+      where: sql`interaction_id = ${p('interactionId')} and status = 'waiting'`,
+      set: readiedSet(sql`${p('input')}`),
+      returning: runOut,
+      queue: ['moved', 'added'],
+      select: sql`${runResult}, ${notifyReady} as notified`,
+    }),
+  ),
+
+  // The claim commits asynchronously (unless told otherwise): losing it in a crash only makes
+  // the run claimable again, and the fenced terminal write refuses the worker that held it.
+  // The queue gives the order; the run, locked (SKIP LOCKED: a claim waits for nobody), must
+  // still have the queue row's time, which a claim that took it first has changed. A due run
+  // (read through the index up to now) ends it; only when none is due are the live leases'
+  // holders tried, in due order.
+  claim: prepareOnce(() => {
+    const skip = sql`not run_id = any(${p('skip')}::text[])`;
+    const gone = holderGone(sql`${p('holder')}`, sql.raw('lease_holder'));
+    // Candidates in time order, then each run locked in turn until one is taken: written so
+    // that no statistics of the churning queue make the planner read every run.
+    const first = (candidates: SQL) =>
+      sql`select l.id, l.was from (select run_id, claimable_at from ${runQueue} where ${candidates} and ${skip} order by claimable_at offset 0) q cross join lateral (select r.run_id as id, r.claimable_at as was from ${runs} r where r.run_id = q.run_id and r.claimable_at = q.claimable_at for update skip locked) l limit 1`;
+    return sql`with due as (${first(sql`claimable_at <= now()`)}), gone as (${first(sql`claimable_at > now() and leased and ${gone}`)}), picked as (select id, was from due union all select id, was from gone limit 1), run as (update ${runs} r set status = 'running', lease_owner = ${p('owner')}, claimable_at = ${lease}, attempts = r.attempts + 1, lost_attempts = r.lost_attempts + (r.status = 'running')::int, lease_holder = ${p('holder')}::integer, updated_at = now() from picked where r.run_id = picked.id and set_config('synchronous_commit', ${p('commit')}, true) is not null returning ${runOut}, picked.was), moved as (update ${runQueue} q set claimable_at = run.claimable_at, leased = true, lease_holder = run.lease_holder from run where q.run_id = run.run_id and q.claimable_at = run.was) select ${runResult}, ${sql.raw('(extract(epoch from run.was) * 1000)::float8')} as was_ms, (select s.record from ${suspensions} s where s.interaction_id = run.interaction_id and not s.resolved) as record, (select ceil(extract(epoch from (q.claimable_at - now())) * 1000)::float8 from ${runQueue} q where q.run_id <> run.run_id order by q.claimable_at limit 1) as next_due_ms from run`;
+  }),
+
+  renew: prepareOnce(() =>
+    writeRuns({
+      where: heldByOwner,
+      set: sql`claimable_at = ${lease}, updated_at = now()`,
+      queue: ['moved'],
+      select: sql`run_id`,
+    }),
+  ),
+
+  // The attempt the claim counted is taken back: giving a run up is not a failure of it.
+  release: prepareOnce(() =>
+    writeRuns({
+      where: heldByOwner,
+      set: sql`status = 'ready', claimable_at = now(), attempts = greatest(r.attempts - 1, 0), updated_at = now()`,
+      queue: ['moved'],
+      select: sql`run_id, ${sql.raw(`pg_notify('${RUN_RELEASED_CHANNEL}', run.run_id)`)} as notified`,
+    }),
+  ),
+
+  complete: prepareOnce(() =>
+    writeRuns({ where: heldByOwner, set: completedSet, queue: ['gone'], select: sql`run_id` }),
+  ),
+
+  // The run row is locked first (held), so that a worker that lost its lease resolves
+  // nothing; the run completes only if its continuation was resolved here.
+  completeResolving: prepareOnce(
+    () =>
+      sql`with held as (select run_id as id, claimable_at as was, interaction_id from ${runs} where ${heldByOwner} for update), resolved as (update ${suspensions} s set resolved = true, resolved_at = now(), updated_at = now() where s.interaction_id = (select interaction_id from held) and s.resolved = false returning s.interaction_id), run as (update ${runs} r set ${completedSet} from held where r.run_id = held.id and exists (select 1 from resolved) returning ${runKey}, held.was), ${syncQueue(['gone'])} select run_id from run`,
+  ),
+
+  /** Waiting again, on the next question, claimable at `dueAt` (a time or null). */
+  finishWaiting: prepareOnce(() =>
+    writeRuns({
+      where: heldByOwner,
+      set: sql`status = 'waiting', interaction_id = ${p('interactionId')}, input = null, attempts = 0, lost_attempts = 0, last_error = null, claimable_at = ${p('dueAt')}::timestamptz, deadline_at = ${p('deadlineAt')}::timestamptz, updated_at = now()`,
+      queue: ['moved', 'gone'],
+      select: sql`run_id, case when run.claimable_at is not null then ${notifyReady} end as notified`,
+    }),
+  ),
+
+  /** Cancelled or failed (`status`), with `lastError`. */
+  finishEnded: prepareOnce(() =>
+    writeRuns({
+      where: heldByOwner,
+      set: sql`status = ${p('status')}, last_error = ${p('lastError')}, claimable_at = null, finished_at = now(), failed_at = case when ${p('status')}::text = 'failed' then now() end, updated_at = now()`,
+      queue: ['gone'],
+      select: sql`run_id`,
+    }),
+  ),
+
+  /** A failed attempt with a retry left: ready again after `retryInMs`. */
+  failRetrying: prepareOnce(() =>
+    writeRuns({
+      where: heldByOwner,
+      set: sql`status = 'ready', last_error = ${p('error')}, claimable_at = now() + ${p('retryInMs')} * interval '1 millisecond', updated_at = now()`,
+      queue: ['moved'],
+      select: sql`run_id`,
+    }),
+  ),
+
+  /** A failed attempt with no retry left: failed. */
+  failFinal: prepareOnce(() =>
+    writeRuns({
+      where: heldByOwner,
+      set: sql`status = 'failed', last_error = ${p('error')}, claimable_at = null, finished_at = now(), failed_at = now(), updated_at = now()`,
+      queue: ['gone'],
+      select: sql`run_id`,
+    }),
+  ),
+
+  /** Fails a run held by `owner` without counting its claim as an attempt. */
+  giveUp: prepareOnce(() =>
+    writeRuns({
+      where: heldByOwner,
+      set: sql`status = 'failed', attempts = r.attempts - 1, last_error = ${p('error')}, claimable_at = null, finished_at = now(), failed_at = now(), updated_at = now()`,
+      queue: ['gone'],
+      select: sql`run_id`,
+    }),
+  ),
+
+  /** Makes a failed run ready again, its attempts counted from zero. */
+  retry: prepareOnce(() =>
+    writeRuns({
+      where: sql`run_id = ${p('runId')} and status = 'failed'`,
+      set: sql`status = 'ready', attempts = 0, lost_attempts = 0, claimable_at = now(), finished_at = null, failed_at = null, updated_at = now()`,
+      returning: runOut,
+      queue: ['added'],
+      select: sql`${runResult}, ${notifyReady} as notified`,
+    }),
+  ),
+
+  /** Cancels every unfinished run of a conversation. */
+  cancelConversation: prepareOnce(() =>
+    writeRuns({
+      where: sql`conversation_id = ${p('conversationId')} and status in ('running', 'waiting', 'ready')`,
+      set: sql`status = 'cancelled', last_error = ${p('reason')}, lease_owner = null, claimable_at = null, finished_at = now(), updated_at = now()`,
+      queue: ['gone'],
+      select: sql`run_id`,
+    }),
+  ),
+
+  /** Makes the waiting runs of many answers ready, `entries` a JSON array of `{interaction_id, input}`. */
+  markReadyMany: prepareOnce(
+    () =>
+      sql`with answers as (select * from jsonb_to_recordset(${p('entries')}::jsonb) as a(interaction_id text, input jsonb)), held as (select r.run_id as id, r.claimable_at as was, a.input from ${runs} r join answers a on r.interaction_id = a.interaction_id where r.status = 'waiting' for update of r), run as (update ${runs} r set ${readiedSet(sql.raw('held.input'))} from held where r.run_id = held.id returning ${runKey}, held.was), ${syncQueue(['moved', 'added'])} select run_id, ${notifyReady} as notified from run`,
+  ),
+};
 
 const dateOf = (ms: unknown) => (ms === null || ms === undefined ? null : new Date(Number(ms)));
 
-/** A run from a row of {@link runReturning}. */
+/** A run from a row of a write's result ({@link runResult}). */
 export function runOfRow(row: Record<string, unknown>): SelectedRun {
   return {
     runId: String(row.run_id),
@@ -258,7 +318,7 @@ export function runOfRow(row: Record<string, unknown>): SelectedRun {
     lastError: (row.last_error as string | null) ?? null,
     leaseOwner: (row.lease_owner as string | null) ?? null,
     meta: row.meta ?? null,
-    dueAt: dateOf(row.due_ms),
+    claimableAt: dateOf(row.claimable_ms),
     deadlineAt: dateOf(row.deadline_ms),
     createdAt: dateOf(row.created_ms) ?? new Date(Number.NaN),
     updatedAt: dateOf(row.updated_ms) ?? new Date(Number.NaN),
@@ -267,73 +327,19 @@ export function runOfRow(row: Record<string, unknown>): SelectedRun {
 }
 
 /**
- * The statements of every queue's hot writes inside its callers' transactions, compiled once
- * per process (a queue is made per transaction) and run with `runPrepared`.
- */
-export const compiledRunStatements = {
-  // JSON text or null, passed as is: drizzle would encode a null `meta` as the JSON `null`.
-  create: prepareOnce(() => {
-    const p = sql.placeholder;
-    return statementBuilder
-      .insert(runs)
-      .values({
-        runId: p('runId'),
-        conversationId: p('conversationId'),
-        status: p('status'),
-        interactionId: sql`${p('interactionId')}`,
-        dueAt: sql`${p('dueAt')}::timestamptz`,
-        deadlineAt: sql`${p('deadlineAt')}::timestamptz`,
-        meta: sql`${p('meta')}`,
-        transcript: sql`${p('transcript')}`,
-        finishedAt: sql`case when ${p('finished')} then now() end`,
-      })
-      .returning({ notified: notifyReady(sql`${runs.dueAt} is not null`).as('notified') })
-      .getSQL();
-  }),
-  markReady: prepareOnce(() => {
-    const p = sql.placeholder;
-    return statementBuilder
-      .update(runs)
-      .set(readiedWith(p('input')))
-      .where(and(eq(runs.interactionId, p('interactionId')), waiting))
-      .returning({ ...runReturning, notified: notifyReady().as('notified') })
-      .getSQL();
-  }),
-};
-
-/** The end of a run that {@link runStatements.finish} writes (a completed one is prepared). */
-export type FinishedEnd =
-  | {
-      status: 'waiting';
-      interactionId: string;
-      deadlineAt?: Date | undefined;
-      dueAt?: Date | undefined;
-    }
-  | { status: 'cancelled' | 'failed'; lastError: string };
-
-/**
- * The statements whose shape depends on the call (a list's filters, a retry's backoff), or
- * that run too seldom to be worth preparing, each by name: `(db, ...params) => query`.
+ * The reads, and the statements that run too seldom to be worth compiling once, each by name:
+ * `(db, ...params) => query`.
  */
 export const runStatements = {
   /** Takes holder lock `key` for the session if free: `granted`. */
   takeHolderLock: (db: ContinuationDatabase, key: number) =>
     db.execute(sql`select pg_try_advisory_lock(${HOLDER_LOCK_SPACE}, ${key}::integer) as granted`),
 
-  /** Makes the waiting runs of many answers ready, `entries` a JSON array of `{interaction_id, input}`. */
-  markReadyMany: (db: ContinuationDatabase, entries: string) =>
-    db
-      .update(runs)
-      .set(readiedWith(sql`a.input`))
-      .from(sql`jsonb_to_recordset(${entries}::jsonb) as a(interaction_id text, input jsonb)`)
-      .where(and(sql`${runs.interactionId} = a.interaction_id`, waiting))
-      .returning({ runId: runs.runId, notified: notifyReady().as('notified') }),
-
-  /** `ms` until the next run is claimable by `holder`'s process (0: now), null when none is ready or running. */
+  /** `ms` until the next run is claimable by `holder`'s process (0: now), null when none is queued. */
   nextDue: (db: ContinuationDatabase, holder: number | undefined) => {
-    const own = sql`${holder ?? null}`;
+    const gone = holderGone(sql`${holder ?? null}`, sql.raw('q.lease_holder'));
     return db.execute(
-      sql`select ceil(extract(epoch from (min(case when ${runs.status} = 'running' and ${runs.dueAt} > now() and ${holderGone(own)} then now() else ${runs.dueAt} end) - now())) * 1000)::float8 as ms from ${runs} where ${claimable}`,
+      sql`select ceil(extract(epoch from (min(case when q.leased and q.claimable_at > now() and ${gone} then now() else q.claimable_at end) - now())) * 1000)::float8 as ms from ${runQueue} q`,
     );
   },
 
@@ -341,110 +347,16 @@ export const runStatements = {
   leases: (db: ContinuationDatabase, holder: number | undefined, limit: number) => {
     const own = sql`${holder ?? null}`;
     return db.execute(sql`
-      select ${runs.runId} as run_id, ${runs.conversationId} as conversation_id,
-        ${runs.leaseOwner} as owner, ${runs.dueAt} as expires_at,
-        case when ${runs.leaseHolder} is null then 'unknown'
-          when ${runs.leaseHolder} = ${own}::integer then 'self'
-          when ${holderGone(own)} then 'gone' else 'alive' end as holder
-      from ${runs} where ${runs.status} = 'running'
-      order by ${runs.dueAt}, ${runs.runId} limit ${limit}`);
+      select q.run_id, r.conversation_id, r.lease_owner as owner, q.claimable_at as expires_at,
+        case when q.lease_holder is null then 'unknown'
+          when q.lease_holder = ${own}::integer then 'self'
+          when ${holderGone(own, sql.raw('q.lease_holder'))} then 'gone' else 'alive' end as holder
+      from (select run_id, claimable_at, lease_holder from ${runQueue} where leased
+        order by claimable_at, run_id limit ${limit}) q
+      cross join lateral (select conversation_id, lease_owner from ${runs} r
+        where r.run_id = q.run_id and r.claimable_at = q.claimable_at offset 0) r
+      order by q.claimable_at, q.run_id`);
   },
-
-  /** Ends a run held by `owner` other than completed: waiting again, cancelled or failed. */
-  finish: (db: ContinuationDatabase, runId: string, owner: string, end: FinishedEnd) => {
-    const set =
-      end.status === 'waiting'
-        ? {
-            status: 'waiting' as const,
-            interactionId: end.interactionId,
-            input: null,
-            attempts: 0,
-            lostAttempts: 0,
-            lastError: null,
-            dueAt: end.dueAt ?? end.deadlineAt ?? null,
-            deadlineAt: end.deadlineAt ?? null,
-          }
-        : { status: end.status, lastError: end.lastError, dueAt: null, finishedAt: sql`now()` };
-    return db
-      .update(runs)
-      .set({ ...set, updatedAt: sql`now()` })
-      .where(heldBy(runId, owner))
-      .returning({
-        runId: runs.runId,
-        ...(end.status === 'waiting' && set.dueAt !== null ? { notified: notifyReady() } : {}),
-      });
-  },
-
-  /** A failed attempt of a run held by `owner`: ready after `retryInMs`, or failed without it. */
-  fail: (
-    db: ContinuationDatabase,
-    runId: string,
-    owner: string,
-    error: string,
-    retryInMs: number | undefined,
-  ) =>
-    db
-      .update(runs)
-      .set({
-        status: retryInMs === undefined ? 'failed' : 'ready',
-        lastError: error,
-        dueAt:
-          retryInMs === undefined ? null : sql`now() + ${retryInMs} * interval '1 millisecond'`,
-        finishedAt: retryInMs === undefined ? sql`now()` : null,
-        updatedAt: sql`now()`,
-      })
-      .where(heldBy(runId, owner))
-      .returning({ runId: runs.runId }),
-
-  /** Fails a run held by `owner` without counting its claim as an attempt. */
-  giveUp: (db: ContinuationDatabase, runId: string, owner: string, error: string) =>
-    db
-      .update(runs)
-      .set({
-        status: 'failed',
-        attempts: sql`${runs.attempts} - 1`,
-        lastError: error,
-        dueAt: null,
-        finishedAt: sql`now()`,
-        updatedAt: sql`now()`,
-      })
-      .where(heldBy(runId, owner))
-      .returning({ runId: runs.runId }),
-
-  /** Makes a failed run ready again, its attempts counted from zero. */
-  retry: (db: ContinuationDatabase, runId: string) =>
-    db
-      .update(runs)
-      .set({
-        status: 'ready',
-        attempts: 0,
-        lostAttempts: 0,
-        dueAt: sql`now()`,
-        finishedAt: null,
-        updatedAt: sql`now()`,
-      })
-      .where(and(eq(runs.runId, runId), eq(runs.status, 'failed')))
-      .returning({ ...runColumns, notified: notifyReady() }),
-
-  /** Cancels every unfinished run of a conversation. */
-  cancelConversation: (db: ContinuationDatabase, conversationId: string, reason: string) =>
-    db
-      .update(runs)
-      .set({
-        status: 'cancelled',
-        lastError: reason,
-        leaseOwner: null,
-        dueAt: null,
-        finishedAt: sql`now()`,
-        updatedAt: sql`now()`,
-      })
-      .where(
-        and(
-          eq(runs.conversationId, conversationId),
-          inArray(runs.status, ['running', 'waiting', 'ready']),
-        ),
-      )
-      .returning({ runId: runs.runId }),
 
   /** One run. */
   get: (db: ContinuationDatabase, runId: string) =>
@@ -467,6 +379,8 @@ export const runStatements = {
     if (filter.conversationId !== undefined)
       conditions.push(eq(runs.conversationId, filter.conversationId));
     if (filter.status !== undefined) conditions.push(eq(runs.status, filter.status));
+    // Every failed run has a failed_at: said, so that the planner reads runs_failed_idx.
+    if (filter.status === 'failed') conditions.push(isNotNull(runs.failedAt));
     return db
       .select(runColumns)
       .from(runs)
@@ -499,7 +413,7 @@ export const runStatements = {
   countFinishedBefore: (db: ContinuationDatabase, cutoff: Date) =>
     db.select({ count: sql<number>`count(*)::int` }).from(runs).where(finishedBefore(cutoff)),
 
-  /** Deletes the runs that finished before `cutoff`. */
+  /** Deletes the runs that finished before `cutoff` (a finished run has no queue row). */
   purgeFinishedBefore: (db: ContinuationDatabase, cutoff: Date) =>
     db.delete(runs).where(finishedBefore(cutoff)).returning({ runId: runs.runId }),
 
@@ -509,7 +423,7 @@ export const runStatements = {
       .select({
         status: runs.status,
         count: sql<number>`count(*)::int`,
-        leased: sql<number>`(count(*) filter (where ${runs.status} = 'running' and ${runs.dueAt} > now()))::int`,
+        leased: sql<number>`(count(*) filter (where ${runs.status} = 'running' and ${runs.claimableAt} > now()))::int`,
       })
       .from(runs)
       .groupBy(runs.status),

@@ -3,7 +3,6 @@ import { type SqlTarget, sqlTargets } from '@internal/pg-test';
 import { ContinuationError } from '@x/continuation';
 import { sampleSuspension } from '@x/continuation/testing';
 import type { Message } from '@x/wire';
-import { sql } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -15,6 +14,7 @@ import {
   randomHolderKey,
   takeHolderLock,
 } from './index.js';
+import { clearRuns, makeDue } from './testing/fixtures/run-rows.js';
 
 const LEASE = 60_000;
 const reply: Message = { role: 'assistant', content: [{ type: 'text', text: 'Done.' }] };
@@ -33,7 +33,7 @@ for (const t of await sqlTargets()) {
     });
     afterAll(() => target?.close());
     beforeEach(async () => {
-      await db.execute(sql`delete from x_continuation.runs`);
+      await clearRuns(db);
     });
 
     /** A ready run of a saved continuation; returns its id. */
@@ -108,9 +108,7 @@ for (const t of await sqlTargets()) {
       const runId = await readyRun();
       const first = owner();
       await queue.claim({ owner: first, leaseMs: LEASE, holder: randomHolderKey() });
-      await db.execute(
-        sql`update x_continuation.runs set due_at = now() - interval '1 second' where run_id = ${runId}`,
-      );
+      await makeDue(db, runId);
       const second = owner();
       expect((await queue.claim({ owner: second, leaseMs: LEASE }))?.run.attempts).toBe(2);
       await expect(queue.giveUp(runId, first, 'no')).rejects.toSatisfy((e) =>

@@ -4,6 +4,7 @@ import { drizzle } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ContinuationDatabase, migrate, PostgresRunQueue } from './index.js';
+import { runWrites } from './run-statements.js';
 
 const serverUrl = await serverForTests();
 
@@ -12,38 +13,65 @@ describe.skipIf(serverUrl === undefined)('the run queue’s plans at 100,000 run
   beforeAll(async () => {
     target = await openServerTarget(serverUrl ?? '');
     await migrate(target.db);
-    // Half finished, half waiting on a person; five ready.
+    // Half finished, half waiting on a person (a fifth of those until a deadline next week);
+    // five ready.
     await target.db.execute(sql`
-      insert into x_continuation.runs (run_id, conversation_id, status, interaction_id, due_at, finished_at)
+      insert into x_continuation.runs (run_id, conversation_id, status, interaction_id, claimable_at, finished_at)
       select 'run-' || g, 'conv-' || (g % 500),
         case when g <= 5 then 'ready' when g % 2 = 0 then 'completed' else 'waiting' end,
         'ask-' || g,
-        case when g <= 5 then now() else null end,
+        case when g <= 5 then now() when g % 10 = 1 then now() + interval '7 days' end,
         case when g > 5 and g % 2 = 0 then now() else null end
       from generate_series(1, 100000) g`);
+    await target.db.execute(sql`
+      insert into x_continuation.run_queue (run_id, claimable_at, leased)
+      select run_id, claimable_at, false from x_continuation.runs where claimable_at is not null`);
+    await target.db.execute(sql`analyze x_continuation.run_queue`);
     await target.db.execute(sql`analyze x_continuation.runs`);
   });
   afterAll(() => target?.close());
 
-  it('reads only the partial index of claimable runs, whatever else the table holds', async () => {
+  const seqScanOfRuns = /"Node Type":"Seq Scan"[^{}]*"Relation Name":"runs"/;
+
+  /** The plan of the claim statement itself, run in a transaction that is rolled back. */
+  async function claimPlan(): Promise<string> {
     const client = target.client as postgres.Sql;
-    const [row] = await client.unsafe(`explain (analyze, buffers, format json)
-      select run_id from x_continuation.runs where status in ('ready', 'running', 'waiting') and due_at is not null
-        and (due_at <= now() or (status = 'running' and lease_holder is not null and lease_holder is distinct from null::integer
-          and pg_try_advisory_xact_lock_shared(1920298611, lease_holder)))
-      order by due_at, run_id limit 1 for update skip locked`);
-    const [explained] = (row?.['QUERY PLAN'] ?? []) as { Plan: unknown }[];
-    const plan = JSON.stringify(explained?.Plan);
-    expect(plan).toContain('"Index Name":"runs_claimable_idx"');
-    expect(plan).not.toContain('"Node Type":"Seq Scan"');
-    // Since the index also holds waiting runs with a deadline, the planner may sort the few
-    // claimable rows it found through the index instead of reading them in order: the buffer
-    // bound below is what keeps the finished and waiting runs unread.
+    let plan = '';
+    await client
+      .begin(async (tx) => {
+        const [row] = await tx.unsafe(
+          `explain (analyze, buffers, format json) ${runWrites.claim.text}`,
+          runWrites.claim.parameters({
+            owner: 'explain',
+            leaseMs: 1000,
+            skip: [],
+            holder: null,
+            commit: 'on',
+          }) as never[],
+        );
+        const [explained] = (row?.['QUERY PLAN'] ?? []) as { Plan: unknown }[];
+        plan = JSON.stringify(explained?.Plan);
+        throw new Error('rolled back');
+      })
+      .catch(() => {});
+    return plan;
+  }
+
+  it('reads only the queue’s index of claimable runs, whatever else the table holds', async () => {
+    const plan = await claimPlan();
+    expect(plan).toContain('"Index Name":"run_queue_claimable_idx"');
+    expect(plan).not.toMatch(seqScanOfRuns);
     // A handful of buffers, not thousands: the finished and waiting runs are never read.
     const buffers = [...plan.matchAll(/"Shared Hit Blocks":(\d+)/g)].map((m) => Number(m[1]));
     expect(Math.max(...buffers)).toBeLessThan(50);
-    const claimed = await new PostgresRunQueue(target.db).claim({ owner: 'w', leaseMs: 1000 });
+    const queue = new PostgresRunQueue(target.db);
+    const claimed = await queue.claim({ owner: 'w', leaseMs: 60_000 });
     expect(claimed?.run.runId).toMatch(/^run-[1-5]$/);
+    for (let i = 0; i < 4; i++) await queue.claim({ owner: `w${i}`, leaseMs: 60_000 });
+    // Nothing is due: the leases' holders are looked at through the queue, never the runs.
+    const idle = await claimPlan();
+    expect(idle).not.toMatch(seqScanOfRuns);
+    expect(await queue.claim({ owner: 'w', leaseMs: 60_000 })).toBeUndefined();
   });
 
   it('plans markReady once per connection: its generic plan finds the waiting run by its index', async () => {
@@ -58,9 +86,9 @@ describe.skipIf(serverUrl === undefined)('the run queue’s plans at 100,000 run
       const plans = await client<{ generic: number; custom: number }[]>`
         select generic_plans::int as generic, custom_plans::int as custom
         from pg_prepared_statements
-        where statement like 'update %' and statement like '%set "status" = $1, "input" = $2%'`;
+        where statement like 'with held as %' and statement like '%set status = ''ready'', input = $2%'`;
       // PostgreSQL plans the first five calls for their values, then keeps the generic plan
-      // unless it is costlier: with the status bound as a value it was planned at every call.
+      // unless it is costlier.
       expect(plans).toEqual([{ generic: 12, custom: 5 }]);
     } finally {
       await client.end({ timeout: 5 });

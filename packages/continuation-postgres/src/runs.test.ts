@@ -14,6 +14,7 @@ import {
   RUN_READY_CHANNEL,
   RUN_RELEASED_CHANNEL,
 } from './index.js';
+import { clearRuns, makeDue as makeRunDue, setQueuedRun } from './testing/fixtures/run-rows.js';
 import { waitingRun as fixture } from './testing/fixtures/waiting-run.js';
 
 const LEASE = 60_000;
@@ -34,7 +35,7 @@ for (const t of await sqlTargets()) {
     });
     afterAll(() => target?.close());
     beforeEach(async () => {
-      await db.execute(sql`delete from x_continuation.runs`);
+      await clearRuns(db);
       await db.execute(sql`delete from x_continuation.suspensions`);
     });
 
@@ -43,11 +44,7 @@ for (const t of await sqlTargets()) {
       fixture(store, queue, { conversationId, meta: { model: 'scripted:trip' } });
 
     /** Moves the run's due time into the past: its lease expired, or its backoff ended. */
-    async function makeDue(runId: string) {
-      await db.execute(
-        sql`update x_continuation.runs set due_at = now() - interval '1 second' where run_id = ${runId}`,
-      );
-    }
+    const makeDue = (runId: string) => makeRunDue(db, runId);
 
     const owner = () => `worker-${randomUUID()}`;
 
@@ -374,8 +371,10 @@ for (const t of await sqlTargets()) {
       await queue.markReady(interactionId, { action: 'accept', content: 'x' });
       const first = owner();
       await queue.claim({ owner: first, leaseMs: LEASE });
-      await db.execute(
-        sql`update x_continuation.runs set status = 'ready', lease_owner = null, attempts = 0, due_at = now() where run_id = ${runId}`,
+      await setQueuedRun(
+        db,
+        runId,
+        sql`status = 'ready', lease_owner = null, attempts = 0, claimable_at = now()`,
       );
       const second = owner();
       expect((await queue.claim({ owner: second, leaseMs: LEASE }))?.run.runId).toBe(runId);

@@ -11,14 +11,13 @@ import type { Message } from '@x/wire';
 import type { ContinuationDatabase } from './database.js';
 import { wrapDatabaseError } from './errors.js';
 import {
-  compiledRunStatements,
   FINISHED_RUN_STATUSES,
-  preparedRunStatements,
   RUN_READY_CHANNEL,
   RUN_RELEASED_CHANNEL,
   type RunStatus,
   runOfRow,
   runStatements,
+  runWrites,
   type SelectedRun,
 } from './run-statements.js';
 
@@ -194,13 +193,18 @@ export interface ListRunsOptions {
 
 const DEFAULT_LIST_LIMIT = 50;
 
+/** A JSON value as the text a jsonb parameter takes (drivers differ on objects), or SQL NULL. */
+function jsonText(value: unknown): string | null {
+  return value === undefined || value === null ? null : JSON.stringify(value);
+}
+
 function toRecord(row: SelectedRun & { notified?: unknown }): RunRecord {
   // `notified`: the value of a statement's pg_notify, nothing of the run.
-  const { dueAt, notified, ...rest } = row;
+  const { claimableAt, notified, ...rest } = row;
   return {
     ...rest,
-    leaseExpiresAt: row.status === 'running' ? dueAt : null,
-    readyAt: row.status === 'ready' ? dueAt : null,
+    leaseExpiresAt: row.status === 'running' ? claimableAt : null,
+    readyAt: row.status === 'ready' ? claimableAt : null,
   };
 }
 
@@ -240,13 +244,16 @@ export function randomHolderKey(): number {
 
 /**
  * The durable queue of unattended runs, in `x_continuation.runs` beside the continuations
- * it resumes (create both with `migrate(db)`). A run waits on a continuation, becomes
- * ready when the person answers, is claimed by one worker at a time under a lease, and
- * ends completed, cancelled or failed (or waits again, on the next question).
+ * it resumes, with their claim order in `x_continuation.run_queue` (create them with
+ * `migrate(db)`). A run waits on a continuation, becomes ready when the person answers, is
+ * claimed by one worker at a time under a lease, and ends completed, cancelled or failed (or
+ * waits again, on the next question).
  *
- * - {@link claim} is one statement that takes one claimable run through a partial index,
+ * - {@link claim} is one statement that takes one claimable run through the queue's index,
  *   sets the lease and returns the continuation record: no transaction stays open while
  *   the worker runs the model.
+ * - Each write is one statement that writes the run and its queue row together; an answer,
+ *   a claim and a run's end update the run without a new index entry (HOT).
  * - Every write of a claimed run names its lease owner, and is refused (`lease_lost`) once
  *   another worker took the run over: the worker that lost its lease commits nothing.
  * - A worker that stops before its turn ends gives the run back with {@link release}: any
@@ -267,28 +274,26 @@ export function randomHolderKey(): number {
  */
 export class PostgresRunQueue {
   readonly #db: ContinuationDatabase;
-  readonly #statements: ReturnType<typeof preparedRunStatements>;
-
   readonly #claimCommit: 'on' | 'off';
 
   constructor(db: ContinuationDatabase, options: PostgresRunQueueOptions = {}) {
     this.#db = db;
-    this.#statements = preparedRunStatements(db);
     this.#claimCommit = options.synchronousClaim ? 'on' : 'off';
   }
 
   /** Records a new run, waiting on its first question or already completed. */
   async create(run: NewRun): Promise<void> {
     const completed = run.status === 'completed';
+    const dueAt = completed ? null : ((run.dueAt ?? run.deadlineAt)?.toISOString() ?? null);
     await this.#run(`create run "${run.runId}"`, () =>
-      runPrepared(this.#db, compiledRunStatements.create, {
+      runPrepared(this.#db, dueAt === null ? runWrites.create : runWrites.createQueued, {
         runId: run.runId,
         conversationId: run.conversationId,
         status: run.status,
         interactionId: run.interactionId ?? null,
         deadlineAt: !completed && run.deadlineAt ? run.deadlineAt.toISOString() : null,
-        dueAt: completed ? null : ((run.dueAt ?? run.deadlineAt)?.toISOString() ?? null),
-        meta: run.meta === undefined || run.meta === null ? null : JSON.stringify(run.meta),
+        dueAt,
+        meta: jsonText(run.meta),
         transcript: completed ? JSON.stringify(run.messages ?? []) : null,
         finished: completed,
       }),
@@ -302,7 +307,7 @@ export class PostgresRunQueue {
    */
   async markReady(interactionId: string, input: unknown): Promise<RunRecord | undefined> {
     const [row] = await this.#run(`mark the run of "${interactionId}" ready`, () =>
-      runPrepared(this.#db, compiledRunStatements.markReady, { interactionId, input }),
+      runPrepared(this.#db, runWrites.markReady, { interactionId, input: jsonText(input) }),
     );
     return row && toRecord(runOfRow(row));
   }
@@ -319,7 +324,7 @@ export class PostgresRunQueue {
    */
   markReadyIn(pipeline: Pipeline, interactionId: string, input: unknown): Promise<boolean> {
     const readied = pipeline
-      .run(compiledRunStatements.markReady, { interactionId, input: input ?? null })
+      .run(runWrites.markReady, { interactionId, input: jsonText(input) })
       .then(
         (rows) => rows.length > 0,
         (error: unknown) => {
@@ -343,7 +348,7 @@ export class PostgresRunQueue {
       answers.map((a) => ({ interaction_id: a.interactionId, input: a.input })),
     );
     const readied = await this.#run('mark runs ready', () =>
-      runStatements.markReadyMany(this.#db, entries),
+      runPrepared(this.#db, runWrites.markReadyMany, { entries }),
     );
     return readied.length;
   }
@@ -358,7 +363,7 @@ export class PostgresRunQueue {
    */
   async claim(options: ClaimOptions): Promise<ClaimedRun | undefined> {
     const [row] = await this.#run('claim a run', () =>
-      this.#statements.claim.execute({
+      runPrepared(this.#db, runWrites.claim, {
         owner: options.owner,
         leaseMs: options.leaseMs,
         skip: [...(options.skip ?? [])],
@@ -367,14 +372,13 @@ export class PostgresRunQueue {
       }),
     );
     if (!row) return undefined;
-    const { record, claimableAt, nextDueMs, ...run } = row as SelectedRun & {
-      record: string | null;
-      claimableAt: Date | null;
-      nextDueMs: number | string | null;
-    };
+    const run = runOfRow(row);
+    const record = (row.record as string | null | undefined) ?? null;
+    const nextDueMs = row.next_due_ms as number | string | null | undefined;
     const claimed = {
       run: toRecord(run),
-      ...(claimableAt ? { claimableAt } : {}),
+      // The time the run had as the claim found it: when it became claimable.
+      ...(row.was_ms == null ? {} : { claimableAt: new Date(Number(row.was_ms)) }),
       ...(nextDueMs == null ? {} : { nextDueInMs: Math.max(0, Number(nextDueMs)) }),
     };
     if (record === null) return { ...claimed, suspension: undefined };
@@ -427,7 +431,7 @@ export class PostgresRunQueue {
   /** Extends the lease of a run `owner` holds; false once the lease was taken over. */
   async renew(runId: string, owner: string, leaseMs: number): Promise<boolean> {
     const rows = await this.#run(`renew the lease of run "${runId}"`, () =>
-      this.#statements.renew.execute({ runId, owner, leaseMs }),
+      runPrepared(this.#db, runWrites.renew, { runId, owner, leaseMs }),
     );
     return rows.length === 1;
   }
@@ -442,7 +446,7 @@ export class PostgresRunQueue {
    */
   async release(runId: string, owner: string): Promise<boolean> {
     const rows = await this.#run(`release the lease of run "${runId}"`, () =>
-      this.#statements.release.execute({ runId, owner }),
+      runPrepared(this.#db, runWrites.release, { runId, owner }),
     );
     return rows.length === 1;
   }
@@ -455,20 +459,25 @@ export class PostgresRunQueue {
   async finish(runId: string, owner: string, end: RunEnd): Promise<void> {
     const rows = await this.#run(`finish run "${runId}"`, () => {
       if (end.status === 'completed') {
-        return this.#statements.complete.execute({
+        const transcript = JSON.stringify(end.messages);
+        return runPrepared(this.#db, runWrites.complete, { runId, owner, transcript });
+      }
+      if (end.status === 'waiting') {
+        return runPrepared(this.#db, runWrites.finishWaiting, {
           runId,
           owner,
-          transcript: JSON.stringify(end.messages),
+          interactionId: end.interactionId,
+          dueAt: (end.dueAt ?? end.deadlineAt)?.toISOString() ?? null,
+          deadlineAt: end.deadlineAt?.toISOString() ?? null,
         });
       }
-      return runStatements.finish(
-        this.#db,
+      const lastError = end.status === 'failed' ? end.error : end.reason;
+      return runPrepared(this.#db, runWrites.finishEnded, {
         runId,
         owner,
-        end.status === 'waiting'
-          ? end
-          : { status: end.status, lastError: end.status === 'failed' ? end.error : end.reason },
-      );
+        status: end.status,
+        lastError,
+      });
     });
     if (rows.length === 0) throw leaseLost(runId, owner);
   }
@@ -484,7 +493,7 @@ export class PostgresRunQueue {
    */
   async complete(runId: string, owner: string, messages: readonly Message[]): Promise<void> {
     const rows = await this.#run(`complete run "${runId}"`, () =>
-      this.#statements.completeResolving.execute({
+      runPrepared(this.#db, runWrites.completeResolving, {
         runId,
         owner,
         transcript: JSON.stringify(messages),
@@ -513,7 +522,9 @@ export class PostgresRunQueue {
   ): Promise<'ready' | 'failed'> {
     const status = retryInMs === undefined ? 'failed' : 'ready';
     const rows = await this.#run(`record a failed attempt of run "${runId}"`, () =>
-      runStatements.fail(this.#db, runId, owner, error, retryInMs),
+      retryInMs === undefined
+        ? runPrepared(this.#db, runWrites.failFinal, { runId, owner, error })
+        : runPrepared(this.#db, runWrites.failRetrying, { runId, owner, error, retryInMs }),
     );
     if (rows.length === 0) throw leaseLost(runId, owner);
     return status;
@@ -527,7 +538,7 @@ export class PostgresRunQueue {
    */
   async giveUp(runId: string, owner: string, error: string): Promise<void> {
     const rows = await this.#run(`give up run "${runId}"`, () =>
-      runStatements.giveUp(this.#db, runId, owner, error),
+      runPrepared(this.#db, runWrites.giveUp, { runId, owner, error }),
     );
     if (rows.length === 0) throw leaseLost(runId, owner);
   }
@@ -538,9 +549,9 @@ export class PostgresRunQueue {
    */
   async retry(runId: string): Promise<RunRecord> {
     const [row] = await this.#run(`retry run "${runId}"`, () =>
-      runStatements.retry(this.#db, runId),
+      runPrepared(this.#db, runWrites.retry, { runId }),
     );
-    if (row) return toRecord(row);
+    if (row) return toRecord(runOfRow(row));
     const current = await this.get(runId);
     if (!current) throw new ContinuationError('not_found', `no run "${runId}"`);
     throw new ContinuationError(
@@ -556,7 +567,7 @@ export class PostgresRunQueue {
    */
   async cancelConversation(conversationId: string, reason = 'stopped'): Promise<number> {
     const rows = await this.#run(`cancel the runs of "${conversationId}"`, () =>
-      runStatements.cancelConversation(this.#db, conversationId, reason),
+      runPrepared(this.#db, runWrites.cancelConversation, { conversationId, reason }),
     );
     return rows.length;
   }

@@ -8,7 +8,6 @@ import {
   pgSchema,
   text,
   timestamp,
-  uniqueIndex,
 } from 'drizzle-orm/pg-core';
 
 /** The Postgres schema holding this package's table (and its migrations table). */
@@ -49,52 +48,52 @@ export type SuspensionRow = typeof suspensions.$inferSelect;
 /**
  * One row per unattended run: a conversation's turn, from the question it first stopped on
  * until it completes, is cancelled or fails. `interaction_id` is the continuation the run
- * waits on or resumes; `due_at` is when it may be claimed (ready: from then on, after a
+ * waits on or resumes; `claimable_at` is when it may be claimed (ready: from then on, after a
  * retry's backoff; running: when its lease expires; waiting: at its question's deadline,
- * `deadline_at`, or at an earlier due time of the wait such as a reminder, or never), so one partial index finds all claimable work and never reads
- * finished runs or runs waiting without a deadline. Every index is written on every
- * update of a run (its status changes, so no update is HOT): they are kept few, and
- * partial where a lookup needs only some runs. `lease_holder` names the process that holds
- * a running run's lease (its advisory lock, see `takeHolderLock`); `lost_attempts` counts
- * the attempts that ended with their worker gone.
+ * `deadline_at`, or at an earlier due time of the wait such as a reminder, or never), and a
+ * run with one has a row of {@link runQueue} at that same time, which is how a claim finds it.
+ * No index covers a column that an answer, a claim or a run's end changes, and the table
+ * keeps room on each page (fillfactor 70), so that these updates are HOT: no index entry is
+ * written, only the row. The columns that never change come first and those that do last,
+ * so that an update's WAL record holds little more than what changed. `lease_holder` names
+ * the process that holds a running run's lease (its advisory lock, see `takeHolderLock`);
+ * `lost_attempts` counts the attempts that ended with their worker gone; `failed_at` is set
+ * while the run is failed.
  */
 export const runs = continuationSchema.table(
   'runs',
   {
     runId: text('run_id').primaryKey(),
     conversationId: text('conversation_id').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+    meta: jsonb('meta'),
+    interactionId: text('interaction_id'),
     status: text('status', {
       enum: ['running', 'waiting', 'ready', 'completed', 'cancelled', 'failed'],
     }).notNull(),
-    interactionId: text('interaction_id'),
-    input: jsonb('input'),
     attempts: integer('attempts').notNull().default(0),
     lostAttempts: integer('lost_attempts').notNull().default(0),
-    lastError: text('last_error'),
-    leaseOwner: text('lease_owner'),
     leaseHolder: integer('lease_holder'),
-    dueAt: timestamp('due_at', { withTimezone: true, mode: 'date' }),
-    // The deadline of the question a waiting run waits on (then also its due_at): from then
-    // on a worker claims it to apply the deadline. An answer that readies the run clears it.
+    claimableAt: timestamp('claimable_at', { withTimezone: true, mode: 'date' }),
+    // The deadline of the question a waiting run waits on (then also its claimable_at): from
+    // then on a worker claims it to apply the deadline. An answer that readies the run clears it.
     deadlineAt: timestamp('deadline_at', { withTimezone: true, mode: 'date' }),
-    meta: jsonb('meta'),
-    transcript: text('transcript'),
-    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
     updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
     finishedAt: timestamp('finished_at', { withTimezone: true, mode: 'date' }),
+    failedAt: timestamp('failed_at', { withTimezone: true, mode: 'date' }),
+    transcript: text('transcript'),
+    lastError: text('last_error'),
+    leaseOwner: text('lease_owner'),
+    input: jsonb('input'),
   },
   (t) => [
-    index('runs_claimable_idx')
-      .on(t.dueAt, t.runId)
-      .where(sql`${t.status} in ('ready', 'running', 'waiting') and ${t.dueAt} is not null`),
-    // Only a waiting run is looked up by its question (an answer readies it); one run per wait.
-    uniqueIndex('runs_waiting_interaction_idx')
-      .on(t.interactionId)
-      .where(sql`${t.status} = 'waiting'`),
+    // An answer finds its run by the question (status 'waiting' is a filter, not a predicate).
+    index('runs_interaction_idx').on(t.interactionId),
     index('runs_conversation_idx').on(t.conversationId, t.createdAt),
     index('runs_created_idx').on(t.createdAt),
     // Failed runs are rare and wait for a person: listing them must not scan the others.
-    index('runs_failed_idx').on(t.createdAt).where(sql`${t.status} = 'failed'`),
+    // failed_at, unlike status, changes only when a run fails or is retried.
+    index('runs_failed_idx').on(t.createdAt).where(sql`${t.failedAt} is not null`),
     check(
       'runs_status_check',
       sql`${t.status} in ('running', 'waiting', 'ready', 'completed', 'cancelled', 'failed')`,
@@ -104,3 +103,22 @@ export const runs = continuationSchema.table(
 
 /** A row of {@link runs}. */
 export type RunRow = typeof runs.$inferSelect;
+
+/**
+ * The claim order: one row per run that has a `claimable_at` (ready, running, or waiting with
+ * a due time), at that same time, written in the same statement as the run; `leased` and
+ * `lease_holder` say whether it is running and under which holder. A claim, `nextDueInMs` and
+ * `leases` read it, through its one index in time order, and never a finished or plainly
+ * waiting run; a run's end deletes its row, which writes no index entry. It has no key of its
+ * own: every statement finds a run's row by its time, read from the run it holds locked.
+ */
+export const runQueue = continuationSchema.table(
+  'run_queue',
+  {
+    runId: text('run_id').notNull(),
+    claimableAt: timestamp('claimable_at', { withTimezone: true, mode: 'date' }).notNull(),
+    leased: boolean('leased').notNull(),
+    leaseHolder: integer('lease_holder'),
+  },
+  (t) => [index('run_queue_claimable_idx').on(t.claimableAt)],
+);

@@ -81,8 +81,9 @@ for (const t of await sqlTargets()) {
             sql`select count(*)::int as n from ${sql.identifier(MIGRATIONS_SCHEMA)}.${sql.identifier(MIGRATIONS_TABLE)}`,
           ),
         );
-        // One row per migration file: the suspensions, the runs, the runs' lease holder, their deadline.
-        expect(applied[0]?.n).toBe(4);
+        // One row per migration file: the suspensions, the runs, the runs' lease holder, their
+        // deadline, the run queue.
+        expect(applied[0]?.n).toBe(5);
         const drizzleDefault = rows(
           await db.execute(sql`select to_regclass('drizzle.__drizzle_migrations')::text as t`),
         );

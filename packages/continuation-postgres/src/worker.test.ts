@@ -20,6 +20,7 @@ import {
   type RunWorkerEvent,
   type RunWorkerOptions,
 } from './index.js';
+import { clearRuns, makeDue } from './testing/fixtures/run-rows.js';
 import { waitingRun as fixture } from './testing/fixtures/waiting-run.js';
 
 const reply: Message = { role: 'assistant', content: [{ type: 'text', text: 'Done.' }] };
@@ -45,7 +46,7 @@ for (const t of await sqlTargets()) {
     });
     afterAll(() => target?.close());
     beforeEach(async () => {
-      await db.execute(sql`delete from x_continuation.runs`);
+      await clearRuns(db);
     });
     afterEach(async () => {
       await Promise.all(started.splice(0).map((worker) => worker.stop()));
@@ -370,9 +371,7 @@ for (const t of await sqlTargets()) {
       const { runId } = await readyRun();
       // A worker that claimed it and died: its lease ran out.
       await queue.claim({ owner: 'dead', leaseMs: 1 });
-      await db.execute(
-        sql`update x_continuation.runs set due_at = now() - interval '1 second' where run_id = ${runId}`,
-      );
+      await makeDue(db, runId);
       let resumed = 0;
       const { worker: w, next } = worker({
         retry: { maxAttempts: 1, limitName: 'MAX_ATTEMPTS' },

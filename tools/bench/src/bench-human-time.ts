@@ -73,9 +73,12 @@ export async function benchDeadlines(ctx: Context, server: Server): Promise<void
   await server.sql`insert into aura.paused_states (token, conversation_id, kind, question, tool_call_id, deadline_at, deadline_answer)
     select 'dl-' || g, 'conv-dl-' || (g % 100), 'approve', 'Approve?', 'call-' || g, ${atText}::timestamptz, '{"action":"decline","content":""}'::jsonb
     from generate_series(1, ${n}) g`;
-  await server.sql`insert into x_continuation.runs (run_id, conversation_id, status, interaction_id, due_at, deadline_at)
+  await server.sql`insert into x_continuation.runs (run_id, conversation_id, status, interaction_id, claimable_at, deadline_at)
     select 'dl-run-' || g, 'conv-dl-' || (g % 100), 'waiting', 'dl-' || g, ${atText}::timestamptz, ${atText}::timestamptz
     from generate_series(1, ${n}) g`;
+  // A run claimable at its deadline has its row in the claim order too, as create writes it.
+  await server.sql`insert into x_continuation.run_queue (run_id, claimable_at, leased)
+    select run_id, claimable_at, false from x_continuation.runs where run_id like 'dl-run-%'`;
   let applied = 0;
   const clients = [0, 1].map(() => postgres(server.url, { max: 5, onnotice: () => {} }));
   try {

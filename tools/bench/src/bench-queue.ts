@@ -38,7 +38,7 @@ async function fillRuns(url: string, counts: { finished: number; waiting: number
   try {
     await migrate(drizzle({ client: sql }) as unknown as Db);
     await sql`
-      insert into x_continuation.runs (run_id, conversation_id, status, interaction_id, due_at, finished_at, created_at)
+      insert into x_continuation.runs (run_id, conversation_id, status, interaction_id, claimable_at, finished_at, created_at)
       select 'run-' || g, 'conv-' || (g % 10000),
         case when g <= ${counts.ready} then 'ready'
              when g <= ${counts.ready + counts.finished} then 'completed' else 'waiting' end,
@@ -47,10 +47,14 @@ async function fillRuns(url: string, counts: { finished: number; waiting: number
         case when g > ${counts.ready} and g <= ${counts.ready + counts.finished} then now() end,
         now() - make_interval(secs => g)
       from generate_series(1, ${counts.ready + counts.finished + counts.waiting}) g`;
+    await sql`insert into x_continuation.run_queue (run_id, claimable_at, leased)
+      select run_id, claimable_at, false from x_continuation.runs where claimable_at is not null`;
     await sql`vacuum analyze x_continuation.runs`;
-    const plan = await sql.unsafe(`explain select run_id from x_continuation.runs
-      where status in ('ready', 'running') and due_at <= now() and not run_id = any('{}'::text[])
-      order by due_at, run_id limit 1 for update skip locked`);
+    await sql`vacuum analyze x_continuation.run_queue`;
+    const plan = await sql.unsafe(`explain select r.run_id from x_continuation.run_queue q
+      join x_continuation.runs r on r.run_id = q.run_id and r.claimable_at = q.claimable_at
+      where q.claimable_at <= now() and not q.run_id = any('{}'::text[])
+      order by q.claimable_at limit 1 for update of r skip locked`);
     const lines = plan.map((row) => String(Object.values(row)[0]).trim());
     return lines.find((line) => / Scan /.test(line)) ?? lines.join(' / ');
   } finally {

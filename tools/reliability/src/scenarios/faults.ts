@@ -320,8 +320,8 @@ export async function terminalFault(tally: Tally): Promise<void> {
           sql,
           waker.name,
           completes
-            ? sql`wait_event_type = 'Lock' and query ilike 'with "resolved" as (update "x_continuation"."suspensions"%'`
-            : sql`wait_event_type = 'Lock' and query ilike 'update "x_continuation"."runs"%'`,
+            ? sql`wait_event_type = 'Lock' and query ilike '%resolved as (update "x_continuation"."suspensions"%'`
+            : sql`wait_event_type = 'Lock' and query ilike '%update "x_continuation"."runs" r set status = ''waiting''%'`,
         );
         if (pid !== undefined && (await terminate(sql, pid))) {
           tally.faults++;
