@@ -6,7 +6,7 @@ import type { Model } from '../agent/model-port.js';
 import type { Question } from '../agent/tools.js';
 import type { TurnOutcome } from '../agent/turn.js';
 import { setting, VARIABLES } from '../config/index.js';
-import { questionEvent, recordEvent } from '../notify/events.js';
+import { anyRouteFor, questionEvent, recordEvent } from '../notify/events.js';
 import type { Db, Storage } from '../storage/index.js';
 import { questionPolicy } from './question-policy.js';
 
@@ -249,7 +249,8 @@ export async function suspend(
 
 /**
  * A new run that stopped on its first question: its pause, continuation and run (waiting,
- * with the question's deadline and due time) written in one transaction, all sent together.
+ * with the question's deadline and due time) written in one transaction, all sent together,
+ * and COMMIT with them unless a statement has to wait for another's reply.
  */
 export async function suspendNewRun(
   storage: Storage,
@@ -261,7 +262,10 @@ export async function suspendNewRun(
 ): Promise<Extract<RunResult, { status: 'waiting' }>> {
   const times = questionTimes(outcome.question);
   const ids = { ...run, ...(requester === undefined ? {} : { requester }) };
-  return storage.transaction(async (tx) => {
+  // With nothing to wait for between statements (no audit entry to sign after its head is
+  // read, no notification to enqueue), every statement is sent at once and COMMIT with them.
+  const oneFlight = storage.auditKey() === undefined && !anyRouteFor('question.created');
+  return storage.transaction(async (tx, commitWith) => {
     // The run first: postgres.js sends a large statement (the continuation) at once and
     // holds small ones until the next turn of the event loop.
     const created = storage.runs(tx).create({
@@ -273,10 +277,8 @@ export async function suspendNewRun(
       ...(times.deadline ? { deadlineAt: times.deadline.at } : {}),
       ...(times.dueAt ? { dueAt: times.dueAt } : {}),
     });
-    const [, waiting] = await Promise.all([
-      created,
-      suspend(tx, storage, ids, model, outcome, token, times),
-    ]);
+    const written = Promise.all([created, suspend(tx, storage, ids, model, outcome, token, times)]);
+    const [, waiting] = await (oneFlight ? commitWith(written) : written);
     return waiting;
   });
 }
