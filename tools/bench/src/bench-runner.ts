@@ -182,7 +182,7 @@ async function wal(
     ratio: bytes.cycle / bytes.min,
     ratioMeaning: 'subject/floor',
     extra: { cycleWalBytes: bytes.cycle, floorWalBytes: bytes.min, batches, cyclesPerBatch: per },
-    note: 'the smallest per-cycle WAL of several batches each; besides the pause and the continuation, each step of the run writes a new version of its row with its index entries',
+    note: 'the smallest per-cycle WAL of several batches each; besides the pause and the continuation, each step of the run writes a new version of its row in place (a HOT update, no index entry) and moves its row of the narrow run_queue',
   });
   if (n !== 100) return;
   ctx.add({
