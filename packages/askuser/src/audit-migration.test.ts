@@ -1,51 +1,23 @@
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { sqlTargets } from '@internal/pg-test';
-import { applyMigrations } from '@x/postgres-kit';
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { pause, query } from '../test/support.js';
-import { AskUserStore, exportAudit, MIGRATIONS_SCHEMA, migrate, verifyAudit } from './index.js';
+import { answerAsBefore, insertAsBefore, migrateUpTo, pause, query } from '../test/support.js';
+import { AskUserStore, exportAudit, migrate, verifyAudit } from './index.js';
 
 const key = 'k'.repeat(32);
-const drizzleFolder = fileURLToPath(new URL('../drizzle', import.meta.url));
-
-/** The package's migrations up to `tag`, as an older release shipped them. */
-function migrationsUpTo(tag: string): { folder: string; remove: () => void } {
-  const dir = mkdtempSync(path.join(tmpdir(), 'askuser-migrations-'));
-  const folder = path.join(dir, 'drizzle');
-  cpSync(drizzleFolder, folder, { recursive: true });
-  const journalFile = path.join(folder, 'meta', '_journal.json');
-  const journal = JSON.parse(readFileSync(journalFile, 'utf8')) as { entries: { tag: string }[] };
-  journal.entries = journal.entries.slice(0, journal.entries.findIndex((e) => e.tag === tag) + 1);
-  writeFileSync(journalFile, JSON.stringify(journal));
-  return { folder, remove: () => rmSync(dir, { recursive: true, force: true }) };
-}
 
 for (const spec of await sqlTargets()) {
   describe.skipIf(spec.skip)(`the audit log's lighter appends (0008) on ${spec.kind}`, () => {
     it('upgrades a log written before: it still verifies, appends go on, a time range is still found', async () => {
       const target = await spec.open();
-      const before = migrationsUpTo('0007_notifications');
       try {
         const { db } = target;
-        // The lock key of the package's migrate(): the two never run at once.
-        await applyMigrations(db, {
-          folder: before.folder,
-          schema: MIGRATIONS_SCHEMA,
-          lockKey: 0x61736b75,
-        });
-        const store = new AskUserStore(db, { audit: { key } });
-        await store.insert(pause('old-1', { conversationId: 'c1' }));
-        await store.markResumed(
-          'old-1',
-          { action: 'accept', content: 'yes' },
-          { answeredBy: 'ada' },
-        );
+        await migrateUpTo(db, '0007_notifications');
+        await insertAsBefore(db, key, { token: 'old-1', conversationId: 'c1' });
+        await answerAsBefore(db, key, 'old-1', { action: 'accept', content: 'yes' }, 'ada');
 
         await migrate(db);
+        const store = new AskUserStore(db, { audit: { key } });
 
         const [heads] = await query(
           db,
@@ -81,7 +53,6 @@ for (const spec of await sqlTargets()) {
         );
         expect(summarized?.n).toBe(1);
       } finally {
-        before.remove();
         await target.close();
       }
     });
