@@ -25,10 +25,11 @@ import {
 import { ASKUSER_ANSWERED_CHANNEL } from './channels.js';
 import type { AskUserDatabase } from './database.js';
 import { AskUserError, pauseExpired, pauseNotFound } from './errors.js';
-import { audienceGone, marked, notified } from './pause-write.js';
+import { audienceGone, notified } from './pause-write.js';
 import { answerQuorum, approvalSql, isTrue, quorumOf } from './quorum.js';
 import { pausedStates as t } from './schema.js';
 import type { AnswerOutcome } from './types.js';
+import { marked } from './write-mark.js';
 
 /** True for a pause whose deadline refuses an answer: applied already, or passed while pending. */
 export const expiredNow = sql`(${t.expiredAt} is not null or (${t.resumedAt} is null and ${t.deadlineAt} <= now()))`;
@@ -69,7 +70,7 @@ function answerCtes(check: 'none' | 'identity' | 'audited'): SQL {
         )}))`;
   return sql`resolved as (update aura.paused_states p
       set resumed_at = now(), resumed_answer = ${p('answer')}::jsonb,
-        answered_by = ${marked('answer', sql`p.token`, sql`${p('answeredBy')}::text`)}
+        answered_by = ${marked('aura.pause_write', sql`'answer:' || p.token`, sql`${p('answeredBy')}::text`)}
       where p.token = ${p('token')} and p.resumed_at is null
         and (p.deadline_at is null or p.deadline_at > now()) and p.quorum is null${admitted}
       returning ${answeredColumns}, p.token, p.has_audience${

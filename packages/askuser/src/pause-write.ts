@@ -1,16 +1,8 @@
 // Internal: what the row triggers of `paused_states` do, done by the store's own insert and
-// answer statements (migration 0009), which mark their row so that those triggers skip it.
+// answer statements (migration 0009), which mark their row (`aura.pause_write`) so that those
+// triggers skip it.
 import { type SQL, sql } from 'drizzle-orm';
 import type { ASKUSER_ANSWERED_CHANNEL, ASKUSER_CREATED_CHANNEL } from './channels.js';
-
-/**
- * `value`, having set the transaction-local mark `aura.pause_write = '<op>:<token>'`: written
- * into the row, it is evaluated just before the row is, and the row's triggers then skip it.
- */
-export function marked(op: 'insert' | 'answer', token: SQL, value: SQL): SQL {
-  return sql`(case when set_config('aura.pause_write', ${sql.raw(`'${op}:'`)} || ${token}, true)
-    is not null then ${value} end)`;
-}
 
 /** The `pending_audience` keys of the row `p`: its audience's names and roles. */
 export const audienceKeys = sql`unnest(array(select 'name:' || n from unnest(p.audience_names) n)

@@ -35,7 +35,7 @@ import {
   resolveGoverned,
   withEntries,
 } from './governed.js';
-import { audienceKeys, marked, notified } from './pause-write.js';
+import { audienceKeys, notified } from './pause-write.js';
 import { columns, type Row, toAnswered, toPending, toRecord } from './projection.js';
 import { answerQuorum } from './quorum.js';
 import { approvals, pausedStates as t } from './schema.js';
@@ -59,6 +59,7 @@ import {
   type PendingCount,
   type ResumeAnswers,
 } from './types.js';
+import { marked } from './write-mark.js';
 
 /** Options of {@link AskUserStore}. */
 export interface AskUserStoreOptions {
@@ -87,7 +88,11 @@ function insertStatement(withAudience: boolean) {
     const insert = statementBuilder
       .insert(t)
       .values({
-        token: marked('insert', sql`${p('token')}::text`, sql`${p('token')}::text`),
+        token: marked(
+          'aura.pause_write',
+          sql`'insert:' || ${p('token')}::text`,
+          sql`${p('token')}::text`,
+        ),
         conversationId: p('conversationId'),
         kind: p('kind'),
         question: p('question'),
