@@ -5,14 +5,21 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { PGlite } from '@electric-sql/pglite';
 import { type SqlTarget, sqlTargets } from '@internal/pg-test';
-import { applyMigrations } from '@x/postgres-kit';
+import { applyMigrations, runPrepared } from '@x/postgres-kit';
 import { type SQL, sql } from 'drizzle-orm';
 import type { Logger } from 'drizzle-orm/logger';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import type postgres from 'postgres';
 import { afterAll, beforeAll, beforeEach, describe } from 'vitest';
-import { appendEntries, conversationChain, keyBytes } from '../src/audit-chain.js';
+import {
+  conversationChain,
+  headOf,
+  keyBytes,
+  lockHead,
+  type NewEntry,
+  signedEntries,
+} from '../src/audit-chain.js';
 import {
   type AskUserDatabase,
   AskUserStore,
@@ -186,7 +193,7 @@ export async function migrateUpTo(db: AskUserDatabase, tag: string): Promise<voi
 
 /**
  * Inserts a pause as a writer that leaves the rest to the triggers does (a release before 0009,
- * or direct SQL), with its `question-created` entry when given a key.
+ * or direct SQL), with its `question-created` entry when given a key (see {@link appendAsBefore}).
  */
 export async function insertAsBefore(
   db: AskUserDatabase,
@@ -200,14 +207,12 @@ export async function insertAsBefore(
         array(select jsonb_array_elements_text(${JSON.stringify(p.names ?? [])}::jsonb)),
         array(select jsonb_array_elements_text(${JSON.stringify(p.roles ?? [])}::jsonb)))`);
     if (key === undefined) return;
-    await appendEntries(tx, keyBytes(key), [
-      {
-        chain: conversationChain(p.conversationId),
-        kind: 'question-created',
-        token: p.token,
-        data: { token: p.token, conversationId: p.conversationId },
-      },
-    ]);
+    await appendAsBefore(tx, key, {
+      chain: conversationChain(p.conversationId),
+      kind: 'question-created',
+      token: p.token,
+      data: { token: p.token, conversationId: p.conversationId },
+    });
   });
 }
 
@@ -226,13 +231,27 @@ export async function answerAsBefore(
         answered_by = ${by} where token = ${token} and resumed_at is null returning conversation_id`,
     );
     if (key === undefined || rows[0] === undefined) return;
-    await appendEntries(tx, keyBytes(key), [
-      {
-        chain: conversationChain(String(rows[0].conversation_id)),
-        kind: 'question-answered',
-        token,
-        data: { token, action: answer.action, content: answer.content, by },
-      },
-    ]);
+    await appendAsBefore(tx, key, {
+      chain: conversationChain(String(rows[0].conversation_id)),
+      kind: 'question-answered',
+      token,
+      data: { token, action: answer.action, content: answer.content, by },
+    });
   });
+}
+
+/**
+ * Appends one audit entry in `tx` as a release before 0010 did: the chain's head locked, the
+ * entry signed, and a plain INSERT that leaves moving the head to the trigger.
+ */
+export async function appendAsBefore(
+  tx: AskUserDatabase,
+  key: string,
+  entry: NewEntry,
+): Promise<void> {
+  const [head] = await runPrepared(tx, lockHead, { chain: entry.chain });
+  const [e] = signedEntries(keyBytes(key), headOf(head), [entry]);
+  if (e === undefined) return;
+  await tx.execute(sql`insert into aura.audit_entries (chain, seq, kind, at, token, body, prev, hash, sig)
+    values (${e.chain}, ${e.seq}, ${e.kind}, ${e.at}::timestamptz, ${e.token}, ${e.body}, ${e.prev}, ${e.hash}, ${e.sig})`);
 }
