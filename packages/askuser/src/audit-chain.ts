@@ -102,10 +102,9 @@ function padsOf(key: Buffer): Pads {
 export function sign(key: Buffer, hash: string): string {
   const { inner, outer } = padsOf(key);
   // An entry hash is written into the pad's room (no allocation); other text is appended.
-  const message =
-    Buffer.byteLength(hash) === 64
-      ? (inner.write(hash, BLOCK), inner)
-      : Buffer.concat([inner.subarray(0, BLOCK), Buffer.from(hash)]);
+  let message = inner;
+  if (Buffer.byteLength(hash) === 64) inner.write(hash, BLOCK);
+  else message = Buffer.concat([inner.subarray(0, BLOCK), Buffer.from(hash)]);
   digest('sha256', message, 'buffer').copy(outer, BLOCK);
   return digest('sha256', outer, 'hex');
 }
