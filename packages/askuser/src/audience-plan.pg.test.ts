@@ -55,7 +55,7 @@ describe.skipIf(serverUrl === undefined)(
     });
     afterAll(() => target?.close());
 
-    it('reads the ordered pending_audience index per key, never scans, and stays flat from 1,000 to 100,000', async () => {
+    it('reads the ordered pending_audience index per key and the pending FIFO for anyone, never scans, and stays flat from 1,000 to 100,000', async () => {
       await fill(1, 1000);
       const small = await median();
       await fill(1001, 100_000);
@@ -78,6 +78,8 @@ describe.skipIf(serverUrl === undefined)(
       const [explained] = (row?.['QUERY PLAN'] ?? []) as { Plan: PlanNode }[];
       const plan = nodes(explained?.Plan ?? { 'Node Type': 'none' });
       expect(plan.some((n) => n['Index Name'] === 'pending_audience_fifo_idx')).toBe(true);
+      // Questions open to anyone have no pending_audience row: their range of the pending FIFO.
+      expect(plan.some((n) => n['Index Name'] === 'paused_states_pending_fifo_idx')).toBe(true);
       expect(
         plan.filter((n) => n['Node Type'] === 'Seq Scan').map((n) => n['Relation Name']),
       ).toEqual([]);

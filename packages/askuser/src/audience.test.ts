@@ -170,7 +170,7 @@ await describeOnEachStorage('audience and requester', (s) => {
     expect((await store.getByToken('q')).token).toBe('q');
   });
 
-  it('keeps pending_audience to pending questions: resolved by any path, they leave it', async () => {
+  it('keeps pending_audience to pending questions with an audience: resolved by any path, they leave it', async () => {
     await store.insert(pause('a1', { conversationId: 'c-a', audience: { roles: ['r'] } }));
     await store.insert(pause('a2', { conversationId: 'c-b', audience: { names: ['n', 'm'] } }));
     await store.insert(pause('a3', { conversationId: 'c-b' }));
@@ -178,10 +178,14 @@ await describeOnEachStorage('audience and requester', (s) => {
       Number(
         (await query(target.db, sql`select count(*)::int as n from aura.pending_audience`))[0]?.n,
       );
-    expect(await count()).toBe(4);
-    await store.markResumedBatch({ a1: yes });
+    // a3 is open to anyone: no row, and still listed for anyone.
     expect(await count()).toBe(3);
-    await store.autoResolveForConversation('c-b');
+    expect((await store.listAnswerable({ name: 'zed' })).map((p) => p.token)).toEqual(['a3']);
+    await store.markResumedBatch({ a1: yes });
+    expect(await count()).toBe(2);
+    await store.markResumed('a2', yes, { identity: { name: 'n' } });
     expect(await count()).toBe(0);
+    await store.autoResolveForConversation('c-b');
+    expect(await store.listAnswerable({ name: 'zed' })).toEqual([]);
   });
 });

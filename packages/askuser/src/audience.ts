@@ -34,9 +34,9 @@ export interface Identity {
   roles?: readonly string[];
 }
 
-/** The `aura.pending_audience` keys an identity matches: anyone, its name, its roles. */
+/** The `aura.pending_audience` keys an identity matches: its name, its roles. */
 export function identityKeys(identity: Identity): string[] {
-  return ['*', `name:${identity.name}`, ...(identity.roles ?? []).map((r) => `role:${r}`)];
+  return [`name:${identity.name}`, ...(identity.roles ?? []).map((r) => `role:${r}`)];
 }
 
 /** A text[] parameter, passed as JSON text (the drivers encode arrays differently). */

@@ -1,10 +1,11 @@
 // Internal: how an audit entry is hashed, signed and appended to its chain.
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { hash as digest, timingSafeEqual } from 'node:crypto';
 import { prepareOnce, runPrepared } from '@x/postgres-kit';
 import { type SQL, sql } from 'drizzle-orm';
 import { PgTransaction } from 'drizzle-orm/pg-core';
 import type { AskUserDatabase } from './database.js';
 import { AskUserError } from './errors.js';
+import { marked } from './write-mark.js';
 
 /** The `prev` of a chain's first entry: 64 zeros. */
 export const GENESIS = '0'.repeat(64);
@@ -66,12 +67,46 @@ export interface HashedFields {
 /** SHA-256 (hex) of the entry's fields and the hash before it. */
 export function entryHash(e: HashedFields): string {
   const text = JSON.stringify([LAYOUT, e.chain, e.seq, e.kind, e.at, e.token, e.body, e.prev]);
-  return createHash('sha256').update(text).digest('hex');
+  return digest('sha256', text, 'hex');
 }
 
-/** HMAC-SHA256 (hex) of an entry hash. */
+/** SHA-256's block: the length of an HMAC pad. */
+const BLOCK = 64;
+
+/** A key's HMAC pads (RFC 2104), each followed by room for what is hashed after it. */
+interface Pads {
+  /** The key ⊕ ipad, then room for an entry hash (64 hex digits). */
+  inner: Buffer;
+  /** The key ⊕ opad, then room for the inner digest. */
+  outer: Buffer;
+}
+
+const padsOfKey = new WeakMap<Buffer, Pads>();
+
+/** The pads of `key`, made once per key: a key longer than a block is hashed first. */
+function padsOf(key: Buffer): Pads {
+  let pads = padsOfKey.get(key);
+  if (pads === undefined) {
+    const k = key.length > BLOCK ? digest('sha256', key, 'buffer') : key;
+    pads = { inner: Buffer.alloc(BLOCK + 64), outer: Buffer.alloc(BLOCK + 32) };
+    for (let i = 0; i < BLOCK; i++) {
+      pads.inner[i] = (k[i] ?? 0) ^ 0x36;
+      pads.outer[i] = (k[i] ?? 0) ^ 0x5c;
+    }
+    padsOfKey.set(key, pads);
+  }
+  return pads;
+}
+
+/** HMAC-SHA256 (hex) of an entry hash: byte for byte `createHmac`'s, from the key's pads. */
 export function sign(key: Buffer, hash: string): string {
-  return createHmac('sha256', key).update(hash).digest('hex');
+  const { inner, outer } = padsOf(key);
+  // An entry hash is written into the pad's room (no allocation); other text is appended.
+  let message = inner;
+  if (Buffer.byteLength(hash) === 64) inner.write(hash, BLOCK);
+  else message = Buffer.concat([inner.subarray(0, BLOCK), Buffer.from(hash)]);
+  digest('sha256', message, 'buffer').copy(outer, BLOCK);
+  return digest('sha256', outer, 'hex');
 }
 
 /** Whether `sig` is the HMAC of `hash` under `key` (compared in constant time). */
@@ -119,12 +154,18 @@ export const lockHead = prepareOnce(() =>
   lockHeadStatement(sql`${sql.placeholder('chain')}::text`),
 );
 
-/** The single-entry insert, compiled once per process (a trigger advances the chain's head). */
+/**
+ * The single-entry insert, compiled once per process: the same statement moves the chain's
+ * head (locked by the caller), and marks the entry so that the head trigger skips it.
+ */
 export const appendEntry = prepareOnce(() => {
   const p = sql.placeholder;
-  return sql`insert into aura.audit_entries (chain, seq, kind, at, token, body, prev, hash, sig)
-    values (${p('chain')}, ${p('seq')}::bigint, ${p('kind')}, ${p('at')}::timestamptz, ${p('token')},
-      ${p('body')}, ${p('prev')}, ${p('hash')}, ${p('sig')})`;
+  const mark = sql`${p('chain')}::text || ':' || ${p('seq')}::bigint`;
+  return sql`with entry as (insert into aura.audit_entries (chain, seq, kind, at, token, body, prev, hash, sig)
+      values (${marked('aura.audit_append', mark, sql`${p('chain')}::text`)}, ${p('seq')}::bigint,
+        ${p('kind')}, ${p('at')}::timestamptz, ${p('token')}, ${p('body')}, ${p('prev')}, ${p('hash')}, ${p('sig')})
+      returning chain, seq, hash)
+    update aura.audit_heads h set seq = entry.seq, hash = entry.hash from entry where h.chain = entry.chain`;
 });
 
 /** A chain's next entries after `head`, hashed and signed, as {@link appendEntry} takes them. */
@@ -157,7 +198,8 @@ export function signedEntries(
  * Appends entries in the caller's transaction `tx`. Each chain's head row is locked (in
  * chain order, so two transactions never deadlock on heads) for the rest of `tx`: appends
  * to one chain are serialised, appends to different chains are not. `locked` is a head the
- * caller has locked already (one statement less); a trigger moves each head along.
+ * caller has locked already (one statement less). A single entry's insert moves its head
+ * itself; several entries' insert leaves that to the trigger.
  */
 export async function appendEntries(
   tx: AskUserDatabase,

@@ -1,51 +1,37 @@
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { sqlTargets } from '@internal/pg-test';
-import { applyMigrations } from '@x/postgres-kit';
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { pause, query } from '../test/support.js';
-import { AskUserStore, exportAudit, MIGRATIONS_SCHEMA, migrate, verifyAudit } from './index.js';
+import {
+  answerAsBefore,
+  appendAsBefore,
+  insertAsBefore,
+  migrateUpTo,
+  pause,
+  query,
+} from '../test/support.js';
+import {
+  AskUserStore,
+  appendAuditEvent,
+  exportAudit,
+  migrate,
+  sealAudit,
+  verifyAudit,
+} from './index.js';
 
 const key = 'k'.repeat(32);
-const drizzleFolder = fileURLToPath(new URL('../drizzle', import.meta.url));
-
-/** The package's migrations up to `tag`, as an older release shipped them. */
-function migrationsUpTo(tag: string): { folder: string; remove: () => void } {
-  const dir = mkdtempSync(path.join(tmpdir(), 'askuser-migrations-'));
-  const folder = path.join(dir, 'drizzle');
-  cpSync(drizzleFolder, folder, { recursive: true });
-  const journalFile = path.join(folder, 'meta', '_journal.json');
-  const journal = JSON.parse(readFileSync(journalFile, 'utf8')) as { entries: { tag: string }[] };
-  journal.entries = journal.entries.slice(0, journal.entries.findIndex((e) => e.tag === tag) + 1);
-  writeFileSync(journalFile, JSON.stringify(journal));
-  return { folder, remove: () => rmSync(dir, { recursive: true, force: true }) };
-}
 
 for (const spec of await sqlTargets()) {
   describe.skipIf(spec.skip)(`the audit log's lighter appends (0008) on ${spec.kind}`, () => {
     it('upgrades a log written before: it still verifies, appends go on, a time range is still found', async () => {
       const target = await spec.open();
-      const before = migrationsUpTo('0007_notifications');
       try {
         const { db } = target;
-        // The lock key of the package's migrate(): the two never run at once.
-        await applyMigrations(db, {
-          folder: before.folder,
-          schema: MIGRATIONS_SCHEMA,
-          lockKey: 0x61736b75,
-        });
-        const store = new AskUserStore(db, { audit: { key } });
-        await store.insert(pause('old-1', { conversationId: 'c1' }));
-        await store.markResumed(
-          'old-1',
-          { action: 'accept', content: 'yes' },
-          { answeredBy: 'ada' },
-        );
+        await migrateUpTo(db, '0007_notifications');
+        await insertAsBefore(db, key, { token: 'old-1', conversationId: 'c1' });
+        await answerAsBefore(db, key, 'old-1', { action: 'accept', content: 'yes' }, 'ada');
 
         await migrate(db);
+        const store = new AskUserStore(db, { audit: { key } });
 
         const [heads] = await query(
           db,
@@ -81,7 +67,67 @@ for (const spec of await sqlTargets()) {
         );
         expect(summarized?.n).toBe(1);
       } finally {
-        before.remove();
+        await target.close();
+      }
+    });
+  });
+
+  describe.skipIf(spec.skip)(`an audit append in one statement (0010) on ${spec.kind}`, () => {
+    it('upgrades a log written before: heads follow, it verifies, and older appends still move the head', async () => {
+      const target = await spec.open();
+      try {
+        const { db } = target;
+        const heads = async () =>
+          (
+            await query(
+              db,
+              sql`select h.chain || ' ' || h.seq || ' ' || (h.hash = e.hash) as h from aura.audit_heads h
+                join aura.audit_entries e on e.chain = h.chain and e.seq = h.seq order by h.chain`,
+            )
+          ).map((r) => r.h);
+        await migrateUpTo(db, '0009_pause_write_cost');
+        await insertAsBefore(db, key, { token: 'old-1', conversationId: 'c1' });
+        await answerAsBefore(db, key, 'old-1', { action: 'accept', content: 'yes' }, 'ada');
+        expect(await heads()).toEqual(['conversation:c1 2 true']);
+
+        await migrate(db);
+        const store = new AskUserStore(db, { audit: { key } });
+        await store.insert(pause('new-1', { conversationId: 'c1' }));
+        await store.markResumed('new-1', { action: 'decline', content: '' }, { answeredBy: 'bob' });
+        await store.insert(pause('new-2', { conversationId: 'c2' }));
+        // The statement moves the head and the trigger skips the entry: one update, not two.
+        const moves = await db.transaction(async (tx) => {
+          const updates = async () =>
+            Number(
+              (
+                await query(
+                  tx,
+                  sql`select n_tup_upd::int as n from pg_stat_xact_user_tables where relid = 'aura.audit_heads'::regclass`,
+                )
+              )[0]?.n,
+            );
+          const before = await updates();
+          await appendAuditEvent(tx, { operator: 'cy', added: true }, { key });
+          return (await updates()) - before;
+        });
+        expect(moves).toBe(1);
+        expect(await heads()).toEqual([
+          'app 1 true',
+          'conversation:c1 4 true',
+          'conversation:c2 1 true',
+        ]);
+        await db.transaction((tx) =>
+          appendAsBefore(tx, key, { chain: 'app', kind: 'app-event', data: { operator: 'dee' } }),
+        );
+        await sealAudit(db, { key });
+        expect(await heads()).toEqual([
+          'app 2 true',
+          'conversation:c1 4 true',
+          'conversation:c2 1 true',
+          'global 1 true',
+        ]);
+        expect(await verifyAudit(db, { key })).toMatchObject({ ok: true, problems: [] });
+      } finally {
         await target.close();
       }
     });

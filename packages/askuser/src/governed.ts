@@ -22,11 +22,14 @@ import {
   type NewEntry,
   signedEntries,
 } from './audit-chain.js';
+import { ASKUSER_ANSWERED_CHANNEL } from './channels.js';
 import type { AskUserDatabase } from './database.js';
 import { AskUserError, pauseExpired, pauseNotFound } from './errors.js';
+import { audienceGone, notified } from './pause-write.js';
 import { answerQuorum, approvalSql, isTrue, quorumOf } from './quorum.js';
 import { pausedStates as t } from './schema.js';
 import type { AnswerOutcome } from './types.js';
+import { marked } from './write-mark.js';
 
 /** True for a pause whose deadline refuses an answer: applied already, or passed while pending. */
 export const expiredNow = sql`(${t.expiredAt} is not null or (${t.resumedAt} is null and ${t.deadlineAt} <= now()))`;
@@ -42,27 +45,41 @@ function answerStatement(check: 'none' | 'identity' | 'audited') {
 
 /** The SQL of {@link answerStatement}. */
 function answerSql(check: 'none' | 'identity' | 'audited'): SQL {
-  {
-    const p = sql.placeholder;
-    const admitted =
-      check === 'none'
-        ? sql``
-        : sql` and (${p('name')}::text is null or (${admits(
-            sql`${p('name')}`,
-            sql`array(select jsonb_array_elements_text(${p('roles')}::jsonb))`,
-          )}))`;
-    return sql`update aura.paused_states p
-      set resumed_at = now(), resumed_answer = ${p('answer')}::jsonb, answered_by = ${p('answeredBy')}::text
+  const head = check === 'audited' ? sql`, head` : sql``;
+  return sql`with ${answerCtes(check)} select ${answeredNames}${head} from resolved r
+    where ${notified(ASKUSER_ANSWERED_CHANNEL)}`;
+}
+
+/** The columns of {@link answeredColumns}, by name. */
+const answeredNames = sql`conversation_id, tool_call_id, kind, priority, created_ms, resumed_ms,
+  audience_names, audience_roles, resume_context`;
+
+/**
+ * The common table expressions of an answer: `resolved`, the UPDATE (marked, so that the
+ * answer triggers skip its row), and `gone`, the work of those triggers but the notification,
+ * which the statement's condition {@link notified} sends for each row of `resolved`.
+ */
+function answerCtes(check: 'none' | 'identity' | 'audited'): SQL {
+  const p = sql.placeholder;
+  const admitted =
+    check === 'none'
+      ? sql``
+      : sql` and (${p('name')}::text is null or (${admits(
+          sql`${p('name')}`,
+          sql`array(select jsonb_array_elements_text(${p('roles')}::jsonb))`,
+        )}))`;
+  return sql`resolved as (update aura.paused_states p
+      set resumed_at = now(), resumed_answer = ${p('answer')}::jsonb,
+        answered_by = ${marked('aura.pause_write', sql`'answer:' || p.token`, sql`${p('answeredBy')}::text`)}
       where p.token = ${p('token')} and p.resumed_at is null
         and (p.deadline_at is null or p.deadline_at > now()) and p.quorum is null${admitted}
-      returning ${answeredColumns}${
+      returning ${answeredColumns}, p.token, p.has_audience${
         check === 'audited'
           ? sql`,
         (select h.seq::text || ':' || h.hash from aura.audit_heads h
           where h.chain = 'conversation:' || p.conversation_id for update) as head`
           : sql``
-      }`;
-  }
+      }), ${audienceGone}`;
 }
 /** The plain answer: no identity, no audit log (one autocommit UPDATE). */
 export const answerPlain = answerStatement('none');
@@ -87,10 +104,10 @@ const answerOrApproval = prepareOnce(() => {
       sql`array(select jsonb_array_elements_text(${p('roles')}::jsonb))`,
     )}))`,
   });
-  return sql`with single as (${answerSql('identity')}), ${approval}
-    select single.*, null::int as quorum, null::int as quorum_declines, true as resolved,
+  return sql`with ${answerCtes('identity')}, ${approval}
+    select ${answeredNames}, null::int as quorum, null::int as quorum_declines, true as resolved,
       null::text as approvers, null::text as decliners
-    from single
+    from resolved r where ${notified(ASKUSER_ANSWERED_CHANNEL)}
     union all
     select u.conversation_id, u.tool_call_id, u.kind, u.priority, u.created_ms, u.resumed_ms,
       u.audience_names, u.audience_roles, u.resume_context, u.quorum, u.quorum_declines,
@@ -338,15 +355,20 @@ function forbidden(token: string, why: string): AskUserError {
 
 /**
  * The condition that a pending pause is among the first `limit` in FIFO order that the
- * identity may answer: per audience key it matches, an ordered read of `pending_audience`.
+ * identity may answer: per audience key it matches, an ordered read of `pending_audience`,
+ * and for the questions open to anyone (no such rows), one of the pending FIFO index.
  */
 export function answerableBy(identity: Identity, limit: number): SQL {
+  const own = (q: string) =>
+    sql`not (${sql.raw(q)}.requester_may_not_answer and ${sql.raw(q)}.requester is not distinct from ${identity.name}::text)`;
   return sql`${t.token} in (select x.token from unnest(${textArray(identityKeys(identity))}) as k(key)
     cross join lateral (select a.token from aura.pending_audience a
       join aura.paused_states q on q.token = a.token
-      where a.audience_key = k.key
-        and not (q.requester_may_not_answer and q.requester is not distinct from ${identity.name}::text)
-      order by a.priority desc, a.created_at, a.token limit ${limit}) x)`;
+      where a.audience_key = k.key and ${own('q')}
+      order by a.priority desc, a.created_at, a.token limit ${limit}) x
+    union all (select o.token from aura.paused_states o
+      where o.resumed_at is null and not o.has_audience and ${own('o')}
+      order by o.priority desc, o.created_at, o.token limit ${limit}))`;
 }
 
 /** Appends entries in `db`'s (sub)transaction after `write`, or only writes without a key. */

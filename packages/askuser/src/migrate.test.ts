@@ -55,7 +55,7 @@ for (const spec of await sqlTargets()) {
         target.db,
         sql`select count(*)::int as n from ${sql.identifier(MIGRATIONS_SCHEMA)}.${sql.identifier(MIGRATIONS_TABLE)}`,
       );
-      expect(applied).toEqual([{ n: 9 }]);
+      expect(applied).toEqual([{ n: 11 }]);
       const shared = await query(
         target.db,
         sql`select count(*)::int as n from information_schema.tables where table_schema = 'drizzle'`,
@@ -99,6 +99,7 @@ for (const spec of await sqlTargets()) {
         'approvers',
         'decliners',
         'approved_content',
+        'has_audience',
       ]);
     });
 
@@ -181,7 +182,7 @@ describe.skipIf(serverUrl === undefined)('migrate from several processes at once
         target.db,
         sql`select count(*)::int as n from x_askuser.__migrations`,
       );
-      expect(applied).toEqual([{ n: 9 }]);
+      expect(applied).toEqual([{ n: 11 }]);
     } finally {
       await Promise.all(clients.map((c) => c.end()));
       await target.close();

@@ -68,16 +68,22 @@ export const pausedStates = auraSchema.table(
     decliners: text('decliners').array().notNull().default(sql`'{}'::text[]`),
     // What the approvals so far accept (the first accept's content): each must accept the same.
     approvedContent: text('approved_content'),
+    // Whether the audience names anyone (migration 0009): computed by the server for every
+    // writer; a question without one has no pending_audience row.
+    hasAudience: boolean('has_audience').generatedAlwaysAs(
+      sql`cardinality(audience_names) > 0 OR cardinality(audience_roles) > 0`,
+    ),
   },
   (t) => [
     // listPending(conversationId) and autoResolveForConversation: pending rows of one
-    // conversation, already in FIFO order, so the read needs no sort.
+    // conversation, in FIFO order but for the token (their few ties are sorted after).
     index('paused_states_pending_conversation_fifo_idx')
-      .on(t.conversationId, t.priority.desc().nullsFirst(), t.createdAt.asc(), t.token.asc())
+      .on(t.conversationId, t.priority.desc().nullsFirst(), t.createdAt.asc())
       .where(sql`${t.resumedAt} is null`),
-    // listPendingAll(limit): the cross-conversation FIFO; a LIMIT reads only its first rows.
+    // listPendingAll(limit): the cross-conversation FIFO, one range per `has_audience`, merged;
+    // listAnswerable reads the range of questions open to anyone. A LIMIT reads its first rows.
     index('paused_states_pending_fifo_idx')
-      .on(t.priority.desc().nullsFirst(), t.createdAt.asc(), t.token.asc())
+      .on(t.hasAudience, t.priority.desc().nullsFirst(), t.createdAt.asc(), t.token.asc())
       .where(sql`${t.resumedAt} is null`),
     // listRecent(limit): scanned backwards for newest first.
     index('paused_states_created_idx').on(t.createdAt, t.token),
@@ -87,15 +93,16 @@ export const pausedStates = auraSchema.table(
       .where(sql`${t.resumedAt} is not null`),
     // listAnswered({ conversationId }).
     index('paused_states_answered_conversation_idx')
-      .on(t.conversationId, t.resumedAt, t.token)
+      .on(t.conversationId, t.resumedAt)
       .where(sql`${t.resumedAt} is not null`),
   ],
 );
 
 /**
- * `aura.pending_audience`: one row per pending pause and audience key (`*` for anyone,
- * `name:<n>`, `role:<r>`), kept by triggers on `paused_states` (added on insert, removed on
- * resolution), so the pending list of one identity is a few ordered index scans.
+ * `aura.pending_audience`: one row per pending pause with an audience and audience key
+ * (`name:<n>`, `role:<r>`), added on insert and removed on resolution (by the store's
+ * statements, by triggers for other writers), so the pending list of one identity is a few
+ * ordered index scans. A question anyone may answer has no row here (migration 0009).
  */
 export const pendingAudience = auraSchema.table(
   'pending_audience',

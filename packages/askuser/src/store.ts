@@ -19,6 +19,7 @@ import { answeredJson, answeredOf } from './answered.js';
 import { type Identity, identitySchema } from './audience.js';
 import type { AuditKey } from './audit.js';
 import { conversationChain, keyBytes } from './audit-chain.js';
+import { ASKUSER_CREATED_CHANNEL } from './channels.js';
 import type { AskUserDatabase } from './database.js';
 import { applyDue } from './due.js';
 import { AskUserError, pauseExpired, pauseNotFound, wrapDatabaseError } from './errors.js';
@@ -34,6 +35,7 @@ import {
   resolveGoverned,
   withEntries,
 } from './governed.js';
+import { audienceKeys, notified } from './pause-write.js';
 import { columns, type Row, toAnswered, toPending, toRecord } from './projection.js';
 import { answerQuorum } from './quorum.js';
 import { approvals, pausedStates as t } from './schema.js';
@@ -57,6 +59,7 @@ import {
   type PendingCount,
   type ResumeAnswers,
 } from './types.js';
+import { marked } from './write-mark.js';
 
 /** Options of {@link AskUserStore}. */
 export interface AskUserStoreOptions {
@@ -74,38 +77,60 @@ const fifo = [desc(t.priority), asc(t.createdAt), asc(t.token)];
 // The insert is compiled once per process (as the answers are, in governed.ts) and run as a
 // named prepared statement on the handle it is given: building a drizzle query costs more
 // than running it, and a store is made per transaction. PGlite ignores the name; a
-// `prepare: false` client wins.
-const insertPause = prepareOnce(() => {
-  const p = sql.placeholder;
-  return statementBuilder
-    .insert(t)
-    .values({
-      token: p('token'),
-      conversationId: p('conversationId'),
-      kind: p('kind'),
-      question: p('question'),
-      // JSON text or null, passed as is: drizzle would encode a null as the JSON `null`.
-      options: sql`${p('options')}`,
-      priority: p('priority'),
-      toolCallId: p('toolCallId'),
-      resumeContext: sql`${p('resumeContext')}`,
-      proxiedFromChildId: p('proxiedFromChildId'),
-      proxiedToolCallId: p('proxiedToolCallId'),
-      audienceNames: sql`array(select jsonb_array_elements_text(${p('audienceNames')}::jsonb))`,
-      audienceRoles: sql`array(select jsonb_array_elements_text(${p('audienceRoles')}::jsonb))`,
-      requester: sql`${p('requester')}`,
-      requesterMayNotAnswer: p('requesterMayNotAnswer'),
-      deadlineAt: sql`coalesce(${p('deadlineAt')}::timestamptz, now() + ${p('deadlineInMs')}::float8 * interval '1 millisecond')`,
-      deadlineAnswer: sql`${p('deadlineAnswer')}::jsonb`,
-      remindAt: sql`coalesce(${p('remindAt')}::timestamptz, now() + ${p('remindInMs')}::float8 * interval '1 millisecond')`,
-      escalateAt: sql`coalesce(${p('escalateAt')}::timestamptz, now() + ${p('escalateInMs')}::float8 * interval '1 millisecond')`,
-      escalateNames: sql`array(select jsonb_array_elements_text(${p('escalateNames')}::jsonb))`,
-      escalateRoles: sql`array(select jsonb_array_elements_text(${p('escalateRoles')}::jsonb))`,
-      quorum: sql`${p('quorum')}::integer`,
-      quorumDeclines: sql`${p('quorumDeclines')}::integer`,
-    })
-    .getSQL();
-});
+// `prepare: false` client wins. It does what the insert triggers would (they skip its row):
+// it notifies and, for a question with an audience, writes its pending_audience rows.
+const insertPause = insertStatement(false);
+const insertPauseWithAudience = insertStatement(true);
+
+function insertStatement(withAudience: boolean) {
+  return prepareOnce(() => {
+    const p = sql.placeholder;
+    const insert = statementBuilder
+      .insert(t)
+      .values({
+        token: marked(
+          'aura.pause_write',
+          sql`'insert:' || ${p('token')}::text`,
+          sql`${p('token')}::text`,
+        ),
+        conversationId: p('conversationId'),
+        kind: p('kind'),
+        question: p('question'),
+        // JSON text or null, passed as is: drizzle would encode a null as the JSON `null`.
+        options: sql`${p('options')}`,
+        priority: p('priority'),
+        toolCallId: p('toolCallId'),
+        resumeContext: sql`${p('resumeContext')}`,
+        proxiedFromChildId: p('proxiedFromChildId'),
+        proxiedToolCallId: p('proxiedToolCallId'),
+        audienceNames: sql`array(select jsonb_array_elements_text(${p('audienceNames')}::jsonb))`,
+        audienceRoles: sql`array(select jsonb_array_elements_text(${p('audienceRoles')}::jsonb))`,
+        requester: sql`${p('requester')}`,
+        requesterMayNotAnswer: p('requesterMayNotAnswer'),
+        deadlineAt: sql`coalesce(${p('deadlineAt')}::timestamptz, now() + ${p('deadlineInMs')}::float8 * interval '1 millisecond')`,
+        deadlineAnswer: sql`${p('deadlineAnswer')}::jsonb`,
+        remindAt: sql`coalesce(${p('remindAt')}::timestamptz, now() + ${p('remindInMs')}::float8 * interval '1 millisecond')`,
+        escalateAt: sql`coalesce(${p('escalateAt')}::timestamptz, now() + ${p('escalateInMs')}::float8 * interval '1 millisecond')`,
+        escalateNames: sql`array(select jsonb_array_elements_text(${p('escalateNames')}::jsonb))`,
+        escalateRoles: sql`array(select jsonb_array_elements_text(${p('escalateRoles')}::jsonb))`,
+        quorum: sql`${p('quorum')}::integer`,
+        quorumDeclines: sql`${p('quorumDeclines')}::integer`,
+      })
+      .returning({
+        token: t.token,
+        priority: t.priority,
+        createdAt: t.createdAt,
+        audienceNames: t.audienceNames,
+        audienceRoles: t.audienceRoles,
+      })
+      .getSQL();
+    const audience = withAudience
+      ? sql`, audience as (insert into aura.pending_audience (audience_key, priority, created_at, token)
+          select distinct k, p.priority, p.created_at, p.token from r p, ${audienceKeys} k)`
+      : sql``;
+    return sql`with r as (${insert})${audience} select ${notified(ASKUSER_CREATED_CHANNEL)} from r`;
+  });
+}
 
 /**
  * The store of pending human questions over `aura.paused_states` (run {@link migrate}
@@ -164,8 +189,9 @@ export class AskUserStore {
     const quorum =
       p.quorum && (p.quorum.approvals > 1 || (p.quorum.declines ?? 1) > 1) ? p.quorum : null;
     try {
+      const withAudience = audience.names.length > 0 || audience.roles.length > 0;
       const write = (tx: AskUserDatabase) =>
-        runPrepared(tx, insertPause, {
+        runPrepared(tx, withAudience ? insertPauseWithAudience : insertPause, {
           token: p.token,
           conversationId: p.conversationId,
           kind: p.kind,
@@ -268,11 +294,18 @@ export class AskUserStore {
    * the cost does not grow with the number of resolved rows.
    */
   async listPendingAll(limit?: number): Promise<Pending[]> {
-    const rows = await this.#select('listPendingAll', (q) =>
+    const n = normalizeLimit(limit, DEFAULT_PENDING_LIMIT);
+    // The two ranges of the pending FIFO index (without and with an audience), merged in order.
+    const range = (q: SelectQuery, hasAudience: boolean) =>
       q
-        .where(isNull(t.resumedAt))
+        .where(and(isNull(t.resumedAt), eq(t.hasAudience, hasAudience)))
         .orderBy(...fifo)
-        .limit(normalizeLimit(limit, DEFAULT_PENDING_LIMIT)),
+        .limit(n);
+    const rows = await this.#select('listPendingAll', (q) =>
+      range(q, false)
+        .unionAll(range(selectQuery(this.#db), true))
+        .orderBy(...fifo)
+        .limit(n),
     );
     return rows.map(toPending);
   }

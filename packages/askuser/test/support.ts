@@ -1,6 +1,11 @@
 import { randomBytes } from 'node:crypto';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { PGlite } from '@electric-sql/pglite';
 import { type SqlTarget, sqlTargets } from '@internal/pg-test';
+import { applyMigrations, runPrepared } from '@x/postgres-kit';
 import { type SQL, sql } from 'drizzle-orm';
 import type { Logger } from 'drizzle-orm/logger';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
@@ -8,11 +13,21 @@ import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import type postgres from 'postgres';
 import { afterAll, beforeAll, beforeEach, describe } from 'vitest';
 import {
+  conversationChain,
+  headOf,
+  keyBytes,
+  lockHead,
+  type NewEntry,
+  signedEntries,
+} from '../src/audit-chain.js';
+import {
   type AskUserDatabase,
   AskUserStore,
   type AskUserStoreOptions,
   type InsertPauseParams,
+  MIGRATIONS_SCHEMA,
   migrate,
+  type ResumeAnswer,
 } from '../src/index.js';
 
 /** What {@link describeOnEachStorage} sets up: the open database and a store over it. */
@@ -153,4 +168,90 @@ export async function waitForLockWaiters(db: AskUserDatabase, count: number): Pr
     await new Promise((r) => setTimeout(r, 20));
   }
   throw new Error(`fewer than ${count} sessions ever waited on a lock`);
+}
+
+const drizzleFolder = fileURLToPath(new URL('../drizzle', import.meta.url));
+
+/**
+ * Migrates `db` as the release whose last migration was `tag` did (the package's migrations up
+ * to it, under the package's lock key and table), so a test can write what that release wrote.
+ */
+export async function migrateUpTo(db: AskUserDatabase, tag: string): Promise<void> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'askuser-migrations-'));
+  try {
+    const folder = path.join(dir, 'drizzle');
+    cpSync(drizzleFolder, folder, { recursive: true });
+    const journalFile = path.join(folder, 'meta', '_journal.json');
+    const journal = JSON.parse(readFileSync(journalFile, 'utf8')) as { entries: { tag: string }[] };
+    journal.entries = journal.entries.slice(0, journal.entries.findIndex((e) => e.tag === tag) + 1);
+    writeFileSync(journalFile, JSON.stringify(journal));
+    await applyMigrations(db, { folder, schema: MIGRATIONS_SCHEMA, lockKey: 0x61736b75 });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Inserts a pause as a writer that leaves the rest to the triggers does (a release before 0009,
+ * or direct SQL), with its `question-created` entry when given a key (see {@link appendAsBefore}).
+ */
+export async function insertAsBefore(
+  db: AskUserDatabase,
+  key: string | undefined,
+  p: { token: string; conversationId: string; names?: string[]; roles?: string[] },
+): Promise<void> {
+  await db.transaction(async (tx) => {
+    await tx.execute(sql`insert into aura.paused_states
+        (token, conversation_id, kind, question, tool_call_id, audience_names, audience_roles)
+      values (${p.token}, ${p.conversationId}, 'ask_user', 'go?', ${`call-${p.token}`},
+        array(select jsonb_array_elements_text(${JSON.stringify(p.names ?? [])}::jsonb)),
+        array(select jsonb_array_elements_text(${JSON.stringify(p.roles ?? [])}::jsonb)))`);
+    if (key === undefined) return;
+    await appendAsBefore(tx, key, {
+      chain: conversationChain(p.conversationId),
+      kind: 'question-created',
+      token: p.token,
+      data: { token: p.token, conversationId: p.conversationId },
+    });
+  });
+}
+
+/** Answers a pause as {@link insertAsBefore}'s writer does: one UPDATE, its entry with a key. */
+export async function answerAsBefore(
+  db: AskUserDatabase,
+  key: string | undefined,
+  token: string,
+  answer: ResumeAnswer,
+  by: string,
+): Promise<void> {
+  await db.transaction(async (tx) => {
+    const rows = await query(
+      tx,
+      sql`update aura.paused_states set resumed_at = now(), resumed_answer = ${JSON.stringify(answer)}::jsonb,
+        answered_by = ${by} where token = ${token} and resumed_at is null returning conversation_id`,
+    );
+    if (key === undefined || rows[0] === undefined) return;
+    await appendAsBefore(tx, key, {
+      chain: conversationChain(String(rows[0].conversation_id)),
+      kind: 'question-answered',
+      token,
+      data: { token, action: answer.action, content: answer.content, by },
+    });
+  });
+}
+
+/**
+ * Appends one audit entry in `tx` as a release before 0010 did: the chain's head locked, the
+ * entry signed, and a plain INSERT that leaves moving the head to the trigger.
+ */
+export async function appendAsBefore(
+  tx: AskUserDatabase,
+  key: string,
+  entry: NewEntry,
+): Promise<void> {
+  const [head] = await runPrepared(tx, lockHead, { chain: entry.chain });
+  const [e] = signedEntries(keyBytes(key), headOf(head), [entry]);
+  if (e === undefined) return;
+  await tx.execute(sql`insert into aura.audit_entries (chain, seq, kind, at, token, body, prev, hash, sig)
+    values (${e.chain}, ${e.seq}, ${e.kind}, ${e.at}::timestamptz, ${e.token}, ${e.body}, ${e.prev}, ${e.hash}, ${e.sig})`);
 }
