@@ -87,7 +87,7 @@ describe('webhook signatures', () => {
     expect(
       webhookSignature([key], 'msg_p5jXN8AQM9LWM0D4loKWxJek', 1614265330, '{"test": 2432232314}'),
     ).toBe('v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=');
-    const old = 'whsec_' + Buffer.alloc(32, 1).toString('base64');
+    const old = `whsec_${Buffer.alloc(32, 1).toString('base64')}`;
     const keys =
       setting(VARIABLES.RUNNER_WEBHOOK_SECRET, { RUNNER_WEBHOOK_SECRET: `${secret} ${old}` }) ?? [];
     const timestamp = Math.floor(Date.now() / 1000);

@@ -1,5 +1,4 @@
 import {
-  lazyStatements,
   type Pipeline,
   prepareOnce,
   retryRead,

@@ -11,7 +11,10 @@ export interface WireCounts {
   roundTrips: number;
   /** Transactions ended (ReadyForQuery idle after statements), implicit ones included. */
   transactions: number;
-  /** Of those, the ones with a statement that wrote a row (INSERT/UPDATE/DELETE/MERGE of ≥ 1). */
+  /**
+   * Of those, the ones with a statement that wrote a row: an INSERT/UPDATE/DELETE/MERGE of ≥ 1,
+   * or a statement whose text writes (a CTE's) that returned a row.
+   */
   writing: number;
   /** The command tags seen, with their counts. */
   tags: Record<string, number>;
@@ -19,11 +22,24 @@ export interface WireCounts {
 
 const FRAMING = new Set(['BEGIN', 'COMMIT', 'ROLLBACK']);
 
-/** Splits a stream of the server's messages (type byte, int32 length) into calls of `onMessage`. */
-function reader(onMessage: (type: string, body: Buffer) => void) {
+const WRITES = /\b(insert|update|delete|merge)\b/i;
+
+/**
+ * Splits a stream of protocol messages (type byte, int32 length) into calls of `onMessage`;
+ * `untyped` skips the client's first message (the startup message has no type byte).
+ */
+function reader(onMessage: (type: string, body: Buffer) => void, untyped = false) {
   let pending: Buffer = Buffer.alloc(0);
+  let skip = untyped;
   return (chunk: Buffer) => {
     pending = pending.length ? Buffer.concat([pending, chunk]) : chunk;
+    if (skip) {
+      if (pending.length < 4) return;
+      const length = pending.readInt32BE(0);
+      if (pending.length < length) return;
+      pending = pending.subarray(length);
+      skip = false;
+    }
     while (pending.length >= 5) {
       const length = pending.readInt32BE(1);
       if (pending.length < 1 + length) return;
@@ -49,6 +65,21 @@ export async function startWireCounter(target: string) {
     sockets.add(client).add(upstream);
     let last: 'client' | 'server' = 'server';
     let inTransaction = { statements: 0, wrote: false };
+    // The texts of the connection's prepared statements, and whether each statement executed
+    // (in the order the server completes them) is one whose text writes.
+    const prepared = new Map<string, string>();
+    const executed: boolean[] = [];
+    const cstrings = (body: Buffer) => body.toString('utf8').split('\0');
+    const fromClient = reader((type, body) => {
+      if (type === 'P') {
+        const [name = '', text = ''] = cstrings(body);
+        prepared.set(name, text);
+      } else if (type === 'B') {
+        executed.push(WRITES.test(prepared.get(cstrings(body)[1] ?? '') ?? ''));
+      } else if (type === 'Q') {
+        executed.push(WRITES.test(cstrings(body)[0] ?? ''));
+      }
+    }, true);
     const fromServer = reader((type, body) => {
       if (type === 'C' || type === 'E') {
         const tag = type === 'C' ? body.toString('utf8', 0, body.length - 1) : 'ERROR';
@@ -59,7 +90,11 @@ export async function startWireCounter(target: string) {
           inTransaction.statements++;
         }
         const rows = Number(tag.split(' ').at(-1));
-        if (['INSERT', 'UPDATE', 'DELETE', 'MERGE'].includes(verb) && rows > 0) {
+        const writes = executed.shift() ?? false;
+        if (
+          rows > 0 &&
+          (['INSERT', 'UPDATE', 'DELETE', 'MERGE'].includes(verb) || (writes && verb === 'SELECT'))
+        ) {
           inTransaction.wrote = true;
         }
       } else if (type === 'Z' && body[0] === 0x49 && inTransaction.statements > 0) {
@@ -71,6 +106,7 @@ export async function startWireCounter(target: string) {
     client.on('data', (chunk: Buffer) => {
       if (last === 'server') counts.roundTrips++;
       last = 'client';
+      fromClient(chunk);
       upstream.write(chunk);
     });
     upstream.on('data', (chunk: Buffer) => {
