@@ -188,10 +188,12 @@ export const runWrites = {
   claim: prepareOnce(() => {
     const skip = sql`not run_id = any(${p('skip')}::text[])`;
     const gone = holderGone(sql`${p('holder')}`, sql.raw('lease_holder'));
-    // Candidates in time order, then each run locked in turn until one is taken: written so
-    // that no statistics of the churning queue make the planner read every run.
+    // Candidates in time order, then each run locked in turn until one is taken. ORDER BY and
+    // LIMIT 1 on the join itself, so that the planner plans for one row: the index walked in
+    // order, whatever the churning queue's statistics (a subquery is planned for all its rows,
+    // which stale statistics made a sort of every due row at each claim).
     const first = (candidates: SQL) =>
-      sql`select l.id, l.was from (select run_id, claimable_at from ${runQueue} where ${candidates} and ${skip} order by claimable_at offset 0) q cross join lateral (select r.run_id as id, r.claimable_at as was from ${runs} r where r.run_id = q.run_id and r.claimable_at = q.claimable_at for update skip locked) l limit 1`;
+      sql`select l.id, l.was from ${runQueue} q cross join lateral (select r.run_id as id, r.claimable_at as was from ${runs} r where r.run_id = q.run_id and r.claimable_at = q.claimable_at for update skip locked) l where ${candidates} and ${skip} order by q.claimable_at limit 1`;
     return sql`with due as (${first(sql`claimable_at <= now()`)}), gone as (${first(sql`claimable_at > now() and leased and ${gone}`)}), picked as (select id, was from due union all select id, was from gone limit 1), run as (update ${runs} r set status = 'running', lease_owner = ${p('owner')}, claimable_at = ${lease}, attempts = r.attempts + 1, lost_attempts = r.lost_attempts + (r.status = 'running')::int, lease_holder = ${p('holder')}::integer, updated_at = now() from picked where r.run_id = picked.id and set_config('synchronous_commit', ${p('commit')}, true) is not null returning ${runOut}, picked.was), moved as (update ${runQueue} q set claimable_at = run.claimable_at, leased = true, lease_holder = run.lease_holder from run where q.run_id = run.run_id and q.claimable_at = run.was) select ${runResult}, ${sql.raw('(extract(epoch from run.was) * 1000)::float8')} as was_ms, (select s.record from ${suspensions} s where s.interaction_id = run.interaction_id and not s.resolved) as record, (select ceil(extract(epoch from (q.claimable_at - now())) * 1000)::float8 from ${runQueue} q where q.run_id <> run.run_id order by q.claimable_at limit 1) as next_due_ms from run`;
   }),
 
