@@ -1,4 +1,5 @@
 import {
+  jsonParameter,
   type Pipeline,
   prepareOnce,
   retryRead,
@@ -195,10 +196,10 @@ export class AskUserStore {
           conversationId: p.conversationId,
           kind: p.kind,
           question: p.question,
-          options: jsonOrNull(p.options),
+          options: jsonParameter(p.options),
           priority: p.priority ?? 0,
           toolCallId: p.toolCallId,
-          resumeContext: jsonOrNull(p.resumeContext),
+          resumeContext: jsonParameter(p.resumeContext),
           proxiedFromChildId: p.proxiedFromChildId || null,
           proxiedToolCallId: p.proxiedToolCallId || null,
           audienceNames: JSON.stringify(audience.names),
@@ -886,11 +887,6 @@ function selectQuery(db: AskUserDatabase) {
   return db.select(columns).from(t).$dynamic();
 }
 type SelectQuery = ReturnType<typeof selectQuery>;
-
-/** A JSON column's parameter: the value's JSON text, or SQL NULL for null / omitted. */
-function jsonOrNull(value: unknown): string | null {
-  return value === undefined || value === null ? null : JSON.stringify(value);
-}
 
 function normalizeLimit(limit: number | undefined, fallback: number): number {
   if (limit === undefined || !Number.isFinite(limit) || limit <= 0) return fallback;

@@ -6,7 +6,7 @@ import {
   type Suspension,
   type SuspensionRecord,
 } from '@x/continuation';
-import { type Pipeline, retryRead, rowsOf, runPrepared } from '@x/postgres-kit';
+import { jsonParameter, type Pipeline, retryRead, rowsOf, runPrepared } from '@x/postgres-kit';
 import type { Message } from '@x/wire';
 import type { ContinuationDatabase } from './database.js';
 import { wrapDatabaseError } from './errors.js';
@@ -193,11 +193,6 @@ export interface ListRunsOptions {
 
 const DEFAULT_LIST_LIMIT = 50;
 
-/** A JSON value as the text a jsonb parameter takes (drivers differ on objects), or SQL NULL. */
-function jsonText(value: unknown): string | null {
-  return value === undefined || value === null ? null : JSON.stringify(value);
-}
-
 function toRecord(row: SelectedRun & { notified?: unknown }): RunRecord {
   // `notified`: the value of a statement's pg_notify, nothing of the run.
   const { claimableAt, notified, ...rest } = row;
@@ -293,7 +288,7 @@ export class PostgresRunQueue {
         interactionId: run.interactionId ?? null,
         deadlineAt: !completed && run.deadlineAt ? run.deadlineAt.toISOString() : null,
         dueAt,
-        meta: jsonText(run.meta),
+        meta: jsonParameter(run.meta),
         transcript: completed ? JSON.stringify(run.messages ?? []) : null,
         finished: completed,
       }),
@@ -307,7 +302,7 @@ export class PostgresRunQueue {
    */
   async markReady(interactionId: string, input: unknown): Promise<RunRecord | undefined> {
     const [row] = await this.#run(`mark the run of "${interactionId}" ready`, () =>
-      runPrepared(this.#db, runWrites.markReady, { interactionId, input: jsonText(input) }),
+      runPrepared(this.#db, runWrites.markReady, { interactionId, input: jsonParameter(input) }),
     );
     return row && toRecord(runOfRow(row));
   }
@@ -324,7 +319,7 @@ export class PostgresRunQueue {
    */
   markReadyIn(pipeline: Pipeline, interactionId: string, input: unknown): Promise<boolean> {
     const readied = pipeline
-      .run(runWrites.markReady, { interactionId, input: jsonText(input) })
+      .run(runWrites.markReady, { interactionId, input: jsonParameter(input) })
       .then(
         (rows) => rows.length > 0,
         (error: unknown) => {

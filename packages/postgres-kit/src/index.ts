@@ -18,6 +18,7 @@ export {
 export { MigrationError, type MigrationErrorOptions } from './migration-error.js';
 export {
   type CommitWith,
+  jsonParameter,
   type Pipeline,
   type PreparedRow,
   type PreparedStatement,

@@ -82,6 +82,14 @@ function isPostgresJs(client: DriverClient): client is PostgresJsClient {
   return typeof (client as PostgresJsClient).unsafe === 'function';
 }
 
+/**
+ * A JSON value as a prepared statement's jsonb parameter: its JSON text (drivers encode
+ * objects differently), or SQL NULL for null and undefined.
+ */
+export function jsonParameter(value: unknown): string | null {
+  return value === undefined || value === null ? null : JSON.stringify(value);
+}
+
 /** Sends a statement now (postgres.js queries are lazy) as a named prepared statement. */
 function send(client: DriverClient, text: string, parameters: unknown[]): Promise<PreparedRow[]> {
   if (!isPostgresJs(client)) return client.query(text, parameters).then((result) => result.rows);
