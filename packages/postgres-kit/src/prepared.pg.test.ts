@@ -221,10 +221,16 @@ describe.skipIf(clusterProblem !== undefined)(
       );
     /** Terminates the backend running the sleep, once it runs. */
     const terminateSleep = async (admin: postgres.Sql) => {
+      await sleepRunning(admin);
+      await admin`select pg_terminate_backend(pid) from pg_stat_activity
+        where query like 'select pg_sleep%' and state = 'active' and pid <> pg_backend_pid()`;
+    };
+    /** Resolves once a sleep runs on the server. */
+    const sleepRunning = async (admin: postgres.Sql) => {
       for (;;) {
-        const [killed] = await admin`select pg_terminate_backend(pid) as done from pg_stat_activity
+        const [running] = await admin`select count(*)::int as n from pg_stat_activity
           where query like 'select pg_sleep%' and state = 'active' and pid <> pg_backend_pid()`;
-        if (killed?.done === true) return;
+        if (running?.n) return;
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
     };
@@ -286,6 +292,37 @@ describe.skipIf(clusterProblem !== undefined)(
           const next = () => client`select 7::int as seven`;
           const [after] = driver === 'patched' ? await next() : await retryRead(next);
           expect(after?.seven).toBe(7);
+        } finally {
+          await client.end({ timeout: 1 });
+          await admin.end({ timeout: 1 });
+        }
+      }, 60_000);
+    }
+
+    // postgres.js 3.4.9 hands a waiting reserve to the reconnect of a connection that closed,
+    // which drops it once connected: the transaction waits forever (porsager/postgres#1195;
+    // our patch of the stale 57P01 made it reachable here). Our patch keeps the reserve queued
+    // until a connection opens; the stock driver fails it with the old connection's 57P01.
+    for (const driver of ['patched', 'stock'] as const) {
+      it(`a transaction waiting for the pool's only connection runs once that connection is terminated (${driver} postgres.js)`, async () => {
+        const make = driver === 'patched' ? postgres : await loadStockPostgres();
+        const client = make(cluster.url, { max: 1, onnotice: () => {} });
+        const admin = postgres(cluster.url, { max: 1, onnotice: () => {} });
+        const db = drizzle({ client }) as unknown as PgDatabase<PgQueryResultHKT>;
+        try {
+          const holding = failureOf(
+            transaction(db, (tx) => runPrepared(tx, sleep, { seconds: 30, tag: `hold-${driver}` })),
+          );
+          await sleepRunning(admin);
+          const waiting = failureOf(transaction(db, (tx) => runPrepared(tx, numbered, { n: 5 })));
+          await terminateSleep(admin);
+          expect(isConnectionDrop(await holding)).toBe(true);
+          // Queued after the waiting transaction: the pool serves that one first.
+          const later = () => client`select 6::int as n`;
+          const [after] = driver === 'patched' ? await later() : await retryRead(later);
+          expect(after?.n).toBe(6);
+          if (driver === 'patched') expect(await waiting).toBeUndefined();
+          else expect(isConnectionDrop(await waiting)).toBe(true);
         } finally {
           await client.end({ timeout: 1 });
           await admin.end({ timeout: 1 });

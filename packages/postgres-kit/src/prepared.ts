@@ -192,6 +192,8 @@ async function onReservedConnection<T>(
     ended: () => void,
   ) => Promise<T>,
 ): Promise<T> {
+  // Stock postgres.js 3.4.9 can strand this after a dropped connection (porsager/postgres#1195:
+  // the README gives the patch).
   const connection = await client.reserve();
   // Stock postgres.js 3.4.9 leaves the statements queued behind a pipelined one pending
   // forever when the connection drops (our patch fails them): the first drop ends it all.

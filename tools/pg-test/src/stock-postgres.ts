@@ -55,7 +55,7 @@ export async function loadStockPostgres(): Promise<typeof postgres> {
   cpSync(join(installed, 'src'), join(copy, 'src'), { recursive: true });
   writeFileSync(join(copy, 'package.json'), '{ "type": "module" }');
   const patch = readFileSync(PATCH, 'utf8');
-  for (const file of ['src/connection.js', 'src/index.js']) {
+  for (const file of ['src/connection.js', 'src/index.js', 'src/queue.js']) {
     const source = join(copy, file);
     writeFileSync(source, unpatch(readFileSync(source, 'utf8'), patch, file));
   }
