@@ -421,6 +421,9 @@ async function restartUnderWake(tally: Tally, cluster: ThrowawayCluster): Promis
       const deadline = Date.now() + 120_000;
       while (Date.now() < deadline && tokens.some((t) => !resumed.has(t))) await sleep(200);
       await sleep(1_000);
+      const unresumed = tokens.filter((t) => !resumed.has(t));
+      // Read while the wakes still run: where each stuck run stands, and what each wake does.
+      if (unresumed.length) await describeStuck(sql, tally, unresumed, wakers);
       for (const w of wakers) await w.stop();
       tally.cases += tokens.length;
       exactlyOnce(tally, tokens, resumed, 'restart');
@@ -444,6 +447,31 @@ async function restartUnderWake(tally: Tally, cluster: ThrowawayCluster): Promis
       for (const w of wakers) await w.stop();
     }
   }, cluster.url);
+}
+
+/** Notes the rows of the runs not resumed, their queue rows, and what the wakes' connections do. */
+async function describeStuck(
+  sql: postgres.Sql,
+  tally: Tally,
+  tokens: string[],
+  wakers: Waker[],
+): Promise<void> {
+  const runs = await sql`
+    select r.interaction_id as token, r.status, r.attempts, r.lost_attempts, r.lease_owner,
+           r.lease_holder, r.claimable_at - now() as claimable_in, r.last_error,
+           (select json_agg(json_build_object('at', q.claimable_at - now(), 'leased', q.leased,
+                   'holder', q.lease_holder, 'same', q.claimable_at = r.claimable_at))
+              from x_continuation.run_queue q where q.run_id = r.run_id) as queue
+      from x_continuation.runs r where r.interaction_id = any(${tokens})`;
+  for (const row of runs) tally.note(`stuck run: ${JSON.stringify(row)}`);
+  const names = wakers.map((w) => w.name);
+  // All idle while a run is stuck: the wake waits on its driver, not on the server.
+  const sessions = await sql`
+    select application_name as wake, state, count(*)::int as connections,
+           max(now() - state_change) as longest,
+           array_agg(distinct left(query, 80)) filter (where state <> 'idle') as running
+      from pg_stat_activity where application_name = any(${names}) group by 1, 2 order by 1, 2`;
+  for (const row of sessions) tally.note(`wake connections: ${JSON.stringify(row)}`);
 }
 
 /** After the restart: every answered run went on, with nothing half-done. */
