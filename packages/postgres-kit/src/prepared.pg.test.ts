@@ -329,5 +329,27 @@ describe.skipIf(clusterProblem !== undefined)(
         }
       }, 60_000);
     }
+
+    // The patch keeps a waiting reserve queued across reconnects; one that failed must leave
+    // the queue, or the connection that opens for it later is handed to nobody.
+    it('a transaction that failed while the server was down takes no connection from the pool after it', async () => {
+      const client = postgres(cluster.url, { max: 1, onnotice: () => {} });
+      const db = drizzle({ client }) as unknown as PgDatabase<PgQueryResultHKT>;
+      try {
+        await cluster.stop();
+        try {
+          const refused = await failureOf(
+            transaction(db, (tx) => runPrepared(tx, numbered, { n: 1 })),
+          );
+          expect((refused as { code?: string }).code).toBe('ECONNREFUSED');
+        } finally {
+          await cluster.start();
+        }
+        const after = await transaction(db, (tx) => runPrepared(tx, numbered, { n: 2 }));
+        expect(after[0]).toEqual({ n: 2 });
+      } finally {
+        await client.end({ timeout: 1 });
+      }
+    }, 60_000);
   },
 );
