@@ -219,17 +219,19 @@ describe.skipIf(clusterProblem !== undefined)(
         () => undefined,
         (error: unknown) => error,
       );
+    /** The backends running the sleep, as a condition on pg_stat_activity. */
+    const sleeping = (admin: postgres.Sql) =>
+      admin`query like 'select pg_sleep%' and state = 'active' and pid <> pg_backend_pid()`;
     /** Terminates the backend running the sleep, once it runs. */
     const terminateSleep = async (admin: postgres.Sql) => {
       await sleepRunning(admin);
-      await admin`select pg_terminate_backend(pid) from pg_stat_activity
-        where query like 'select pg_sleep%' and state = 'active' and pid <> pg_backend_pid()`;
+      await admin`select pg_terminate_backend(pid) from pg_stat_activity where ${sleeping(admin)}`;
     };
     /** Resolves once a sleep runs on the server. */
     const sleepRunning = async (admin: postgres.Sql) => {
       for (;;) {
-        const [running] = await admin`select count(*)::int as n from pg_stat_activity
-          where query like 'select pg_sleep%' and state = 'active' and pid <> pg_backend_pid()`;
+        const [running] =
+          await admin`select count(*)::int as n from pg_stat_activity where ${sleeping(admin)}`;
         if (running?.n) return;
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
