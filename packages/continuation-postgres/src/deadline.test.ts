@@ -1,6 +1,6 @@
 import { type SqlTarget, sqlTargets } from '@internal/pg-test';
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
   type ContinuationDatabase,
   migrate,
@@ -30,6 +30,10 @@ for (const t of await sqlTargets()) {
     beforeEach(async () => {
       await clearRuns(db);
       await db.execute(sql`delete from x_continuation.suspensions`);
+    });
+    // Every run and its queue row agree after each case (issue 53).
+    afterEach(async () => {
+      expect(await queue.queueDrift()).toEqual([]);
     });
 
     const waitingRun = async (deadlineAt?: Date, dueAt?: Date) =>

@@ -14,7 +14,7 @@ export {
   type PostgresJsListener,
   type RunQueueListen,
 } from './listen.js';
-export { MIGRATIONS_SCHEMA, MIGRATIONS_TABLE, migrate } from './migrate.js';
+export { MIGRATIONS_SCHEMA, MIGRATIONS_TABLE, type MigrateResult, migrate } from './migrate.js';
 export {
   type AttemptCounts,
   backoffMs,
@@ -32,6 +32,7 @@ export {
   type NewRun,
   PostgresRunQueue,
   type PostgresRunQueueOptions,
+  type QueueDrift,
   RUN_READY_CHANNEL,
   RUN_RELEASED_CHANNEL,
   type RunCensus,

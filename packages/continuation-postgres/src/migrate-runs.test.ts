@@ -94,3 +94,60 @@ for (const t of await sqlTargets()) {
     });
   });
 }
+
+for (const t of await sqlTargets()) {
+  describe.skipIf(t.skip)(
+    `migration 0005_run_queue_repair over a drifted queue (${t.kind})`,
+    () => {
+      let target: SqlTarget;
+      let db: ContinuationDatabase;
+      let folder: string;
+      let repairedRuns: number;
+      beforeAll(async () => {
+        target = await t.open();
+        db = target.db;
+        folder = migrationsUpTo('0004_run_queue');
+        await applyMigrations(db, { folder, schema: 'x_continuation', lockKey: 0x636f6e74 });
+        // As overlapping writes of 0004's statements left them (issue 53): a dead worker's run
+        // whose queue row kept the other renewal's time, an answered run whose queue row kept
+        // its lease, a completed run's queue row left behind; and two runs in step.
+        await db.execute(sql`
+        insert into x_continuation.runs (run_id, conversation_id, status, interaction_id, input, attempts, lease_owner, claimable_at, finished_at)
+        values
+          ('dead', 'c', 'running', 'ask-dead', '{"content":"yes"}', 1, 'dead-worker', now() - interval '1 minute', null),
+          ('answered', 'c', 'ready', 'ask-answered', '{"content":"ok"}', 0, null, now() - interval '2 minutes', null),
+          ('completed', 'c', 'completed', 'ask-completed', null, 1, 'w', null, now()),
+          ('in-step', 'c', 'ready', 'ask-in-step', '{"content":"a"}', 0, null, now() - interval '3 minutes', null),
+          ('waiting', 'c', 'waiting', 'ask-waiting', null, 0, null, null, null)`);
+        await db.execute(sql`
+        insert into x_continuation.run_queue (run_id, claimable_at, leased)
+        select run_id, claimable_at - interval '22 milliseconds', true from x_continuation.runs where run_id = 'dead'
+        union all select run_id, claimable_at + interval '1 second', true from x_continuation.runs where run_id = 'answered'
+        union all select 'completed', now() - interval '1 hour', true
+        union all select run_id, claimable_at, false from x_continuation.runs where run_id = 'in-step'`);
+        ({ repairedRuns } = await migrate(db));
+      });
+      afterAll(async () => {
+        rmSync(folder, { recursive: true, force: true });
+        await target?.close();
+      });
+
+      it('says how many runs it repaired, and leaves the queue in step with its runs', async () => {
+        expect(repairedRuns).toBe(3);
+        expect(await new PostgresRunQueue(db).queueDrift()).toEqual([]);
+        expect(await migrate(db)).toEqual({ repairedRuns: 0 });
+      });
+
+      it('the stuck runs are claimed again: the dead worker’s, the answered one', async () => {
+        const queue = new PostgresRunQueue(db);
+        const claims: string[] = [];
+        for (let i = 0; i < 4; i++) {
+          const claimed = await queue.claim({ owner: `new-${i}`, leaseMs: LEASE });
+          if (claimed) claims.push(claimed.run.runId);
+        }
+        expect(claims).toEqual(['in-step', 'answered', 'dead']);
+        expect(await queue.get('dead')).toMatchObject({ attempts: 2, lostAttempts: 1 });
+      });
+    },
+  );
+}

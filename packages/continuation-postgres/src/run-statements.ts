@@ -98,46 +98,24 @@ const runResult = sql.raw(
 /**
  * One write of runs: `held` locks the runs `where` selects and reads the time each had
  * (`was`), `run` updates them with `set` (its columns as `r.`, the held row as `held.`) and
- * returns `returning` (at least {@link runKey}) and `was`, then {@link syncQueue} and
- * `select` from `run`.
+ * returns `returning` (at least {@link runKey}) and `was`; then `select` from `run`, each row
+ * with its queue row brought along ({@link syncQueue}).
  */
-function writeRuns(w: {
-  where: SQL;
-  set: SQL;
-  queue: QueueChange[];
-  returning?: SQL;
-  select: SQL;
-}): SQL {
+function writeRuns(w: { where: SQL; set: SQL; returning?: SQL; select: SQL }): SQL {
   const returning = w.returning ?? runKey;
-  return sql`with held as (select run_id as id, claimable_at as was from ${runs} where ${w.where} for update), run as (update ${runs} r set ${w.set} from held where r.run_id = held.id returning ${returning}, held.was), ${syncQueue(w.queue)} select ${w.select} from run`;
+  return sql`with held as (select run_id as id, claimable_at as was from ${runs} where ${w.where} for update), run as (update ${runs} r set ${w.set} from held where r.run_id = held.id returning ${returning}, held.was) select ${w.select}, ${syncQueue} from run`;
 }
-
-/** A queue row's lease as the `run` step left its run: its values, and as assignments. */
-const leaseValues = sql.raw(
-  "run.status = 'running', case when run.status = 'running' then run.lease_holder end",
-);
-const leaseOf = sql.raw(
-  "leased = run.status = 'running', lease_holder = case when run.status = 'running' then run.lease_holder end",
-);
-
-/** How a write may change its runs' queue rows: those it can, so that it runs no other step. */
-type QueueChange = 'moved' | 'gone' | 'added';
 
 /**
- * The queue rows of the runs a write's `run` step wrote ({@link runKey}, and `was`, the time
- * before), brought to their new times and leases: moved, deleted or added.
+ * Brings the queue row of a run the `run` step wrote ({@link runKey}, and `was`, its time
+ * before) to its new time and lease: moved, deleted or added. Not a step of the statement:
+ * a write that waited for another's lock on the run reads the run as that one committed it,
+ * but a step would look for its queue row in the statement's older snapshot and miss it
+ * (issue 53); the function's own statements see the row as the run's last writer left it.
  */
-function syncQueue(changes: QueueChange[]): SQL {
-  const steps = {
-    moved: sql`moved as (update ${runQueue} q set claimable_at = run.claimable_at, ${leaseOf} from run where run.was is not null and run.claimable_at is not null and q.run_id = run.run_id and q.claimable_at = run.was)`,
-    gone: sql`gone as (delete from ${runQueue} q using run where run.was is not null and run.claimable_at is null and q.run_id = run.run_id and q.claimable_at = run.was)`,
-    added: sql`added as (insert into ${runQueue} (run_id, claimable_at, leased, lease_holder) select run.run_id, run.claimable_at, ${leaseValues} from run where run.was is null and run.claimable_at is not null)`,
-  };
-  return sql.join(
-    changes.map((change) => steps[change]),
-    sql`, `,
-  );
-}
+const syncQueue = sql.raw(
+  "x_continuation.sync_run_queue(run.run_id, run.was, run.claimable_at, run.status = 'running', case when run.status = 'running' then run.lease_holder end) as queue_synced",
+);
 
 /** The fence of every write a worker makes to its run: still leased to it, still running. */
 const heldByOwner = sql`run_id = ${p('runId')} and lease_owner = ${p('owner')} and status = 'running'`;
@@ -174,7 +152,6 @@ export const runWrites = {
       where: sql`interaction_id = ${p('interactionId')} and status = 'waiting'`,
       set: readiedSet(sql`${p('input')}`),
       returning: runOut,
-      queue: ['moved', 'added'],
       select: sql`${runResult}, ${notifyReady} as notified`,
     }),
   ),
@@ -184,7 +161,9 @@ export const runWrites = {
   // The queue gives the order; the run, locked (SKIP LOCKED: a claim waits for nobody), must
   // still have the queue row's time, which a claim that took it first has changed. A due run
   // (read through the index up to now) ends it; only when none is due are the live leases'
-  // holders tried, in due order.
+  // holders tried, in due order. Its own queue step is safe where a write's would not be
+  // (syncQueue): it waits for no lock, and a run written since its snapshot no longer has the
+  // queue row's time when it is locked, so it is passed over.
   claim: prepareOnce(() => {
     const skip = sql`not run_id = any(${p('skip')}::text[])`;
     const gone = holderGone(sql`${p('holder')}`, sql.raw('lease_holder'));
@@ -201,7 +180,6 @@ export const runWrites = {
     writeRuns({
       where: heldByOwner,
       set: sql`claimable_at = ${lease}, updated_at = now()`,
-      queue: ['moved'],
       select: sql`run_id`,
     }),
   ),
@@ -211,20 +189,19 @@ export const runWrites = {
     writeRuns({
       where: heldByOwner,
       set: sql`status = 'ready', claimable_at = now(), attempts = greatest(r.attempts - 1, 0), updated_at = now()`,
-      queue: ['moved'],
       select: sql`run_id, ${sql.raw(`pg_notify('${RUN_RELEASED_CHANNEL}', run.run_id)`)} as notified`,
     }),
   ),
 
   complete: prepareOnce(() =>
-    writeRuns({ where: heldByOwner, set: completedSet, queue: ['gone'], select: sql`run_id` }),
+    writeRuns({ where: heldByOwner, set: completedSet, select: sql`run_id` }),
   ),
 
   // The run row is locked first (held), so that a worker that lost its lease resolves
   // nothing; the run completes only if its continuation was resolved here.
   completeResolving: prepareOnce(
     () =>
-      sql`with held as (select run_id as id, claimable_at as was, interaction_id from ${runs} where ${heldByOwner} for update), resolved as (update ${suspensions} s set resolved = true, resolved_at = now(), updated_at = now() where s.interaction_id = (select interaction_id from held) and s.resolved = false returning s.interaction_id), run as (update ${runs} r set ${completedSet} from held where r.run_id = held.id and exists (select 1 from resolved) returning ${runKey}, held.was), ${syncQueue(['gone'])} select run_id from run`,
+      sql`with held as (select run_id as id, claimable_at as was, interaction_id from ${runs} where ${heldByOwner} for update), resolved as (update ${suspensions} s set resolved = true, resolved_at = now(), updated_at = now() where s.interaction_id = (select interaction_id from held) and s.resolved = false returning s.interaction_id), run as (update ${runs} r set ${completedSet} from held where r.run_id = held.id and exists (select 1 from resolved) returning ${runKey}, held.was) select run_id, ${syncQueue} from run`,
   ),
 
   /** Waiting again, on the next question, claimable at `dueAt` (a time or null). */
@@ -232,7 +209,6 @@ export const runWrites = {
     writeRuns({
       where: heldByOwner,
       set: sql`status = 'waiting', interaction_id = ${p('interactionId')}, input = null, attempts = 0, lost_attempts = 0, last_error = null, claimable_at = ${p('dueAt')}::timestamptz, deadline_at = ${p('deadlineAt')}::timestamptz, updated_at = now()`,
-      queue: ['moved', 'gone'],
       select: sql`run_id, case when run.claimable_at is not null then ${notifyReady} end as notified`,
     }),
   ),
@@ -242,7 +218,6 @@ export const runWrites = {
     writeRuns({
       where: heldByOwner,
       set: sql`status = ${p('status')}, last_error = ${p('lastError')}, claimable_at = null, finished_at = now(), failed_at = case when ${p('status')}::text = 'failed' then now() end, updated_at = now()`,
-      queue: ['gone'],
       select: sql`run_id`,
     }),
   ),
@@ -252,7 +227,6 @@ export const runWrites = {
     writeRuns({
       where: heldByOwner,
       set: sql`status = 'ready', last_error = ${p('error')}, claimable_at = now() + ${p('retryInMs')} * interval '1 millisecond', updated_at = now()`,
-      queue: ['moved'],
       select: sql`run_id`,
     }),
   ),
@@ -262,7 +236,6 @@ export const runWrites = {
     writeRuns({
       where: heldByOwner,
       set: sql`status = 'failed', last_error = ${p('error')}, claimable_at = null, finished_at = now(), failed_at = now(), updated_at = now()`,
-      queue: ['gone'],
       select: sql`run_id`,
     }),
   ),
@@ -272,7 +245,6 @@ export const runWrites = {
     writeRuns({
       where: heldByOwner,
       set: sql`status = 'failed', attempts = r.attempts - 1, last_error = ${p('error')}, claimable_at = null, finished_at = now(), failed_at = now(), updated_at = now()`,
-      queue: ['gone'],
       select: sql`run_id`,
     }),
   ),
@@ -283,7 +255,6 @@ export const runWrites = {
       where: sql`run_id = ${p('runId')} and status = 'failed'`,
       set: sql`status = 'ready', attempts = 0, lost_attempts = 0, claimable_at = now(), finished_at = null, failed_at = null, updated_at = now()`,
       returning: runOut,
-      queue: ['added'],
       select: sql`${runResult}, ${notifyReady} as notified`,
     }),
   ),
@@ -293,7 +264,6 @@ export const runWrites = {
     writeRuns({
       where: sql`conversation_id = ${p('conversationId')} and status in ('running', 'waiting', 'ready')`,
       set: sql`status = 'cancelled', last_error = ${p('reason')}, lease_owner = null, claimable_at = null, finished_at = now(), updated_at = now()`,
-      queue: ['gone'],
       select: sql`run_id`,
     }),
   ),
@@ -301,7 +271,7 @@ export const runWrites = {
   /** Makes the waiting runs of many answers ready, `entries` a JSON array of `{interaction_id, input}`. */
   markReadyMany: prepareOnce(
     () =>
-      sql`with answers as (select * from jsonb_to_recordset(${p('entries')}::jsonb) as a(interaction_id text, input jsonb)), held as (select r.run_id as id, r.claimable_at as was, a.input from ${runs} r join answers a on r.interaction_id = a.interaction_id where r.status = 'waiting' for update of r), run as (update ${runs} r set ${readiedSet(sql.raw('held.input'))} from held where r.run_id = held.id returning ${runKey}, held.was), ${syncQueue(['moved', 'added'])} select run_id, ${notifyReady} as notified from run`,
+      sql`with answers as (select * from jsonb_to_recordset(${p('entries')}::jsonb) as a(interaction_id text, input jsonb)), held as (select r.run_id as id, r.claimable_at as was, a.input from ${runs} r join answers a on r.interaction_id = a.interaction_id where r.status = 'waiting' for update of r), run as (update ${runs} r set ${readiedSet(sql.raw('held.input'))} from held where r.run_id = held.id returning ${runKey}, held.was) select run_id, ${notifyReady} as notified, ${syncQueue} from run`,
   ),
 };
 
@@ -418,6 +388,15 @@ export const runStatements = {
   /** Deletes the runs that finished before `cutoff` (a finished run has no queue row). */
   purgeFinishedBefore: (db: ContinuationDatabase, cutoff: Date) =>
     db.delete(runs).where(finishedBefore(cutoff)).returning({ runId: runs.runId }),
+
+  /**
+   * The runs whose queue row is not exactly one row at their claimable_at with their lease,
+   * and the queue rows of no run at that time: empty when the queue and its runs agree.
+   */
+  queueDrift: (db: ContinuationDatabase) =>
+    db.execute(
+      sql`select run_id, (extract(epoch from claimable_at) * 1000)::float8 as claimable_ms, (select array_agg((extract(epoch from t) * 1000)::float8) from unnest(queued_at) t) as queued_ms from x_continuation.run_queue_drift order by run_id`,
+    ),
 
   /** Runs counted by status, and the running ones whose lease has not expired. */
   census: (db: ContinuationDatabase) =>

@@ -5,7 +5,7 @@ import { sampleSuspension } from '@x/continuation/testing';
 import type { Message } from '@x/wire';
 import { drizzle } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
   type ContinuationDatabase,
   migrate,
@@ -34,6 +34,10 @@ for (const t of await sqlTargets()) {
     afterAll(() => target?.close());
     beforeEach(async () => {
       await clearRuns(db);
+    });
+    // Every run and its queue row agree after each case (issue 53).
+    afterEach(async () => {
+      expect(await queue.queueDrift()).toEqual([]);
     });
 
     /** A ready run of a saved continuation; returns its id. */

@@ -5,7 +5,7 @@ import { sampleSuspension } from '@x/continuation/testing';
 import { pipelinedTransaction, prepareOnce, rowsOf } from '@x/postgres-kit';
 import type { Message } from '@x/wire';
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
   type ContinuationDatabase,
   migrate,
@@ -37,6 +37,10 @@ for (const t of await sqlTargets()) {
     beforeEach(async () => {
       await clearRuns(db);
       await db.execute(sql`delete from x_continuation.suspensions`);
+    });
+    // Every run and its queue row agree after each case (issue 53).
+    afterEach(async () => {
+      expect(await queue.queueDrift()).toEqual([]);
     });
 
     /** A run waiting on a saved continuation of its conversation; returns its ids. */

@@ -138,6 +138,15 @@ export type RunEnd =
   | { status: 'cancelled'; reason: string }
   | { status: 'failed'; error: string };
 
+/** A run whose queue row disagrees with it, as {@link PostgresRunQueue.queueDrift} finds it. */
+export interface QueueDrift {
+  runId: string;
+  /** The run's claimable time, or null when no run has this queue row's id (or none is due). */
+  claimableAt: Date | null;
+  /** The times of its queue rows (none when it has no row). */
+  queuedAt: Date[];
+}
+
 /** Options of {@link PostgresRunQueue.claim}. */
 export interface ClaimOptions {
   /** Names the claiming worker; unique per claim, it is the fencing token of the lease. */
@@ -640,6 +649,25 @@ export class PostgresRunQueue {
       leased += Number(row.leased);
     }
     return { byStatus, leased };
+  }
+
+  /**
+   * Where the queue's claim order disagrees with its runs: each run whose claimable_at has
+   * no queue row at that time (or more than one, or one with another lease), and each queue
+   * row of no run at its time. Empty unless something wrote the tables outside this queue's
+   * statements; a drifted run is never claimed, so check this after a fault.
+   */
+  async queueDrift(): Promise<QueueDrift[]> {
+    const rows = rowsOf(
+      await this.#read('compare the run queue with its runs', () =>
+        runStatements.queueDrift(this.#db),
+      ),
+    );
+    return rows.map((row) => ({
+      runId: String(row.run_id),
+      claimableAt: row.claimable_ms == null ? null : new Date(Number(row.claimable_ms)),
+      queuedAt: ((row.queued_ms as unknown[] | null) ?? []).map((ms) => new Date(Number(ms))),
+    }));
   }
 
   /** The conversations that have a run in one of `statuses`, each once, in no set order. */

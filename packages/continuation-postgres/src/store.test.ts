@@ -82,8 +82,8 @@ for (const t of await sqlTargets()) {
           ),
         );
         // One row per migration file: the suspensions, the runs, the runs' lease holder, their
-        // deadline, the run queue.
-        expect(applied[0]?.n).toBe(5);
+        // deadline, the run queue, its repair.
+        expect(applied[0]?.n).toBe(6);
         const drizzleDefault = rows(
           await db.execute(sql`select to_regclass('drizzle.__drizzle_migrations')::text as t`),
         );

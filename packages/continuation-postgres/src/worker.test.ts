@@ -50,6 +50,8 @@ for (const t of await sqlTargets()) {
     });
     afterEach(async () => {
       await Promise.all(started.splice(0).map((worker) => worker.stop()));
+      // Every run and its queue row agree after each case (issue 53).
+      expect(await queue.queueDrift()).toEqual([]);
     });
 
     /** A run waiting on a saved continuation; `ready` answers it. */

@@ -10,6 +10,7 @@ export { isConnectionDrop, retryRead } from './connection.js';
 export { rowsOf, type StoreDatabase } from './database.js';
 export { failureReason, sqlStateOf } from './failure.js';
 export {
+  type AppliedMigration,
   type AppliedMigrations,
   applyMigrations,
   type MigrationsOptions,

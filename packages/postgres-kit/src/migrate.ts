@@ -29,6 +29,7 @@ export interface MigrationsOptions {
  * It prints nothing: `client_min_messages` is raised to `warning` for its own statements,
  * so `IF NOT EXISTS` notices never reach a client's default `onnotice` (console.log).
  *
+ * @returns the migrations applied now, in order (none when the database was up to date).
  * @throws {MigrationError} when the server refuses a statement: it names the migration (or
  *   the migrations table's set-up), the server's message and the SQLSTATE; the calling
  *   package wraps it in its own error. A failure without a SQLSTATE (the connection) is the
@@ -43,7 +44,7 @@ export interface MigrationsOptions {
 export async function applyMigrations(
   db: StoreDatabase,
   options: MigrationsOptions,
-): Promise<void> {
+): Promise<AppliedMigration[]> {
   const migrationsFolder =
     options.folder instanceof URL ? fileURLToPath(options.folder) : options.folder;
   const migrations = readMigrationFiles({ migrationsFolder });
@@ -53,8 +54,9 @@ export async function applyMigrations(
   const table = sql`${schema}.${sql.identifier(tableName)}`;
   // Up to date is the usual case (every start of a process): two reads, no transaction.
   const latest = migrations.at(-1)?.folderMillis ?? -1;
-  if ((await appliedUpTo(db, options.schema, tableName, table)) >= latest) return;
+  if ((await appliedUpTo(db, options.schema, tableName, table)) >= latest) return [];
   const folderName = path.basename(migrationsFolder);
+  const applied: AppliedMigration[] = [];
   await db.transaction(async (tx) => {
     // A statement of migration `tag`, or of the set-up when there is none.
     const run = (statement: SQL, tag?: string) =>
@@ -85,9 +87,11 @@ export async function applyMigrations(
     for (const [index, migration] of migrations.entries()) {
       if (migration.folderMillis <= recorded) continue;
       const tag = tags[index] ?? String(index);
+      let rows: Record<string, unknown>[] = [];
       for (const statement of migration.sql) {
-        if (statement.trim() !== '') await run(sql.raw(statement), tag);
+        if (statement.trim() !== '') rows = rowsOf(await run(sql.raw(statement), tag));
       }
+      applied.push({ tag, rows });
       await run(
         sql`insert into ${table} (hash, created_at) values (${migration.hash}, ${migration.folderMillis})`,
         tag,
@@ -96,6 +100,15 @@ export async function applyMigrations(
     // A caller's transaction keeps its own level for what it runs after us.
     await run(sql`select set_config('client_min_messages', ${String(before?.level)}, true)`);
   });
+  return applied;
+}
+
+/** A migration {@link applyMigrations} applied: its tag, and the rows its last statement returned. */
+export interface AppliedMigration {
+  /** The migration's file name without `.sql` (`0001_runs`). */
+  tag: string;
+  /** What its last statement returned: a migration that repairs data can say how much. */
+  rows: Record<string, unknown>[];
 }
 
 /** Where a package's migrations are and how they are recorded, as {@link migrationsApplied} reads them. */

@@ -10,7 +10,7 @@ const rolledBack = Symbol('rolled back');
  */
 export async function refusedMigration<
   Db extends PgDatabase<PgQueryResultHKT, Record<string, unknown>>,
->(db: Db, migrate: (tx: Db) => Promise<void>, migrationsTable: string): Promise<unknown> {
+>(db: Db, migrate: (tx: Db) => Promise<unknown>, migrationsTable: string): Promise<unknown> {
   let error: unknown = new Error(`migrate succeeded although ${migrationsTable} was emptied`);
   await db
     .transaction(async (tx) => {
