@@ -59,12 +59,16 @@ function shipped(name: string): URL {
   return new URL('./drizzle', import.meta.resolve(`${name}/package.json`));
 }
 
-/** Applies every package's migrations, then the runner's own (idempotent). */
-export async function migrateAll(db: Db): Promise<void> {
+/**
+ * Applies every package's migrations, then the runner's own (idempotent). Returns how many
+ * stuck runs the run queue's repair made claimable again, for the caller to say.
+ */
+export async function migrateAll(db: Db): Promise<{ repairedRuns: number }> {
   await migrateAskUser(db);
-  await migrateContinuations(db);
+  const { repairedRuns } = await migrateContinuations(db);
   await migrateCheckpoints(db);
   await migrateRunner(db);
+  return { repairedRuns };
 }
 
 async function needsMigration(db: Db): Promise<boolean> {
@@ -111,7 +115,12 @@ export async function openStorage(options: OpenStorageOptions): Promise<Storage>
       if (!created && (await needsMigration(storage.db))) {
         options.log(`setting up the database in ${storage.where} (first use: applying migrations)`);
       }
-      await migrateAll(storage.db);
+      const { repairedRuns } = await migrateAll(storage.db);
+      if (repairedRuns > 0) {
+        options.log(
+          `repaired the claim order of ${repairedRuns} run${repairedRuns === 1 ? '' : 's'} in ${storage.where}: overlapping writes of the previous version had left them where no worker could claim them; they are claimable again`,
+        );
+      }
     }
     const resolved = await resolveAuditKey({
       kind: storage.kind,
