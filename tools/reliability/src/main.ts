@@ -7,7 +7,7 @@ import { knob, quick } from './knobs.js';
 import { killAll } from './proc.js';
 import { render, Tally } from './report.js';
 import { scenarios } from './scenarios/index.js';
-import { probe, serverUrl } from './server.js';
+import { probe, serverUrl, takeQueueChecks } from './server.js';
 
 const { values } = parseArgs({
   options: { only: { type: 'string' }, quick: { type: 'boolean' } },
@@ -79,6 +79,11 @@ for (const scenario of chosen) {
       clearTimeout(deadline);
       clearInterval(progress);
       killAll();
+    }
+    const queue = takeQueueChecks();
+    for (const drift of queue.drifted) tally.fail(drift);
+    if (queue.databases > 0) {
+      tally.note(`run queue invariant checked in ${queue.databases} database(s) before their drop`);
     }
     tally.seconds = (performance.now() - started) / 1000;
     console.log(

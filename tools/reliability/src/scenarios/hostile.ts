@@ -69,7 +69,7 @@ async function refused(
 }
 
 /** Runs a fast-check property, recording its counterexample as a failure. */
-async function property<T>(
+export async function property<T>(
   tally: Tally,
   name: string,
   arb: fc.Arbitrary<T>,
@@ -80,7 +80,10 @@ async function property<T>(
     await fc.assert(fc.asyncProperty(arb, body), { numRuns: runs, endOnFailure: true });
   } catch (error) {
     const message = String((error as Error).message).replace(/\n\nHint:[\s\S]*$/, '');
-    tally.fail(`${name}: ${message.slice(0, 1200)}`);
+    // fast-check keeps what the property threw as the cause: it comes first, then the case.
+    const cause = (error as Error).cause as Error | undefined;
+    const why = cause ? `${cause.stack ?? cause}`.slice(0, 1500) : '';
+    tally.fail(`${name}: ${why ? `${why}\n` : ''}${message.slice(0, 1200)}`);
   }
 }
 

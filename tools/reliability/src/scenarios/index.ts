@@ -8,6 +8,7 @@ import { hostileFiles, hostilePostgres } from './hostile.js';
 import { poolScale, stalledWorker } from './leases.js';
 import { loadScenario } from './load.js';
 import { notifyKillScenario, notifyScenario } from './notify.js';
+import { queueInterleavings } from './queue.js';
 import { fileRaces, pgRaces } from './races.js';
 import { stopEmbedded, stopPostgres } from './stop.js';
 import { takeoverEmbedded, takeoverPostgres } from './takeover.js';
@@ -51,6 +52,11 @@ export const scenarios: Scenario[] = [
   { name: 'db fault: wake terminal write terminated', server: true, run: terminalFault },
   // On a throwaway cluster of its own, not the machine's server.
   { name: 'db fault: server stopped under wake', server: false, run: restartFault },
+  {
+    name: "queue: random interleavings of the run queue's writes",
+    server: true,
+    run: queueInterleavings,
+  },
   { name: 'lease: worker stalled past its lease', server: true, run: stalledWorker },
   { name: 'lease: 3 wakes × 16 workers, pools of 4', server: true, run: poolScale },
   { name: 'takeover: wake SIGKILLed mid-call, postgres', server: true, run: takeoverPostgres },
