@@ -105,7 +105,7 @@ export async function benchAskUserBatch(ctx: Context, server: Server): Promise<v
 
 async function fill(server: Server, rows: number): Promise<void> {
   const { sql } = server;
-  await sql`truncate aura.paused_states`;
+  await sql`truncate aura.paused_states cascade`;
   // 10 % pending, 100 rows per conversation: 1,000,000 rows = 100,000 pending over 10,000.
   await sql`
     insert into aura.paused_states (token, conversation_id, kind, question, priority, tool_call_id,
@@ -157,5 +157,5 @@ export async function benchAskUserListing(ctx: Context, server: Server): Promise
     extra: { rows: big, pending: big / 10, conversations: big / 100, plan: planLines },
     note: `table + indexes ${kb(Number(size?.bytes ?? 0))}; plan: ${planLines.find((l) => l.includes('Scan'))?.trim() ?? planLines[0] ?? ''}`,
   });
-  await server.sql`truncate aura.paused_states`;
+  await server.sql`truncate aura.paused_states cascade`;
 }
