@@ -65,7 +65,7 @@ export function checkAnswer(
   return { action: 'accept', content: JSON.stringify(content) };
 }
 
-// The SDK client fills in defaults after its handler returns; the answer is checked as the server will get it.
+// The SDK client fills in defaults after its handler returns: check what the server will get.
 function withDefaults(schema: RequestedSchema, content: unknown): unknown {
   if (typeof content !== 'object' || content === null || Array.isArray(content)) return content;
   const filled: Record<string, unknown> = { ...content };
