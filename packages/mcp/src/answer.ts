@@ -2,7 +2,7 @@ import type { ElicitResult } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import type { AskUserStore, ResumeAnswer } from '@x/askuser';
 import { McpElicitationError } from './errors.js';
-import { type ElicitationQuestion, readQuestion } from './question.js';
+import { type ElicitationQuestion, type RequestedSchema, readQuestion } from './question.js';
 
 /** The content of an `accept` answer: the fields of the requested schema. */
 export type ElicitationContent = NonNullable<ElicitResult['content']>;
@@ -20,7 +20,8 @@ let validator: AjvJsonSchemaValidator | undefined;
 
 /**
  * Checks an answer against its question and writes it the way its pause stores it: an
- * `accept` content as JSON text.
+ * `accept` content as JSON text (with the schema's defaults filled in first when the
+ * client applies defaults, as the SDK client does).
  *
  * @throws {McpElicitationError} `invalid_answer` for an unknown action or content on a
  *   decline/cancel; `invalid_content` for accept content that does not match the schema.
@@ -49,8 +50,11 @@ export function checkAnswer(
       { token },
     );
   }
+  const content = question.applyDefaults
+    ? withDefaults(question.requestedSchema, given.content)
+    : given.content;
   validator ??= new AjvJsonSchemaValidator();
-  const result = validator.getValidator(question.requestedSchema)(given.content);
+  const result = validator.getValidator(question.requestedSchema)(content);
   if (!result.valid) {
     throw new McpElicitationError(
       'invalid_content',
@@ -58,7 +62,17 @@ export function checkAnswer(
       { token },
     );
   }
-  return { action: 'accept', content: JSON.stringify(given.content) };
+  return { action: 'accept', content: JSON.stringify(content) };
+}
+
+// The SDK client fills in defaults after its handler returns: check what the server will get.
+function withDefaults(schema: RequestedSchema, content: unknown): unknown {
+  if (typeof content !== 'object' || content === null || Array.isArray(content)) return content;
+  const filled: Record<string, unknown> = { ...content };
+  for (const [key, property] of Object.entries(schema.properties)) {
+    if (filled[key] === undefined && 'default' in property) filled[key] = property.default;
+  }
+  return filled;
 }
 
 /** The MCP result a stored answer stands for. */

@@ -2,7 +2,8 @@ import { openPgliteTarget, type SqlTarget } from '@internal/pg-test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { CallToolResultSchema, type ClientCapabilities } from '@modelcontextprotocol/sdk/types.js';
 import { AskUserError, AskUserStore, migrate } from '@x/askuser';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -42,8 +43,12 @@ afterEach(async () => {
 let conversations = 0;
 
 /** A client with durable elicitations; `asked` resolves with the first question it stores. */
-function agent(conversationId: string, more: Partial<DurableElicitationsOptions> = {}) {
-  const client = new Client({ name: 'agent', version: '1.0.0' });
+function agent(
+  conversationId: string,
+  more: Partial<DurableElicitationsOptions> = {},
+  capabilities: ClientCapabilities = {},
+) {
+  const client = new Client({ name: 'agent', version: '1.0.0' }, { capabilities });
   let onPause: (q: ElicitationQuestion) => void = () => {};
   const asked = new Promise<ElicitationQuestion>((resolve) => {
     onPause = resolve;
@@ -284,6 +289,55 @@ describe('a connection without sessions (stdio)', () => {
       (e: unknown) => e,
     );
     expect(AskUserError.hasCode(late, 'not_found')).toBe(true);
+  });
+});
+
+describe("the schema's defaults", () => {
+  const partySchema = {
+    type: 'object' as const,
+    properties: { guests: { type: 'integer' as const, minimum: 1, default: 2 } },
+    required: ['guests'],
+  };
+
+  /** A server whose `party` tool asks for a field that is required and has a default. */
+  async function askParty(capabilities: ClientCapabilities) {
+    const server = new McpServer({ name: 'party', version: '1.0.0' });
+    server.registerTool('party', { description: 'How many come?' }, async () => {
+      const answer = await server.server.elicitInput({
+        message: 'How many?',
+        requestedSchema: partySchema,
+      });
+      return { content: [{ type: 'text', text: JSON.stringify(answer) }] };
+    });
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await server.connect(serverSide);
+    const a = agent(`conv-${++conversations}`, {}, capabilities);
+    await a.client.connect(clientSide);
+    const call = a.client.callTool({ name: 'party', arguments: {} });
+    return { ...a, call, announced: server.server.getClientCapabilities()?.elicitation };
+  }
+
+  it('a client that applies defaults keeps saying so, and an empty accept is answered with the default', async () => {
+    const { announced, asked, call } = await askParty({
+      elicitation: { form: { applyDefaults: true } },
+    });
+    expect(announced).toEqual({ form: { applyDefaults: true } });
+    const { token } = await asked;
+    await answerElicitation(store, token, { action: 'accept', content: {} });
+    expect(text(await call)).toBe('{"action":"accept","content":{"guests":2}}');
+    expect((await store.getAnswer(token))?.answer.content).toBe('{"guests":2}');
+  });
+
+  it('a client that does not apply defaults: an empty accept for a required field is refused', async () => {
+    const { announced, asked, elicitations, call } = await askParty({});
+    expect(announced).toEqual({ form: {} });
+    const { token } = await asked;
+    const empty = await answerElicitation(store, token, { action: 'accept', content: {} }).catch(
+      (e: unknown) => e,
+    );
+    expect(McpElicitationError.hasCode(empty, 'invalid_content')).toBe(true);
+    await elicitations.answer(token, { action: 'accept', content: { guests: 3 } });
+    expect(text(await call)).toBe('{"action":"accept","content":{"guests":3}}');
   });
 });
 

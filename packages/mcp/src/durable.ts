@@ -1,7 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { ElicitRequestSchema, ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import {
+  type ClientCapabilities,
+  ElicitRequestSchema,
+  ErrorCode,
+  McpError,
+} from '@modelcontextprotocol/sdk/types.js';
 import { AskUserError, type AskUserStore, type ResumeAnswer } from '@x/askuser';
 import {
   answerElicitation,
@@ -83,12 +88,18 @@ function connectionOf(transport: Transport): string {
   return id;
 }
 
+// The SDK (1.x) has no getter for a client's own capabilities; it keeps them in this field.
+function ownCapabilities(client: Client): ClientCapabilities {
+  return (client as unknown as { _capabilities?: ClientCapabilities })._capabilities ?? {};
+}
+
 /**
  * Makes an MCP client's elicitations durable: each `elicitation/create` request from the
  * server becomes an `@x/askuser` pause (kind `elicitation`, the requested schema in
  * `options`, the request's session and id in `resumeContext`), and the request is answered
  * with the pause's answer once someone gives it (`answerElicitation`, from any process).
- * Registers the client's form elicitation capability: call it before `client.connect`.
+ * Registers the client's form elicitation capability, keeping what the client set there
+ * (`form: { applyDefaults: true }`): call it before `client.connect`.
  *
  * A question outlives the client process. After a restart, reconnect to the same MCP
  * session (Streamable HTTP: pass the session id to the transport) and call `resume()`:
@@ -111,7 +122,10 @@ export function durableElicitations(
   const pollMs = options.pollMs ?? 1000;
   const closed = new AbortController();
   const wakers = new Map<string, Set<() => void>>();
-  client.registerCapabilities({ elicitation: { form: {} } });
+  // The SDK merges capabilities one level deep: the form settings the client already has
+  // (applyDefaults) are passed along, or registering form would drop them.
+  const elicitation = ownCapabilities(client).elicitation;
+  client.registerCapabilities({ elicitation: { ...elicitation, form: { ...elicitation?.form } } });
 
   async function waitForAnswer(
     token: string,
@@ -180,6 +194,7 @@ export function durableElicitations(
       requestId: extra.requestId,
     };
     if (extra.sessionId !== undefined) context.sessionId = extra.sessionId;
+    if (ownCapabilities(client).elicitation?.form?.applyDefaults) context.applyDefaults = true;
     const token = `mcp-${connection}-${extra.requestId}`;
     const pause = pauseOf(token, conversationId, params, context);
     const question: ElicitationQuestion = {
@@ -192,6 +207,7 @@ export function durableElicitations(
       connection,
       createdAt: new Date(),
       ...(extra.sessionId === undefined ? {} : { sessionId: extra.sessionId }),
+      ...(context.applyDefaults ? { applyDefaults: true } : {}),
     };
     // A default that does not fit this request's schema is refused before anything is stored.
     const deadline = options.deadline && {

@@ -34,6 +34,8 @@ const ContextSchema = z.object({
     connection: z.string(),
     sessionId: z.string().optional(),
     requestId: z.union([z.string(), z.number()]),
+    /** The client fills in the schema's defaults (`elicitation.form.applyDefaults`). */
+    applyDefaults: z.literal(true).optional(),
   }),
 });
 
@@ -57,6 +59,11 @@ export interface ElicitationQuestion {
   requestId: string | number;
   /** The connection the request came on (the session id, else an id of its own). */
   connection: string;
+  /**
+   * The client declared `elicitation.form.applyDefaults`: an `accept` gets the schema's
+   * defaults for the fields it leaves out, before it is checked.
+   */
+  applyDefaults?: true;
   createdAt: Date;
 }
 
@@ -97,7 +104,7 @@ export function readQuestion(pause: Pending): ElicitationQuestion {
   const context = ContextSchema.safeParse(pause.resumeContext);
   if (!schema.success || !context.success)
     return fail('has no readable requested schema or MCP context');
-  const { server, sessionId, requestId, connection } = context.data.mcp;
+  const { server, sessionId, requestId, connection, applyDefaults } = context.data.mcp;
   const question: ElicitationQuestion = {
     token: pause.token,
     conversationId: pause.conversationId,
@@ -109,6 +116,7 @@ export function readQuestion(pause: Pending): ElicitationQuestion {
     createdAt: pause.createdAt,
   };
   if (sessionId !== undefined) question.sessionId = sessionId;
+  if (applyDefaults) question.applyDefaults = applyDefaults;
   return question;
 }
 

@@ -7,7 +7,8 @@
 // (compiled and run), ```ts server is a program that needs PostgreSQL (run twice against one
 // throwaway database, DATABASE_URL; skipped without a server, failed in CI), ```ts compile
 // is a fragment that needs something outside (a model, a key): compiled only. A ```js file
-// PATH block is a file the tests need, written at PATH beside them.
+// PATH block is a file the tests need, written at PATH beside them. An `…Error` the prose
+// names in backticks must exist: ours, JavaScript's, or in a dependency's types.
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import {
@@ -110,6 +111,61 @@ export function unnamedImports(markdown, packages) {
   return found;
 }
 
+/**
+ * The `…Error` names a README gives in backticks that `known` does not know, with their line:
+ * a user who looks for such a class finds nothing (a renamed error the prose kept).
+ * @param {string} markdown
+ * @param {(name: string) => boolean} known
+ * @returns {{ name: string, line: number }[]}
+ */
+export function unknownErrorNames(markdown, known) {
+  const found = [];
+  for (const match of markdown.matchAll(/`([A-Z][A-Za-z0-9]*Error)\b/g)) {
+    const name = match[1];
+    if (!known(name)) found.push({ name, line: markdown.slice(0, match.index).split('\n').length });
+  }
+  return found;
+}
+
+/** The names the published packages' sources export (declarations, not re-exports). */
+function exportedNames(dirs) {
+  const names = new Set();
+  const walk = (dir) => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const at = path.join(dir, entry.name);
+      if (entry.isDirectory()) walk(at);
+      else if (/\.tsx?$/.test(entry.name) && !/\.test\.tsx?$/.test(entry.name)) {
+        const code = readFileSync(at, 'utf8');
+        const declared =
+          /^export\s+(?:declare\s+)?(?:abstract\s+)?(?:class|const|function|interface|type)\s+(\w+)/gm;
+        for (const match of code.matchAll(declared)) names.add(match[1]);
+      }
+    }
+  };
+  for (const dir of dirs) if (existsSync(path.join(dir, 'src'))) walk(path.join(dir, 'src'));
+  return names;
+}
+
+/** Whether `name` is in the type declarations of a package that `dir`'s package can import. */
+function declaredByDependency(dir, packages, name) {
+  const word = new RegExp(`\\b${name}\\b`);
+  const search = (folder) => {
+    for (const entry of readdirSync(folder, { withFileTypes: true })) {
+      const at = path.join(folder, entry.name);
+      if (entry.isDirectory()) {
+        if (entry.name !== 'node_modules' && search(at)) return true;
+      } else if (/\.d\.[cm]?ts$/.test(entry.name) && word.test(readFileSync(at, 'utf8'))) {
+        return true;
+      }
+    }
+    return false;
+  };
+  return packages.some((pkg) => {
+    const folder = path.join(dir, 'node_modules', pkg);
+    return existsSync(folder) && search(folder);
+  });
+}
+
 /** Every fenced block with its language, info string, code, offset and first code line. */
 function fences(markdown) {
   const fence = /^```(\w*)([^\n]*)\n([\s\S]*?)^```/gm;
@@ -189,7 +245,7 @@ function nodeModulesAbove(dir) {
  * @param {string} root
  * @param {Map<string, string>} catalog
  */
-function readReadmes(root, catalog) {
+export function readReadmes(root, catalog) {
   const problems = [];
   const readmes = [];
   const published = new Map();
@@ -197,6 +253,7 @@ function readReadmes(root, catalog) {
     const manifest = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8'));
     if (!manifest.private) published.set(manifest.name, dir);
   }
+  const ours = exportedNames(published.values());
   for (const [name, dir] of published) {
     const readme = path.join(dir, 'README.md');
     const where = path.relative(root, readme);
@@ -230,6 +287,20 @@ function readReadmes(root, catalog) {
         `${where}:${line}: imports "${specifier}", which its install line does not name`,
       );
     }
+    const manifest = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8'));
+    const dependencies = [
+      ...install.packages,
+      ...Object.keys({ ...manifest.dependencies, ...manifest.peerDependencies }),
+    ];
+    const known = (errorName) =>
+      ours.has(errorName) ||
+      errorName in globalThis ||
+      declaredByDependency(dir, dependencies, errorName);
+    for (const { name: errorName, line } of unknownErrorNames(markdown, known)) {
+      problems.push(
+        `${where}:${line}: names \`${errorName}\`, which neither our packages, JavaScript nor its dependencies export`,
+      );
+    }
     readmes.push({ name, dir, where, packages: install.packages, blocks, files });
   }
   return { problems, readmes, published };
@@ -245,7 +316,8 @@ one plain npm project under the system temp folder holding the packed tarballs (
 pack) and the install lines' packages at the catalog's versions (npm's cache is reused,
 and the project's third-party packages are kept for the next run; the registry must be
 reachable). \`ts server\` blocks run twice against one throwaway
-database. Build first. Exit code 1 on any failure.`);
+database. A backticked \`…Error\` name must be exported by our packages, JavaScript or
+a dependency. Build first. Exit code 1 on any failure.`);
     return 0;
   }
   const root = rootOf(argv);

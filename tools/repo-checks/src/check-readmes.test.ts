@@ -4,6 +4,7 @@ import {
   codeBlocks,
   fileBlocks,
   installLine,
+  unknownErrorNames,
   unnamedImports,
 } from './check-readmes.mjs';
 
@@ -99,5 +100,18 @@ describe('unnamedImports', () => {
       { specifier: 'postgres', line: 8 },
       { specifier: 'zod', line: 11 },
     ]);
+  });
+});
+
+describe('unknownErrorNames', () => {
+  it('names the backticked errors nobody exports, with their line, and only those', () => {
+    const markdown = [
+      '# @x/a',
+      'Throws `AError` (`AError.is(err)`), or a `TypeError`.',
+      '',
+      'An unknown token: `GoneError`. Not code: GoneError.',
+    ].join('\n');
+    const known = (name: string) => name === 'AError' || name in globalThis;
+    expect(unknownErrorNames(markdown, known)).toEqual([{ name: 'GoneError', line: 4 }]);
   });
 });
