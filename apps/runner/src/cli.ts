@@ -7,7 +7,14 @@ import { invocation, shellQuote } from './cli/invocation.js';
 import { createLineReader, type LineReader } from './cli/lines.js';
 import { createOutput, type Output } from './cli/output.js';
 import type { Command, Context } from './commands/command.js';
-import { checkEnvironment, setting, tracesWanted, VARIABLES } from './config/index.js';
+import {
+  checkEnvironment,
+  questionPolicyDiffering,
+  questionPolicyOf,
+  setting,
+  tracesWanted,
+  VARIABLES,
+} from './config/index.js';
 import { FAILURES, usageError } from './errors.js';
 import { watching } from './executive/telemetry.js';
 import type { HostCommand } from './serve/api-cli.js';
@@ -51,6 +58,7 @@ const VIA_SERVE = new Set([
   'chat',
   'audit',
   'operators',
+  'notifications',
 ]);
 
 // Commands that, with a serve holding the folder, are answered here: serve did their work.
@@ -196,6 +204,7 @@ export async function main(argv: string[]): Promise<number> {
       prefix: invocation(),
       ...(dataFlag === undefined ? {} : { suffix: `--data ${shellQuote(dataFlag)}` }),
       tty: Boolean(process.stdout.isTTY),
+      policy: questionPolicyOf(),
       inputs: {},
     }).catch((error: unknown) => report(out, command, error));
     if (hosted !== undefined) return hosted;
@@ -380,6 +389,15 @@ function hostCommands(storage: Storage): HostCommand {
     if (!command || !load || (command === 'chat' && !sinks.lines)) {
       out.error(
         `serve does not run "${command}" for other processes${load ? ' without its input lines (an NDJSON body)' : ''}`,
+        { failure: 'usage', exitCode: FAILURES.usage.exitCode },
+      );
+      return FAILURES.usage.exitCode;
+    }
+    // Its questions would be asked under serve's policy, not the one set where it was typed.
+    const differing = command === 'exec' ? questionPolicyDiffering(request.policy ?? {}) : [];
+    if (differing.length > 0) {
+      out.error(
+        `${differing.join(', ')}: not the same here as in serve (pid ${process.pid}), which holds the data folder and would run this exec under its own; nothing was started: give ${differing.length === 1 ? 'it' : 'them'} serve's ${differing.length === 1 ? 'value' : 'values'}, or restart serve with this terminal's`,
         { failure: 'usage', exitCode: FAILURES.usage.exitCode },
       );
       return FAILURES.usage.exitCode;

@@ -905,6 +905,39 @@ export function setting<T, D extends T | undefined>(
   return value;
 }
 
+/** The variables a question is asked under (who answers it, by when, how many): read where it is asked. */
+export const QUESTION_POLICY = [
+  VARIABLES.RUNNER_AUDIENCE,
+  VARIABLES.RUNNER_REQUESTER_MAY_NOT_APPROVE,
+  VARIABLES.RUNNER_DEADLINE,
+  VARIABLES.RUNNER_REMIND,
+  VARIABLES.RUNNER_ESCALATE,
+  VARIABLES.RUNNER_QUORUM,
+] as const;
+
+/** The {@link QUESTION_POLICY} variables set in `env`, as given. */
+export function questionPolicyOf(env: Env = process.env): Record<string, string> {
+  return Object.fromEntries(
+    QUESTION_POLICY.flatMap((v) => (env[v.name] ? [[v.name, env[v.name] as string]] : [])),
+  );
+}
+
+/** The names of the {@link QUESTION_POLICY} variables whose values mean different things in `given` and `env`. */
+export function questionPolicyDiffering(given: Env, env: Env = process.env): string[] {
+  const meaning = (variable: Variable<unknown>, from: Env) => {
+    try {
+      return JSON.stringify(setting(variable, from), (_, value) =>
+        value instanceof Set ? [...value].sort() : value,
+      );
+    } catch {
+      return `not read: ${from[variable.name]}`;
+    }
+  };
+  return QUESTION_POLICY.filter(
+    (v) => meaning(v as Variable<unknown>, given) !== meaning(v as Variable<unknown>, env),
+  ).map((v) => v.name);
+}
+
 /** Reads every variable once: a bad value anywhere is refused before a command starts. */
 export function checkEnvironment(env: Env = process.env): void {
   for (const variable of Object.values(VARIABLES)) setting(variable as Variable<unknown>, env);

@@ -132,24 +132,39 @@ export interface ResumeOptions {
   modelFor: ModelFor;
   /** The observer of a claimed run's turn. */
   observerFor(run: { runId: string; token: string; conversationId: string }): TurnObserver;
-  /** Hears of a run as soon as it is claimed, before anything of its turn happens. */
+  /** Hears of a claimed run once what it resumes from is known, before anything of its turn happens. */
   onClaimed?(run: Omit<Resumed, 'outcome'>): void;
   policy: LeasePolicy;
 }
 
-/** Which run a job is, for the reports: its question, the answer it resumes from, the attempt. */
-export function claimOf({ run, suspension }: ClaimedRun): Omit<Resumed, 'outcome'> {
+/** What a run claimed at its due time resumed from (its deadline's default or an answer in time). */
+const resolvedAtDue = new WeakMap<ClaimedRun, AnsweredPause>();
+
+/**
+ * Which run a job is, for the reports: its question, the answer it resumes from (once known:
+ * one claimed at its deadline may find an answer that came in time), the attempt.
+ */
+export function claimOf(job: ClaimedRun): Omit<Resumed, 'outcome'> {
+  const { run, suspension } = job;
   const delegated = suspension !== undefined && isDelegation(suspension);
+  const resolved = resolvedAtDue.get(job);
+  const expired = resolved
+    ? resolved.expiredAt !== null
+    : run.input === null && run.deadlineAt !== null && run.deadlineAt.getTime() <= Date.now();
+  const answer =
+    run.input !== null
+      ? resumeAnswerSchema.parse(run.input)
+      : resolved && !expired
+        ? resolved.answer
+        : undefined;
   return {
     runId: run.runId,
     token: run.interactionId ?? '',
     conversationId: run.conversationId,
-    answer: run.input === null ? undefined : resumeAnswerSchema.parse(run.input),
+    answer,
     attempt: run.attempts,
     ...(delegated ? { delegated } : {}),
-    ...(run.input === null && run.deadlineAt && run.deadlineAt.getTime() <= Date.now()
-      ? { deadline: run.deadlineAt }
-      : {}),
+    ...(expired && run.deadlineAt ? { deadline: run.deadlineAt } : {}),
   };
 }
 
@@ -177,6 +192,9 @@ export async function resumeRun(
   const due = run.input === null && !job.unreadable ? await applyDue(storage, job) : undefined;
   if (due?.status === 'reminded') return due;
   const applied = due?.resolved;
+  if (applied) resolvedAtDue.set(job, applied);
+  // Said once what the run resumes from is known, before anything of its turn happens.
+  options.onClaimed?.(claimOf(job));
   const answer: ResumeAnswer = applied?.answer ?? resumeAnswerSchema.parse(run.input);
   const expiredAt = applied?.expiredAt ? run.deadlineAt : null;
   const { telemetry } = watching;

@@ -118,7 +118,8 @@ export async function wake(
     onEvent: (event) => {
       if (event.type === 'idle') return options.onLeased?.(event.leases);
       if (event.type === 'error') return options.onUnavailable(event.error, event.retryInMs);
-      if (event.type === 'run-claimed') return options.onClaimed?.(claimOf(event.job));
+      // Announced by the resume, once it knows what the run resumes from.
+      if (event.type === 'run-claimed') return;
       sealer.poke();
       countEnding(event);
       deliverer?.poke();
@@ -197,7 +198,7 @@ function countEnding(
     // Taken at a reminder or escalation: it waits again, nothing ended.
     if (status === 'reminded') return;
     // An expiry is counted once, by the attempt that resumed from it.
-    if (event.job.run.deadlineAt) telemetry.runExpired();
+    if (claimOf(event.job).deadline) telemetry.runExpired();
     if (status !== 'waiting') telemetry.runEnded(status, seconds);
   } else if (event.type === 'run-failed') telemetry.runEnded('failed', seconds);
   else if (event.type === 'retry-scheduled') telemetry.retryScheduled();

@@ -26,6 +26,7 @@ const hostedCommandSchema = z.object({
   prefix: z.string(),
   suffix: z.string().optional(),
   tty: z.boolean(),
+  policy: z.record(z.string(), z.string()).optional(),
   inputs: z.record(
     z.string(),
     z.union([

@@ -213,16 +213,6 @@ export async function startServe(storage: Storage, options: ServeOptions): Promi
   const unlisten = await storage.listen?.([ASKUSER_CREATED_CHANNEL, ASKUSER_ANSWERED_CHANNEL], () =>
     hub.poke(),
   );
-  if (options.wake !== false) {
-    hostedWake = startHostedWake(storage, {
-      hub,
-      graceMs,
-      modelFor: options.modelFor,
-      onResumed: options.onResumed,
-      onError,
-    });
-  }
-
   let closing = false;
   const stopping = new AbortController();
   const handle = routeRequests({
@@ -245,13 +235,21 @@ export async function startServe(storage: Storage, options: ServeOptions): Promi
   try {
     await listen(server, port, host);
   } catch (error) {
-    // The wake loop and the feed already run: stopped before the storage closes under them.
-    const wakeStopped = hostedWake?.stop();
+    // The feed already runs: stopped before the storage closes under it.
     await hub.close();
-    await wakeStopped;
     await unlisten?.();
     watching.telemetry = watchedBefore;
     throw listenError(error, host, port);
+  }
+  // Only once the port is bound: a server that cannot serve resumes nothing.
+  if (options.wake !== false) {
+    hostedWake = startHostedWake(storage, {
+      hub,
+      graceMs,
+      modelFor: options.modelFor,
+      onResumed: options.onResumed,
+      onError,
+    });
   }
   // PGlite is this process's: other processes reach it through the folder's socket.
   const socket =

@@ -35,6 +35,8 @@ export interface HostedCommand {
   suffix?: string;
   /** Whether the caller's standard output is a terminal (colours). */
   tty: boolean;
+  /** The question policy variables set here (RUNNER_AUDIENCE, RUNNER_DEADLINE, ...), as given. */
+  policy?: Record<string, string>;
   /** Files (and `-`, standard input) the command reads, as read here, or why not. */
   inputs: Record<string, { text: string } | { error: { code?: string; message: string } }>;
 }
