@@ -65,6 +65,11 @@ export class PostgresCheckpointSaver extends BaseCheckpointSaver {
     this.#db = db;
   }
 
+  /**
+   * The checkpoint `config` names (`thread_id`, `checkpoint_ns` default `''`, and
+   * `checkpoint_id`, else the thread's newest in that namespace), with its channel values,
+   * metadata, parent config and pending writes; undefined when there is none or no `thread_id`.
+   */
   async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
     const threadId = optionalId(config.configurable?.thread_id, 'thread_id');
     if (threadId === undefined) return undefined;
@@ -82,6 +87,11 @@ export class PostgresCheckpointSaver extends BaseCheckpointSaver {
     return (await this.#tuples(rows))[0];
   }
 
+  /**
+   * The checkpoints `config` selects (each of `thread_id`, `checkpoint_ns`, `checkpoint_id`
+   * only when given), newest first: only those older than `before`'s checkpoint, whose
+   * metadata has each of `filter`'s keys at an equal value, at most `limit`.
+   */
   async *list(
     config: RunnableConfig,
     options: CheckpointListOptions = {},
@@ -104,6 +114,12 @@ export class PostgresCheckpointSaver extends BaseCheckpointSaver {
     yield* await this.#tuples(rows);
   }
 
+  /**
+   * Stores `checkpoint` under `config`'s thread and namespace, its parent being `config`'s
+   * `checkpoint_id`, with the channel values `newVersions` names (the others are read from
+   * the versions stored before); the same checkpoint id again replaces it. Returns the
+   * config that names it.
+   */
   async put(
     config: RunnableConfig,
     checkpoint: Checkpoint,
@@ -148,6 +164,11 @@ export class PostgresCheckpointSaver extends BaseCheckpointSaver {
     };
   }
 
+  /**
+   * Stores a task's pending writes against `config`'s checkpoint (`checkpoint_id` required):
+   * a regular write already stored is kept, a special channel's (error, interrupt, resume,
+   * scheduled) replaced.
+   */
   async putWrites(
     config: RunnableConfig,
     writes: PendingWrite[],
@@ -187,6 +208,7 @@ export class PostgresCheckpointSaver extends BaseCheckpointSaver {
     }
   }
 
+  /** Deletes the thread's checkpoints, channel values and writes, every namespace. */
   async deleteThread(threadId: string): Promise<void> {
     requiredId(threadId, 'threadId', 'deleteThread');
     try {
