@@ -64,7 +64,8 @@ function twoStatementFloor(server: Server, input: Sized) {
   };
 }
 
-async function walBytes(server: Server, times: number, fn: () => Promise<unknown>) {
+/** The WAL the server wrote per call of `fn`, over `times` calls in a row. */
+export async function walBytes(server: Server, times: number, fn: () => Promise<unknown>) {
   const [start] = await server.sql`select pg_current_wal_lsn()::text as lsn`;
   for (let k = 0; k < times; k++) await fn();
   const [end] = await server.sql`

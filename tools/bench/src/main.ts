@@ -212,6 +212,7 @@ or point BENCH_DATABASE_URL at one whose user may CREATE DATABASE; those rows ar
         if (on('peers')) {
           const peers = await import('./bench-peers.js');
           await peers.benchLangGraph(ctx, server);
+          await (await import('./bench-langgraph.js')).benchLangGraphSaver(ctx, server);
           await peers.benchAnswerToResume(ctx, server);
           await peers.benchCliAnswer(ctx, server);
         }

@@ -33,6 +33,19 @@ export function allowedSiblings(name) {
       return ['@x/wire'];
     case '@x/mcp':
       return ['@x/askuser'];
+    // A framework adapter: @x/executive and what the executive may import.
+    case '@x/langgraph':
+      return [
+        '@x/executive',
+        '@x/continuation',
+        '@x/continuation-postgres',
+        '@x/askuser',
+        '@x/session',
+        '@x/session-postgres',
+        '@x/wire',
+        '@x/postgres-kit',
+        '@x/policy',
+      ];
   }
   // A store adapter implements one core package's interface: that package and @x/wire,
   // and the shared PostgreSQL plumbing.

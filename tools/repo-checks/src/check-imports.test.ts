@@ -83,6 +83,9 @@ describe('check-imports', () => {
       '@x/wire',
       '@x/postgres-kit',
     ]);
+    expect(allowedSiblings('@x/langgraph')).toContain('@x/executive');
+    expect(allowedSiblings('@x/langgraph')).toContain('@x/postgres-kit');
+    expect(allowedSiblings('@x/langgraph')).not.toContain('@x/approval-center');
     expect(allowedSiblings('runner')).toBe('*');
     expect(allowedSiblings('@x/unknown')).toBeUndefined();
   });

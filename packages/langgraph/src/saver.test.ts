@@ -1,0 +1,235 @@
+import { type SqlTarget, sqlTargets } from '@internal/pg-test';
+import { Annotation, Command, END, interrupt, START, StateGraph } from '@langchain/langgraph';
+import { ERROR, emptyCheckpoint, uuid6 } from '@langchain/langgraph-checkpoint';
+import { sql } from 'drizzle-orm';
+import { drizzle } from 'drizzle-orm/postgres-js';
+import postgres from 'postgres';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import {
+  type LangGraphDatabase,
+  LangGraphError,
+  migrate,
+  PostgresCheckpointSaver,
+} from './index.js';
+
+const State = Annotation.Root({
+  answers: Annotation<string[]>({ reducer: (a, b) => [...a, ...b], default: () => [] }),
+});
+
+/** A graph whose one node asks through `interrupt()` and records the answer. */
+function askingGraph(checkpointer: PostgresCheckpointSaver) {
+  return new StateGraph(State)
+    .addNode('ask', () => ({ answers: [String(interrupt({ question: 'Which city?' }))] }))
+    .addEdge(START, 'ask')
+    .addEdge('ask', END)
+    .compile({ checkpointer });
+}
+
+const meta = { source: 'input' as const, step: -1, parents: {} };
+
+for (const t of await sqlTargets()) {
+  describe.skipIf(t.skip)(t.kind, () => {
+    let target: SqlTarget;
+    let db: LangGraphDatabase;
+    beforeAll(async () => {
+      target = await t.open();
+      db = target.db;
+      await migrate(db);
+      await migrate(db);
+    });
+    afterAll(async () => {
+      await target?.close();
+    });
+    beforeEach(async () => {
+      await db.execute(
+        sql`truncate x_langgraph.checkpoints, x_langgraph.checkpoint_blobs, x_langgraph.checkpoint_writes`,
+      );
+    });
+
+    it('a graph stopped at interrupt() is resumed by another saver on the same database', async () => {
+      const config = { configurable: { thread_id: 'trip-1' } };
+      const asked = await askingGraph(new PostgresCheckpointSaver(db)).invoke({}, config);
+      const pause = (asked as { __interrupt__?: Array<{ value: unknown }> }).__interrupt__;
+      expect(pause?.[0]?.value).toEqual({ question: 'Which city?' });
+      // A new saver (as after a restart) finds the pause and resumes it once.
+      const graph = askingGraph(new PostgresCheckpointSaver(db));
+      expect((await graph.getState(config)).next).toEqual(['ask']);
+      const done = await graph.invoke(new Command({ resume: 'Lisbon' }), config);
+      expect(done.answers).toEqual(['Lisbon']);
+      expect((await graph.getState(config)).next).toEqual([]);
+      const history = [];
+      for await (const state of graph.getStateHistory(config)) history.push(state);
+      expect(history.length).toBeGreaterThanOrEqual(3);
+    });
+
+    it('a regular write already stored is kept, a special channel’s is replaced', async () => {
+      const saver = new PostgresCheckpointSaver(db);
+      const config = await saver.put(
+        { configurable: { thread_id: 'w' } },
+        emptyCheckpoint(),
+        meta,
+        {},
+      );
+      await saver.putWrites(
+        config,
+        [
+          ['animals', 'dog'],
+          [ERROR, 'first'],
+        ],
+        'task',
+      );
+      await saver.putWrites(
+        config,
+        [
+          ['animals', 'cat'],
+          [ERROR, 'second'],
+        ],
+        'task',
+      );
+      const tuple = await saver.getTuple(config);
+      expect(tuple?.pendingWrites).toEqual([
+        ['task', ERROR, 'second'],
+        ['task', 'animals', 'dog'],
+      ]);
+    });
+
+    it('pending writes come in LangGraph’s order: task path, then task id, by code point', async () => {
+      const saver = new PostgresCheckpointSaver(db);
+      const config = await saver.put(
+        { configurable: { thread_id: 'o' } },
+        emptyCheckpoint(),
+        meta,
+        {},
+      );
+      await saver.putWrites(config, [['c', 1]], 'b', '~1');
+      await saver.putWrites(config, [['c', 2]], 'a', '~1');
+      await saver.putWrites(config, [['c', 3]], 'Z', '~0');
+      await saver.putWrites(config, [['c', 4]], 'é', '');
+      const tuple = await saver.getTuple(config);
+      expect(tuple?.pendingWrites?.map(([task]) => task)).toEqual(['é', 'Z', 'a', 'b']);
+    });
+
+    it('list filters metadata key by key, nested values included, newest first', async () => {
+      const saver = new PostgresCheckpointSaver(db);
+      const ids = [uuid6(1), uuid6(1), uuid6(1)];
+      for (const [i, id] of ids.entries()) {
+        await saver.put(
+          { configurable: { thread_id: 'l' } },
+          { ...emptyCheckpoint(), id },
+          { ...meta, step: i, parents: i === 2 ? { '': 'x' } : {} },
+          {},
+        );
+      }
+      const listed = async (filter: Record<string, unknown>) => {
+        const found = [];
+        for await (const tuple of saver.list({ configurable: { thread_id: 'l' } }, { filter }))
+          found.push(tuple.checkpoint.id);
+        return found;
+      };
+      expect(await listed({})).toEqual([...ids].reverse());
+      expect(await listed({ step: 1 })).toEqual([ids[1]]);
+      expect(await listed({ parents: { '': 'x' } })).toEqual([ids[2]]);
+      // Equality, not containment: `{}` is not every object.
+      expect(await listed({ parents: {} })).toEqual([ids[1], ids[0]]);
+    });
+
+    it('deleteThread removes every namespace of the thread and nothing of another', async () => {
+      const saver = new PostgresCheckpointSaver(db);
+      for (const [thread_id, checkpoint_ns] of [
+        ['d', ''],
+        ['d', 'sub'],
+        ['e', ''],
+      ] as const) {
+        const config = await saver.put(
+          { configurable: { thread_id, checkpoint_ns } },
+          { ...emptyCheckpoint(), channel_versions: { c: 1 }, channel_values: { c: 'v' } },
+          meta,
+          { c: 1 },
+        );
+        await saver.putWrites(config, [['c', 'w']], 'task');
+      }
+      await saver.deleteThread('d');
+      const counts = async (table: string) =>
+        (await db.execute(sql.raw(`select thread_id from x_langgraph.${table}`))) as unknown;
+      for (const table of ['checkpoints', 'checkpoint_blobs', 'checkpoint_writes']) {
+        const rows = await counts(table);
+        const list = Array.isArray(rows) ? rows : (rows as { rows: unknown[] }).rows;
+        expect(list).toEqual([{ thread_id: 'e' }]);
+      }
+    });
+
+    it('a put in a caller’s transaction that rolls back leaves nothing', async () => {
+      await db
+        .transaction(async (tx) => {
+          await new PostgresCheckpointSaver(tx).put(
+            { configurable: { thread_id: 'tx' } },
+            emptyCheckpoint(),
+            meta,
+            {},
+          );
+          throw new Error('roll back');
+        })
+        .catch(() => {});
+      expect(
+        await new PostgresCheckpointSaver(db).getTuple({ configurable: { thread_id: 'tx' } }),
+      ).toBeUndefined();
+    });
+
+    it('bad ids and values the database refuses are invalid, and change nothing', async () => {
+      const saver = new PostgresCheckpointSaver(db);
+      const refused = async (call: Promise<unknown>) => {
+        const error = await call.catch((e: unknown) => e);
+        expect(LangGraphError.hasCode(error, 'invalid')).toBe(true);
+        expect((error as Error).message).toMatch(/^\[@x\/langgraph\] /);
+      };
+      await refused(saver.put({ configurable: { thread_id: 7 } }, emptyCheckpoint(), meta, {}));
+      await refused(saver.put({ configurable: { thread_id: '' } }, emptyCheckpoint(), meta, {}));
+      await refused(saver.putWrites({ configurable: { thread_id: 'b' } }, [['c', 1]], 'task'));
+      await refused(
+        saver.put(
+          { configurable: { thread_id: 'b' } },
+          emptyCheckpoint(),
+          { ...meta, note: 'a\u0000b' } as never,
+          {},
+        ),
+      );
+      expect(await saver.getTuple({ configurable: { thread_id: 'b' } })).toBeUndefined();
+    });
+  });
+}
+
+describe('database failures', () => {
+  it('tables that were never migrated are unavailable, saying to run migrate(db)', async () => {
+    const [pglite] = await sqlTargets();
+    const target = await pglite?.open();
+    if (target === undefined) throw new Error('no PGlite target');
+    try {
+      const error = await new PostgresCheckpointSaver(target.db)
+        .getTuple({ configurable: { thread_id: 't' } })
+        .catch((e: unknown) => e);
+      expect(LangGraphError.hasCode(error, 'unavailable')).toBe(true);
+      expect((error as LangGraphError).sqlState).toBe('42P01');
+      expect((error as Error).message).toContain('run migrate(db) first');
+    } finally {
+      await target.close();
+    }
+  });
+
+  it('an unreachable server is unavailable, with the driver error as cause', async () => {
+    const client = postgres('postgres://postgres@127.0.0.1:1/none', { connect_timeout: 2, max: 1 });
+    const saver = new PostgresCheckpointSaver(drizzle({ client }) as unknown as LangGraphDatabase);
+    try {
+      for (const call of [
+        () => saver.getTuple({ configurable: { thread_id: 't' } }),
+        () => saver.put({ configurable: { thread_id: 't' } }, emptyCheckpoint(), meta, {}),
+        () => saver.deleteThread('t'),
+      ]) {
+        const error = await call().catch((e: unknown) => e);
+        expect(LangGraphError.hasCode(error, 'unavailable')).toBe(true);
+        expect((error as Error).cause).toBeDefined();
+      }
+    } finally {
+      await client.end({ timeout: 1 });
+    }
+  });
+});

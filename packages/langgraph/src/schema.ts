@@ -1,0 +1,65 @@
+import { sql } from 'drizzle-orm';
+import { customType, integer, jsonb, pgSchema, primaryKey, text } from 'drizzle-orm/pg-core';
+
+/** The Postgres schema every table of this package lives in. */
+export const langgraphSchema = pgSchema('x_langgraph');
+
+// Ids compare by code point, as LangGraph compares them in JavaScript (`before`, the writes'
+// order), whatever the database's default collation.
+const id = customType<{ data: string }>({ dataType: () => 'text collate "C"' });
+const bytes = customType<{ data: Uint8Array }>({ dataType: () => 'bytea' });
+
+/**
+ * One row per checkpoint: the checkpoint without its channel values (those are
+ * {@link checkpointBlobs}, shared by the checkpoints that did not change them) and its
+ * metadata, both `jsonb` so that `list` can filter on the metadata.
+ */
+export const checkpoints = langgraphSchema.table(
+  'checkpoints',
+  {
+    threadId: id('thread_id').notNull(),
+    checkpointNs: id('checkpoint_ns').notNull().default(''),
+    checkpointId: id('checkpoint_id').notNull(),
+    parentCheckpointId: id('parent_checkpoint_id'),
+    checkpoint: jsonb('checkpoint').notNull(),
+    metadata: jsonb('metadata').notNull().default(sql`'{}'::jsonb`),
+  },
+  (t) => [primaryKey({ columns: [t.threadId, t.checkpointNs, t.checkpointId] })],
+);
+
+/**
+ * One row per channel value and version of a thread's namespace, as the serializer wrote it
+ * (`type` `empty` and no `blob`: the channel was cleared at that version).
+ */
+export const checkpointBlobs = langgraphSchema.table(
+  'checkpoint_blobs',
+  {
+    threadId: id('thread_id').notNull(),
+    checkpointNs: id('checkpoint_ns').notNull().default(''),
+    channel: text('channel').notNull(),
+    version: text('version').notNull(),
+    type: text('type').notNull(),
+    blob: bytes('blob'),
+  },
+  (t) => [primaryKey({ columns: [t.threadId, t.checkpointNs, t.channel, t.version] })],
+);
+
+/**
+ * The pending writes of a checkpoint: one row per task and write index (the special
+ * channels' fixed negative indexes), with the task's path, which orders them.
+ */
+export const checkpointWrites = langgraphSchema.table(
+  'checkpoint_writes',
+  {
+    threadId: id('thread_id').notNull(),
+    checkpointNs: id('checkpoint_ns').notNull().default(''),
+    checkpointId: id('checkpoint_id').notNull(),
+    taskId: id('task_id').notNull(),
+    idx: integer('idx').notNull(),
+    taskPath: id('task_path').notNull().default(''),
+    channel: text('channel').notNull(),
+    type: text('type').notNull(),
+    blob: bytes('blob').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.threadId, t.checkpointNs, t.checkpointId, t.taskId, t.idx] })],
+);

@@ -1,0 +1,149 @@
+// Every statement of the saver, by name. Each call LangGraph makes is one statement, so it
+// needs no transaction: `put` writes the new channel values and the checkpoint in one
+// INSERT with a data-modifying CTE, `putWrites` all of a task's writes in one INSERT, and a
+// read returns a checkpoint with its values and pending writes as rows of one SELECT.
+
+import { prepareOnce } from '@x/postgres-kit';
+import { type SQL, sql } from 'drizzle-orm';
+import { checkpointBlobs, checkpoints, checkpointWrites } from './schema.js';
+
+const p = (name: string) => sql.placeholder(name);
+
+/**
+ * Bytes as bytea's hex text (`\\x...`), null for none: an array parameter of strings goes
+ * through postgres.js and PGlite alike, where an array of buffers would be sent as one bytea.
+ */
+export function hexBytes(bytes: Uint8Array | null): string | null {
+  return bytes === null
+    ? null
+    : `\\x${Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('hex')}`;
+}
+
+/**
+ * The rows of the checkpoints `selected` (a query of the `checkpoints` table): per
+ * checkpoint one row of `part` 0 (`a` its parent's id, `b` the checkpoint's JSON, `c` its
+ * metadata's JSON), one of `part` 1 per channel value at its version (`a` the channel, `b`
+ * the serializer's type, `blob`), one of `part` 2 per pending write (`a` the task, `b` the
+ * channel, `c` the type, `d` the task's path, `idx`, `blob`); newest checkpoint first, its
+ * writes in LangGraph's order (task path, task id, index, by code point).
+ */
+export function checkpointRows(selected: SQL): SQL {
+  // A UNION orders by result columns only: the explicit collations of the first branch
+  // make `a` and `d` compare by code point in every branch.
+  return sql`with cp as (${selected})
+select 0 as part, cp.thread_id, cp.checkpoint_ns, cp.checkpoint_id, cp.parent_checkpoint_id collate "C" as a,
+  cp.checkpoint::text as b, cp.metadata::text as c, null::text collate "C" as d, null::int as idx, null::bytea as blob
+from cp
+union all
+select 1, cp.thread_id, cp.checkpoint_ns, cp.checkpoint_id, bl.channel, bl.type, null, null, null, bl.blob
+from cp
+cross join lateral jsonb_each_text(cp.checkpoint -> 'channel_versions') as v
+join ${checkpointBlobs} bl on bl.thread_id = cp.thread_id and bl.checkpoint_ns = cp.checkpoint_ns
+  and bl.channel = v.key and bl.version = v.value
+union all
+select 2, cp.thread_id, cp.checkpoint_ns, cp.checkpoint_id, cw.task_id, cw.channel, cw.type, cw.task_path, cw.idx, cw.blob
+from cp
+join ${checkpointWrites} cw on cw.thread_id = cp.thread_id and cw.checkpoint_ns = cp.checkpoint_ns
+  and cw.checkpoint_id = cp.checkpoint_id
+order by checkpoint_id desc, thread_id, checkpoint_ns, part, d, a, idx`;
+}
+
+const columns = sql`select thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata from ${checkpoints}`;
+
+/** One checkpoint by id: `thread`, `ns`, `id`. */
+export const checkpointById = prepareOnce(() =>
+  checkpointRows(
+    sql`${columns} where thread_id = ${p('thread')} and checkpoint_ns = ${p('ns')} and checkpoint_id = ${p('id')}`,
+  ),
+);
+
+/** The newest checkpoint of a thread's namespace: `thread`, `ns`. */
+export const latestCheckpoint = prepareOnce(() =>
+  checkpointRows(
+    sql`${columns} where thread_id = ${p('thread')} and checkpoint_ns = ${p('ns')} order by checkpoint_id desc limit 1`,
+  ),
+);
+
+/**
+ * The checkpoints `list` asks for, newest first: each condition only when given, the
+ * metadata filter key by key (`metadata -> key = value`, so `{}` matches all).
+ */
+export function listedCheckpoints(query: {
+  threadId: string | undefined;
+  checkpointNs: string | undefined;
+  checkpointId: string | undefined;
+  before: string | undefined;
+  filter: Record<string, unknown>;
+  limit: number | undefined;
+}): SQL {
+  const where: SQL[] = [];
+  if (query.threadId !== undefined) where.push(sql`thread_id = ${query.threadId}`);
+  if (query.checkpointNs !== undefined) where.push(sql`checkpoint_ns = ${query.checkpointNs}`);
+  if (query.checkpointId !== undefined) where.push(sql`checkpoint_id = ${query.checkpointId}`);
+  if (query.before !== undefined) where.push(sql`checkpoint_id < ${query.before}`);
+  for (const [key, value] of Object.entries(query.filter)) {
+    if (value !== undefined)
+      where.push(sql`metadata -> ${key}::text = ${JSON.stringify(value)}::jsonb`);
+  }
+  const filtered = where.length > 0 ? sql` where ${sql.join(where, sql` and `)}` : sql``;
+  const limit = query.limit === undefined ? sql`` : sql` limit ${query.limit}`;
+  return checkpointRows(
+    sql`${columns}${filtered} order by checkpoint_id desc, thread_id, checkpoint_ns${limit}`,
+  );
+}
+
+/**
+ * Writes a checkpoint (`thread`, `ns`, `id`, `parent`, `checkpoint` and `metadata` as JSON
+ * text) and the channel values it changed (the arrays `channels`, `versions`, `types`,
+ * `blobs`, the blobs in bytea's hex text, as {@link hexBytes} writes them); a value already stored at its version is kept, a checkpoint written again is
+ * replaced.
+ */
+export const putCheckpoint = prepareOnce(
+  () => sql`with blobs as (
+  insert into ${checkpointBlobs} (thread_id, checkpoint_ns, channel, version, type, blob)
+  select ${p('thread')}, ${p('ns')}, b.channel, b.version, b.type, b.blob
+  from unnest(${p('channels')}::text[], ${p('versions')}::text[], ${p('types')}::text[], ${p('blobs')}::text[]::bytea[])
+    as b(channel, version, type, blob)
+  on conflict do nothing
+)
+insert into ${checkpoints} (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata)
+values (${p('thread')}, ${p('ns')}, ${p('id')}, ${p('parent')}, ${p('checkpoint')}::jsonb, ${p('metadata')}::jsonb)
+on conflict (thread_id, checkpoint_ns, checkpoint_id) do update
+set parent_checkpoint_id = excluded.parent_checkpoint_id, checkpoint = excluded.checkpoint,
+  metadata = excluded.metadata`,
+);
+
+/**
+ * Writes a task's pending writes (`thread`, `ns`, `id`, `task`, `path`; the arrays `idxs`,
+ * `channels`, `types`, `blobs` in hex text): a regular write (index ≥ 0) already stored is kept, as
+ * LangGraph replays a task's writes; a special channel's (negative index) is replaced.
+ */
+export const putWrites = prepareOnce(
+  () => sql`insert into ${checkpointWrites}
+  (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, task_path, channel, type, blob)
+select ${p('thread')}, ${p('ns')}, ${p('id')}, ${p('task')}, w.idx, ${p('path')}, w.channel, w.type, w.blob
+from unnest(${p('idxs')}::int[], ${p('channels')}::text[], ${p('types')}::text[], ${p('blobs')}::text[]::bytea[])
+  as w(idx, channel, type, blob)
+on conflict (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) do update
+set task_path = excluded.task_path, channel = excluded.channel, type = excluded.type, blob = excluded.blob
+where excluded.idx < 0`,
+);
+
+/** Deletes every checkpoint, value and write of `thread`, all namespaces. */
+export const deleteThread = prepareOnce(
+  () => sql`with writes as (delete from ${checkpointWrites} where thread_id = ${p('thread')}),
+  blobs as (delete from ${checkpointBlobs} where thread_id = ${p('thread')})
+delete from ${checkpoints} where thread_id = ${p('thread')}`,
+);
+
+/**
+ * The writes to `channel` (LangGraph's TASKS) of the checkpoints `ids` of a thread's
+ * namespace, in LangGraph's order: the pending sends a checkpoint older than format 4 kept
+ * in its parent's writes.
+ */
+export const pendingSends = prepareOnce(
+  () => sql`select checkpoint_id, type, blob from ${checkpointWrites}
+where thread_id = ${p('thread')} and checkpoint_ns = ${p('ns')} and checkpoint_id = any(${p('ids')}::text[])
+  and channel = ${p('channel')}
+order by checkpoint_id, task_path, task_id, idx`,
+);

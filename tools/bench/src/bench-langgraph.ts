@@ -1,0 +1,95 @@
+// LangGraph.js on our saver against its own Postgres saver: the same graph, the same server.
+import { Annotation, END, START, StateGraph } from '@langchain/langgraph';
+import type { BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
+import { PostgresSaver } from '@langchain/langgraph-checkpoint-postgres';
+import { migrate, PostgresCheckpointSaver } from '@x/langgraph';
+import type { Message } from '@x/wire';
+import { ratio } from './bench-continuation.js';
+import { walBytes } from './bench-runner.js';
+import type { Context, Server } from './context.js';
+import { measure } from './measure.js';
+import { transcript } from './transcript.js';
+
+const State = Annotation.Root({
+  messages: Annotation<Message[]>({ reducer: (a, b) => [...a, ...b], default: () => [] }),
+});
+
+/** The graph's super-steps per run: three nodes in a row, each adding one message. */
+const STEPS = 3;
+
+function reply(text: string): Message {
+  return { role: 'assistant', content: [{ type: 'text', text }] };
+}
+
+function graphWith(checkpointer: BaseCheckpointSaver) {
+  return new StateGraph(State)
+    .addNode('plan', () => ({ messages: [reply('plan')] }))
+    .addNode('act', () => ({ messages: [reply('act')] }))
+    .addNode('report', () => ({ messages: [reply('report')] }))
+    .addEdge(START, 'plan')
+    .addEdge('plan', 'act')
+    .addEdge('act', 'report')
+    .addEdge('report', END)
+    .compile({ checkpointer });
+}
+
+/**
+ * One run of a three-step graph on a new thread started with a transcript of 10, 100 and
+ * 1,000 messages, checkpointed by `@x/langgraph` and by `@langchain/langgraph-checkpoint-postgres`
+ * (its own schema of the same database): steps per second (as time per run, the same steps
+ * on both) and WAL bytes per run.
+ */
+export async function benchLangGraphSaver(ctx: Context, server: Server): Promise<void> {
+  await migrate(server.db);
+  const official = PostgresSaver.fromConnString(server.url, { schema: 'bench_langgraph_saver' });
+  await official.setup();
+  const graphs = {
+    ours: graphWith(new PostgresCheckpointSaver(server.db)),
+    theirs: graphWith(official),
+  };
+  let thread = 0;
+  const runOf = (graph: (typeof graphs)['ours'], messages: Message[]) => async () => {
+    const done = await graph.invoke(
+      { messages },
+      { configurable: { thread_id: `saver-${++thread}` } },
+    );
+    if (done.messages.length !== messages.length + STEPS)
+      throw new Error('the graph did not finish');
+  };
+  try {
+    for (const n of [10, 100, 1000]) {
+      const messages = transcript(n);
+      const ours = runOf(graphs.ours, messages);
+      const theirs = runOf(graphs.theirs, messages);
+      const stats = await measure(
+        { ours, theirs },
+        { ...ctx.budget, iterations: n >= 1000 ? (ctx.quick ? 3 : 10) : ctx.quick ? 5 : 20 },
+      );
+      ctx.add({
+        section: 'peers',
+        name: `LangGraph.js steps/s, @x/langgraph vs PostgresSaver (${STEPS}-step graph), ${n} msgs`,
+        goal: { kind: 'at-least', value: 2, label: '≥ 2×' },
+        ratio: ratio(stats.theirs?.median, stats.ours?.median),
+        ratioMeaning: 'PostgresSaver/ours (time per run)',
+        subject: stats.ours,
+        floor: stats.theirs,
+        note: 'the floor column is @langchain/langgraph-checkpoint-postgres 1.0 (node-postgres, one statement per blob and write, in BEGIN/COMMIT); ours sends one statement per call',
+      });
+      const per = ctx.quick ? 3 : 10;
+      const bytes = {
+        ours: await walBytes(server, per, ours),
+        theirs: await walBytes(server, per, theirs),
+      };
+      ctx.add({
+        section: 'peers',
+        name: `LangGraph.js WAL bytes per run, @x/langgraph vs PostgresSaver, ${n} msgs (${Math.round(bytes.ours)} vs ${Math.round(bytes.theirs)} B)`,
+        goal: { kind: 'at-most', value: 0.7, label: '≤ 0.7×' },
+        ratio: bytes.ours / bytes.theirs,
+        ratioMeaning: 'ours/PostgresSaver',
+        extra: { oursWalBytes: bytes.ours, theirsWalBytes: bytes.theirs, runs: per },
+      });
+    }
+  } finally {
+    await official.end();
+  }
+}
