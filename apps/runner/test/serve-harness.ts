@@ -150,6 +150,8 @@ export async function listen(url: string, headers: Record<string, string> = {}) 
   return {
     response,
     events,
+    /** Settles when the server ends the stream (or `close()` aborts it). */
+    ended: pump,
     async close() {
       controller.abort();
       await pump;

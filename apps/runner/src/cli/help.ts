@@ -258,7 +258,9 @@ API: GET /api/pauses?limit=N · GET /api/pauses/TOKEN · POST /api/pauses/TOKEN/
 {"answers":[{"token","action","content"}]} (all or nothing) · GET /api/recent?limit=N ·
 POST /api/conversations/ID/stop · GET /api/runs · GET /api/runs/ID · POST /api/runs
 {"goal","conversation","model"} (with "Accept: application/x-ndjson": its events as they
-happen, then its result) · POST /api/runs/ID/retry · GET /api/events · GET /api/session ·
+happen, then its result) · POST /api/runs/ID/retry · GET /api/events (SSE; it ends with a
+signed-out event once its key is revoked or rotated, or its session signed out or expired) ·
+GET /api/session ·
 POST /api/sign-in {"key"} · POST /api/sign-out · GET /metrics (admins; Prometheus text). Writes take application/json from this server's
 own origin (and, by the page's session, its CSRF token); bodies up to 64 KiB. Errors: {"error":{"code","message"}}, with the
 statuses of the exit codes (an unknown conversation's stop is 404 not_found, as

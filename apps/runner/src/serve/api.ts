@@ -362,7 +362,8 @@ const routes: Route[] = [
     method: 'GET',
     pattern: /^\/api\/events$/,
     async handle(ctx, _m, _req, res) {
-      await ctx.hub.subscribe(res);
+      // The stream ends when what signed it in stops signing in (revoked, signed out, expired).
+      await ctx.hub.subscribe(res, ctx.caller.credential);
     },
   },
 ];

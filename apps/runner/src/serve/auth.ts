@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AnswerOptions, Identity, Pending } from '@x/askuser';
 import { z } from 'zod';
@@ -18,12 +19,14 @@ import {
 } from './rate-limit.js';
 import {
   checkCsrf,
+  cookieOf,
   endSession,
   openSession,
   type Session,
   type SessionIdentity,
   type SessionOptions,
-  sessionOf,
+  sessionById,
+  sessionCookie,
 } from './sessions.js';
 
 /** Who sent a request, as the API acts on it. */
@@ -43,6 +46,22 @@ export interface Caller {
   channel: 'page' | 'api' | 'cli';
   /** The page's session that signed the request in, if a cookie did. */
   session?: Session;
+  /**
+   * What signed the request in, for an event stream to look up again while it stays open;
+   * none for what lasts as long as the server (the shared token, the local operator, the
+   * data folder's socket).
+   */
+  credential?: Credential;
+}
+
+/** A credential that can stop signing in while a stream it opened is still open. */
+export interface Credential {
+  /** The same for every request of this credential: it is looked up once per round. */
+  id: string;
+  /** When it ends by itself (a page session's expiry). */
+  expiresAt?: Date;
+  /** True while it still signs in: the key live and not rotated, the session not ended. */
+  live(): Promise<boolean>;
 }
 
 /** How a server signs requests in: its shared token, the name of who answers through it, sessions. */
@@ -55,6 +74,8 @@ export interface SignIn {
   limiters: SignInLimiters;
   /** The identity provider whose bearer JWTs sign in too (RUNNER_OIDC_ISSUER). */
   oidc?: Oidc | undefined;
+  /** A session was signed out: open event streams look at their credentials again. */
+  signedOut?: () => void;
 }
 
 const unauthorized = (why: string) =>
@@ -138,13 +159,42 @@ export async function callerOf(signIn: SignIn, req: IncomingMessage): Promise<Ca
   if (fromLocalSocket(req)) {
     return { name: osUserName(), access: 'admin', signedInWith: 'os-user', channel: 'cli' };
   }
+  const { storage, oidc, sessions } = signIn;
   const key = bearerOf(req);
-  if (key !== undefined && signIn.oidc && looksLikeJwt(key)) {
-    return callerFrom({ ...(await signIn.oidc.verifyBearer(key)), signedInWith: 'oidc' }, 'api');
+  const idOf = (kind: string, secret: string) =>
+    `${kind}:${createHash('sha256').update(secret).digest('hex')}`;
+  if (key !== undefined && oidc && looksLikeJwt(key)) {
+    const credential: Credential = {
+      id: idOf('jwt', key),
+      live: () => oidc.verifyBearer(key).then(() => true),
+    };
+    const who = await oidc.verifyBearer(key);
+    return { ...callerFrom({ ...who, signedInWith: 'oidc' }, 'api'), credential };
   }
-  if (key !== undefined) return callerFrom(await signInWith(signIn, req, key), 'api');
-  const session = await sessionOf(signIn.storage, req, signIn.sessions);
-  if (session) return { ...callerFrom(session, 'page'), session };
+  if (key !== undefined) {
+    const who = await signInWith(signIn, req, key);
+    const { keyId } = who;
+    const caller = callerFrom(who, 'api');
+    if (who.signedInWith !== 'key' || keyId === undefined) return caller;
+    const credential: Credential = {
+      id: idOf('key', key),
+      live: async () => (await storage.operators().authenticate(key))?.keyId === keyId,
+    };
+    return { ...caller, credential };
+  }
+  const id = cookieOf(req, sessionCookie(sessions));
+  const session = id === undefined ? undefined : await sessionById(storage, id, sessions);
+  if (id !== undefined && session) {
+    const credential: Credential = {
+      id: `session:${session.idHash}`,
+      expiresAt: session.expiresAt,
+      live: async () => {
+        const now = await sessionById(storage, id, sessions);
+        return now !== null && now.keyId === session.keyId;
+      },
+    };
+    return { ...callerFrom(session, 'page'), session, credential };
+  }
   if (await needsSignIn(signIn)) {
     throw unauthorized(
       session === null
@@ -286,6 +336,7 @@ export async function handleSignIn(
   }
   checkCsrf(req, caller.session);
   await endSession(signIn.storage, res, caller.session, signIn.sessions);
+  signIn.signedOut?.();
   sendJson(res, 200, { signedOut: true } satisfies SignOutResponse);
   return true;
 }

@@ -1,12 +1,24 @@
 import type { ServerResponse } from 'node:http';
 import type { PauseView, RecentView, ServeEvent } from '../../web/src/api-types.d.ts';
 import type { Storage } from '../storage/index.js';
+import type { Credential } from './auth.js';
 import { baseHeaders } from './http.js';
 import { approvalsOf, pauseView, recentViewsIn } from './views.js';
 
 const WINDOW = 200;
 const KEEPALIVE_MS = 15_000;
 const REMEMBERED = 5_000;
+/** How often open streams re-check their credentials when no event comes (another process may revoke). */
+export const CREDENTIAL_CHECK_MS = 5_000;
+/** Longest delay setTimeout takes; a session's expiry further away is found by the periodic check. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** One open stream: its response, and the credential that opened it (none: the server's own). */
+interface Client {
+  res: ServerResponse;
+  credential: Credential | undefined;
+  expiry: NodeJS.Timeout | undefined;
+}
 
 type Seen = { rank: number; view: PauseView | RecentView };
 
@@ -25,9 +37,10 @@ function rankOf(view: RecentView): number {
  * Snapshots are taken only while a page is connected.
  */
 export class EventHub {
-  readonly #clients = new Set<ServerResponse>();
+  readonly #clients = new Set<Client>();
   readonly #storage: Storage;
   readonly #pollMs: number;
+  readonly #checkMs: number;
   readonly #onError: (error: unknown) => void;
   #seen = new Map<string, Seen>();
   #active = false;
@@ -38,14 +51,19 @@ export class EventHub {
   #ready: Promise<void> | undefined;
   #loop: Promise<void> | undefined;
   #keepalive: NodeJS.Timeout | undefined;
+  #checker: NodeJS.Timeout | undefined;
+  #checking: Promise<void> | undefined;
 
   constructor(options: {
     storage: Storage;
     pollMs: number;
+    /** How often open streams re-check their credentials; default {@link CREDENTIAL_CHECK_MS}. */
+    checkMs?: number;
     onError: (error: unknown) => void;
   }) {
     this.#storage = options.storage;
     this.#pollMs = options.pollMs;
+    this.#checkMs = options.checkMs ?? CREDENTIAL_CHECK_MS;
     this.#onError = options.onError;
   }
 
@@ -55,17 +73,34 @@ export class EventHub {
     this.#wakeUp();
   }
 
-  /** Streams events to `res` until the client goes away. */
-  async subscribe(res: ServerResponse): Promise<void> {
+  /**
+   * Streams events to `res` until the client goes away, or until `credential` (what signed
+   * the request in) stops signing in: a key revoked or rotated, a session signed out or
+   * expired. The credential is looked up again before each delivery of events and every
+   * {@link CREDENTIAL_CHECK_MS} besides (a revocation may come from another process), and a
+   * session's stream ends at its expiry; the stream then gets a last `signed-out` event
+   * and is closed.
+   */
+  async subscribe(res: ServerResponse, credential?: Credential): Promise<void> {
     res.writeHead(200, {
       ...baseHeaders,
       'content-type': 'text/event-stream; charset=utf-8',
       connection: 'keep-alive',
     });
     res.write('retry: 2000\n\n');
-    this.#clients.add(res);
+    const client: Client = { res, credential, expiry: undefined };
+    const expiresIn = credential?.expiresAt ? credential.expiresAt.getTime() - Date.now() : -1;
+    if (credential?.expiresAt && expiresIn <= MAX_TIMER_MS) {
+      client.expiry = setTimeout(
+        () => this.#signOut(client, 'your session expired'),
+        Math.max(0, expiresIn),
+      );
+      client.expiry.unref();
+    }
+    this.#clients.add(client);
     res.on('close', () => {
-      this.#clients.delete(res);
+      clearTimeout(client.expiry);
+      this.#clients.delete(client);
       if (this.#clients.size === 0) this.#stop();
     });
     if (!this.#active) this.#start();
@@ -77,17 +112,88 @@ export class EventHub {
     if (!res.writableEnded) res.write(`event: ready\ndata: {}\n\n`);
   }
 
+  /**
+   * Checks every open stream's credential now (this process revoked, rotated or signed one
+   * out); streams whose credential no longer signs in end.
+   */
+  recheck(): Promise<void> {
+    this.#checking ??= this.#checkAll().finally(() => {
+      this.#checking = undefined;
+    });
+    return this.#checking;
+  }
+
   /** Ends every stream (server shutdown). */
   async close(): Promise<void> {
-    for (const res of this.#clients) res.end();
+    for (const { res, expiry } of this.#clients) {
+      clearTimeout(expiry);
+      res.end();
+    }
     this.#clients.clear();
     this.#stop();
     await this.#loop;
+    await this.#checking;
   }
 
-  #send(event: ServeEvent): void {
-    const frame = `event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
-    for (const res of this.#clients) res.write(frame);
+  async #checkAll(): Promise<void> {
+    const live = this.#liveness();
+    await Promise.all([...this.#clients].map((client) => this.#stillSignedIn(client, live)));
+  }
+
+  /** Looks up each credential once per round, however many streams it opened. */
+  #liveness(): (credential: Credential) => Promise<boolean> {
+    const seen = new Map<string, Promise<boolean>>();
+    return (credential) => {
+      let live = seen.get(credential.id);
+      if (!live) {
+        // A credential that cannot be checked (the database is down) ends its stream:
+        // the page reconnects, and is signed in again or refused.
+        live = credential.live().catch(() => false);
+        seen.set(credential.id, live);
+      }
+      return live;
+    };
+  }
+
+  /** True when `client`'s credential still signs in; else its stream is ended. */
+  async #stillSignedIn(
+    client: Client,
+    live: (credential: Credential) => Promise<boolean>,
+  ): Promise<boolean> {
+    if (!client.credential) return !client.res.writableEnded;
+    const ok = await live(client.credential);
+    if (!ok) {
+      this.#signOut(
+        client,
+        'what signed this stream in no longer does (key revoked or rotated, session signed out or expired)',
+      );
+    }
+    return ok && !client.res.writableEnded;
+  }
+
+  /** Sends `client` a last `signed-out` event and ends its stream. */
+  #signOut(client: Client, message: string): void {
+    clearTimeout(client.expiry);
+    this.#clients.delete(client);
+    const { res } = client;
+    if (!res.writableEnded) {
+      res.end(`event: signed-out\ndata: ${JSON.stringify({ message })}\n\n`);
+    }
+    if (this.#clients.size === 0) this.#stop();
+  }
+
+  /** Delivers `events` to each stream whose credential still signs in, in order. */
+  async #deliver(events: ServeEvent[]): Promise<void> {
+    if (events.length === 0) return;
+    const frames = events
+      .map((event) => `event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`)
+      .join('');
+    const live = this.#liveness();
+    await Promise.all(
+      [...this.#clients].map(async (client) => {
+        if (await this.#stillSignedIn(client, live)) client.res.write(frames);
+      }),
+    );
   }
 
   #start(): void {
@@ -103,9 +209,11 @@ export class EventHub {
     });
     this.#ready.catch(() => {});
     this.#keepalive = setInterval(() => {
-      for (const res of this.#clients) res.write(': keepalive\n\n');
+      for (const { res } of this.#clients) res.write(': keepalive\n\n');
     }, KEEPALIVE_MS);
     this.#keepalive.unref();
+    this.#checker = setInterval(() => void this.recheck(), this.#checkMs);
+    this.#checker.unref();
     this.#loop = (async () => {
       let first = true;
       while (current()) {
@@ -134,6 +242,7 @@ export class EventHub {
   #stop(): void {
     this.#active = false;
     clearInterval(this.#keepalive);
+    clearInterval(this.#checker);
     this.#wakeUp();
   }
 
@@ -148,15 +257,16 @@ export class EventHub {
       };
     });
     const next = new Map<string, Seen>();
+    const out: ServeEvent[] = [];
     for (const view of recent) next.set(view.token, { rank: rankOf(view), view });
     for (const view of pending) next.set(view.token, { rank: 0, view });
     if (!baseline) {
       for (const [token, now] of next) {
         const seen = this.#seen.get(token);
         const before = seen?.rank ?? -1;
-        if (now.rank > before) this.#emitTransitions(before, now);
+        if (now.rank > before) this.#emitTransitions(out, before, now);
         else if (seen && before === 0 && now.rank === 0) {
-          this.#emitWaitChanges(seen.view as PauseView, now.view as PauseView);
+          this.#emitWaitChanges(out, seen.view as PauseView, now.view as PauseView);
         }
       }
     }
@@ -167,15 +277,16 @@ export class EventHub {
       if (!next.has(token)) next.set(token, seen);
     }
     this.#seen = next;
+    await this.#deliver(out);
   }
 
   /** What changed of a question that still waits: an approval, its reminder, its escalation. */
-  #emitWaitChanges(was: PauseView, is: PauseView): void {
+  #emitWaitChanges(out: ServeEvent[], was: PauseView, is: PauseView): void {
     const base = { token: is.token, conversationId: is.conversationId };
     const given = (v: PauseView) =>
       v.quorum ? v.quorum.approvals.length + v.quorum.declines.length : 0;
     if (is.quorum && given(is) > given(was)) {
-      this.#send({
+      out.push({
         type: 'approval-recorded',
         ...base,
         approvals: is.quorum.approvals.length,
@@ -183,26 +294,26 @@ export class EventHub {
       });
     }
     if (is.reminder?.remindedAt && !was.reminder?.remindedAt) {
-      this.#send({ type: 'question-reminded', ...base });
+      out.push({ type: 'question-reminded', ...base });
     }
     if (is.escalation?.escalatedAt && !was.escalation?.escalatedAt) {
       const { names, roles } = is.escalation;
-      this.#send({ type: 'question-escalated', ...base, names, roles });
+      out.push({ type: 'question-escalated', ...base, names, roles });
     }
   }
 
-  #emitTransitions(before: number, now: Seen): void {
+  #emitTransitions(out: ServeEvent[], before: number, now: Seen): void {
     const { view } = now;
     const action = 'answer' in view ? (view.answer?.action ?? null) : null;
     const base = { token: view.token, conversationId: view.conversationId };
     if (before < 0) {
-      this.#send({ type: 'pause-created', ...base, kind: view.kind, question: view.question });
+      out.push({ type: 'pause-created', ...base, kind: view.kind, question: view.question });
     }
-    if (before < 1 && now.rank >= 1) this.#send({ type: 'pause-answered', ...base, action });
+    if (before < 1 && now.rank >= 1) out.push({ type: 'pause-answered', ...base, action });
     if (before < 2 && now.rank >= 2) {
       const outcome = 'outcome' in view ? view.outcome : null;
-      this.#send({ type: 'run-resumed', ...base, action, outcome });
-      if (outcome === 'completed') this.#send({ type: 'run-completed', ...base });
+      out.push({ type: 'run-resumed', ...base, action, outcome });
+      if (outcome === 'completed') out.push({ type: 'run-completed', ...base });
     }
   }
 }

@@ -190,6 +190,7 @@ export async function startServe(storage: Storage, options: ServeOptions): Promi
       secure: options.publicUrl?.startsWith('https:') ?? false,
       token,
     },
+    signedOut: () => void hub.recheck(),
     limiters: {
       source: new FailureLimiter({
         max: options.signInFailures ?? VARIABLES.RUNNER_SIGN_IN_FAILURES.default,
@@ -221,7 +222,7 @@ export async function startServe(storage: Storage, options: ServeOptions): Promi
     signIn,
     loopback: isLoopback(host),
     onError,
-    hostCommand: options.hostCommand && hostedThenAnswered(options.hostCommand, api),
+    hostCommand: options.hostCommand && hostedThenAnswered(options.hostCommand, api, hub),
     metrics,
   });
   const server = createServer((req, res) => {
@@ -282,13 +283,21 @@ export async function startServe(storage: Storage, options: ServeOptions): Promi
   };
 }
 
-/** A command of another process may have answered or stopped: the feed and wake look again. */
-function hostedThenAnswered(host: HostCommand, api: Pick<ApiContext, 'answered'>): HostCommand {
+/**
+ * A command of another process may have answered or stopped: the feed and wake look again.
+ * It may have revoked or rotated an operator too: open streams check their credentials.
+ */
+function hostedThenAnswered(
+  host: HostCommand,
+  api: Pick<ApiContext, 'answered'>,
+  hub: EventHub,
+): HostCommand {
   return async (command, sinks) => {
     try {
       return await host(command, sinks);
     } finally {
       api.answered();
+      void hub.recheck();
     }
   };
 }

@@ -119,6 +119,18 @@ export async function sessionOf(
 ): Promise<Session | null | undefined> {
   const id = cookieOf(req, sessionCookie(options));
   if (id === undefined) return undefined;
+  return sessionById(storage, id, options);
+}
+
+/**
+ * The live session of the cookie value `id`, or `null` when it has ended (as
+ * {@link sessionOf}): also how an open event stream checks that its session still holds.
+ */
+export async function sessionById(
+  storage: Storage,
+  id: string,
+  options: SessionOptions,
+): Promise<Session | null> {
   const idHash = hashOf(id);
   const result = await storage.db.execute(sql`select s.name, s.access, s.roles,
       s.signed_in_with, s.credential, s.expires_at, o.key_id, o.roles as operator_roles

@@ -77,6 +77,12 @@ export function connect(): void {
       void refresh();
     });
   }
+  // The key or session that opened the feed stopped signing in (revoked, rotated, signed
+  // out, expired): the server ended the feed, and the page asks for a sign-in again.
+  events.addEventListener('signed-out', () => {
+    events.close();
+    location.reload();
+  });
   events.onerror = () => {
     ui.live.textContent = 'reconnecting…';
     ui.live.className = 'live off';
