@@ -1,4 +1,4 @@
-import { failureReason, sqlStateOf } from '@x/postgres-kit';
+import { failureReason, isRefusedValue, refusedValueReason, sqlStateOf } from '@x/postgres-kit';
 
 const marker = Symbol.for('@x/askuser.AskUserError');
 
@@ -24,7 +24,11 @@ export type AskUserErrorCode =
   | 'expired'
   /** A pause with this token already exists (SQLSTATE 23505). */
   | 'duplicate'
-  /** The database failed or is unreachable, or the table is missing (run `migrate`); see `sqlState` and `cause`. */
+  /**
+   * The database failed or is unreachable, or the table is missing (run `migrate`); see
+   * `sqlState` and `cause`. Never a value the database refused (SQLSTATE class 22): that is
+   * `invalid_answer`, `invalid_pause` or `invalid_argument`.
+   */
   | 'unavailable'
   /** A stored row does not parse (e.g. `resumed_answer` written by another tool). */
   | 'corrupt';
@@ -101,11 +105,27 @@ export function pauseExpired(tokens: readonly string[], before?: string): AskUse
   );
 }
 
-/** Wraps a database failure as `duplicate` (23505) or `unavailable`; our own errors pass through. */
-export function wrapDatabaseError(error: unknown, doing: string, token?: string): AskUserError {
+/**
+ * Wraps a database failure as `duplicate` (23505), as `refused` (default `invalid_argument`)
+ * when the database refused a value given to it (SQLSTATE class 22: bad input, never an
+ * outage), else as `unavailable`; our own errors pass through.
+ */
+export function wrapDatabaseError(
+  error: unknown,
+  doing: string,
+  token?: string,
+  refused: 'invalid_answer' | 'invalid_pause' | 'invalid_argument' = 'invalid_argument',
+): AskUserError {
   if (AskUserError.is(error)) return error;
   const sqlState = sqlStateOf(error);
   const tokens = token === undefined ? [] : [token];
+  if (isRefusedValue(error)) {
+    return new AskUserError(refused, `${doing} refused: ${refusedValueReason(error)}`, {
+      tokens,
+      ...(sqlState === undefined ? {} : { sqlState }),
+      cause: error,
+    });
+  }
   if (sqlState === '23505' && token !== undefined) {
     return new AskUserError(
       'duplicate',

@@ -151,6 +151,66 @@ await describeOnEachStorage('AskUserStore resolution', (s) => {
     });
   });
 
+  describe('text no database stores (a NUL, a lone surrogate)', () => {
+    const has = (code: string) => (e: unknown) => AskUserError.hasCode(e, code as never);
+
+    it('in an answer: invalid_answer naming it, before the database; the question still waits', async () => {
+      await store.insert(pause('text-1'));
+      for (const content of ['a\u0000b', '\ud800x', 'x\udfff']) {
+        const error = await store
+          .markResumed('text-1', { action: 'accept', content })
+          .catch((e: unknown) => e);
+        expect(AskUserError.hasCode(error, 'invalid_answer'), String(error)).toBe(true);
+        expect((error as Error).message).toMatch(/holds a (NUL character|lone surrogate)/);
+        await expect(
+          store.markResumedBatch([{ token: 'text-1', answer: { action: 'accept', content } }]),
+        ).rejects.toSatisfy(has('invalid_answer'));
+      }
+      expect((await store.getByToken('text-1')).token).toBe('text-1');
+    });
+
+    it('in a token: not_found, as for any token no question has', async () => {
+      await store.insert(pause('text-2'));
+      for (const token of ['abc\u0000def', '\ud800', 'text-2\u0000']) {
+        await expect(store.getByToken(token)).rejects.toSatisfy(has('not_found'));
+        await expect(store.getAnswer(token)).rejects.toSatisfy(has('not_found'));
+        await expect(store.markResumed(token, yes)).rejects.toSatisfy(has('not_found'));
+        await expect(store.expire(token)).rejects.toSatisfy(has('not_found'));
+        await expect(store.applyDue(token)).rejects.toSatisfy(has('not_found'));
+        expect(await store.listApprovals(token)).toEqual([]);
+        const batch = await store
+          .markResumedBatch([
+            { token: 'text-2', answer: yes },
+            { token, answer: yes },
+          ])
+          .catch((e: unknown) => e);
+        expect(AskUserError.hasCode(batch, 'not_found')).toBe(true);
+        expect((batch as AskUserError).tokens).toEqual([token]);
+      }
+      expect((await store.getByToken('text-2')).token).toBe('text-2');
+    });
+
+    it('in a new question: invalid_pause, also deep in its JSON (the database refuses it: SQLSTATE class 22, never unavailable)', async () => {
+      for (const [field, extra] of [
+        ['token', { token: 'bad\u0000' }],
+        ['question', { question: 'Go\u0000?' }],
+        ['conversationId', { conversationId: '\udc00' }],
+      ] as const) {
+        const error = await store.insert(pause('text-3', extra)).catch((e: unknown) => e);
+        expect(AskUserError.hasCode(error, 'invalid_pause'), String(error)).toBe(true);
+        expect((error as Error).message).toContain(`invalid pause field ${field}`);
+      }
+      // Past the fields checked here: the database refuses it, and says which SQLSTATE.
+      const deep = await store
+        .insert(pause('text-4', { options: ['ok', 'a\u0000b'] }))
+        .catch((e: unknown) => e);
+      expect(AskUserError.hasCode(deep, 'invalid_pause'), String(deep)).toBe(true);
+      expect((deep as AskUserError).sqlState).toMatch(/^22/);
+      expect((deep as Error).message).toContain('the database refused a value it was given');
+      await expect(store.getByToken('text-4')).rejects.toSatisfy(has('not_found'));
+    });
+  });
+
   describe('markResumedBatch', () => {
     async function seed(tokens: string[]) {
       for (const t of tokens) await store.insert(pause(t));

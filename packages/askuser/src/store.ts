@@ -6,6 +6,7 @@ import {
   rowsOf,
   runPrepared,
   statementBuilder,
+  unstorableText,
 } from '@x/postgres-kit';
 import { and, asc, desc, eq, isNotNull, isNull, lt, sql } from 'drizzle-orm';
 import {
@@ -263,12 +264,13 @@ export class AskUserStore {
         },
       ]);
     } catch (error) {
-      throw wrapDatabaseError(error, 'insert', p.token);
+      throw wrapDatabaseError(error, 'insert', p.token, 'invalid_pause');
     }
   }
 
   /** The pending pause with this token. @throws {AskUserError} `not_found`: unknown or already resolved. */
   async getByToken(token: string): Promise<Pending> {
+    refuseUnstorableToken(token);
     const [row] = await this.#select('getByToken', (q) =>
       q.where(and(eq(t.token, token), isNull(t.resumedAt))).limit(1),
     );
@@ -403,6 +405,7 @@ export class AskUserStore {
    * @throws {AskUserError} `not_found`: no pause has this token (never inserted, or cleaned up).
    */
   async getAnswer(token: string): Promise<AnsweredPause | undefined> {
+    refuseUnstorableToken(token);
     const [row] = await this.#select('getAnswer', (q) => q.where(eq(t.token, token)).limit(1));
     if (row === undefined) throw pauseNotFound([token]);
     return row.resumedAt === null ? undefined : toAnswered(row);
@@ -448,6 +451,7 @@ export class AskUserStore {
   ): Promise<AnswerOutcome> {
     const parsed = parseAnswer(token, answer);
     const context = parseAnswerOptions(options);
+    refuseUnstorableToken(token);
     try {
       if (context.identity !== undefined || this.#key !== undefined) {
         return await resolveGoverned(this.#db, this.#key, token, parsed, context);
@@ -463,7 +467,7 @@ export class AskUserStore {
       const recorded = await answerQuorum(this.#db, undefined, token, parsed, context, data);
       if (recorded) return recorded;
     } catch (error) {
-      throw wrapDatabaseError(error, 'markResumed', token);
+      throw wrapDatabaseError(error, 'markResumed', token, 'invalid_answer');
     }
     throw await notAnswerable(this.#db, token);
   }
@@ -492,6 +496,7 @@ export class AskUserStore {
   ): Promise<AnswerOutcome | undefined> {
     const parsed = parseAnswer(token, answer);
     const context = parseAnswerOptions(options);
+    refuseUnstorableToken(token);
     try {
       if (context.identity !== undefined || this.#key !== undefined) {
         return await answerInPipeline(pipeline.run, this.#key, token, parsed, context);
@@ -503,7 +508,7 @@ export class AskUserStore {
       });
       return resolved === undefined ? undefined : resolvedBy(answeredRow(resolved));
     } catch (error) {
-      throw wrapDatabaseError(error, 'markResumedIn', token);
+      throw wrapDatabaseError(error, 'markResumedIn', token, 'invalid_answer');
     }
   }
 
@@ -520,6 +525,7 @@ export class AskUserStore {
    * @throws {AskUserError} `not_found` for an unknown token.
    */
   async expire(token: string): Promise<AnsweredPause | undefined> {
+    refuseUnstorableToken(token);
     try {
       await withEntries(
         this.#db,
@@ -578,6 +584,7 @@ export class AskUserStore {
    * @throws {AskUserError} `not_found` for an unknown token.
    */
   async applyDue(token: string): Promise<DueOutcome> {
+    refuseUnstorableToken(token);
     try {
       return await applyDue(this.#db, this.#key, token);
     } catch (error) {
@@ -590,6 +597,7 @@ export class AskUserStore {
    * for a question without a quorum, or an unknown token).
    */
   async listApprovals(token: string): Promise<Approval[]> {
+    if (typeof token === 'string' && unstorableText(token) !== undefined) return [];
     try {
       const rows = await retryRead(() =>
         this.#db
@@ -655,6 +663,18 @@ export class AskUserStore {
       seen.add(token);
       return { token, answer: parseAnswer(token, answer) };
     });
+    // A token the database cannot hold names no question: not found, before the database.
+    const unstorable = items.map((i) => i.token).filter((token) => unstorableText(token));
+    if (unstorable.length > 0) {
+      throw pauseNotFound(
+        unstorable,
+        `batch not applied, nothing was resolved: no pause can have the token${unstorable.length === 1 ? '' : 's'} ${unstorable
+          .map((m) => JSON.stringify(m))
+          .join(
+            ', ',
+          )} (${unstorableText(unstorable[0] as string)}); drop ${unstorable.length === 1 ? 'it' : 'them'} and retry`,
+      );
+    }
     const answerOf = new Map(items.map((i) => [i.token, i.answer]));
     const query = sql`
       with answers as (
@@ -718,7 +738,7 @@ export class AskUserStore {
         },
       ));
     } catch (error) {
-      throw wrapDatabaseError(error, 'markResumedBatch');
+      throw wrapDatabaseError(error, 'markResumedBatch', undefined, 'invalid_answer');
     }
     const updated = Number(row?.updated);
     if (updated === items.length) {
@@ -940,14 +960,33 @@ function parseIdentity(identity: unknown): Identity {
 function parseAnswer(token: string, answer: unknown): ResumeAnswer {
   // The plain shape is checked by hand first (a batch checks thousands); anything else goes
   // through the schema, which also says what is wrong.
-  if (isPlainAnswer(answer)) return { action: answer.action, content: answer.content };
-  const parsed = resumeAnswerSchema.safeParse(answer);
-  if (parsed.success) return parsed.data;
+  const parsed = isPlainAnswer(answer)
+    ? { success: true as const, data: { action: answer.action, content: answer.content } }
+    : resumeAnswerSchema.safeParse(answer);
+  if (parsed.success) {
+    const problem = unstorableText(parsed.data.content);
+    if (problem === undefined) return parsed.data;
+    throw new AskUserError(
+      'invalid_answer',
+      `invalid answer for token ${JSON.stringify(token)}: its content holds ${problem}, which cannot be stored; nothing was changed`,
+      { tokens: [token] },
+    );
+  }
   throw new AskUserError(
     'invalid_answer',
     `invalid answer for token ${JSON.stringify(token)}: expected { action: 'accept' | 'decline' | 'cancel', content: string }`,
     { tokens: [token], cause: parsed.error },
   );
+}
+
+/**
+ * A token the database cannot hold (a NUL, a lone surrogate) names no question: `not_found`,
+ * without asking the database (which would refuse the value as a data exception).
+ */
+function refuseUnstorableToken(token: string): void {
+  if (typeof token === 'string' && unstorableText(token) !== undefined) {
+    throw pauseNotFound([token]);
+  }
 }
 
 /** Exactly `{ action, content }` of the right types (what the strict schema accepts). */

@@ -1,3 +1,4 @@
+import { unstorableText } from '@x/postgres-kit';
 import { z } from 'zod';
 import { type ResumeAnswer, resumeAnswerSchema } from './answer.js';
 import { audienceSchema, type Identity, identitySchema } from './audience.js';
@@ -15,6 +16,18 @@ const jsonValue = z.unknown().refine(
   },
   { message: 'must be a JSON value' },
 );
+
+// Text the database can store: no NUL, no lone surrogate (refused here, before the database).
+const text = () =>
+  z.string().superRefine((value, ctx) => {
+    const problem = unstorableText(value);
+    if (problem) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `holds ${problem}, which the database cannot store`,
+      });
+    }
+  });
 
 // A time of a question: `at`, or `inMs` from now by the database's clock.
 const time = {
@@ -38,18 +51,18 @@ function timed<S extends z.ZodType<{ at?: Date | undefined; inMs?: number | unde
 /** Schema of the fields `insert` takes; see {@link InsertPauseParams}. */
 export const insertPauseParamsSchema = z.object({
   // pg_notify carries the token as payload (under 8000 bytes), hence the upper bound.
-  token: z.string().min(1).max(1000),
-  conversationId: z.string(),
-  kind: z.string(),
-  question: z.string(),
+  token: text().min(1).max(1000),
+  conversationId: text(),
+  kind: text(),
+  question: text(),
   options: jsonValue.optional(),
   priority: int32.optional(),
-  toolCallId: z.string(),
+  toolCallId: text(),
   resumeContext: jsonValue.optional(),
-  proxiedFromChildId: z.string().nullish(),
-  proxiedToolCallId: z.string().nullish(),
+  proxiedFromChildId: text().nullish(),
+  proxiedToolCallId: text().nullish(),
   audience: audienceSchema.optional(),
-  requester: z.string().min(1).max(200).nullish(),
+  requester: text().min(1).max(200).nullish(),
   requesterMayNotAnswer: z.boolean().optional(),
   deadline: timed(z.object({ ...time, answer: resumeAnswerSchema }).strict()).nullish(),
   remind: timed(z.object(time).strict()).nullish(),

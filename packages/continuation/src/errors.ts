@@ -10,7 +10,10 @@ export type ContinuationErrorCode =
   | 'not_singleton'
   /** The answer is not a `tool_result` for the suspended `tool_use_id`. */
   | 'mismatched_result'
-  /** The input or a stored record does not match the schema; `field` names the bad field. */
+  /**
+   * The input or a stored record does not match the schema (`field` names the bad field), or
+   * a database refused a value of the input (SQLSTATE class 22, in `sqlState`).
+   */
   | 'invalid'
   /** A stored record has a `version` this code does not know (written by newer code). */
   | 'unsupported_version'
@@ -35,7 +38,7 @@ export interface ContinuationErrorOptions {
   interactionId?: string;
   /** For `invalid`: the (snake_case or camelCase) path of the first bad field, e.g. `messages[2].content`. */
   field?: string;
-  /** For `unavailable`: the SQLSTATE a database reported, e.g. `42P07` or `57P01`. */
+  /** For `unavailable` (and `invalid` from a value a database refused): the SQLSTATE it reported, e.g. `57P01` or `22021`. */
   sqlState?: string;
   /** The original failure. */
   cause?: unknown;

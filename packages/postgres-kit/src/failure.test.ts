@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { failureReason, sqlStateOf } from './index.js';
+import {
+  failureReason,
+  isRefusedValue,
+  refusedValueReason,
+  sqlStateOf,
+  unstorableText,
+} from './index.js';
 
 describe('sqlStateOf', () => {
   it('reads the SQLSTATE through drizzle’s wrapper (cause.code), never from the message', () => {
@@ -27,5 +33,33 @@ describe('failureReason', () => {
       "the database could not be reached (ENOENT: no such file or directory, mkdir './data/pglite'); check that it runs and that its address or data folder exists",
     );
     expect(failureReason({ code: '57P01' }, missing)).toBe('SQLSTATE 57P01');
+  });
+});
+
+describe('refused values (SQLSTATE class 22)', () => {
+  it('are the caller’s input, never an outage, and say the server’s words', () => {
+    const nul = Object.assign(new Error('invalid byte sequence for encoding "UTF8": 0x00'), {
+      code: '22021',
+    });
+    const wrapped = new Error('Failed query: insert ...', { cause: nul });
+    expect(isRefusedValue(wrapped)).toBe(true);
+    expect(isRefusedValue({ code: '22P05' })).toBe(true);
+    expect(isRefusedValue({ code: '57P01' })).toBe(false);
+    expect(isRefusedValue(new Error('no code'))).toBe(false);
+    expect(refusedValueReason(wrapped)).toBe(
+      'the database refused a value it was given (SQLSTATE 22021: invalid byte sequence for encoding "UTF8": 0x00)',
+    );
+  });
+});
+
+describe('unstorableText', () => {
+  it('names a NUL or a lone surrogate, and passes every well-formed text', () => {
+    expect(unstorableText('a\u0000b')).toBe('a NUL character (U+0000)');
+    expect(unstorableText('\ud800x')).toBe('a lone surrogate (U+D800, half of a UTF-16 pair)');
+    expect(unstorableText('x\udc00')).toBe('a lone surrogate (U+DC00, half of a UTF-16 pair)');
+    expect(unstorableText('ab\ud83d')).toBe('a lone surrogate (U+D83D, half of a UTF-16 pair)');
+    for (const fine of ['', 'Lisbon', 'emoji 😀 pair', '\ud83d\ude00', 'ÿ\u00ff\ufffd']) {
+      expect(unstorableText(fine), fine).toBeUndefined();
+    }
   });
 });

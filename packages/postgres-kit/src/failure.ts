@@ -18,6 +18,50 @@ export function sqlStateOf(error: unknown): string | undefined {
 }
 
 /**
+ * True when the database refused a value it was given: SQLSTATE class 22, "data exception"
+ * (a NUL in text, a malformed JSON escape, a number out of range, ...). That is the
+ * caller's input, never an outage: a store answers it as bad input, not `unavailable`.
+ *
+ * @example
+ * if (isRefusedValue(error)) throw new SessionError('invalid', refusedValueReason(error));
+ */
+export function isRefusedValue(error: unknown): boolean {
+  return sqlStateOf(error)?.startsWith('22') ?? false;
+}
+
+/**
+ * Why the database refused a value ({@link isRefusedValue}), as the end of a sentence: its
+ * SQLSTATE and the server's words, e.g. `the database refused a value it was given
+ * (SQLSTATE 22021: invalid byte sequence for encoding "UTF8": 0x00)`.
+ */
+export function refusedValueReason(error: unknown): string {
+  return `the database refused a value it was given (SQLSTATE ${sqlStateOf(error)}: ${innermostMessage(error)})`;
+}
+
+// A high surrogate not followed by a low one, or a low one not after a high one.
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/**
+ * What in `text` PostgreSQL cannot store as text or in JSON, as words for an error message,
+ * or `undefined` when nothing: a NUL character (U+0000), or a lone surrogate (half of a
+ * UTF-16 pair, which no UTF-8 text can hold). Check input with it before it reaches the
+ * database, which would refuse it with a data exception ({@link isRefusedValue}).
+ *
+ * @example
+ * const problem = unstorableText(answer.content);
+ * if (problem) throw new Error(`the answer's content holds ${problem}`);
+ */
+export function unstorableText(text: string): string | undefined {
+  if (text.includes('\0')) return 'a NUL character (U+0000)';
+  const lone = LONE_SURROGATE.exec(text);
+  if (lone) {
+    const code = lone[0].charCodeAt(0).toString(16).toUpperCase();
+    return `a lone surrogate (U+${code}, half of a UTF-16 pair)`;
+  }
+  return undefined;
+}
+
+/**
  * Why a database call failed, as the end of a sentence for a store's `unavailable` error:
  * a failed migration says which and the server's message (a {@link MigrationError}'s `reason`),
  * a missing schema or table says to run `migrate(db)`, a failure without a SQLSTATE is the

@@ -2,13 +2,20 @@
  * @packageDocumentation
  * `@x/postgres-kit`: the PostgreSQL plumbing `@x/askuser`, `@x/continuation-postgres` and
  * `@x/session-postgres` share, so it exists once: the drizzle handle type, result rows,
- * SQLSTATE lookup, the reason of a failure, quiet, idempotent migrations (and the error of
+ * SQLSTATE lookup, the reason of a failure (and of a refused value, and the text a database
+ * cannot store), quiet, idempotent migrations (and the error of
  * one that fails), a retry of reads over a dropped connection, statements built on
  * first use, and statements compiled once per process run in pipelined transactions.
  */
 export { isConnectionDrop, retryRead } from './connection.js';
 export { rowsOf, type StoreDatabase } from './database.js';
-export { failureReason, sqlStateOf } from './failure.js';
+export {
+  failureReason,
+  isRefusedValue,
+  refusedValueReason,
+  sqlStateOf,
+  unstorableText,
+} from './failure.js';
 export {
   type AppliedMigration,
   type AppliedMigrations,

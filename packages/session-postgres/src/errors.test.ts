@@ -4,6 +4,7 @@ import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import { drizzle } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
 import { describe, expect, it } from 'vitest';
+import { wrapDatabaseError } from './errors.js';
 import { PostgresCheckpointStore } from './index.js';
 
 describe('database errors', () => {
@@ -41,5 +42,22 @@ describe('database errors', () => {
     } finally {
       await client.end({ timeout: 1 });
     }
+  });
+});
+
+describe('a value the database refused (SQLSTATE class 22)', () => {
+  it('is invalid, the caller’s input, never unavailable; the SQLSTATE and the server’s words kept', () => {
+    const driver = Object.assign(new Error('invalid byte sequence for encoding "UTF8": 0x00'), {
+      code: '22021',
+    });
+    const error = wrapDatabaseError(new Error('Failed query', { cause: driver }), 'put', 't');
+    expect(SessionError.hasCode(error, 'invalid')).toBe(true);
+    expect(error.details).toMatchObject({ threadId: 't', sqlState: '22021' });
+    expect(error.message).toContain(
+      'put refused: the database refused a value it was given (SQLSTATE 22021: invalid byte sequence',
+    );
+    // Any other failure stays unavailable.
+    const down = wrapDatabaseError(Object.assign(new Error('x'), { code: '57P01' }), 'put');
+    expect(SessionError.hasCode(down, 'unavailable')).toBe(true);
   });
 });

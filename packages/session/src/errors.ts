@@ -10,7 +10,10 @@ export type SessionErrorCode =
   | 'interrupt_not_found'
   /** The stored revision is not the one the writer read: someone else wrote first. */
   | 'conflict'
-  /** The input does not match its schema (checkpoint, interrupt, state value, ...). */
+  /**
+   * The input does not match its schema (checkpoint, interrupt, state value, ...), or a
+   * database refused a value of it (SQLSTATE class 22, in `details.sqlState`).
+   */
   | 'invalid'
   /** A persisted record has a format version this code does not know. */
   | 'unsupported_version'
