@@ -20,6 +20,7 @@ export {
   type ThrowawayCluster,
   throwawayClusterProblem,
 } from './cluster.js';
+export { listenEvents, type RawReply, type StreamedEvent, sendBytes } from './http.js';
 export { refusedMigration } from './migrations.js';
 export { type PgBouncer, pgBouncerProblem, startPgBouncer } from './pgbouncer.js';
 export { serverProblem, serverReachable, serverSuitesSkipped, testServerUrl } from './probe.js';
