@@ -1,5 +1,6 @@
 import { AskUserError } from '@x/askuser';
 import { ContinuationError } from '@x/continuation';
+import { isRefusedValue, refusedValueReason } from '@x/postgres-kit';
 import { SessionError } from '@x/session';
 import {
   FAILURES,
@@ -89,6 +90,9 @@ export function failureOf(error: unknown): Failure {
         return 'failed';
     }
   }
+  // A value the database refused (SQLSTATE class 22: a NUL in text, ...) is the caller's
+  // input, never the database being away.
+  if (isRefusedValue(error)) return 'usage';
   // Anyone else's error is the database being away when a cause says so (a driver error, a
   // store's `unavailable`), else a failure.
   const cause = (error as { cause?: unknown })?.cause;
@@ -108,7 +112,19 @@ export function failureOf(error: unknown): Failure {
 export function classifyFailure(error: unknown): ClassifiedFailure {
   const failure = failureOf(error);
   const row: (typeof FAILURES)[Failure] = FAILURES[failure];
-  const message = withoutOrigin(error instanceof Error ? error.message : String(error));
+  // A driver's own error says its query and parameters: of a refused value, only the reason.
+  const typed =
+    RunnerError.is(error) ||
+    AskUserError.is(error) ||
+    ContinuationError.is(error) ||
+    SessionError.is(error);
+  const text =
+    failure === 'usage' && !typed && isRefusedValue(error)
+      ? refusedValueReason(error)
+      : error instanceof Error
+        ? error.message
+        : String(error);
+  const message = withoutOrigin(text);
   return {
     failure,
     exitCode: row.exitCode,

@@ -26,7 +26,7 @@ describe('limits where an answer enters', { timeout: 300_000 }, () => {
     const refused = await runCli(['answer', '--batch', batch, '--data', data]);
     expect(refused.code).toBe(2);
     expect(refused.stderr.trimEnd().split('\n')).toEqual([
-      `error: the answer to ${token} is ${FIVE_MB.length + 2} bytes encoded, over the limit of 1048576 bytes (1 MiB) for an answer: a turn's saved continuation holds at most 16777216 bytes, transcript and answer together`,
+      `error: the answer to ${token} is 5,242,880 characters, over the limit of 16,384 characters for an answer; nothing was changed`,
     ]);
     const server = await serve(['--no-wake', '--data', data]);
     try {
@@ -37,7 +37,11 @@ describe('limits where an answer enters', { timeout: 300_000 }, () => {
       });
       expect(response.status).toBe(413);
       expect(await response.json()).toMatchObject({
-        error: { code: 'payload_too_large', message: 'request bodies are limited to 65536 bytes' },
+        error: {
+          code: 'payload_too_large',
+          message: 'request bodies are limited to 262,144 bytes (256 KiB)',
+          limit: 262144,
+        },
       });
       // Neither refusal wrote anything: the question is still pending.
       const pending = await fetch(new URL(`/api/pauses/${token}`, server.url));

@@ -148,6 +148,35 @@ describe('classifyFailure', () => {
     );
     expect(classifyFailure('a string thrown').message).toBe('a string thrown');
   });
+
+  it("a value the database refused (SQLSTATE class 22) is the caller's input (exit 2, 400), never unavailable, in every package", () => {
+    const refused = (code: string) =>
+      Object.assign(new Error('invalid byte sequence for encoding "UTF8": 0x00'), { code });
+    // A driver's own error names the reason only, never its query and parameters.
+    const raw = classifyFailure(
+      new Error('Failed query: select $1 params: a\u0000b', { cause: refused('22021') }),
+    );
+    expect(raw).toMatchObject({
+      failure: 'usage',
+      exitCode: 2,
+      httpStatus: 400,
+      httpCode: 'invalid_request',
+      internal: false,
+      message:
+        'the database refused a value it was given (SQLSTATE 22021: invalid byte sequence for encoding "UTF8": 0x00)',
+    });
+    const wrapped = new AskUserError('invalid_answer', 'markResumed refused: ...', {
+      sqlState: '22021',
+      cause: refused('22021'),
+    });
+    expect(classifyFailure(wrapped).failure).toBe('usage');
+    for (const error of [
+      new ContinuationError('invalid', 'save refused', { sqlState: '22P05' }),
+      new SessionError('invalid', 'put refused'),
+    ]) {
+      expect(classifyFailure(error).failure).not.toBe('unavailable');
+    }
+  });
 });
 
 describe('ModelError', () => {

@@ -119,45 +119,8 @@ export async function exec(
   return waiting.token as string;
 }
 
-/** Reads Server-Sent Events from `url` into a list, until `close()`. */
-export async function listen(url: string, headers: Record<string, string> = {}) {
-  const controller = new AbortController();
-  const response = await fetch(url, { headers, signal: controller.signal });
-  const events: Array<{ event: string; data: Record<string, unknown> }> = [];
-  const reader = response.body?.getReader();
-  const decoder = new TextDecoder();
-  let buffer = '';
-  const pump = (async () => {
-    try {
-      for (;;) {
-        const chunk = await reader?.read();
-        if (!chunk || chunk.done) return;
-        buffer += decoder.decode(chunk.value, { stream: true });
-        let end = buffer.indexOf('\n\n');
-        while (end >= 0) {
-          const frame = buffer.slice(0, end);
-          buffer = buffer.slice(end + 2);
-          const event = /^event: (.*)$/m.exec(frame)?.[1];
-          const data = /^data: (.*)$/m.exec(frame)?.[1];
-          if (event) events.push({ event, data: data ? JSON.parse(data) : {} });
-          end = buffer.indexOf('\n\n');
-        }
-      }
-    } catch {
-      // Aborted by close().
-    }
-  })();
-  return {
-    response,
-    events,
-    /** Settles when the server ends the stream (or `close()` aborts it). */
-    ended: pump,
-    async close() {
-      controller.abort();
-      await pump;
-    },
-  };
-}
+/** Reads Server-Sent Events from `url` into a list, until the server ends it or `close()`. */
+export { listenEvents as listen } from '@internal/pg-test';
 
 /** The token of the first pending question of `conversation` (other than `except`), if any. */
 export async function pendingOf(

@@ -167,7 +167,7 @@ describe('runner serve: the API on the embedded default (no wake)', () => {
   });
 
   it('an oversized body is 413 and changes nothing', async () => {
-    const content = 'x'.repeat(70 * 1024);
+    const content = 'x'.repeat(300 * 1024);
     const res = await call(
       api(`/api/pauses/${tokens.ans}/answer`),
       json({ action: 'accept', content }),

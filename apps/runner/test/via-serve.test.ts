@@ -239,7 +239,7 @@ describe('commands of other processes go through the serve that holds the data f
     expect(hosted.code, hosted.stderr).toBe(0);
     expect(hosted.stdout).toContain('Booked: Kyoto, 5 days.');
     expect(hosted.stdout).toContain('the question waits; answer it later with:');
-    expect(hosted.stdout).toContain('over the limit of 1048576 bytes');
+    expect(hosted.stdout).toContain('over the limit of 16,384 characters');
     expect(same(hosted.stdout, data)).toBe(same(local.stdout, alone));
     expect(same(hosted.stderr, data)).toBe(
       `via serve (pid ${server.child.pid})\n${same(local.stderr, alone)}`,

@@ -1,5 +1,6 @@
 import { DEFAULT_GRACE_MS } from '@x/continuation-postgres';
 import { describeVariables, OPTION_DEFAULTS, VARIABLES } from '../config/index.js';
+import { MAX_ANSWER_TEXT } from '../executive/answer-limit.js';
 
 /** The runner's help texts, one per command. */
 export const HELP: Record<string, string> = {
@@ -141,8 +142,9 @@ prints the token and exits 0 with status "waiting". Answer it with \`runner answ
                   [{"token": "...", "action": "accept", "content": "Lisbon"}, ...]
 Nothing is changed when an answer is refused: exit 3 for an unknown token; exit 5 for a
 question answered already, saying how, by whom and when; exit 7 for an answer after the
-question's deadline (see RUNNER_DEADLINE). An answer over 1 MiB encoded is
-refused (exit 2): its turn could not be saved again. A question that needs a quorum
+question's deadline (see RUNNER_DEADLINE). An answer whose content is over ${MAX_ANSWER_TEXT}
+(code points; the same limit everywhere an answer comes in: the API, chat, links) or holds a
+NUL or a lone surrogate is refused (exit 2), naming the limit. A question that needs a quorum
 (RUNNER_QUORUM) records each person's answer once and resolves at the M-th approval: until
 then the answer says "approval recorded: 1 of 2 approvals (ada), 1 more needed" and the run
 waits. The approvals approve one answer, the first accept's (for a gated call, its
@@ -249,6 +251,26 @@ from a claim (RUNNER_OIDC_*, in \`runner --help\`); then every request needs a k
                 claimed at once; then resumes still running are cut and released, as in
                 \`runner wake\`, connections are closed, and serve exits 0. A second
                 signal stops at once.
+--max-connections N
+                (or RUNNER_MAX_CONNECTIONS) connections kept open at once, event streams
+                included (default ${VARIABLES.RUNNER_MAX_CONNECTIONS.default}): one more is answered 503
+                too_many_connections, with Retry-After, and closed
+--headers-timeout DURATION
+                (or RUNNER_HEADERS_TIMEOUT) how long a request's headers may take to arrive,
+                from its first byte or from the connection (default ${VARIABLES.RUNNER_HEADERS_TIMEOUT.defaultText})
+--body-timeout DURATION
+                (or RUNNER_BODY_TIMEOUT) how long its body may take on top of that: the
+                whole request arrives within both (default ${VARIABLES.RUNNER_BODY_TIMEOUT.defaultText}); a request
+                late is answered 408 request_timeout and its connection closed
+--idle-timeout DURATION
+                (or RUNNER_IDLE_TIMEOUT) how long a kept-alive connection may wait idle for
+                its next request before it is closed (default ${VARIABLES.RUNNER_IDLE_TIMEOUT.defaultText})
+--trust-proxy ADDR[,ADDR...]
+                (or RUNNER_TRUST_PROXY) the proxies in front of serve, as addresses or
+                subnets (10.0.0.0/8): a request from one is taken to come from the client its
+                X-Forwarded-For names, so failed sign-ins lock out that client, not everyone
+                behind the proxy (the limits of RUNNER_SIGN_IN_FAILURES). Default none: the
+                header is ignored and the connection's address counts
 --metrics-port N, --metrics-host ADDR
                 also serve the Prometheus metrics (GET /metrics, for admins) on a listener
                 of their own, without sign-in, at ADDR (default ${OPTION_DEFAULTS.host}):N
@@ -262,7 +284,11 @@ happen, then its result) · POST /api/runs/ID/retry · GET /api/events (SSE; it 
 signed-out event once its key is revoked or rotated, or its session signed out or expired) ·
 GET /api/session ·
 POST /api/sign-in {"key"} · POST /api/sign-out · GET /metrics (admins; Prometheus text). Writes take application/json from this server's
-own origin (and, by the page's session, its CSRF token); bodies up to 64 KiB. Errors: {"error":{"code","message"}}, with the
+own origin (and, by the page's session, its CSRF token); bodies up to 256 KiB (413 names
+the limit), an answer's content up to ${MAX_ANSWER_TEXT}; text holding a NUL or a lone
+surrogate, or a body that is not UTF-8, is 400 (404 for a token); a request with two Host
+headers is 400; requests pipelined on one connection are answered one after the other. Errors
+(also 400, 408 and 431 of malformed, late or oversized requests): {"error":{"code","message"}}, with the
 statuses of the exit codes (an unknown conversation's stop is 404 not_found, as
 \`runner stop\` is exit 3); an answer to a question answered already is 409
 already_answered, with "answered": each question's token, answer, answeredBy and

@@ -1,9 +1,10 @@
 import { parseArgs } from 'node:util';
 import { osUserName } from '../cli/os-user.js';
-import { OPTION_DEFAULTS, setting, VARIABLES } from '../config/index.js';
+import { OPTION_DEFAULTS, setting, VARIABLES, type Variable } from '../config/index.js';
 import { usageError } from '../errors.js';
 import { modelFromId } from '../model/index.js';
 import type { HostCommand } from '../serve/api-cli.js';
+import type { ConnectionLimits } from '../serve/connections.js';
 import { type Command, globalOptions, withStorage } from './command.js';
 import {
   metricsAddress,
@@ -27,10 +28,16 @@ export const serve: Command = async (ctx, args) => {
       operator: { type: 'string' },
       'public-url': { type: 'string' },
       grace: { type: 'string' },
+      'max-connections': { type: 'string' },
+      'headers-timeout': { type: 'string' },
+      'body-timeout': { type: 'string' },
+      'idle-timeout': { type: 'string' },
+      'trust-proxy': { type: 'string' },
       ...metricsOptions,
     },
   });
   const metricsAt = metricsAddress(values);
+  const limits = connectionLimits(values);
   const port = Number(values.port ?? OPTION_DEFAULTS.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535)
     throw usageError('--port takes a number from 0 to 65535');
@@ -73,6 +80,7 @@ export const serve: Command = async (ctx, args) => {
       signInFailuresPerName: setting(VARIABLES.RUNNER_SIGN_IN_FAILURES_PER_NAME),
       signInWindowMs: setting(VARIABLES.RUNNER_SIGN_IN_WINDOW),
       oidc,
+      limits,
       wake: !values['no-wake'],
       graceMs,
       modelFor: (id) => modelFromId(id || ctx.modelId),
@@ -114,3 +122,36 @@ export const serve: Command = async (ctx, args) => {
     return 0;
   }).finally(() => stop.dispose());
 };
+
+/** A flag's value as `variable`'s kind takes it, else the variable's setting. */
+function flagOr<T, D extends T | undefined>(
+  given: string | undefined,
+  flag: string,
+  variable: Variable<T, D>,
+): T | D {
+  if (given === undefined) return setting(variable);
+  const value = variable.kind.parse(given, flag);
+  if (value === undefined)
+    throw usageError(`${flag} takes ${variable.kind.accepts}, not "${given}"`);
+  return value;
+}
+
+/** `--max-connections`, the timeouts and `--trust-proxy`, each else its RUNNER_* variable. */
+function connectionLimits(values: Record<string, unknown>): ConnectionLimits {
+  const flag = (name: string) => values[name] as string | undefined;
+  return {
+    maxConnections: flagOr(
+      flag('max-connections'),
+      '--max-connections',
+      VARIABLES.RUNNER_MAX_CONNECTIONS,
+    ),
+    headersTimeoutMs: flagOr(
+      flag('headers-timeout'),
+      '--headers-timeout',
+      VARIABLES.RUNNER_HEADERS_TIMEOUT,
+    ),
+    bodyTimeoutMs: flagOr(flag('body-timeout'), '--body-timeout', VARIABLES.RUNNER_BODY_TIMEOUT),
+    idleTimeoutMs: flagOr(flag('idle-timeout'), '--idle-timeout', VARIABLES.RUNNER_IDLE_TIMEOUT),
+    trustProxy: flagOr(flag('trust-proxy'), '--trust-proxy', VARIABLES.RUNNER_TRUST_PROXY) ?? [],
+  };
+}

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { usageError } from '../errors.js';
 import { connectTimeoutSeconds, parseDatabaseUrl } from './database-url.js';
 
@@ -384,6 +385,23 @@ export const auditKey: Kind<string> = {
   parse: (given) => (Buffer.byteLength(given) >= 16 ? given : undefined),
 };
 
+/** Addresses and subnets (`10.0.0.0/8`, `::1`), separated by commas. */
+export const addressList: Kind<readonly string[]> = {
+  accepts: 'IP addresses or subnets like 10.0.0.0/8, separated by commas',
+  parse: (given) => {
+    const entries = given.split(',').map((entry) => entry.trim());
+    const valid = (entry: string) => {
+      const [address = '', bits, extra] = entry.split('/');
+      const family = isIP(address);
+      if (family === 0 || extra !== undefined) return false;
+      if (bits === undefined) return true;
+      const n = Number(bits);
+      return /^\d+$/.test(bits) && n <= (family === 4 ? 32 : 128);
+    };
+    return entries.length > 0 && entries.every(valid) ? entries : undefined;
+  },
+};
+
 /** A duration of at least a second, in ms (a bare whole number is ms, as the *_MS variables). */
 export const duration: Kind<number> = {
   accepts: 'a duration like 30s, 15m or 8h (a bare number: ms) of at least 1s',
@@ -468,6 +486,45 @@ export const VARIABLES = {
     default: 15 * 60e3,
     defaultText: '15m',
     description: 'the window the failed sign-ins are counted in',
+  }),
+  RUNNER_MAX_CONNECTIONS: variable({
+    name: 'RUNNER_MAX_CONNECTIONS',
+    kind: wholeNumber(1),
+    default: 512,
+    description:
+      'connections serve keeps open at once, as --max-connections (event streams count): one more is answered 503 and closed',
+  }),
+  RUNNER_HEADERS_TIMEOUT: variable({
+    name: 'RUNNER_HEADERS_TIMEOUT',
+    kind: duration,
+    default: 10e3,
+    defaultText: '10s',
+    description:
+      "how long a request's headers may take to reach serve (from its first byte, or from the connection), as --headers-timeout: then 408 and the connection closes",
+  }),
+  RUNNER_BODY_TIMEOUT: variable({
+    name: 'RUNNER_BODY_TIMEOUT',
+    kind: duration,
+    default: 30e3,
+    defaultText: '30s',
+    description:
+      "how long a request's body may take to reach serve after its headers' time, as --body-timeout: then 408 and the connection closes",
+  }),
+  RUNNER_IDLE_TIMEOUT: variable({
+    name: 'RUNNER_IDLE_TIMEOUT',
+    kind: duration,
+    default: 5e3,
+    defaultText: '5s',
+    description:
+      'how long a kept-alive connection to serve may wait idle for its next request, as --idle-timeout',
+  }),
+  RUNNER_TRUST_PROXY: variable({
+    name: 'RUNNER_TRUST_PROXY',
+    kind: addressList,
+    default: undefined,
+    defaultText: 'none',
+    description:
+      'the proxies in front of serve whose X-Forwarded-For names the client, as --trust-proxy: then failed sign-ins are counted (and audited) per client, not per proxy',
   }),
   RUNNER_OPERATOR: variable({
     name: 'RUNNER_OPERATOR',

@@ -10,6 +10,8 @@
  * the edited arguments as JSON, checked against the tool's schema when the answer is taken.
  * @module
  */
+
+export { answerContentProblem, MAX_ANSWER_CHARS, MAX_ANSWER_TEXT } from './answer-limit.js';
 export {
   AlreadyAnsweredError,
   answer,

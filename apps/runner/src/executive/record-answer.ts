@@ -8,13 +8,13 @@ import {
   AUTO_TERMINATED_MARKER,
   type ResumeAnswer,
 } from '@x/askuser';
-import { DEFAULT_MAX_RECORD_BYTES } from '@x/continuation';
 import { type Pipeline, pipelinedTransaction } from '@x/postgres-kit';
 import { acceptedArguments, isGatedTool } from '../agent/gated-tools.js';
 import { RunnerError, usageError } from '../errors.js';
 import { failureOf } from '../failure.js';
 import { answersNotified, recordAnswered } from '../notify/events.js';
 import { type Db, lockFor, lockForStatement, type Storage } from '../storage/index.js';
+import { answerContentProblem } from './answer-limit.js';
 import type { ResumeContext } from './suspend.js';
 import { traceWait, watching } from './telemetry.js';
 
@@ -97,22 +97,14 @@ export async function refusal(storage: Storage, error: unknown, batch = false): 
 }
 
 /**
- * The largest answer taken, encoded as JSON: a sixteenth of what the continuation store keeps
- * of a turn (1 MiB of 16 MiB), since the answer goes into the turn's continuation with the
- * transcript, and the model may quote it back more than once.
- */
-export const MAX_ANSWER_BYTES = DEFAULT_MAX_RECORD_BYTES / 16;
-
-/**
- * Refuses an answer whose run could never be saved again, before anything is written.
- * @throws a usage error that gives the limit.
+ * Refuses an answer whose content is over {@link MAX_ANSWER_CHARS} or cannot be stored,
+ * before anything is written.
+ * @throws a usage error that names the limit.
  */
 export function checkAnswerSize(token: string, given: ResumeAnswer): void {
-  const bytes = Buffer.byteLength(JSON.stringify(given.content ?? ''));
-  if (bytes <= MAX_ANSWER_BYTES) return;
-  throw usageError(
-    `the answer to ${token} is ${bytes} bytes encoded, over the limit of ${MAX_ANSWER_BYTES} bytes (${MAX_ANSWER_BYTES / 1024 / 1024} MiB) for an answer: a turn's saved continuation holds at most ${DEFAULT_MAX_RECORD_BYTES} bytes, transcript and answer together`,
-  );
+  const problem = answerContentProblem(given.content ?? '');
+  if (problem === undefined) return;
+  throw usageError(`the answer to ${token} ${problem}; nothing was changed`);
 }
 
 /**

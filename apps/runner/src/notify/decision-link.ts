@@ -2,6 +2,7 @@ import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypt
 import type { AnswerOptions, ResumeAnswer } from '@x/askuser';
 import { z } from 'zod';
 import { forbiddenError, RunnerError } from '../errors.js';
+import { MAX_ANSWER_CHARS } from '../executive/answer-limit.js';
 import { accessOf, type OperatorRecord } from '../storage/operators.js';
 
 /** How long a decision link works at most (sooner when the question's deadline is). */
@@ -15,7 +16,10 @@ const claimsSchema = z
     token: z.string().min(1).max(1000),
     /** The person the link was sent to: who answers with it. */
     to: z.string().min(1).max(320),
-    answer: z.object({ action: z.enum(['accept', 'decline']), content: z.string().max(16384) }),
+    answer: z.object({
+      action: z.enum(['accept', 'decline']),
+      content: z.string().max(MAX_ANSWER_CHARS),
+    }),
     /** The digest of the question as it was shown ({@link shownDigest}). */
     shown: z.string().max(100),
     /** When it stops working, in ms since the epoch. */

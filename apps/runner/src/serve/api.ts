@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AskUserError, exportAudit, type Pending } from '@x/askuser';
 import { assertSafeId } from '@x/continuation';
+import { unstorableText } from '@x/postgres-kit';
 import { z } from 'zod';
 import type {
   AnswerResponse,
@@ -18,6 +19,7 @@ import {
   AlreadyAnsweredError,
   answer,
   answerBatch,
+  answerContentProblem,
   quorumText,
   refusal,
   stopKnownConversation,
@@ -37,14 +39,19 @@ import { contextView } from './question-context.js';
 import { approvalsOf, pauseView, recentViews } from './views.js';
 
 const MAX_LIMIT = 1000;
-const MAX_CONTENT = 16 * 1024;
 const MAX_BATCH = 500;
+
+/** An answer's content: at most {@link MAX_ANSWER_CHARS}, as everywhere an answer enters. */
+const contentSchema = z.string().superRefine((content, ctx) => {
+  const problem = answerContentProblem(content);
+  if (problem !== undefined) ctx.addIssue({ code: 'custom', message: `the content ${problem}` });
+});
 
 /** Body of `POST /api/pauses/:token/answer` (MCP elicitation: accept, decline, cancel). */
 export const answerBodySchema = z
   .object({
     action: z.enum(['accept', 'decline', 'cancel']),
-    content: z.string().max(MAX_CONTENT).default(''),
+    content: contentSchema.default(''),
   })
   .strict();
 
@@ -94,12 +101,32 @@ function limitOf(url: URL, fallback: number): number {
   return limit;
 }
 
-function segment(text: string): string {
+/**
+ * A path segment, decoded. One that no database could hold (a NUL, a lone surrogate) names
+ * nothing: 404 (`pause_not_found` for a question's token), never asked of the database.
+ */
+function segment(text: string, what: 'token' | 'id' = 'id'): string {
+  let decoded: string;
   try {
-    return decodeURIComponent(text);
+    decoded = decodeURIComponent(text);
   } catch {
     throw new HttpError(400, 'invalid_request', 'malformed percent-encoding in the path');
   }
+  const unstorable = unstorableText(decoded);
+  if (unstorable === undefined) return decoded;
+  if (what === 'token') {
+    throw new HttpError(
+      404,
+      'pause_not_found',
+      `no question has the token ${JSON.stringify(decoded)}: it holds ${unstorable}, which no token does`,
+      { tokens: [decoded] },
+    );
+  }
+  throw new HttpError(
+    404,
+    'not_found',
+    `nothing is named ${JSON.stringify(decoded)}: it holds ${unstorable}`,
+  );
 }
 
 /** `GET /api/audit`'s `?conversation=C&since=ISO-TIME&after=ID`, checked. */
@@ -200,7 +227,22 @@ const routes: Route[] = [
     async handle(ctx, _m, req, res) {
       checkWrite(req);
       const by = answererOf(ctx.caller);
-      const { answers } = parseBody(batchBodySchema, await readJson(req), 'invalid_answer');
+      // Every string is checked below: a token no database holds is 404, like in the path.
+      const body = await readJson(req, undefined, { unstorable: 'keep' });
+      const { answers } = parseBody(batchBodySchema, body, 'invalid_answer');
+      const unknown = answers.map((a) => a.token).filter((t) => unstorableText(t) !== undefined);
+      if (unknown.length > 0) {
+        throw new HttpError(
+          404,
+          'pause_not_found',
+          `batch not applied, nothing was answered: no question has the token ${unknown
+            .map((t) => JSON.stringify(t))
+            .join(
+              ', ',
+            )}: ${unknown.length === 1 ? 'it holds' : 'they hold'} a character no token does (a NUL or a lone surrogate)`,
+          { tokens: unknown },
+        );
+      }
       const answered = await answerBatch(
         ctx.storage,
         answers.map(({ token, action, content }) => ({ token, answer: { action, content } })),
@@ -220,7 +262,7 @@ const routes: Route[] = [
       // An answered question's token says who answered it and when (409), not just 404.
       const pause = await ctx.storage
         .pauses()
-        .getByToken(segment(token))
+        .getByToken(segment(token, 'token'))
         .catch((error) => refusal(ctx.storage, error))
         .catch((error) => Promise.reject(storeError(error)));
       const approvals = await approvalsOf(ctx.storage, [pause]);
@@ -238,7 +280,7 @@ const routes: Route[] = [
     method: 'GET',
     pattern: /^\/api\/pauses\/([^/]+)\/context$/,
     async handle(ctx, [token = ''], _req, res) {
-      const context = await contextView(ctx.storage, segment(token)).catch((error) =>
+      const context = await contextView(ctx.storage, segment(token, 'token')).catch((error) =>
         Promise.reject(storeError(error)),
       );
       sendJson(res, 200, { context } satisfies ContextResponse);
@@ -250,7 +292,7 @@ const routes: Route[] = [
     async handle(ctx, [raw = ''], req, res) {
       checkWrite(req);
       const by = answererOf(ctx.caller);
-      const token = segment(raw);
+      const token = segment(raw, 'token');
       const given = parseBody(answerBodySchema, await readJson(req), 'invalid_answer');
       const outcome = await answer(ctx.storage, token, given, by).catch((error) =>
         Promise.reject(storeError(error)),
@@ -379,6 +421,17 @@ export async function handleApi(
     .map((route) => ({ route, match: route.pattern.exec(url.pathname) }))
     .filter((r) => r.match !== null);
   if (matching.length === 0) throw new HttpError(404, 'not_found', `no API route ${url.pathname}`);
+  // A query no database could take (a NUL, a lone surrogate) is refused before it reaches one.
+  for (const [name, value] of url.searchParams) {
+    const unstorable = unstorableText(value) ?? unstorableText(name);
+    if (unstorable !== undefined) {
+      throw new HttpError(
+        400,
+        'invalid_request',
+        `the query parameter ${JSON.stringify(name)} holds ${unstorable}, which cannot be stored`,
+      );
+    }
+  }
   const hit = matching.find((r) => r.route.method === req.method);
   if (!hit) {
     const allowed = [...new Set(matching.map((r) => r.route.method))].join(', ');

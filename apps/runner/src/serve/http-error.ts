@@ -20,6 +20,10 @@ export type HttpErrorCode =
   | 'conflict'
   | 'method_not_allowed'
   | 'rate_limited'
+  | 'bad_request'
+  | 'headers_too_large'
+  | 'request_timeout'
+  | 'too_many_connections'
   | 'unavailable'
   | 'internal';
 

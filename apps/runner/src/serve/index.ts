@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ASKUSER_ANSWERED_CHANNEL, ASKUSER_CREATED_CHANNEL } from '@x/askuser';
 import { OPTION_DEFAULTS, VARIABLES } from '../config/index.js';
@@ -9,6 +9,7 @@ import { forgetServing } from '../storage/via-serve.js';
 import type { ApiContext } from './api.js';
 import type { HostCommand } from './api-cli.js';
 import type { SignIn } from './auth.js';
+import { type ConnectionLimits, createApiServer, DEFAULT_LIMITS } from './connections.js';
 import { EventHub } from './events.js';
 import { type HostedWake, startHostedWake } from './hosted-wake.js';
 import { isLoopback } from './http.js';
@@ -32,6 +33,7 @@ export type {
   SourceView,
   ToolCallView,
 } from '../../web/src/api-types.d.ts';
+export type { ConnectionLimits } from './connections.js';
 export { MAX_BODY_BYTES } from './http.js';
 export { HttpError, type HttpErrorCode } from './http-error.js';
 export { listenMetrics, type MetricsListener, RunnerMetrics } from './metrics.js';
@@ -69,6 +71,12 @@ export interface ServeOptions {
    * `/auth/oidc/login`): `await Oidc.discover(oidcSettings())`.
    */
   oidc?: Oidc | undefined;
+  /**
+   * How the server bounds its connections: at most `maxConnections` open (more are answered
+   * 503), the headers, body and idle timeouts, and the proxies trusted to name the client.
+   * Each one not given takes its RUNNER_* variable's default.
+   */
+  limits?: Partial<ConnectionLimits>;
   /** Host the wake loop in this process (default true): one process owns PGlite. */
   wake?: boolean;
   /**
@@ -225,7 +233,7 @@ export async function startServe(storage: Storage, options: ServeOptions): Promi
     hostCommand: options.hostCommand && hostedThenAnswered(options.hostCommand, api, hub),
     metrics,
   });
-  const server = createServer((req, res) => {
+  const server = createApiServer({ ...DEFAULT_LIMITS, ...options.limits }, (req, res) => {
     // While closing, a keep-alive connection is closed as soon as its response is sent.
     res.once('finish', () => {
       if (closing) server.closeIdleConnections();

@@ -2,6 +2,7 @@ import { chmodSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import path from 'node:path';
 import { recordServing, SOCKET_FILE } from '../storage/via-serve.js';
+import { answerClientError, inOrder } from './connections.js';
 
 /** Requests that came in over the data folder's socket (their sender owns the folder). */
 const overSocket = new WeakSet<IncomingMessage>();
@@ -35,10 +36,17 @@ export async function listenLocal(
   }
   // This process holds the folder's lock: a socket left there is a killed server's.
   rmSync(socket, { force: true });
-  const server = createServer((req, res) => {
-    overSocket.add(req);
-    handle(req, res);
-  });
+  // In order, and Node's own refusals in the API's error shape, as on the TCP port; no
+  // request timeout (only the folder's owner connects): an interactive command's body lasts
+  // as long as the command.
+  const server = createServer(
+    { requestTimeout: 0 },
+    inOrder((req, res) => {
+      overSocket.add(req);
+      handle(req, res);
+    }),
+  );
+  server.on('clientError', answerClientError(undefined));
   const listening = new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     // Created without access for anyone else (Node binds within listen()), never open a moment.

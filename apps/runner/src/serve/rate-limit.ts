@@ -50,9 +50,20 @@ export interface SignInLimiters {
   name: FailureLimiter;
 }
 
-/** The address a request came from, as the limiters count it. */
+/** Each request's client address, as the server found it (through a trusted proxy). */
+const sources = new WeakMap<IncomingMessage, string>();
+
+/** Remembers where `req` came from: its client, when a trusted proxy forwarded it. */
+export function rememberSource(req: IncomingMessage, address: string): void {
+  sources.set(req, address);
+}
+
+/**
+ * The address a request came from, as the limiters count it (and the audit log records it):
+ * the client a trusted proxy named (`--trust-proxy`), else the connection's.
+ */
 export function sourceOf(req: IncomingMessage): string {
-  return req.socket.remoteAddress ?? 'unknown';
+  return sources.get(req) ?? req.socket.remoteAddress ?? 'unknown';
 }
 
 /**

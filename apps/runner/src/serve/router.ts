@@ -3,7 +3,7 @@ import { type ApiContext, handleApi } from './api.js';
 import { answerHostedCommand, type HostCommand } from './api-cli.js';
 import { callerOf, handleSignIn, requireAdmin, type SignIn } from './auth.js';
 import { answerDecisionRoute } from './decide.js';
-import { checkHost, sendError } from './http.js';
+import { checkHost, checkSingleHeaders, sendError } from './http.js';
 import { HttpError, toHttpError } from './http-error.js';
 import type { RunnerMetrics } from './metrics.js';
 import { answerOidcRoute } from './oidc.js';
@@ -42,6 +42,7 @@ export function routeRequests(
   return async (req, res) => {
     try {
       const url = new URL(req.url ?? '/', 'http://localhost');
+      checkSingleHeaders(req);
       if (loopback) checkHost(req);
       if (isAsset(url.pathname)) {
         await answerAsset(req, res, url.pathname);

@@ -3,6 +3,7 @@ import type { AnswerOptions } from '@x/askuser';
 import { z } from 'zod';
 import { setting, VARIABLES } from '../config/index.js';
 import { forbiddenError } from '../errors.js';
+import { MAX_ANSWER_CHARS } from '../executive/answer-limit.js';
 import { answer } from '../executive/index.js';
 import { classifyFailure } from '../failure.js';
 import { slackSigned, slackUserEmail } from '../notify/slack.js';
@@ -15,7 +16,7 @@ const MAX_BODY_BYTES = 64 * 1024;
 const buttonSchema = z.object({
   token: z.string().min(1).max(1000),
   action: z.enum(['accept', 'decline']),
-  content: z.string().max(16384),
+  content: z.string().max(MAX_ANSWER_CHARS),
 });
 
 const interactionSchema = z.object({
