@@ -471,6 +471,12 @@ export async function hostilePostgres(tally: Tally): Promise<void> {
     await sql`delete from x_session.checkpoints where thread_id = 'bad'`;
     await hugeCheckpoint(tally, checkpoints, snapshot);
 
+    // Refused as bad input, never as the database being unavailable (SQLSTATE class 22 is
+    // the caller's value, not an outage).
+    const asInput =
+      (guard: Guard): Guard =>
+      (e) =>
+        guard(e) && (e as { code?: unknown }).code !== 'unavailable';
     await property(
       tally,
       'postgres ids with NUL or empty',
@@ -480,15 +486,21 @@ export async function hostilePostgres(tally: Tally): Promise<void> {
           tally,
           'save',
           () => continuations.save({ ...suspensionAt('x', 1), interactionId: id }),
-          ContinuationError.is,
+          asInput(ContinuationError.is),
           snapshot,
         );
-        await refused(tally, 'load', () => continuations.load(id), ContinuationError.is, snapshot);
+        await refused(
+          tally,
+          'load',
+          () => continuations.load(id),
+          asInput(ContinuationError.is),
+          snapshot,
+        );
         await refused(
           tally,
           'checkpoint put',
           () => checkpoints.put(id, checkpointAt(1)),
-          SessionError.is,
+          asInput(SessionError.is),
           snapshot,
         );
         await refused(
@@ -502,14 +514,14 @@ export async function hostilePostgres(tally: Tally): Promise<void> {
               question: 'Go?',
               toolCallId: 'call_x',
             }),
-          isAskUserError,
+          asInput(isAskUserError),
           snapshot,
         );
         await refused(
           tally,
           'markResumed',
           () => pauses.markResumed(id, { action: 'accept', content: 'x' }),
-          isAskUserError,
+          asInput(isAskUserError),
           snapshot,
         );
       },
@@ -525,13 +537,21 @@ export async function hostilePostgres(tally: Tally): Promise<void> {
         .tuple(fc.constantFrom('accept', 'decline', 'cancel'), fc.anything())
         .filter(([, content]) => typeof content !== 'string' && content !== undefined)
         .map(([action, content]) => ({ action, content })),
+      // Content no database stores: a NUL, a lone surrogate.
+      fc
+        .tuple(
+          fc.constantFrom('accept', 'decline', 'cancel'),
+          fc.string({ maxLength: 20 }),
+          fc.constantFrom('\0', '\ud800', '\udfff'),
+        )
+        .map(([action, text, bad]) => ({ action, content: `${text}${bad}${text}` })),
     ) as fc.Arbitrary<unknown> as fc.Arbitrary<ResumeAnswer>;
     await property(tally, 'answers', badAnswer, async (answer) => {
       await refused(
         tally,
         'markResumed',
         () => pauses.markResumed(token, answer),
-        isAskUserError,
+        asInput(isAskUserError),
         snapshot,
       );
       await refused(
@@ -542,7 +562,7 @@ export async function hostilePostgres(tally: Tally): Promise<void> {
             { token: other, answer: { action: 'accept', content: 'ok' } },
             { token, answer },
           ]),
-        isAskUserError,
+        asInput(isAskUserError),
         snapshot,
       );
     });

@@ -5,6 +5,7 @@ import { batchFault, restartFault, suspendFault, terminalFault } from './faults.
 import { firstUseEmbedded, firstUsePostgres } from './first-use.js';
 import { gatedKills } from './gated.js';
 import { hostileFiles, hostilePostgres } from './hostile.js';
+import { hostileHttpEmbedded, hostileHttpPostgres } from './hostile-http.js';
 import { poolScale, stalledWorker } from './leases.js';
 import { loadScenario } from './load.js';
 import { notifyKillScenario, notifyScenario } from './notify.js';
@@ -47,6 +48,16 @@ export const scenarios: Scenario[] = [
   { name: 'races: postgres stores', server: true, run: pgRaces },
   { name: 'hostile input: files and wire', server: false, run: hostileFiles },
   { name: 'hostile input: postgres', server: true, run: hostilePostgres },
+  {
+    name: 'hostile input: approval center HTTP API, embedded',
+    server: false,
+    run: hostileHttpEmbedded,
+  },
+  {
+    name: 'hostile input: approval center HTTP API, postgres',
+    server: true,
+    run: hostileHttpPostgres,
+  },
   { name: 'db fault: markResumedBatch terminated', server: true, run: batchFault },
   { name: 'db fault: suspend write terminated', server: true, run: suspendFault },
   { name: 'db fault: wake terminal write terminated', server: true, run: terminalFault },
