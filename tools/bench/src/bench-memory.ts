@@ -1,7 +1,9 @@
 // The wake's peak memory: on PostgreSQL and on the embedded default, in a fresh process and
 // in a long-lived one, each in a child process of its own (see wake-memory.ts).
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -49,6 +51,65 @@ export async function benchMemory(ctx: Context, server: Server): Promise<void> {
   } finally {
     await storage.close();
   }
+  await serveStartMemory(ctx);
+}
+
+const cli = fileURLToPath(import.meta.resolve('runner/dist/cli.js'));
+
+/** RSS of `runner serve` on the embedded default in `dataDir`, read once it announced itself. */
+async function serveRss(dataDir: string): Promise<number> {
+  const child = spawn(process.execPath, [cli, 'serve', '--data', dataDir, '--port', '0'], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  try {
+    let out = '';
+    for await (const chunk of child.stdout) {
+      out += chunk;
+      if (out.includes('http://')) break;
+    }
+    const rss = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))?.[1];
+    if (rss === undefined) throw new Error(`runner serve printed no address: ${out}`);
+    return Number(rss) * 1024;
+  } finally {
+    child.kill('SIGINT');
+    await once(child, 'exit');
+  }
+}
+
+/** RSS of a process that opened bare PGlite on the folder as the embedded default does. */
+async function barePgliteRss(dataDir: string): Promise<number> {
+  const child = fileURLToPath(new URL('./wake-memory.js', import.meta.url));
+  const { stdout } = await run(process.execPath, ['--expose-gc', child, 'open', dataDir]);
+  return Number(stdout.trim().split('\n').at(-1));
+}
+
+const mid = (values: number[]) =>
+  [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
+
+/**
+ * `runner serve`'s memory once it listens, on a new data folder (which it creates) and on one
+ * it created before, against bare PGlite opening that folder in a process of its own.
+ */
+async function serveStartMemory(ctx: Context): Promise<void> {
+  const fresh: number[] = [];
+  const again: number[] = [];
+  const bare: number[] = [];
+  for (let k = 0; k < (ctx.quick ? 1 : 3); k++) {
+    const dataDir = path.join(ctx.tmp, `serve-memory-${k}`);
+    fresh.push(await serveRss(dataDir));
+    again.push(await serveRss(dataDir));
+    bare.push(await barePgliteRss(dataDir));
+  }
+  const mb = (bytes: number) => `${Math.round(bytes / 1048576)} MB`;
+  ctx.add({
+    section: 'memory',
+    name: `serve's memory at start on the embedded default: ${mb(mid(fresh))} on a new folder, ${mb(mid(again))} on an existing one, vs bare PGlite ${mb(mid(bare))}`,
+    goal: { kind: 'at-most', value: 2.5, label: '≤ 2.5×' },
+    ratio: mid(fresh) / mid(bare),
+    ratioMeaning: 'RSS on a new folder, serve/bare PGlite',
+    extra: { fresh, again, bare },
+    note: `RSS once serve printed its address (medians of ${fresh.length}); a new folder's initdb runs in a thread of its own, since the WebAssembly memory it grows (about 600 MB) is never given back`,
+  });
 }
 
 async function wakeMemory(ctx: Context, storage: Storage, server: Server): Promise<void> {

@@ -5,10 +5,14 @@
 // RSS; after the first, the process is a long-lived one (what `runner serve` is).
 // `read DATA_DIR TOKEN...` is the embedded default's floor: bare PGlite reads the same
 // records and JSON.parse parses them, each measured the same way.
+// `open DATA_DIR` is the floor of serve's memory at start: bare PGlite opens the folder as the
+// embedded default does, and its RSS is printed.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { setFlagsFromString } from 'node:v8';
 import { PGlite } from '@electric-sql/pglite';
+import { EMBEDDED_START_PARAMS } from 'runner/dist/storage/embedded.js';
 import { openStorage } from 'runner/dist/storage/index.js';
 import { wakeOnce } from './runner-cycle.js';
 
@@ -93,10 +97,29 @@ async function read(dataDir: string, tokens: string[]): Promise<WakeMemory[]> {
   }
 }
 
+/** RSS of a process that opened the embedded default's PGlite on `dataDir` and nothing else. */
+async function open(dataDir: string): Promise<number> {
+  setFlagsFromString('--liftoff-only');
+  const db = await PGlite.create(path.join(dataDir, 'pglite'), {
+    startParams: EMBEDDED_START_PARAMS,
+  });
+  try {
+    await db.query('select 1');
+    gc?.();
+    return process.memoryUsage().rss;
+  } finally {
+    await db.close();
+  }
+}
+
 const [mode, source, ...tokens] = process.argv.slice(2);
+if (mode === 'open' && source) {
+  console.log(JSON.stringify(await open(source)));
+  process.exit(0);
+}
 if ((mode !== 'wake' && mode !== 'read') || !source || tokens.length === 0) {
   throw new Error(
-    'usage: wake-memory.js wake DATABASE_URL|DATA_DIR TOKEN... | read DATA_DIR TOKEN...',
+    'usage: wake-memory.js wake DATABASE_URL|DATA_DIR TOKEN... | read DATA_DIR TOKEN... | open DATA_DIR',
   );
 }
 if (!gc) throw new Error('run with --expose-gc');

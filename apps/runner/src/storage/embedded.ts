@@ -1,6 +1,10 @@
-import { mkdirSync, statSync } from 'node:fs';
+import { once } from 'node:events';
+import { existsSync, mkdirSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { setFlagsFromString } from 'node:v8';
+import { Worker } from 'node:worker_threads';
 import { PGlite } from '@electric-sql/pglite';
 import { FileContinuationStore, sessionDir } from '@x/continuation/file';
 import { randomHolderKey } from '@x/continuation-postgres';
@@ -13,6 +17,32 @@ import { forgetServing, recordServing } from './via-serve.js';
 
 /** The embedded database's buffer cache: PGlite serves one process (see openEmbedded). */
 const SHARED_BUFFERS = '32MB';
+
+/** PGlite's start parameters for the embedded database (the bench opens bare PGlite alike). */
+export const EMBEDDED_START_PARAMS = [
+  ...PGlite.defaultStartParams,
+  '-c',
+  `shared_buffers=${SHARED_BUFFERS}`,
+];
+
+/**
+ * Creates the PGlite data folder `dir` in a thread of its own: initdb grows PGlite's
+ * WebAssembly memory to about 600 MB, which an instance never gives back, so the process
+ * that goes on to serve must not be the one that ran it.
+ */
+async function createPgliteFolder(dir: string): Promise<void> {
+  const pglite = pathToFileURL(createRequire(import.meta.url).resolve('@electric-sql/pglite'));
+  const worker = new Worker(
+    `const { workerData } = require('node:worker_threads');
+     import(workerData.pglite).then(async ({ PGlite }) => {
+       const client = new PGlite(workerData.dir, { startParams: workerData.startParams });
+       await client.waitReady;
+       await client.close();
+     });`,
+    { eval: true, workerData: { pglite: pglite.href, dir, startParams: EMBEDDED_START_PARAMS } },
+  );
+  await once(worker, 'exit');
+}
 
 /** One line for a file-system error of the data folder, with its code (EACCES, ...). */
 function folderProblem(dir: string, error: unknown): RunnerError {
@@ -77,11 +107,11 @@ export async function openEmbedded(
     // A command is a short process: optimising PGlite's WebAssembly costs more CPU than it
     // saves (a start of `runs` takes about 40% less), so its baseline code is kept.
     setFlagsFromString('--liftoff-only');
-    const client = new PGlite(path.join(dir, 'pglite'), {
-      // initdb's 128 MB of shared buffers are zeroed at every start (a fifth of PGlite's
-      // start-up): one process's store works in far less.
-      startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${SHARED_BUFFERS}`],
-    });
+    const pgliteDir = path.join(dir, 'pglite');
+    if (!existsSync(path.join(pgliteDir, 'PG_VERSION'))) await createPgliteFolder(pgliteDir);
+    // initdb's 128 MB of shared buffers are zeroed at every start (a fifth of PGlite's
+    // start-up): one process's store works in far less.
+    const client = new PGlite(pgliteDir, { startParams: EMBEDDED_START_PARAMS });
     await client.waitReady;
     const db = drizzlePglite({ client }) as unknown as Db;
     // Whoever held the folder's lock before has ended: every lease but this key's is gone.
