@@ -4,7 +4,8 @@
 // beside the package and API-docs checks. --full: the slow scenario files beside the README
 // check (both wait more than they compute), then the reliability suite at full size on its own,
 // since its kills and leases are timed. The other lanes' lines are prefixed; the exit code
-// fails if any lane fails.
+// fails if any lane fails. The tests' summary (scripts/summary-reporter.ts) counts the
+// skipped tests by file and says why each was skipped.
 import { spawn } from 'node:child_process';
 import { setPriority } from 'node:os';
 import { createInterface } from 'node:readline';

@@ -43,6 +43,9 @@ describe('the data folder', { timeout: 120_000 }, () => {
       ['stop', 'trip-1'],
       ['retry', 'run-1'],
       ['chat', '--resume'],
+      ['audit'],
+      ['notifications', 'list'],
+      ['operators', 'list'],
     ];
     const results = await Promise.all(
       commands.map((args) => runInProcess([...args, '--data', missing])),
@@ -73,6 +76,16 @@ describe('the data folder', { timeout: 120_000 }, () => {
       `created the data folder ${fresh} (first use), with the audit key ${path.join(fresh, 'audit.key')} (mode 0600)\n`,
     );
     expect(first.stdout).not.toContain('created the data folder');
+    // The other commands the README's Storage section names as creating one.
+    for (const args of [
+      ['operators', 'add', 'ada'],
+      ['chat', '--list'],
+    ]) {
+      const other = path.join(root, 'new', args.join('-'));
+      const made = await runInProcess([...args, '--data', other]);
+      expect(made.code, made.stderr).toBe(0);
+      expect(made.stderr, args.join(' ')).toContain(`created the data folder ${other} (first use)`);
+    }
     const again = await runInProcess(['runs', '--data', fresh]);
     expect(again.code).toBe(0);
     expect(again.stderr).toBe('');

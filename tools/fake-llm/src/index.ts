@@ -1,7 +1,7 @@
 /**
  * @packageDocumentation
  * A local model server for the examples' tests: the Anthropic Messages API and OpenAI
- * Chat Completions, answered by a script. No network, no key.
+ * Chat Completions, answered by a script as JSON or streamed. No network, no key.
  */
 
 export {

@@ -1,6 +1,6 @@
-import { createServer } from 'node:http';
+import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { anthropicMessage, openaiCompletion } from './replies.js';
+import { anthropicMessage, anthropicStream, openaiCompletion, openaiStream } from './replies.js';
 import { type Protocol, readTurn, type Script } from './turn.js';
 
 /** One request as the server received it. */
@@ -20,11 +20,23 @@ export interface FakeLlm {
   close(): Promise<void>;
 }
 
+/** Writes the events one at a time, so the client reads a stream, not one body. */
+function writeEvents(res: ServerResponse, events: string[]): void {
+  const [first, ...rest] = events;
+  if (first === undefined) {
+    res.end();
+    return;
+  }
+  res.write(first);
+  setImmediate(() => writeEvents(res, rest));
+}
+
 /**
  * Starts a model server on a free local port that answers `POST …/messages` (Anthropic
- * Messages API) and `POST …/chat/completions` (OpenAI Chat Completions) with JSON. Each
- * answer is what `script` decides from the conversation in the request. Anything else
- * (streaming included) is an error in the API's error shape.
+ * Messages API) and `POST …/chat/completions` (OpenAI Chat Completions) with JSON, or with
+ * the API's Server-Sent Events when the request asks for `stream: true`. Each answer is what
+ * `script` decides from the conversation in the request. Anything else is an error in the
+ * API's error shape.
  */
 export async function startFakeLlm(script: Script): Promise<FakeLlm> {
   const requests: RecordedRequest[] = [];
@@ -62,9 +74,14 @@ export async function startFakeLlm(script: Script): Promise<FakeLlm> {
       const model = String(body.model ?? 'fake');
       const id = protocol === 'anthropic' ? `toolu_fake_${calls}` : `call_fake_${calls}`;
       if (body.stream === true) {
-        res.writeHead(400, { 'content-type': 'application/json' });
-        const message = 'fake model: streaming is not scripted; call without stream';
-        res.end(JSON.stringify({ error: { type: 'invalid_request_error', message } }));
+        const includeUsage =
+          (body.stream_options as { include_usage?: unknown } | undefined)?.include_usage === true;
+        const events =
+          protocol === 'anthropic'
+            ? anthropicStream(action, id, model)
+            : openaiStream(action, id, model, includeUsage);
+        res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+        writeEvents(res, events);
         return;
       }
       const reply =
