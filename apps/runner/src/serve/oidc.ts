@@ -3,7 +3,6 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { appendAuditEvent } from '@x/askuser';
 import { createRemoteJWKSet, decodeJwt, errors, type JWTPayload, jwtVerify } from 'jose';
 import { forbiddenError, RunnerError, usageError, withoutOrigin } from '../errors.js';
-import { escapeHtml } from '../notify/html.js';
 import type { Storage } from '../storage/index.js';
 import { ACCESS_ROLES, type AccessRole } from '../storage/operators.js';
 import { baseHeaders } from './http.js';
@@ -440,6 +439,8 @@ async function finishCallback(
     throw error;
   }
 }
+
+const escapeHtml = (text: string) => text.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`);
 
 /**
  * The page a browser lands on when its sign-in failed: the refusal in words (escaped), and the
