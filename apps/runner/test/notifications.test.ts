@@ -8,7 +8,7 @@ import { outboxFlow } from './notifications-flow.js';
 import { parsePrometheus, sampleValue } from './prometheus.js';
 import { dataDirs, runCli, runInProcess } from './run-cli.js';
 import { call, json, serve, until } from './serve-harness.js';
-import { startSmtpReceiver, unquote } from './smtp-receiver.js';
+import { type SmtpReceiver, startSmtpReceiver, unquote } from './smtp-receiver.js';
 import { newSecret, startReceiver, type WebhookReceiver } from './webhook-receiver.js';
 
 // The notification outbox on the embedded default: written in the event's transaction,
@@ -16,6 +16,15 @@ import { newSecret, startReceiver, type WebhookReceiver } from './webhook-receiv
 // attempts; `runner notifications list | retry` and `wake --once` deliver it again.
 
 const dataDir = dataDirs();
+
+/** Email notifications of new questions through `smtp` to `to`, with decision links. */
+const emailSettings = (smtp: SmtpReceiver, to: string) => ({
+  RUNNER_SMTP_URL: smtp.url,
+  RUNNER_EMAIL_TO: to,
+  RUNNER_PUBLIC_URL: 'https://approvals.example.com/',
+  RUNNER_NOTIFY: 'email=question.created',
+  RUNNER_DECISION_KEY: 'a decision key of the test, 32 b',
+});
 const secrets = { current: newSecret(), old: newSecret() };
 let receiver: WebhookReceiver;
 let env: Record<string, string>;
@@ -186,11 +195,7 @@ describe('notifications (embedded default)', { timeout: 300_000 }, () => {
     const smtp = await startSmtpReceiver();
     const saved = { ...process.env };
     Object.assign(process.env, {
-      RUNNER_SMTP_URL: smtp.url,
-      RUNNER_EMAIL_TO: 'ada@example.com,bob@example.com,root@example.com,carol@example.com',
-      RUNNER_PUBLIC_URL: 'https://approvals.example.com/',
-      RUNNER_NOTIFY: 'email=question.created',
-      RUNNER_DECISION_KEY: 'a decision key of the test, 32 b',
+      ...emailSettings(smtp, 'ada@example.com,bob@example.com,root@example.com,carol@example.com'),
       RUNNER_AUDIENCE: 'ask_user=finance',
     });
     const data = dataDir();
@@ -211,7 +216,8 @@ describe('notifications (embedded default)', { timeout: 300_000 }, () => {
       const to = (address: string) => {
         const found = smtp.messages.filter((m) => m.includes(`To: ${address}`));
         expect(found, address).toHaveLength(1);
-        const text = unquote(found[0] ?? '');
+        // The text part's links (the HTML part has the same ones, as buttons).
+        const [text = ''] = unquote(found[0] ?? '').split('Content-Type: text/html');
         expect(text, address).toContain('Question: Where would you like to go?');
         return (text.match(/\/decide\?link=/g) ?? []).length;
       };
@@ -256,13 +262,7 @@ describe('notifications (embedded default)', { timeout: 300_000 }, () => {
     const smtp = await startSmtpReceiver();
     const { messages } = smtp;
     const saved = { ...process.env };
-    Object.assign(process.env, {
-      RUNNER_SMTP_URL: smtp.url,
-      RUNNER_EMAIL_TO: 'ops@example.com,ada@example.com',
-      RUNNER_PUBLIC_URL: 'https://approvals.example.com/',
-      RUNNER_NOTIFY: 'email=question.created',
-      RUNNER_DECISION_KEY: 'a decision key of the test, 32 b',
-    });
+    Object.assign(process.env, emailSettings(smtp, 'ops@example.com,ada@example.com'));
     const data = dataDir();
     const storage = await openStorage({ dataDir: data, command: 'test', log: () => {} });
     let token = '';
@@ -287,9 +287,9 @@ describe('notifications (embedded default)', { timeout: 300_000 }, () => {
       expect(message).toContain('Conversation: mail');
       expect(message).toContain('the approval center: https://approvals.example.com/');
       expect(message).toContain(`runner answer ${run.token} --accept TEXT | --decline`);
-      links.push(
-        ...(message.match(/https:\/\/approvals\.example\.com\/decide\?link=[\w.-]+/g) ?? []),
-      );
+      // The text part's links (the HTML part has the same ones, as buttons).
+      const [text = ''] = message.split('Content-Type: text/html');
+      links.push(...(text.match(/https:\/\/approvals\.example\.com\/decide\?link=[\w.-]+/g) ?? []));
     } finally {
       await storage.close();
       await smtp.close();
@@ -352,6 +352,49 @@ describe('notifications (embedded default)', { timeout: 300_000 }, () => {
     } finally {
       await served.stop();
     }
+  });
+});
+
+describe('email notifications in HTML (embedded default)', { timeout: 120_000 }, () => {
+  it('an HTML part beside the text: the same content escaped, the decision links as buttons', async () => {
+    const smtp = await startSmtpReceiver();
+    const saved = { ...process.env };
+    Object.assign(process.env, emailSettings(smtp, 'ada@example.com'));
+    const storage = await openStorage({ dataDir: dataDir(), command: 'test', log: () => {} });
+    try {
+      // A gated call's question holds quotes: `Approve transfer_funds {"to":"PT50…",…}?`.
+      const run = await startRun(storage, modelFromId('scripted:gated'), 'Pay', 'mail-html', {
+        event: () => {},
+      });
+      if (run.status !== 'waiting') throw new Error(run.status);
+      await new Deliverer(() => storage, deliveryFromEnv()).deliverDue();
+    } finally {
+      process.env = saved;
+      await storage.close();
+      await smtp.close();
+    }
+    expect(smtp.messages).toHaveLength(1);
+    const message = unquote(smtp.messages[0] ?? '');
+    expect(message).toMatch(/Content-Type: multipart\/alternative/);
+    const [textPart = '', htmlPart = ''] = message.split(/Content-Type: text\/html/);
+    expect(textPart).toContain('Content-Type: text/plain');
+    expect(textPart).toContain(
+      'Question: Approve transfer_funds {"to":"PT50000201231234567890154"',
+    );
+    expect(htmlPart).toContain(
+      'Question: Approve transfer_funds {&#34;to&#34;:&#34;PT50000201231234567890154&#34;',
+    );
+    expect(htmlPart).not.toContain('{"to"');
+    expect(htmlPart).toContain('Conversation: mail-html');
+    const buttons = [
+      ...htmlPart.matchAll(
+        /<a href="(https:\/\/approvals\.example\.com\/decide\?link=[\w.-]+)" style="[^"]+">(\w+)<\/a>/g,
+      ),
+    ];
+    expect(buttons.map((b) => b[2])).toEqual(['accept', 'decline']);
+    // The same links as the text part's.
+    for (const [, url] of buttons) expect(textPart).toContain(url);
+    expect(htmlPart).toContain('<code>runner answer ');
   });
 });
 

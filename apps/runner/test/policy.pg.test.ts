@@ -28,6 +28,7 @@ for (const target of targets) {
         ['eve', 'finance'],
         ['tia', 'travel'],
         ['oz', 'ops'],
+        ['vic', 'viewer'],
       ] as const) {
         const added = await cli(['operators', 'add', name, '--role', role]);
         expect(added.code, added.stderr).toBe(0);
@@ -88,6 +89,32 @@ for (const target of targets) {
       expect(refused.body.error.code).toBe('forbidden');
       return refused;
     };
+
+    it('the API tells each caller why a question is read-only for them, for the page to say', async () => {
+      const asSeenBy = async (who: string, conversation: string) => {
+        const url = new URL(`/api/pauses/${tokens[conversation]}`, served?.url).toString();
+        const got = await call(url, { headers: { authorization: `Bearer ${keys[who]}` } });
+        expect(got.status, JSON.stringify(got.body)).toBe(200);
+        const { canAnswer, readOnly } = got.body.pause;
+        return { canAnswer, readOnly };
+      };
+      expect(await asSeenBy('bob', 'own-request')).toEqual({
+        canAnswer: false,
+        readOnly: 'requester',
+      });
+      expect(await asSeenBy('eve', 'own-request')).toEqual({ canAnswer: true, readOnly: null });
+      expect(await asSeenBy('oz', 'narrowed')).toEqual({ canAnswer: false, readOnly: 'audience' });
+      expect(await asSeenBy('vic', 'narrowed')).toEqual({ canAnswer: false, readOnly: 'viewer' });
+      expect(await asSeenBy('ada', 'own-request')).toEqual({ canAnswer: true, readOnly: null });
+      // The list says the same as the question alone.
+      const listed = await call(new URL('/api/pauses', served?.url).toString(), {
+        headers: { authorization: `Bearer ${keys.bob}` },
+      });
+      const own = listed.body.pauses.find(
+        (p: { token: string }) => p.token === tokens['own-request'],
+      );
+      expect(own).toMatchObject({ canAnswer: false, readOnly: 'requester' });
+    });
 
     it('the model narrows an empty policy to the audience it names', async () => {
       await expectRefused('oz', 'narrowed');

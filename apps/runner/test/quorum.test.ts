@@ -69,6 +69,18 @@ describe('quorum, reminders and escalation (embedded default)', { timeout: 300_0
         return mine?.status === 'resumed' ? mine : undefined;
       }, 'the run to resume');
       expect(record.answer.content).toBe('Lisbon');
+      // Every approver of the quorum answer, not only the last one (`answeredBy`).
+      const approvers = [
+        'ada',
+        ...OPERATORS.slice(1).filter((_, i) => together[i]?.status === 200),
+      ];
+      const names = (q: { approvals: { operator: string }[] }) =>
+        q.approvals.map((a) => a.operator).sort();
+      expect(names(record.quorum)).toEqual(approvers.sort());
+      expect(record.quorum.needed).toBe(3);
+      const context = await call(api(`/api/pauses/${token}/context`), asAda);
+      const asked = context.body.context.history.find((r: { token: string }) => r.token === token);
+      expect(names(asked.quorum)).toEqual(approvers);
     } finally {
       expect(await served.stop()).toBe(0);
     }

@@ -71,6 +71,7 @@ describe('runner serve: the API on the embedded default (no wake)', () => {
       escalation: null,
       quorum: null,
       canAnswer: true,
+      readOnly: null,
       gated: null,
     });
     const limited = await call(api('/api/pauses?limit=2'));

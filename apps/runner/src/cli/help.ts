@@ -225,10 +225,10 @@ sign-ins get 429 after RUNNER_SIGN_IN_FAILURES per address or
 RUNNER_SIGN_IN_FAILURES_PER_NAME per operator within RUNNER_SIGN_IN_WINDOW. An admin
 answers anything and stops conversations; an operator answers the questions whose audience
 (RUNNER_AUDIENCE) admits their name or a role, and sees the others read-only (GET
-/api/pauses flags each with canAnswer); a viewer reads (403 forbidden on a write; the
-page shows no answer form). Without
-operators and without --token, on this machine only, the page works for one local
-operator without a key. With RUNNER_OIDC_ISSUER set, the users of that OpenID provider
+/api/pauses flags each with canAnswer, and readOnly says why not: viewer, audience, or
+requester when separation of duties bars them); a viewer reads (403 forbidden on a write;
+the page shows no answer form). Without operators and without --token, on this machine
+only, the page works for one local operator without a key. With RUNNER_OIDC_ISSUER set, the users of that OpenID provider
 sign in too, by a bearer JWT or through /auth/oidc/login on the page, their roles mapped
 from a claim (RUNNER_OIDC_*, in \`runner --help\`); then every request needs a key or a JWT.
 

@@ -3,6 +3,7 @@ import type { Storage } from '../storage/index.js';
 import type { NotificationRecord } from '../storage/notifications.js';
 import { LINK_TTL_MS, linkAnswerer, shownDigest, signDecision } from './decision-link.js';
 import { eventDataOf } from './events.js';
+import { escapeHtml } from './html.js';
 import type { Sender } from './sender.js';
 
 /** Where email notifications go, and the page they point to. */
@@ -46,36 +47,73 @@ function decisionLinks(n: NotificationRecord, target: EmailTarget, to: string): 
   });
 }
 
-/** The subject and text of one notification's email: the question, its context, how to answer. */
+/**
+ * The subject, text and HTML of one notification's email: the question, its context, how to
+ * answer. The HTML says the same, its decision links as buttons, every value escaped.
+ */
 export function emailOf(
   n: NotificationRecord,
   publicUrl?: string,
   links: DecisionLinks = [],
-): { subject: string; text: string } {
+): { subject: string; text: string; html: string } {
   const data = eventDataOf(n.payload);
   const about = data.question ?? data.runId ?? '';
-  const lines = [
+  const facts = [
     data.question ? `Question: ${data.question}` : `Run: ${data.runId}`,
     `Event: ${n.kind}`,
     `Conversation: ${data.conversationId ?? ''}`,
   ];
-  if (data.tool) lines.push(`Tool: ${data.tool}, priority ${data.priority ?? 0}`);
-  if (data.error) lines.push(`Error: ${data.error}`);
+  if (data.tool) facts.push(`Tool: ${data.tool}, priority ${data.priority ?? 0}`);
+  if (data.error) facts.push(`Error: ${data.error}`);
   if (data.answer) {
     const content = data.answer.content ? ` "${data.answer.content}"` : '';
-    lines.push(`Answer: ${data.answer.action}${content} by ${data.answeredBy ?? 'someone'}`);
+    facts.push(`Answer: ${data.answer.action}${content} by ${data.answeredBy ?? 'someone'}`);
   }
-  if (n.kind === 'question.created' && data.token) {
+  const commands: string[] = [];
+  const asks = n.kind === 'question.created' && data.token !== undefined;
+  if (asks) {
     const options = Array.isArray(data.options) ? (data.options as unknown[]) : [];
+    for (const [i, option] of options.entries()) {
+      commands.push(`${String(option)}: runner answer ${data.token} --option ${i + 1}`);
+    }
+    commands.push(`runner answer ${data.token} --accept TEXT | --decline`);
+  }
+  const lines = [...facts];
+  if (asks) {
     lines.push('', 'To answer:');
     for (const link of links) lines.push(`  ${link.label}: ${link.url}`);
     if (publicUrl) lines.push(`  the approval center: ${publicUrl}`);
-    for (const [i, option] of options.entries()) {
-      lines.push(`  ${String(option)}: runner answer ${data.token} --option ${i + 1}`);
-    }
-    lines.push(`  runner answer ${data.token} --accept TEXT | --decline`);
+    lines.push(...commands.map((command) => `  ${command}`));
   }
-  return { subject: `[runner] ${n.kind}: ${about}`.slice(0, 200), text: `${lines.join('\n')}\n` };
+  return {
+    subject: `[runner] ${n.kind}: ${about}`.slice(0, 200),
+    text: `${lines.join('\n')}\n`,
+    html: emailHtml(facts, asks ? { links, publicUrl, commands } : undefined),
+  };
+}
+
+const BUTTON =
+  'display:inline-block;margin:0 8px 8px 0;padding:8px 16px;border-radius:6px;background:#1f5fbf;color:#ffffff;text-decoration:none;font-weight:bold';
+
+/** The HTML part of {@link emailOf}: its facts, then how to answer (links as buttons). */
+function emailHtml(
+  facts: readonly string[],
+  answer?: { links: DecisionLinks; publicUrl: string | undefined; commands: readonly string[] },
+): string {
+  const parts = facts.map((fact) => `<p style="margin:0 0 6px">${escapeHtml(fact)}</p>`);
+  if (answer) {
+    parts.push('<p style="margin:16px 0 8px"><strong>To answer:</strong></p>');
+    const buttons = answer.links.map(
+      ({ label, url }) => `<a href="${escapeHtml(url)}" style="${BUTTON}">${escapeHtml(label)}</a>`,
+    );
+    if (buttons.length > 0) parts.push(`<p>${buttons.join(' ')}</p>`);
+    if (answer.publicUrl) {
+      const url = escapeHtml(answer.publicUrl);
+      parts.push(`<p>The approval center: <a href="${url}">${url}</a></p>`);
+    }
+    for (const command of answer.commands) parts.push(`<p><code>${escapeHtml(command)}</code></p>`);
+  }
+  return `<!doctype html><html><body style="font-family:sans-serif;font-size:14px">${parts.join('\n')}</body></html>\n`;
 }
 
 /**

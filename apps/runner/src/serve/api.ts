@@ -31,7 +31,7 @@ import {
   retryNotification,
 } from '../storage/notifications.js';
 import { type RunsContext, runRoutes } from './api-runs.js';
-import { answererOf, type Caller, mayAnswer, requireAdmin } from './auth.js';
+import { answererOf, type Caller, readOnlyReason, requireAdmin } from './auth.js';
 import type { EventHub } from './events.js';
 import { checkWrite, readJson, sendJson } from './http.js';
 import { HttpError } from './http-error.js';
@@ -216,7 +216,7 @@ const routes: Route[] = [
       const approvals = await approvalsOf(ctx.storage, pending);
       sendJson(res, 200, {
         pauses: pending.map((p) =>
-          pauseView(p, now, mayAnswer(ctx.caller, p), approvals.get(p.token)),
+          pauseView(p, now, readOnlyReason(ctx.caller, p), approvals.get(p.token)),
         ),
       } satisfies PausesResponse);
     },
@@ -270,7 +270,7 @@ const routes: Route[] = [
         pause: pauseView(
           pause,
           Date.now(),
-          mayAnswer(ctx.caller, pause),
+          readOnlyReason(ctx.caller, pause),
           approvals.get(pause.token),
         ),
       } satisfies PauseResponse);

@@ -2,7 +2,11 @@ import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AnswerOptions, Identity, Pending } from '@x/askuser';
 import { z } from 'zod';
-import type { SessionResponse, SignOutResponse } from '../../web/src/api-types.d.ts';
+import type {
+  ReadOnlyReason,
+  SessionResponse,
+  SignOutResponse,
+} from '../../web/src/api-types.d.ts';
 import { osUserName } from '../cli/os-user.js';
 import { forbiddenError, usageError } from '../errors.js';
 import type { Storage } from '../storage/index.js';
@@ -223,19 +227,21 @@ export function answererOf(caller: Caller): AnswerOptions {
 }
 
 /**
- * Whether `caller` may answer `pause`, for the page to offer an answer form or not: the
- * store's own check ({@link answererOf}'s identity against the audience) decides.
+ * Why `caller` may not answer `pause` (`null`: they may), for the page to offer an answer
+ * form or say why not: the store's own check ({@link answererOf}'s identity against the
+ * audience and the barred requester) decides when the answer comes.
  */
-export function mayAnswer(caller: Caller, pause: Pending): boolean {
-  if (caller.access === 'viewer') return false;
+export function readOnlyReason(caller: Caller, pause: Pending): ReadOnlyReason | null {
+  if (caller.access === 'viewer') return 'viewer';
   const identity = caller.identity;
-  if (!identity) return true;
+  if (!identity) return null;
   const { names, roles } = pause.audience;
   const admitted =
     (names.length === 0 && roles.length === 0) ||
     names.includes(identity.name) ||
     roles.some((role) => identity.roles?.includes(role));
-  return admitted && !(pause.requesterMayNotAnswer && pause.requester === identity.name);
+  if (!admitted) return 'audience';
+  return pause.requesterMayNotAnswer && pause.requester === identity.name ? 'requester' : null;
 }
 
 /** @throws a `forbidden` error unless `caller` is an admin. */

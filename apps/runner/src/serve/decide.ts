@@ -12,15 +12,13 @@ import {
   readDecision,
   shownDigest,
 } from '../notify/decision-link.js';
+import { escapeHtml } from '../notify/html.js';
 import type { Storage } from '../storage/index.js';
 import { useDecisionLink } from '../storage/notifications.js';
 import type { ChannelRoute } from './http.js';
 
 const COOKIE = 'runner_decide';
 const MAX_FORM_BYTES = 64 * 1024;
-
-// The page's text comes from the question: every character that could open markup is escaped.
-const html = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 function sendPage(
   res: ServerResponse,
@@ -29,9 +27,9 @@ function sendPage(
   body: string,
   cookie?: string,
 ) {
-  const page = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${html(title)}</title>
+  const page = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title>
 <meta name="viewport" content="width=device-width"><meta name="robots" content="noindex"></head>
-<body><main><h1>${html(title)}</h1>${body}</main></body></html>`;
+<body><main><h1>${escapeHtml(title)}</h1>${body}</main></body></html>`;
   res.writeHead(status, {
     'content-type': 'text/html; charset=utf-8',
     'cache-control': 'no-store',
@@ -102,9 +100,9 @@ export const answerDecisionRoute: ChannelRoute = async (storage, answered, req, 
         res,
         200,
         'Confirm your answer',
-        `<p>${html(pause.question)}</p><p>Answer as ${html(claims.to)}: <strong>${html(answerText(claims))}</strong></p>
-<form method="post" action="/decide"><input type="hidden" name="link" value="${html(link)}">
-<input type="hidden" name="csrf" value="${csrf}"><button type="submit">Confirm: ${html(answerText(claims))}</button></form>`,
+        `<p>${escapeHtml(pause.question)}</p><p>Answer as ${escapeHtml(claims.to)}: <strong>${escapeHtml(answerText(claims))}</strong></p>
+<form method="post" action="/decide"><input type="hidden" name="link" value="${escapeHtml(link)}">
+<input type="hidden" name="csrf" value="${csrf}"><button type="submit">Confirm: ${escapeHtml(answerText(claims))}</button></form>`,
         `${COOKIE}=${nonce}; Path=/decide; HttpOnly; SameSite=Strict; Max-Age=3600`,
       );
       return true;
@@ -136,12 +134,17 @@ export const answerDecisionRoute: ChannelRoute = async (storage, answered, req, 
       res,
       200,
       'Answer recorded',
-      `<p>${html(answerText(claims))} by ${html(claims.to)}.</p>`,
+      `<p>${escapeHtml(answerText(claims))} by ${escapeHtml(claims.to)}.</p>`,
     );
   } catch (error) {
     const failure = classifyFailure(error);
     if (failure.internal) throw error;
-    sendPage(res, failure.httpStatus, 'This link cannot answer', `<p>${html(failure.message)}</p>`);
+    sendPage(
+      res,
+      failure.httpStatus,
+      'This link cannot answer',
+      `<p>${escapeHtml(failure.message)}</p>`,
+    );
   }
   return true;
 };

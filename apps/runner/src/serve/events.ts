@@ -252,7 +252,7 @@ export class EventHub {
       const listed = await this.#storage.pauses(tx).listPendingAll(WINDOW);
       const approvals = await approvalsOf(this.#storage, listed, tx);
       return {
-        pending: listed.map((p) => pauseView(p, Date.now(), true, approvals.get(p.token))),
+        pending: listed.map((p) => pauseView(p, Date.now(), null, approvals.get(p.token))),
         recent: await recentViewsIn(this.#storage, tx, WINDOW),
       };
     });

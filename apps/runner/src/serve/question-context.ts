@@ -3,7 +3,7 @@ import type { Message } from '@x/wire';
 import type { ContextView, ToolCallView } from '../../web/src/api-types.d.ts';
 import { messageText, runMessages, runOf } from '../executive/index.js';
 import type { Storage } from '../storage/index.js';
-import { recentView, runView } from './views.js';
+import { approvalsOf, recentView, runView } from './views.js';
 
 /** How many of the conversation's latest messages the context carries. */
 const RECENT_MESSAGES = 12;
@@ -36,6 +36,8 @@ export async function contextView(storage: Storage, token: string): Promise<Cont
     const runs = await storage.runs(tx).getMany(runId === undefined ? [] : [runId]);
     const run = runId === undefined ? undefined : runs.get(runId);
     const messages = (run && (await runMessages(storage, run, tx))) ?? [];
+    const history = all.filter((p) => runOf(p) === runId);
+    const approvals = await approvalsOf(storage, history, tx);
     const first = messages.find((m) => m.role === 'user');
     const recent = messages.slice(-RECENT_MESSAGES);
     return {
@@ -47,7 +49,7 @@ export async function contextView(storage: Storage, token: string): Promise<Cont
       toolCall: toolCallIn(messages, record.toolCallId),
       source: recentView(record, runs).source,
       run: run ? runView(run) : null,
-      history: all.filter((p) => runOf(p) === runId).map((p) => recentView(p, runs)),
+      history: history.map((p) => recentView(p, runs, approvals.get(p.token))),
     };
   });
 }

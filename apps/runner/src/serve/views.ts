@@ -6,6 +6,7 @@ import type {
   PauseStatus,
   PauseView,
   PriorityLabel,
+  ReadOnlyReason,
   RecentView,
   RunOutcome,
   RunView,
@@ -52,13 +53,13 @@ export async function approvalsOf(
 }
 
 /**
- * The API view of a pending pause; `canAnswer` for the caller (default: an admin's, true),
- * `approvals` those recorded towards its quorum ({@link approvalsOf}).
+ * The API view of a pending pause; `readOnly` why the caller may not answer it (default: an
+ * admin's, `null`), `approvals` those recorded towards its quorum ({@link approvalsOf}).
  */
 export function pauseView(
   pause: Pending,
   now = Date.now(),
-  canAnswer = true,
+  readOnly: ReadOnlyReason | null = null,
   approvals: readonly Approval[] = [],
 ): PauseView {
   return {
@@ -84,22 +85,26 @@ export function pauseView(
       roles: pause.escalation.roles,
       escalatedAt: pause.escalation.escalatedAt?.toISOString() ?? null,
     },
-    quorum: pause.quorum && {
-      needed: pause.quorum.approvals,
-      declinesNeeded: pause.quorum.declines,
-      ...given(approvals),
-    },
-    canAnswer,
+    quorum: quorumView(pause, approvals),
+    canAnswer: readOnly === null,
+    readOnly,
     gated: gatedView(pause),
   };
 }
 
-function given(approvals: readonly Approval[]) {
+/** The API view of a question's quorum and the `approvals` recorded towards it, or null. */
+function quorumView(pause: Pick<Pending, 'quorum'>, approvals: readonly Approval[]) {
+  if (!pause.quorum) return null;
   const of = (action: string) =>
     approvals
       .filter((a) => a.action === action)
       .map((a) => ({ operator: a.operator, at: a.at.toISOString() }));
-  return { approvals: of('accept'), declines: of('decline') };
+  return {
+    needed: pause.quorum.approvals,
+    declinesNeeded: pause.quorum.declines,
+    approvals: of('accept'),
+    declines: of('decline'),
+  };
 }
 
 /** The API view of a gated call waiting for approval (its pause keeps tool and arguments), or null. */
@@ -132,11 +137,19 @@ export async function recentViewsIn(
 ): Promise<RecentView[]> {
   const records = await storage.pauses(tx).listRecent(limit);
   const runs = await storage.runs(tx).getMany([...new Set(records.flatMap((r) => runOf(r) ?? []))]);
-  return records.map((record) => recentView(record, runs));
+  const approvals = await approvalsOf(storage, records, tx);
+  return records.map((record) => recentView(record, runs, approvals.get(record.token)));
 }
 
-/** The API view of any pause, pending or answered, with the state of its run (from `runs`). */
-export function recentView(record: PauseRecord, runs: ReadonlyMap<string, RunRecord>): RecentView {
+/**
+ * The API view of any pause, pending or answered, with the state of its run (from `runs`)
+ * and the approvals recorded towards its quorum ({@link approvalsOf}).
+ */
+export function recentView(
+  record: PauseRecord,
+  runs: ReadonlyMap<string, RunRecord>,
+  approvals: readonly Approval[] = [],
+): RecentView {
   const runId = runOf(record);
   const run = runId === undefined ? undefined : runs.get(runId);
   const { status, outcome } = standing(record, run);
@@ -158,6 +171,8 @@ export function recentView(record: PauseRecord, runs: ReadonlyMap<string, RunRec
     status,
     outcome,
     run: run ? runView(run) : null,
+    quorum: quorumView(record, approvals),
+    gated: gatedView(record),
   };
 }
 

@@ -45,13 +45,23 @@ export interface PauseView {
   /** The approvals it needs (M of its audience) and those given so far, or `null`. */
   quorum: QuorumView | null;
   /**
-   * Whether the caller may answer it (not a viewer, inside its audience): the page shows an
-   * answer form only then. The store checks again when an answer comes.
+   * Whether the caller may answer it (not a viewer, inside its audience, not its barred
+   * requester): the page shows an answer form only then. The store checks again when an
+   * answer comes.
    */
   canAnswer: boolean;
+  /** Why the caller may not answer it (`null` when `canAnswer`), for the page to say. */
+  readOnly: ReadOnlyReason | null;
   /** A gated tool's call waiting for approval (kind `approve`), or `null`. */
   gated: GatedView | null;
 }
+
+/**
+ * Why a question is read-only for the caller: `viewer` (viewers read, never answer),
+ * `audience` (its audience names neither them nor a role of theirs), `requester` (they asked
+ * for it, and its requester may not answer it: separation of duties).
+ */
+export type ReadOnlyReason = 'viewer' | 'audience' | 'requester';
 
 /**
  * A gated tool's call as the approver sees it: accept with `content` `''` runs these
@@ -134,6 +144,13 @@ export interface RecentView {
   /** For `resumed` and `failed`: how the run went on (a new question → `waiting`). */
   outcome: RunOutcome | null;
   run: RunView | null;
+  /**
+   * For a question that needs a quorum: every approval and decline recorded (`answeredBy`
+   * names only the last), or `null`.
+   */
+  quorum: QuorumView | null;
+  /** A gated tool's call that waited (or waits) for approval, or `null`. */
+  gated: GatedView | null;
 }
 
 /** One message of the conversation, as text. */

@@ -39,6 +39,7 @@ setInterval(() => {
 // The lists and the feed once signed in (and the outbox for admins); else the sign-in form.
 const session = await signedIn();
 if (session) {
+  state.access = session.access;
   connect();
   void refresh();
   if (session.access === 'admin') showNotifications();

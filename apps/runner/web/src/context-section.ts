@@ -1,7 +1,7 @@
 import { api } from './api-client.js';
 import type { ContextView, RunView } from './api-types.d.ts';
 import { h, replace } from './dom.js';
-import { actionWords, kindLabel } from './rows.js';
+import { actionWords, answeredByText, kindLabel, readable, titleOf } from './rows.js';
 
 const runWords: Record<RunView['status'], string> = {
   running: 'resuming now',
@@ -12,12 +12,6 @@ const runWords: Record<RunView['status'], string> = {
   failed: 'failed (runner retry makes it ready again)',
 };
 
-function valueText(value: unknown): string {
-  if (typeof value === 'string') return value;
-  if (Array.isArray(value) && value.every((v) => typeof v === 'string')) return value.join(' · ');
-  return JSON.stringify(value);
-}
-
 /** The arguments of a tool call as a list of names and values. */
 function argumentList(input: unknown) {
   const entries =
@@ -27,7 +21,7 @@ function argumentList(input: unknown) {
   return h(
     'dl',
     { class: 'args' },
-    ...entries.flatMap(([name, value]) => [h('dt', {}, name), h('dd', {}, valueText(value))]),
+    ...entries.flatMap(([name, value]) => [h('dt', {}, name), h('dd', {}, readable(value))]),
   );
 }
 
@@ -85,21 +79,22 @@ function runPart(context: ContextView) {
       ? h(
           'ol',
           { class: 'history', 'aria-label': 'Questions of this run' },
-          ...context.history.map((item) =>
-            h(
+          ...context.history.map((item) => {
+            const by = answeredByText(item);
+            return h(
               'li',
               {
                 'data-token': item.token,
                 class: item.token === context.token ? 'this' : undefined,
               },
-              h('span', { class: 'q' }, item.question),
+              h('span', { class: 'q' }, titleOf(item)),
               ' → ',
               item.answer
                 ? `${actionWords[item.answer.action]}${item.answer.content ? `: ${item.answer.content}` : ''}`
                 : 'waiting for an answer',
-              item.answeredBy ? ` (by ${item.answeredBy})` : '',
-            ),
-          ),
+              by ? ` (by ${by})` : '',
+            );
+          }),
         )
       : null,
   );

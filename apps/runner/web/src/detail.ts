@@ -1,10 +1,16 @@
 import { ApiError, api } from './api-client.js';
-import type { AnswerAction, ContextView, GatedView, PauseView } from './api-types.d.ts';
+import type {
+  AnswerAction,
+  ContextView,
+  GatedView,
+  PauseView,
+  ReadOnlyReason,
+} from './api-types.d.ts';
 import { contextSlot } from './context-section.js';
 import { askedWhen, type Child, h, replace } from './dom.js';
 import { refresh } from './feed.js';
 import { backButton, say, showView, ui } from './page.js';
-import { labels, priorityBadge, sourcePart, waitPart } from './rows.js';
+import { labels, priorityBadge, sourcePart, titleOf, waitPart } from './rows.js';
 import { schemaErrors } from './schema-check.js';
 import { ageOf, answeredHere, changed, state } from './state.js';
 
@@ -61,7 +67,7 @@ function detailOf(pause: PauseView): Child[] {
       : undefined;
   const heading = [
     backButton(),
-    h('h2', { class: 'question', id: 'detail-question' }, pause.question),
+    h('h2', { class: 'question', id: 'detail-question' }, titleOf(pause)),
     h(
       'p',
       { class: 'meta' },
@@ -79,11 +85,12 @@ function detailOf(pause: PauseView): Child[] {
       contextSlot(pause.token),
       h(
         'p',
-        { class: 'read-only', id: 'read-only' },
-        'Read only: you may read this question, not answer it (a viewer, or not in its audience).',
+        { class: 'read-only', id: 'read-only', 'data-reason': pause.readOnly ?? undefined },
+        `Read only: ${readOnlyWords[pause.readOnly ?? 'audience']}`,
       ),
     ];
   }
+  const stop = state.access === 'admin' ? stopPart(form) : undefined;
   return [
     ...heading,
     contextSlot(pause.token, changes?.follow),
@@ -103,12 +110,21 @@ function detailOf(pause: PauseView): Child[] {
       button('cancel', 'Cancel run', () => answer(form, 'cancel', ''), {
         title: 'End the run without resuming it',
       }),
-      button('stop', 'Stop conversation', () => stop(form), { class: 'danger' }),
+      stop?.openButton,
     ),
     changes?.box,
+    stop?.box,
     form.error,
   ];
 }
+
+/** Why the server says this operator may only read a question, in their words. */
+const readOnlyWords: Record<ReadOnlyReason, string> = {
+  viewer: 'you are a viewer: viewers read questions, they do not answer them.',
+  audience: 'its audience does not include you or a role of yours.',
+  requester:
+    'you asked for this, and its requester may not answer it (separation of duties): another operator of its audience does.',
+};
 
 const doneWords: Record<AnswerAction, string> = {
   accept: 'Answered',
@@ -127,8 +143,8 @@ async function answer(form: Form, action: AnswerAction, content: string): Promis
     // A partial approval of a quorum: recorded, and the question stays for the others.
     say(
       recorded
-        ? `${done} “${pause.question}”: ${recorded.message}`
-        : `${done} “${pause.question}” in ${pause.conversationId}`,
+        ? `${done} “${titleOf(pause)}”: ${recorded.message}`
+        : `${done} “${titleOf(pause)}” in ${pause.conversationId}`,
     );
     state.pending = state.pending.filter((p) => p.token !== pause.token);
     state.selected = undefined;
@@ -143,15 +159,53 @@ async function answer(form: Form, action: AnswerAction, content: string): Promis
   }
 }
 
-async function stop({ pause, error }: Form): Promise<void> {
-  if (!confirm(`Stop conversation ${pause.conversationId}? Its open questions are closed.`)) return;
-  try {
-    const { pauses } = await api.stop(pause.conversationId);
-    say(`Stopped ${pause.conversationId}: ${pauses} question(s) closed`);
-    await refresh();
-  } catch (e) {
-    error.textContent = e instanceof Error ? e.message : String(e);
-  }
+/**
+ * Stop conversation, for an admin only: the first click asks, naming what the stop cancels
+ * (the run, the open questions the page lists); only the confirm sends it.
+ */
+function stopPart({ pause, error }: Form) {
+  const conversation = pause.conversationId;
+  const open = state.pending.filter((p) => p.conversationId === conversation);
+  const text = h(
+    'p',
+    { id: 'stop-what' },
+    `Stop conversation ${conversation}? This cancels its run (it is not resumed) and closes its `,
+    open.length === 1 ? '1 open question' : `${open.length} open questions`,
+    `: ${open.map((p) => `“${titleOf(p)}”`).join(', ')}.`,
+  );
+  const send = async () => {
+    error.textContent = '';
+    try {
+      const { pauses } = await api.stop(conversation);
+      say(`Stopped ${conversation}: ${pauses} question(s) closed`);
+      await refresh();
+    } catch (e) {
+      error.textContent = e instanceof Error ? e.message : String(e);
+    }
+  };
+  const keep = () => {
+    box.hidden = true;
+    openButton.setAttribute('aria-expanded', 'false');
+    openButton.focus();
+  };
+  const box = h(
+    'div',
+    { class: 'changes stop-confirm', id: 'stop-confirm', role: 'group', hidden: true },
+    text,
+    button('stop-confirm-send', `Stop ${conversation}`, () => void send(), { class: 'danger' }),
+    button('stop-keep', 'Do not stop', keep),
+  );
+  const openButton = button(
+    'stop',
+    'Stop conversation',
+    () => {
+      box.hidden = false;
+      openButton.setAttribute('aria-expanded', 'true');
+      box.querySelector<HTMLElement>('#stop-keep')?.focus();
+    },
+    { class: 'danger', 'aria-expanded': 'false', 'aria-controls': 'stop-confirm' },
+  );
+  return { box, openButton };
 }
 
 function button(

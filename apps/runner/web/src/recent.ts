@@ -2,7 +2,15 @@ import type { RecentView } from './api-types.d.ts';
 import { contextSlot } from './context-section.js';
 import { h, replace } from './dom.js';
 import { backButton, showView, ui } from './page.js';
-import { answerLine, labels, priorityBadge, recentRow, sourcePart, statusText } from './rows.js';
+import {
+  answerLine,
+  labels,
+  priorityBadge,
+  recentRow,
+  sourcePart,
+  statusText,
+  titleOf,
+} from './rows.js';
 import { state } from './state.js';
 
 /** Shows the recent list and the selected record's detail. */
@@ -15,15 +23,14 @@ export function renderRecent(): void {
     ),
   );
   const record = state.recent.find((r) => r.token === state.recentSelected);
+  // No bordered box stands empty beside the list until a question is selected.
+  ui.recentDetail.hidden = !record;
   // Rebuilt when what it shows changed, so an open message list stays open meanwhile.
   const key = record && `${record.token}|${record.status}|${record.outcome}|${record.run?.status}`;
   if (key === state.recentDetailFor) return;
   state.recentDetailFor = key;
   if (!record) {
-    replace(
-      ui.recentDetail,
-      h('p', { class: 'hint' }, 'Select a question to see what became of it.'),
-    );
+    replace(ui.recentDetail);
     return;
   }
   replace(ui.recentDetail, ...recentDetailOf(record));
@@ -32,7 +39,7 @@ export function renderRecent(): void {
 function recentDetailOf(record: RecentView) {
   return [
     backButton(),
-    h('h2', { class: 'question', id: 'recent-question' }, record.question),
+    h('h2', { class: 'question', id: 'recent-question' }, titleOf(record)),
     h('p', { class: 'meta' }, priorityBadge(record), ...labels(record)),
     sourcePart(record),
     h('p', { class: `status ${record.status}` }, statusText(record)),

@@ -1,5 +1,6 @@
 import type {
   AnswerAction,
+  GatedView,
   PauseView,
   PriorityLabel,
   RecentView,
@@ -47,6 +48,52 @@ export const actionWords: Record<AnswerAction, string> = {
   decline: 'declined',
   cancel: 'cancelled',
 };
+
+/**
+ * A tool call's argument as words: text as it is, a list joined, an object (an audience, a
+ * deadline) as its names and values, never as JSON.
+ */
+export function readable(value: unknown): string {
+  if (typeof value === 'string') return value;
+  if (Array.isArray(value)) return value.map(readable).join(' · ');
+  if (value !== null && typeof value === 'object') {
+    return Object.entries(value)
+      .map(([name, inner]) => `${name}: ${readable(inner)}`)
+      .join('; ');
+  }
+  return String(value);
+}
+
+/**
+ * A question's title: a gated call's as its tool and arguments in words ("Approve send_email
+ * (to: …, subject: …)?"), any other question's text as asked.
+ */
+export function titleOf(item: { question: string; gated: GatedView | null }): string {
+  if (!item.gated) return item.question;
+  const args = Object.entries(item.gated.arguments).map(
+    ([name, value]) => `${name}: ${readable(value)}`,
+  );
+  return `Approve ${item.gated.tool}${args.length ? ` (${args.join(', ')})` : ''}?`;
+}
+
+/**
+ * Who answered: every approver of a quorum's accepted answer (every decliner of its
+ * declined one), else the one `answeredBy` names; `null` when nobody is recorded.
+ */
+export function answeredByText(record: RecentView): string | null {
+  const { answer, quorum, answeredBy } = record;
+  const counted =
+    record.expiredAt || !quorum
+      ? []
+      : answer?.action === 'accept'
+        ? quorum.approvals
+        : answer?.action === 'decline'
+          ? quorum.declines
+          : [];
+  const names = counted.map((a) => a.operator);
+  if (answeredBy && !names.includes(answeredBy)) names.push(answeredBy);
+  return names.length > 0 ? names.join(', ') : null;
+}
 
 /** "worker w2 of conversation C (via delegate)". */
 export function sourceText(source: SourceView, conversationId: string): string {
@@ -171,7 +218,7 @@ export function pendingRow(
   const checkbox = h('input', {
     type: 'checkbox',
     class: 'check',
-    'aria-label': `Select for a batch answer: ${pause.question}`,
+    'aria-label': `Select for a batch answer: ${titleOf(pause)}`,
     onchange: (event) => on.check((event.target as HTMLInputElement).checked),
   });
   checkbox.checked = state.checked;
@@ -204,7 +251,7 @@ export function pendingRow(
           : null,
         pause.quorum ? h('span', { class: 'approvals' }, approvalsText(pause.quorum)) : null,
       ),
-      h('span', { class: 'q' }, pause.question),
+      h('span', { class: 'q' }, titleOf(pause)),
     ),
   );
 }
@@ -233,9 +280,10 @@ export function statusText(record: RecentView): string {
   }
 }
 
-/** "declined · not today", and who answered when that is recorded. */
+/** "declined · not today", and who answered (all approvers of a quorum) when recorded. */
 export function answerLine(record: RecentView) {
   if (!record.answer) return null;
+  const by = answeredByText(record);
   return [
     h(
       'span',
@@ -243,7 +291,7 @@ export function answerLine(record: RecentView) {
       h('strong', {}, actionWords[record.answer.action]),
       record.answer.content ? ` · ${record.answer.content}` : '',
     ),
-    record.answeredBy ? h('span', { class: 'by' }, `by ${record.answeredBy}`) : null,
+    by ? h('span', { class: 'by' }, `by ${by}`) : null,
   ];
 }
 
@@ -272,7 +320,7 @@ export function recentRow(record: RecentView, selected: boolean, open: () => voi
         ...labels(record),
         h('span', { class: `status ${record.status}` }, statusText(record)),
       ),
-      h('span', { class: 'q' }, record.question),
+      h('span', { class: 'q' }, titleOf(record)),
       ...(answerLine(record) ?? []),
     ),
   );

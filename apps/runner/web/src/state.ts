@@ -1,4 +1,4 @@
-import type { PauseView, RecentView } from './api-types.d.ts';
+import type { PauseView, RecentView, SessionResponse } from './api-types.d.ts';
 
 /** The two tabs of the page. */
 export type Tab = 'pending' | 'recent';
@@ -16,6 +16,8 @@ export const state = {
   recentSelected: undefined as string | undefined,
   /** What the recent detail was last built for (token, status, outcome, run status). */
   recentDetailFor: undefined as string | undefined,
+  /** What the signed-in caller may do: only an admin is offered what only an admin may do. */
+  access: null as SessionResponse['access'],
 };
 
 /** Questions answered from this page: the feed's echo of them is not announced again. */
