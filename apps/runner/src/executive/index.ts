@@ -21,6 +21,7 @@ export {
   howAnswered,
   quorumText,
   refusal,
+  refuseAnswerer,
 } from './record-answer.js';
 export {
   type LeasePolicy,

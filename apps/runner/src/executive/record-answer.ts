@@ -10,7 +10,7 @@ import {
 } from '@x/askuser';
 import { type Pipeline, pipelinedTransaction } from '@x/postgres-kit';
 import { acceptedArguments, isGatedTool } from '../agent/gated-tools.js';
-import { RunnerError, usageError } from '../errors.js';
+import { forbiddenError, RunnerError, usageError } from '../errors.js';
 import { failureOf } from '../failure.js';
 import { answersNotified, recordAnswered } from '../notify/events.js';
 import { type Db, lockFor, lockForStatement, type Storage } from '../storage/index.js';
@@ -206,6 +206,14 @@ function countRefusal(error: unknown): never {
   const reason = failureOf(error);
   if (reason !== 'unavailable' && reason !== 'failed') watching.telemetry?.answerRefused(reason);
   throw error;
+}
+
+/**
+ * Refuses an answer before it reaches the store (a viewer, someone who answers as no live
+ * operator) with a `forbidden` error, counted as the store's own refusals are.
+ */
+export function refuseAnswerer(message: string): never {
+  return countRefusal(forbiddenError(message));
 }
 
 async function answerOne(

@@ -5,6 +5,7 @@ import { z } from 'zod';
 import type { SessionResponse, SignOutResponse } from '../../web/src/api-types.d.ts';
 import { osUserName } from '../cli/os-user.js';
 import { forbiddenError, usageError } from '../errors.js';
+import { refuseAnswerer } from '../executive/index.js';
 import type { Storage } from '../storage/index.js';
 import type { AccessRole } from '../storage/operators.js';
 import { checkWrite, readJson, sameSecret, sendJson } from './http.js';
@@ -214,7 +215,7 @@ export async function callerOf(signIn: SignIn, req: IncomingMessage): Promise<Ca
  */
 export function answererOf(caller: Caller): AnswerOptions {
   if (caller.access === 'viewer') {
-    throw forbiddenError(`${caller.name} is a viewer: viewers read questions, they do not answer`);
+    refuseAnswerer(`${caller.name} is a viewer: viewers read questions, they do not answer`);
   }
   const how = { signedInWith: caller.signedInWith, channel: caller.channel };
   return caller.identity
