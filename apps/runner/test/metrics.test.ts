@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStorage } from '../src/storage/index.js';
 import { parsePrometheus, type Sample, sampleValue } from './prometheus.js';
@@ -141,6 +142,23 @@ describe('metrics of runner serve on the embedded default', { timeout: 120_000 }
       modelCalls: 8,
       runDurations: 2,
     });
+  });
+
+  it("the dashboard takes the max of the database's gauges, which every process reports alike", async () => {
+    const { types } = parsePrometheus(await (await fetch(api('/metrics'))).text());
+    const gauges = [...types].filter(([, type]) => type === 'gauge').map(([name]) => name);
+    expect(gauges).toContain('runner_questions_pending');
+    const dashboard = readFileSync(
+      new URL('../docs/grafana-dashboard.json', import.meta.url),
+      'utf8',
+    );
+    const exprs = [...dashboard.matchAll(/"expr": "([^"]*)"/g)].map(([, expr = '']) => expr);
+    for (const gauge of gauges) {
+      const reading = exprs.filter((expr) => new RegExp(`\\b${gauge}\\b`).test(expr));
+      expect(reading.length, gauge).toBeGreaterThan(0);
+      for (const expr of reading)
+        expect(expr, gauge).toMatch(new RegExp(`^max(?: by \\([^)]*\\))? ?\\(${gauge}\\)$`));
+    }
   });
 
   it('serves /metrics behind sign-in, and on --metrics-port without it', async () => {
