@@ -19,6 +19,7 @@ export {
   checkAnswerSize,
   deadlineText,
   howAnswered,
+  noQuestionWith,
   quorumText,
   refusal,
   refuseAnswerer,

@@ -66,6 +66,12 @@ function howClosed(pause: AnsweredPause): string {
     : howAnswered(pause);
 }
 
+/** What a person is told of tokens no question has, with the command that lists the pending ones. */
+export function noQuestionWith(tokens: readonly string[]): string {
+  const listed = tokens.join(', ');
+  return `no question has the token${tokens.length === 1 ? '' : 's'} ${listed}: \`runner paused-states list\` lists the pending ones`;
+}
+
 /**
  * Turns the store's `not_found` for tokens that were answered already into an
  * {@link AlreadyAnsweredError} saying how, by whom and when; other failures pass on.
@@ -85,7 +91,18 @@ export async function refusal(storage: Storage, error: unknown, batch = false): 
     if (found) answered.push(found);
     else unknown.push(token);
   }
-  if (answered.length === 0) throw error;
+  if (answered.length === 0) {
+    // The store's words name its rows (pauses); a person is told of questions and the command.
+    const said = noQuestionWith(unknown);
+    throw new AskUserError(
+      'not_found',
+      batch ? `batch not applied, nothing was answered: ${said}` : said,
+      {
+        tokens: error.tokens,
+        cause: error,
+      },
+    );
+  }
   const said = [
     ...answered.map((p) => `question ${p.token} was already answered: ${howClosed(p)}`),
     ...unknown.map((token) => `no question has the token ${token}`),

@@ -133,7 +133,10 @@ async function signInWith(
       ? "not the server's token nor any operator's key"
       : `not a live key of ${owner} (wrong, rotated or revoked)`;
   await recordFailedSignIn(storage, limiters, { source, name: owner, why, signedInWith: 'key' });
-  throw unauthorized(`this key is ${why}`);
+  // One answer for every dead key: the audit log keeps whose it was, the caller is told no more.
+  throw unauthorized(
+    "this key is not the server's token nor a live operator's key (wrong, rotated or revoked)",
+  );
 }
 
 function callerFrom(who: SessionIdentity, channel: Caller['channel']): Caller {
