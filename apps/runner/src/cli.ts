@@ -132,6 +132,27 @@ function commandOf(argv: readonly string[]): { command: string | undefined; give
   return { command: argv[at], given: [...argv.slice(at + 1), ...leading] };
 }
 
+/** The command `named` is likely a typo of (at most two edits away, or a prefix of), if any. */
+function nearestCommand(named: string): string | undefined {
+  const distance = (a: string, b: string): number => {
+    let row = Array.from({ length: b.length + 1 }, (_, j) => j);
+    for (let i = 1; i <= a.length; i++) {
+      const next = [i];
+      for (let j = 1; j <= b.length; j++) {
+        const substitution = (row[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1);
+        next.push(Math.min((row[j] as number) + 1, (next[j - 1] as number) + 1, substitution));
+      }
+      row = next;
+    }
+    return row[b.length] as number;
+  };
+  const ranked = Object.keys(commands)
+    .map((name) => ({ name, edits: name.startsWith(named) ? 1 : distance(named, name) }))
+    .filter(({ edits }) => edits <= 2)
+    .sort((a, b) => a.edits - b.edits);
+  return named.length > 1 ? ranked[0]?.name : undefined;
+}
+
 /** This runner's version, from its package.json. */
 function version(): string {
   const file = new URL('../package.json', import.meta.url);
@@ -171,7 +192,9 @@ export async function main(argv: string[]): Promise<number> {
   const named = topic ?? command;
   const run = commands[named];
   if (!run) {
-    out.error(`unknown command "${named}"; see ${out.command('--help')}`, {
+    const near = nearestCommand(named);
+    const meant = near === undefined ? '' : `; did you mean "${near}"?`;
+    out.error(`unknown command "${named}"${meant}; see ${out.command('--help')}`, {
       failure: 'usage',
       exitCode: FAILURES.usage.exitCode,
     });
@@ -434,6 +457,12 @@ function startedAsBinary(): boolean {
 
 // Imported (the tests run commands in their own process through `main`), it runs nothing.
 if (startedAsBinary()) {
+  // A reader that went away (`runner runs | head`) ends the command quietly, with the status
+  // a shell gives a command killed by SIGPIPE (128 + 13), as other command-line tools end.
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error;
+    process.exit(128 + 13);
+  });
   const exitCode = await main(process.argv.slice(2));
   process.exitCode = exitCode;
   // A finished command must end even if a driver keeps a handle open after close (postgres.js

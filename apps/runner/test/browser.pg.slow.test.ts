@@ -262,7 +262,7 @@ describe.skipIf(!server || !chromiumFound)('approval center in headless Chromium
     await expect(page.locator('#pending-panel').isVisible()).resolves.toBe(false);
     await signIn('runner_0000000000000000_not-a-key');
     await page
-      .locator('#sign-in-error', { hasText: "not the server's token nor any operator's key" })
+      .locator('#sign-in-error', { hasText: "not the server's token nor a live operator's key" })
       .waitFor();
 
     // The viewer: the question, read only, and no answer form.

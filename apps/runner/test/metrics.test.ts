@@ -1,7 +1,17 @@
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStorage } from '../src/storage/index.js';
 import { parsePrometheus, type Sample, sampleValue } from './prometheus.js';
-import { call, dataDirs, json, pendingOf, type Served, serve, until } from './serve-harness.js';
+import {
+  call,
+  dataDirs,
+  exec,
+  json,
+  pendingOf,
+  type Served,
+  serve,
+  until,
+} from './serve-harness.js';
 
 const dataDir = dataDirs();
 
@@ -134,6 +144,23 @@ describe('metrics of runner serve on the embedded default', { timeout: 120_000 }
     });
   });
 
+  it("the dashboard takes the max of the database's gauges, which every process reports alike", async () => {
+    const { types } = parsePrometheus(await (await fetch(api('/metrics'))).text());
+    const gauges = [...types].filter(([, type]) => type === 'gauge').map(([name]) => name);
+    expect(gauges).toContain('runner_questions_pending');
+    const dashboard = readFileSync(
+      new URL('../docs/grafana-dashboard.json', import.meta.url),
+      'utf8',
+    );
+    const exprs = [...dashboard.matchAll(/"expr": "([^"]*)"/g)].map(([, expr = '']) => expr);
+    for (const gauge of gauges) {
+      const reading = exprs.filter((expr) => new RegExp(`\\b${gauge}\\b`).test(expr));
+      expect(reading.length, gauge).toBeGreaterThan(0);
+      for (const expr of reading)
+        expect(expr, gauge).toMatch(new RegExp(`^max(?: by \\([^)]*\\))? ?\\(${gauge}\\)$`));
+    }
+  });
+
   it('serves /metrics behind sign-in, and on --metrics-port without it', async () => {
     // Without operators, loopback callers are the local admin (above); a wrong key is refused.
     const res = await fetch(api('/metrics'), { headers: { authorization: 'Bearer nope' } });
@@ -151,13 +178,15 @@ describe('metrics of runner serve on the embedded default', { timeout: 120_000 }
 });
 
 describe('metrics of runner serve with operators', { timeout: 120_000 }, () => {
-  it('are for admins: an operator who is not one gets 403', async () => {
+  it('are for admins: an operator who is not one gets 403; a viewer refused an answer is counted', async () => {
     const data = dataDir();
+    const token = await exec('viewed', { data });
     const storage = await openStorage({ dataDir: data, command: 'the test', log: () => {} });
     const keys: Record<string, string> = {};
     try {
       keys.ada = (await storage.operators().add('ada', [])).key;
       keys.root = (await storage.operators().add('root', ['admin'])).key;
+      keys.vic = (await storage.operators().add('vic', ['viewer'])).key;
     } finally {
       await storage.close();
     }
@@ -170,8 +199,14 @@ describe('metrics of runner serve with operators', { timeout: 120_000 }, () => {
       expect(JSON.stringify(refused.body)).not.toContain('runner_');
       // With operators, a loopback caller without a key is no admin either.
       expect((await fetch(metrics)).status).toBe(401);
+      const answered = await call(
+        new URL(`/api/pauses/${token}/answer`, served.url).href,
+        json({ action: 'accept', content: 'Lisbon' }, as('vic').headers),
+      );
+      expect(answered.status).toBe(403);
       const samples = await scrape(metrics, as('root'));
       expect(sampleValue(samples, 'runner_runs_completed_total')).toBe(0);
+      expect(sampleValue(samples, 'runner_answers_refused_total', { reason: 'forbidden' })).toBe(1);
     } finally {
       await served.stop();
     }

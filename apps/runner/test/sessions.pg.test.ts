@@ -192,7 +192,9 @@ for (const target of targets) {
       for (let i = 0; i < 3; i++) {
         const failed = await call(api('/api/sign-in'), json({ key: wrongBob }));
         expect(failed.status).toBe(401);
-        expect(failed.body.error.message).toContain('not a live key of bob');
+        expect(failed.body.error.message).toContain(
+          "not the server's token nor a live operator's key",
+        );
       }
       const limited = await call(api('/api/sign-in'), json({ key: keys.bob }));
       expect(limited.status).toBe(429);

@@ -121,6 +121,8 @@ describe('traces across the human wait', { timeout: 120_000 }, () => {
           expect(wait.links).toEqual([expect.objectContaining({ spanId: turn.spanId })]);
           expect(resumed.parentSpanId).toBe(turn.spanId);
           expect(wait.attributes).toMatchObject({
+            'gen_ai.operation.name': 'execute_tool',
+            'gen_ai.tool.name': 'ask_user',
             'gen_ai.conversation.id': 'traced',
             'runner.question.kind': 'ask_user',
             'runner.question.priority': 1,
@@ -128,6 +130,19 @@ describe('traces across the human wait', { timeout: 120_000 }, () => {
             'runner.question.outcome': 'accept',
           });
           expect(typeof wait.attributes['gen_ai.tool.call.id']).toBe('string');
+          // The question's tool call has its execute_tool span in the turn that asked.
+          const asking = byName('execute_tool ask_user').filter(
+            (s) => s.parentSpanId === turn.spanId,
+          );
+          expect(asking).toEqual([
+            expect.objectContaining({
+              attributes: {
+                'gen_ai.operation.name': 'execute_tool',
+                'gen_ai.tool.name': 'ask_user',
+                'gen_ai.tool.call.id': wait.attributes['gen_ai.tool.call.id'],
+              },
+            }),
+          ]);
           // From the question's creation (as the turn suspended) to the answer, before the resume.
           expect(BigInt(wait.startTimeUnixNano)).toBeGreaterThan(BigInt(turn.startTimeUnixNano));
           expect(BigInt(wait.startTimeUnixNano)).toBeLessThan(BigInt(wait.endTimeUnixNano));

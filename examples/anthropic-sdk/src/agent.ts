@@ -1,6 +1,7 @@
 // An Anthropic SDK agent loop with durable human-in-the-loop:
 //   node dist/agent.js start "Plan me a trip"   runs until the model asks the person, saves, exits
 //   node dist/agent.js answer "Lisbon"           (any process, any time later) resumes with the answer
+import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import Anthropic from '@anthropic-ai/sdk';
 import { createSuspension, resumeMessages } from '@x/continuation';
@@ -52,9 +53,11 @@ async function run(messages: Message[]): Promise<void> {
     if (calls.length === 0) return console.log(textOf(reply));
     const ask = calls.find((call) => call.name === 'ask_user');
     if (ask) {
-      // The whole turn is saved: nothing of this process is needed to resume it.
+      // The whole turn is saved: nothing of this process is needed to resume it. Keyed by an
+      // id of our own: a model server may hand out a tool-use id it gave an earlier request.
+      const interactionId = randomUUID();
       await store.save(
-        createSuspension({ interactionId: ask.id, toolUseId: ask.id, assistant: reply, messages }),
+        createSuspension({ interactionId, toolUseId: ask.id, assistant: reply, messages }),
       );
       return console.log(`waiting for an answer to ${ask.id}: ${JSON.stringify(ask.input)}`);
     }

@@ -7,6 +7,7 @@ import {
   PROGRAMS_TEST_TIMEOUT_MS,
   promisedOutput,
   type ReadmeRun,
+  runProgram,
   runReadme,
   startFakeLlm,
   tripPlanner,
@@ -41,7 +42,7 @@ it(
     expect(first?.stdout).toContain('waiting for an answer to toolu_fake_1');
 
     expect(second?.stdout).toBe('Your trip to Lisbon: sunny in Lisbon.\n');
-    expect(readdirSync(state)).toEqual(['toolu_fake_1.resolved']);
+    expect(readdirSync(state)).toEqual([expect.stringMatching(/^[0-9a-f-]{36}\.resolved$/)]);
 
     // The second process sent the first one's turn exactly, with the answer paired to it.
     const resumed = fake.requests[1]?.body;
@@ -73,6 +74,22 @@ it(
       /^nothing waits for an answer: the question in \.state was already answered/,
     );
     expect(fake.requests).toHaveLength(requests);
+
+    // A model server that restarted hands out toolu_fake_1 again: a new request, not the old one.
+    const restarted = await startFakeLlm(tripPlanner);
+    try {
+      const env = { ANTHROPIC_BASE_URL: restarted.url, ANTHROPIC_API_KEY: 'fake' };
+      const agent = (...args: string[]) =>
+        runProgram('dist/agent.js', args, env, 60_000, readme?.dir);
+      const started = await agent('start', 'Plan me a trip');
+      expect(started).toMatchObject({ code: 0, stderr: '' });
+      expect(started.stdout).toContain('waiting for an answer to toolu_fake_1');
+      const answered = await agent('answer', 'Porto');
+      expect(answered).toMatchObject({ code: 0, stderr: '' });
+      expect(answered.stdout).toBe('Your trip to Porto: sunny in Porto.\n');
+    } finally {
+      await restarted.close();
+    }
 
     // The state is in .state/, which git ignores.
     const kept = path.join(example, '.state', readdirSync(state)[0] ?? '');

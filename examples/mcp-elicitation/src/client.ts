@@ -8,7 +8,12 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { AskUserStore, migrate } from '@x/askuser';
-import { answerElicitation, durableElicitations, pendingElicitations } from '@x/mcp';
+import {
+  answerElicitation,
+  durableElicitations,
+  McpElicitationError,
+  pendingElicitations,
+} from '@x/mcp';
 import { drizzle } from 'drizzle-orm/pglite';
 
 const dir = process.env.STATE_DIR ?? '.state';
@@ -66,8 +71,19 @@ if (command === 'start') {
     await pglite.close();
     process.exit(1);
   }
-  for (const question of questions) {
-    await answerElicitation(store, question.token, { action: 'accept', content: JSON.parse(arg) });
+  try {
+    for (const question of questions) {
+      await answerElicitation(store, question.token, {
+        action: 'accept',
+        content: JSON.parse(arg),
+      });
+    }
+  } catch (error) {
+    // An answer that is not JSON or does not fit the form: say why, as the message says it.
+    if (!(error instanceof SyntaxError) && !McpElicitationError.is(error)) throw error;
+    console.error(`the answer was not taken: ${error.message}; the question still waits`);
+    await pglite.close();
+    process.exit(1);
   }
   // Come back to the same MCP session: the server still waits for the answer.
   const elicitations = durableElicitations(client, { store, conversationId });

@@ -40,10 +40,30 @@ it(
     );
     expect(again.stdout).toBe('');
 
+    // A new booking answered with what the form does not take (or no JSON at all): the one
+    // line of why, exit 1, no stack; the question still waits and a right answer books it.
+    const url = /MCP server at (\S+)/.exec(server?.run.stdout ?? '')?.[1] ?? '';
+    expect((await readme.node(['dist/client.js', 'start', url])).code).toBe(0);
+    for (const bad of ['{"date":"2026-07-03","guests":"many"}', 'four']) {
+      const refused = await readme.node(['dist/client.js', 'answer', bad]);
+      expect(refused.code, bad).toBe(1);
+      expect(refused.stderr, bad).toMatch(
+        /^the answer was not taken: .+; the question still waits\n$/,
+      );
+      expect(refused.stderr, bad).not.toContain('    at ');
+    }
+    const booked = await readme.node([
+      'dist/client.js',
+      'answer',
+      '{"date":"2026-07-03","guests":2}',
+    ]);
+    expect(booked.stdout).toBe('Booked for 2 on 2026-07-03.\n');
+
     // The state is in .state/, which git ignores.
     execFileSync('git', ['check-ignore', '-q', path.join(example, '.state', 'mcp-session.json')], {
       cwd: example,
     });
   },
-  PROGRAMS_TEST_TIMEOUT_MS,
+  // The README's three programs, then four more runs of the client.
+  2 * PROGRAMS_TEST_TIMEOUT_MS,
 );

@@ -184,7 +184,7 @@ export type HumanAnswer =
   | { action: 'cancel'; content: string };
 
 /** The start of a declined answer's tool result. */
-export const DECLINED_PREFIX = 'The user declined';
+const DECLINED_PREFIX = 'The user declined';
 
 /** The tool result that carries an accepted or declined answer back to the model. */
 export function answerResult(toolUseId: string, answer: HumanAnswer): ToolResultBlock {
@@ -209,6 +209,9 @@ export function declinedResult(
   );
 }
 
+/** The start of an expired question's tool result. */
+const EXPIRED_PREFIX = 'No answer came before the deadline';
+
 /**
  * The tool result of a question nobody answered before its deadline: the model is told so,
  * and which default was applied (never as the person's decision).
@@ -218,9 +221,29 @@ export function expiredResult(
   answer: HumanAnswer,
   deadline: Date,
 ): ToolResultBlock {
-  const applied = `No answer came before the deadline (${deadline.toISOString()}); the default (${answer.action}) was applied`;
+  const applied = `${EXPIRED_PREFIX} (${deadline.toISOString()}); the default (${answer.action}) was applied`;
   const content = answer.content.trim();
   return toolResult(toolUseId, content ? `${applied}: ${content}` : `${applied}.`);
+}
+
+/**
+ * Who declined, when a tool result carries a decline: the person (with their reason) or a
+ * deadline whose default is decline; `undefined` for any other result.
+ */
+export function declineIn(
+  result: string,
+): { by: 'person' | 'deadline'; reason: string } | undefined {
+  const reasonAfter = (at: number) =>
+    result
+      .slice(at)
+      .replace(/^[:.]\s*/, '')
+      .trim();
+  if (result.startsWith(DECLINED_PREFIX))
+    return { by: 'person', reason: reasonAfter(DECLINED_PREFIX.length) };
+  const defaultDecline = '; the default (decline) was applied';
+  const at = result.indexOf(defaultDecline);
+  if (!result.startsWith(EXPIRED_PREFIX) || at < 0) return undefined;
+  return { by: 'deadline', reason: reasonAfter(at + defaultDecline.length) };
 }
 
 /** The question a human tool call asks, as plain fields for a pause row. */

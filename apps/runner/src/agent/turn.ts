@@ -92,6 +92,8 @@ export async function runTurn(
   let messages = [...transcript];
   const waits = (name: string) =>
     isHumanTool(name) || (options.gated === true && isGatedTool(name));
+  const traced = <T>(use: ToolUseBlock, run: () => T): T =>
+    options.toolRun ? options.toolRun(use, run) : run();
   const tools = [
     ...toolSpecs,
     ...(options.gated ? gatedToolSpecs : []),
@@ -113,7 +115,8 @@ export async function runTurn(
 
     const only = uses.length === 1 ? uses[0] : undefined;
     if (only && waits(only.name)) {
-      const question = questionOf(only);
+      // Asking is the call's execution in the turn (traced like any tool); the wait follows.
+      const question = traced(only, () => questionOf(only));
       if (!('error' in question)) {
         observer.event({
           type: 'interrupt-raised',
@@ -147,7 +150,7 @@ export async function runTurn(
               observer.event({ type: 'tool-progress', toolCallId: use.id, message }),
             planUpdated: (todos) => observer.event({ type: 'plan-updated', todos }),
           });
-        return options.toolRun ? options.toolRun(use, run) : run();
+        return traced(use, run);
       }
       if (uses.length > 1) return askAloneResult(use);
       const question = questionOf(use);

@@ -114,14 +114,14 @@ still typed here.`,
 
 --goal-file PATH  read the goal from a file (- for standard input), for a goal too long
                   for a command line
---conversation ID the conversation to run in; without it a new id is made and printed
 
 Runs GOAL unattended until the turn completes or waits on a person. When it waits, the
 question is stored (token = interaction id) with the full transcript, and the command
 prints the token and exits 0 with status "waiting". Answer it with \`runner answer\`, then
 \`runner wake\` resumes it.
 
---conversation ID  1 to 200 letters, digits, '.', '_' and '-' (default: a new one)
+--conversation ID  the conversation to run in: 1 to 200 letters, digits, '.', '_' and '-'
+                   (default: a new id, made and printed)
 --replace          start over on a conversation that still has an open question or an
                    unfinished run (waiting, answered, running, or failed): they are stopped
                    first, as \`runner stop\` does. Without it such a conversation is refused
@@ -332,7 +332,8 @@ here, by whoever holds the data folder or DATABASE_URL: an administrator's tool.
 verify  checks every entry's hash, its HMAC under the audit key and its place in its chain,
         and that every answered question still says what its entry recorded; names the
         first bad entry of each chain. Exit 0 verified · 1 tampering found (the entries are
-        listed) · 2 no audit key (it says how to set one)
+        listed) · 2 no audit key (it says how to set one) · 4 the data folder's audit.key is
+        gone while its log has entries (restore it: the data folder cannot be used without it)
 head    the global chain's latest hash, which the wake loop advances when it seals the
         conversations' chains (at most every 10 s, and when it stops): copy it elsewhere to
         anchor the whole log

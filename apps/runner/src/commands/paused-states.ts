@@ -8,6 +8,7 @@ import { notFoundError, usageError } from '../errors.js';
 import {
   deadlineText,
   howAnswered,
+  noQuestionWith,
   OPEN_RUN_STATUSES,
   type ResumeContext,
 } from '../executive/index.js';
@@ -135,7 +136,7 @@ function get(ctx: Context, positionals: string[]): Promise<number> {
         if (!AskUserError.hasCode(error, 'not_found')) throw error;
         const answered = await pauses.getAnswer(token).catch((missing: unknown) => {
           if (!AskUserError.hasCode(missing, 'not_found')) throw missing;
-          throw notFoundError(`no question has the token ${token}`);
+          throw notFoundError(noQuestionWith([token]));
         });
         if (!answered) throw error;
         return answered;

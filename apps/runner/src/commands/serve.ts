@@ -92,19 +92,24 @@ export const serve: Command = async (ctx, args) => {
     // Who may come in, said once: keys, the shared token, or the one local operator.
     const keys = await storage.operators().anyLive();
     const signIn = keys ? 'key' : token ? 'token' : oidc ? 'oidc' : 'none';
+    // People reach the page at the public URL (behind a proxy); the listener's address is ours.
+    const pageUrl =
+      publicUrl === undefined ? server.url : publicUrl.endsWith('/') ? publicUrl : `${publicUrl}/`;
+    const listeningOn = pageUrl === server.url ? '' : `listening on ${server.url}, `;
     ctx.out.record(
       {
         type: 'listening',
         url: server.url,
+        ...(publicUrl === undefined ? {} : { publicUrl: pageUrl }),
         where: storage.where,
         wake: !values['no-wake'],
         signIn,
         ...(socket ? { socket } : {}),
       },
-      `approval center on ${server.url} (${storage.where}${values['no-wake'] ? '' : ', resuming answered runs'}); Ctrl-C to stop` +
+      `approval center on ${pageUrl} (${listeningOn}${storage.where}${values['no-wake'] ? '' : ', resuming answered runs'}); Ctrl-C to stop` +
         (signIn === 'none'
           ? `\nno operators: it answers as ${operator ?? 'the local operator'}, without a key, on this machine only (${ctx.out.command('operators add NAME')} adds one)`
-          : `\nsign in on the page with ${keys ? "an operator's key" : token ? 'the token' : 'your identity provider'}${settings?.clientId ? ` (${server.url}auth/oidc/login)` : ''}; scripts send "Authorization: Bearer KEY"${oidc ? ' or a JWT of the identity provider' : ''}`) +
+          : `\nsign in on the page with ${keys ? "an operator's key" : token ? 'the token' : 'your identity provider'}${settings?.clientId ? ` (${pageUrl}auth/oidc/login)` : ''}; scripts send "Authorization: Bearer KEY"${oidc ? ' or a JWT of the identity provider' : ''}`) +
         (socket ? `\ncommands of other terminals on this folder go through ${socket}` : ''),
     );
     if (server.socket && 'skipped' in server.socket) {

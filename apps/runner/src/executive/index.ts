@@ -19,8 +19,10 @@ export {
   checkAnswerSize,
   deadlineText,
   howAnswered,
+  noQuestionWith,
   quorumText,
   refusal,
+  refuseAnswerer,
 } from './record-answer.js';
 export {
   type LeasePolicy,

@@ -10,7 +10,7 @@ import {
 } from '@x/askuser';
 import { type Pipeline, pipelinedTransaction } from '@x/postgres-kit';
 import { acceptedArguments, isGatedTool } from '../agent/gated-tools.js';
-import { RunnerError, usageError } from '../errors.js';
+import { forbiddenError, RunnerError, usageError } from '../errors.js';
 import { failureOf } from '../failure.js';
 import { answersNotified, recordAnswered } from '../notify/events.js';
 import { type Db, lockFor, lockForStatement, type Storage } from '../storage/index.js';
@@ -66,6 +66,12 @@ function howClosed(pause: AnsweredPause): string {
     : howAnswered(pause);
 }
 
+/** What a person is told of tokens no question has, with the command that lists the pending ones. */
+export function noQuestionWith(tokens: readonly string[]): string {
+  const listed = tokens.join(', ');
+  return `no question has the token${tokens.length === 1 ? '' : 's'} ${listed}: \`runner paused-states list\` lists the pending ones`;
+}
+
 /**
  * Turns the store's `not_found` for tokens that were answered already into an
  * {@link AlreadyAnsweredError} saying how, by whom and when; other failures pass on.
@@ -85,7 +91,18 @@ export async function refusal(storage: Storage, error: unknown, batch = false): 
     if (found) answered.push(found);
     else unknown.push(token);
   }
-  if (answered.length === 0) throw error;
+  if (answered.length === 0) {
+    // The store's words name its rows (pauses); a person is told of questions and the command.
+    const said = noQuestionWith(unknown);
+    throw new AskUserError(
+      'not_found',
+      batch ? `batch not applied, nothing was answered: ${said}` : said,
+      {
+        tokens: error.tokens,
+        cause: error,
+      },
+    );
+  }
   const said = [
     ...answered.map((p) => `question ${p.token} was already answered: ${howClosed(p)}`),
     ...unknown.map((token) => `no question has the token ${token}`),
@@ -206,6 +223,14 @@ function countRefusal(error: unknown): never {
   const reason = failureOf(error);
   if (reason !== 'unavailable' && reason !== 'failed') watching.telemetry?.answerRefused(reason);
   throw error;
+}
+
+/**
+ * Refuses an answer before it reaches the store (a viewer, someone who answers as no live
+ * operator) with a `forbidden` error, counted as the store's own refusals are.
+ */
+export function refuseAnswerer(message: string): never {
+  return countRefusal(forbiddenError(message));
 }
 
 async function answerOne(

@@ -40,6 +40,8 @@ export interface HumanWait {
   startedAt: Date;
   conversationId: string;
   toolCallId: string;
+  /** The tool the model called: `ask_user`, `approve`, or a gated tool waiting for approval. */
+  toolName: string;
   kind: string;
   priority: number;
   /** Names and roles its audience admits (0: anyone). */
@@ -138,11 +140,18 @@ export function traceWait(
     startedAt: pause.createdAt,
     conversationId: pause.conversationId,
     toolCallId: pause.toolCallId,
+    toolName: gatedToolOf(pause.resumeContext) ?? pause.kind,
     kind: pause.kind,
     priority: pause.priority,
     audienceSize: pause.audience.names.length + pause.audience.roles.length,
     outcome,
   });
+}
+
+/** The gated tool a pause's stored context names, if it is one's approval. */
+function gatedToolOf(value: unknown): string | undefined {
+  const tool = (value as { gated?: { tool?: unknown } } | null)?.gated?.tool;
+  return typeof tool === 'string' ? tool : undefined;
 }
 
 function expiredOrAnswered(pause: AnsweredQuestion | Pending): HumanWait['outcome'] {

@@ -12,7 +12,7 @@ import { JsonValueSchema, textOf, toolUses } from '@x/wire';
 import { z } from 'zod';
 import { isGatedTool } from '../agent/gated-tools.js';
 import type { Model, ModelRequest } from '../agent/model-port.js';
-import { DECLINED_PREFIX, isHumanTool } from '../agent/tools.js';
+import { declineIn, isHumanTool } from '../agent/tools.js';
 import { WORKER_SYSTEM_PROMPT } from '../agent/turn.js';
 import { setting, VARIABLES } from '../config/index.js';
 import { ModelError, usageError } from '../errors.js';
@@ -64,6 +64,8 @@ function turnState(messages: readonly Message[]) {
   messages.forEach((message, i) => {
     if (message.role === 'user' && message.content.some((b) => b.type !== 'tool_result')) start = i;
   });
+  const first = messages[start];
+  const goal = first ? textOf(first) : '';
   const names = new Map<string, string>();
   const results: string[] = [];
   const answers: string[] = [];
@@ -82,11 +84,14 @@ function turnState(messages: readonly Message[]) {
       if (name && (isHumanTool(name) || isGatedTool(name)) && !block.is_error) answers.push(text);
     }
   }
-  return { steps, results, answers };
+  return { goal, steps, results, answers };
 }
 
 function fill(template: string, state: ReturnType<typeof turnState>): string {
-  return template.replace(/\{\{(answer|result)(?::(\d+))?\}\}/g, (_, kind: string, n?: string) => {
+  // The invoice a payment scenario handles is the one the goal names, as a model would read it.
+  const invoice = /\d+/.exec(state.goal)?.[0] ?? '42';
+  const filled = template.replaceAll('{{invoice}}', invoice);
+  return filled.replace(/\{\{(answer|result)(?::(\d+))?\}\}/g, (_, kind: string, n?: string) => {
     const list = kind === 'answer' ? state.answers : state.results;
     const value = n ? list[Number(n) - 1] : list[list.length - 1];
     return value ?? '';
@@ -103,12 +108,13 @@ function fillJson(value: JsonValue, state: ReturnType<typeof turnState>): JsonVa
 }
 
 /** What the scripted model says to a decline its scenario did not plan for. */
-function acknowledgeDecline(result: string): string {
-  const reason = result
-    .slice(DECLINED_PREFIX.length)
-    .replace(/^[:.]\s*/, '')
-    .trim();
-  return `Understood, you declined${reason ? ` ("${reason}")` : ''}: I stop here. Tell me what you would like instead.`;
+function acknowledgeDecline({ by, reason }: NonNullable<ReturnType<typeof declineIn>>): string {
+  const quoted = reason ? ` ("${reason}")` : '';
+  const what =
+    by === 'person'
+      ? `Understood, you declined${quoted}`
+      : `Nobody answered before the deadline, so its default decline${quoted} stands`;
+  return `${what}: I stop here. Tell me what you would like instead.`;
 }
 
 let failedCalls = 0;
@@ -116,7 +122,7 @@ let failedCalls = 0;
 /**
  * A deterministic model that plays a scenario: the Nth model call of a turn returns the
  * Nth step, with `{{answer}}`, `{{answer:N}}` and `{{result:N}}` filled from the turn's
- * tool results. No network, no key.
+ * tool results and `{{invoice}}` from its goal (its first number, or 42). No network, no key.
  */
 export class ScriptedModel implements Model {
   readonly id: string;
@@ -144,12 +150,12 @@ export class ScriptedModel implements Model {
     const steps = this.#stepsFor(request);
     const step = steps[Math.min(state.steps, steps.length - 1)] as (typeof steps)[number];
     const lastAnswer = state.answers[state.answers.length - 1] ?? '';
-    const declined = lastAnswer.startsWith(DECLINED_PREFIX) && state.results.at(-1) === lastAnswer;
-    // A decline is never pasted into the script as if it were an answer: a step without
-    // its own `ifDeclined` acknowledges it and ends the turn.
-    const chosen: Step = !declined
+    const decline = state.results.at(-1) === lastAnswer ? declineIn(lastAnswer) : undefined;
+    // A decline (a person's, or a deadline's default) is never pasted into the script as if
+    // it were an answer: a step without its own `ifDeclined` acknowledges it and ends the turn.
+    const chosen: Step = !decline
       ? step
-      : (step.ifDeclined ?? { text: acknowledgeDecline(lastAnswer) });
+      : (step.ifDeclined ?? { text: acknowledgeDecline(decline) });
     const content: AssistantBlock[] = [];
     if (chosen.text) {
       const text = fill(chosen.text, state);

@@ -1,8 +1,9 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { AnswerOptions, ResumeAnswer } from '@x/askuser';
 import { z } from 'zod';
-import { forbiddenError, RunnerError } from '../errors.js';
+import { RunnerError } from '../errors.js';
 import { MAX_ANSWER_CHARS } from '../executive/answer-limit.js';
+import { refuseAnswerer } from '../executive/record-answer.js';
 import { accessOf, type OperatorRecord } from '../storage/operators.js';
 
 /** How long a decision link works at most (sooner when the question's deadline is). */
@@ -104,9 +105,9 @@ export function linkAnswerer(
 ): Pick<AnswerOptions, 'answeredBy' | 'identity'> {
   const operator = operators.find((o) => o.name === address);
   if (!operator) return { identity: { name: address } };
-  if (operator.revokedAt) throw forbiddenError(`${address} is no longer an operator`);
+  if (operator.revokedAt) refuseAnswerer(`${address} is no longer an operator`);
   const access = accessOf(operator.roles);
-  if (access === 'viewer') throw forbiddenError(`${address} is a viewer: viewers do not answer`);
+  if (access === 'viewer') refuseAnswerer(`${address} is a viewer: viewers do not answer`);
   return access === 'admin'
     ? { answeredBy: operator.name }
     : { identity: { name: operator.name, roles: operator.roles } };

@@ -9,6 +9,7 @@ import type {
 } from '../../web/src/api-types.d.ts';
 import { osUserName } from '../cli/os-user.js';
 import { forbiddenError, usageError } from '../errors.js';
+import { refuseAnswerer } from '../executive/index.js';
 import type { Storage } from '../storage/index.js';
 import type { AccessRole } from '../storage/operators.js';
 import { checkWrite, readJson, sameSecret, sendJson } from './http.js';
@@ -136,7 +137,10 @@ async function signInWith(
       ? "not the server's token nor any operator's key"
       : `not a live key of ${owner} (wrong, rotated or revoked)`;
   await recordFailedSignIn(storage, limiters, { source, name: owner, why, signedInWith: 'key' });
-  throw unauthorized(`this key is ${why}`);
+  // One answer for every dead key: the audit log keeps whose it was, the caller is told no more.
+  throw unauthorized(
+    "this key is not the server's token nor a live operator's key (wrong, rotated or revoked)",
+  );
 }
 
 function callerFrom(who: SessionIdentity, channel: Caller['channel']): Caller {
@@ -218,7 +222,7 @@ export async function callerOf(signIn: SignIn, req: IncomingMessage): Promise<Ca
  */
 export function answererOf(caller: Caller): AnswerOptions {
   if (caller.access === 'viewer') {
-    throw forbiddenError(`${caller.name} is a viewer: viewers read questions, they do not answer`);
+    refuseAnswerer(`${caller.name} is a viewer: viewers read questions, they do not answer`);
   }
   const how = { signedInWith: caller.signedInWith, channel: caller.channel };
   return caller.identity

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { setting, VARIABLES } from '../config/index.js';
 import { forbiddenError } from '../errors.js';
 import { MAX_ANSWER_CHARS } from '../executive/answer-limit.js';
-import { answer } from '../executive/index.js';
+import { answer, refuseAnswerer } from '../executive/index.js';
 import { classifyFailure } from '../failure.js';
 import { slackSigned, slackUserEmail } from '../notify/slack.js';
 import type { Storage } from '../storage/index.js';
@@ -53,13 +53,13 @@ async function answererOf(storage: Storage, slackUser: string): Promise<AnswerOp
       ? operators.find((o) => o.name === mapped)
       : email && operators.find((o) => o.name.toLowerCase() === email);
   if (!operator || operator.revokedAt) {
-    throw forbiddenError(
+    refuseAnswerer(
       `Slack user ${slackUser} answers as no live operator (RUNNER_SLACK_USERS, or an operator named by their Slack email)`,
     );
   }
   const access = accessOf(operator.roles);
   if (access === 'viewer') {
-    throw forbiddenError(`${operator.name} is a viewer: viewers do not answer`);
+    refuseAnswerer(`${operator.name} is a viewer: viewers do not answer`);
   }
   const how = { channel: 'slack', signedInWith: 'slack' };
   // An admin answers any question; anyone else only what the question's audience admits.

@@ -110,6 +110,9 @@ export function startTracing(): { tracer: ExecutiveTracer; shutdown(): Promise<v
         {
           startTime: wait.startedAt,
           attributes: {
+            // The wait is the rest of the question's tool call, for GenAI trace viewers.
+            'gen_ai.operation.name': 'execute_tool',
+            'gen_ai.tool.name': wait.toolName,
             'gen_ai.conversation.id': wait.conversationId,
             'gen_ai.tool.call.id': wait.toolCallId,
             'runner.question.kind': wait.kind,
