@@ -69,7 +69,7 @@ for (const spec of await sqlTargets()) {
       } finally {
         await target.close();
       }
-    });
+    }, 120_000);
   });
 
   describe.skipIf(spec.skip)(`an audit append in one statement (0010) on ${spec.kind}`, () => {

@@ -71,7 +71,7 @@ for (const spec of await sqlTargets()) {
       } finally {
         await target.close();
       }
-    });
+    }, 120_000);
 
     it("marks only its own row: another writer's row in the same transaction keeps its triggers", async () => {
       const target = await spec.open();
