@@ -31,6 +31,7 @@ import {
   unsettledWorkers,
   waitingWorkers,
 } from '../delegation/run.js';
+import { demoTools, SYSTEM_PROMPT } from '../demo/tools.js';
 import { notFoundError, usageError } from '../errors.js';
 import { checkAnswerSize } from '../executive/index.js';
 import { modelFromId } from '../model/index.js';
@@ -213,6 +214,8 @@ class ChatSession {
   async #runUntilIdle(): Promise<boolean> {
     for (;;) {
       const outcome = await runTurn(this.#model, this.#transcript, this.#observer, {
+        system: SYSTEM_PROMPT,
+        tools: demoTools,
         delegate: runDelegate(this.#model, this.#observer),
       });
       this.#transcript = outcome.messages;

@@ -19,6 +19,7 @@ import type { Model } from '../agent/model-port.js';
 import { answerResult, DelegateInputSchema, type HumanAnswer } from '../agent/tools.js';
 import { runTurn, type TurnObserver } from '../agent/turn.js';
 import { type Env, setting, VARIABLES } from '../config/index.js';
+import { demoTools, WORKER_SYSTEM_PROMPT } from '../demo/tools.js';
 
 /** How many workers of one call run at once: RUNNER_WORKER_CONCURRENCY, default 2. */
 export function workerConcurrency(env?: Env): number {
@@ -102,7 +103,8 @@ async function stepWorker(
 ): Promise<string> {
   const quiet: TurnObserver = { event: () => {}, modelCall: () => observer.modelCall?.() };
   const turn = await runTurn(model, worker.window, quiet, {
-    worker: true,
+    system: WORKER_SYSTEM_PROMPT,
+    tools: demoTools,
     ...(signal ? { signal } : {}),
   });
   if (turn.status === 'completed') {

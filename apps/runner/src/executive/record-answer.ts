@@ -10,6 +10,7 @@ import {
 } from '@x/askuser';
 import { type Pipeline, pipelinedTransaction } from '@x/postgres-kit';
 import { acceptedArguments, isGatedTool } from '../agent/gated-tools.js';
+import { demoGatedTools } from '../demo/tools.js';
 import { RunnerError, usageError } from '../errors.js';
 import { failureOf } from '../failure.js';
 import { answersNotified, recordAnswered } from '../notify/events.js';
@@ -135,8 +136,8 @@ async function resumeContextOf(pauses: AskUserStore, token: string): Promise<unk
  */
 function recordedAnswer(token: string, given: ResumeAnswer, resumeContext: unknown): ResumeAnswer {
   const gated = (resumeContext as ResumeContext | null | undefined)?.gated;
-  if (given.action !== 'accept' || !gated || !isGatedTool(gated.tool)) return given;
-  const accepted = acceptedArguments(gated.tool, gated.arguments, given.content);
+  if (given.action !== 'accept' || !gated || !isGatedTool(demoGatedTools, gated.tool)) return given;
+  const accepted = acceptedArguments(demoGatedTools, gated.tool, gated.arguments, given.content);
   if ('error' in accepted)
     throw usageError(`the answer to ${token} was not taken: ${accepted.error}`);
   return { action: 'accept', content: accepted.edited ? JSON.stringify(accepted.arguments) : '' };

@@ -29,6 +29,7 @@ import {
   runWorkers,
   unsettledWorkers,
 } from '../delegation/run.js';
+import { demoGatedTools, demoTools, SYSTEM_PROMPT } from '../demo/tools.js';
 import { postgresCause, withoutOrigin } from '../errors.js';
 import { failureOf } from '../failure.js';
 import { anyRouteFor, questionEvent, recordEvent, runEvent } from '../notify/events.js';
@@ -236,9 +237,11 @@ export async function resumeRun(
     traceparent = span?.traceparent;
     const watched = watchedModel(model, span);
     return runTurn(watched, messages, observer, {
+      system: SYSTEM_PROMPT,
+      tools: demoTools,
+      gated: demoGatedTools,
       signal: job.signal,
       delegate: runDelegate(watched, observer),
-      gated: true,
       ...tracedTools(span),
     });
   });
@@ -269,7 +272,7 @@ function watchWait(
     observeResume(telemetry, wait, attempts, now, resumes);
   } else if (attempts <= 1 && job.claimableAt) {
     const wait = {
-      kind: questionKindOf(suspension.toolName ?? ''),
+      kind: questionKindOf(suspension.toolName ?? '', demoGatedTools),
       outcome: answer.action,
       createdAt: suspension.createdAt,
       answeredAt: job.claimableAt,
@@ -300,7 +303,7 @@ async function resultFor(
     expiredAt
       ? expiredResult(id, { action: answer.action, content: text }, expiredAt)
       : toolResult(id, text);
-  if (!use || !isGatedTool(use.name)) {
+  if (!use || !isGatedTool(demoGatedTools, use.name)) {
     return expiredAt ? expiredResult(id, answer, expiredAt) : answerResult(id, answer);
   }
   if (answer.action !== 'accept') {
@@ -310,10 +313,15 @@ async function resultFor(
   const recorded = await storage.gated().result(token);
   if (recorded) return applied(recorded.result);
   // A default applied at the deadline runs the call as the model made it.
-  const accepted = acceptedArguments(use.name, use.input, expiredAt ? '' : answer.content);
+  const accepted = acceptedArguments(
+    demoGatedTools,
+    use.name,
+    use.input,
+    expiredAt ? '' : answer.content,
+  );
   // Checked when the answer was taken; a record that fails now would fail on every attempt.
   if ('error' in accepted) throw Object.assign(new Error(accepted.error), { retryable: false });
-  const output = await runGatedTool(use.name, accepted.arguments, {
+  const output = await runGatedTool(demoGatedTools, use.name, accepted.arguments, {
     key: token,
     effects: storage.gated(),
   });
@@ -443,7 +451,12 @@ function unresumable({ suspension, unreadable }: ClaimedRun): string | undefined
     suspension.assistant.content.find(
       (b): b is ToolUseBlock => b.type === 'tool_use' && b.id === suspension.toolUseId,
     )?.name;
-  if (tool === undefined || isHumanTool(tool) || isGatedTool(tool) || tool === DELEGATE_TOOL) {
+  if (
+    tool === undefined ||
+    isHumanTool(tool) ||
+    isGatedTool(demoGatedTools, tool) ||
+    tool === DELEGATE_TOOL
+  ) {
     return undefined;
   }
   return `tool "${tool}" is not offered by this runner: the saved turn waits on it, so it is not resumed`;
@@ -564,9 +577,11 @@ async function resumeDelegation(
     if (!allFinished(stored.delegation)) return undefined;
     const messages = resumeMessages(suspension, delegateResult(stored.delegation));
     return runTurn(watched, messages, observer, {
+      system: SYSTEM_PROMPT,
+      tools: demoTools,
+      gated: demoGatedTools,
       signal: job.signal,
       delegate: runDelegate(watched, observer),
-      gated: true,
       ...tracedTools(span),
     });
   });

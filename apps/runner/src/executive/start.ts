@@ -6,6 +6,7 @@ import { userMessage } from '@x/wire';
 import type { Model } from '../agent/model-port.js';
 import { runTurn, type TurnObserver } from '../agent/turn.js';
 import { runDelegate } from '../delegation/run.js';
+import { demoGatedTools, demoTools, SYSTEM_PROMPT } from '../demo/tools.js';
 import { notFoundError, RunnerError } from '../errors.js';
 import { anyRouteFor, questionEvent, recordEvent } from '../notify/events.js';
 import type { Storage } from '../storage/index.js';
@@ -188,8 +189,10 @@ export async function startRun(
       traceparent = span?.traceparent;
       const watched = watchedModel(model, span);
       return runTurn(watched, [userMessage(goal)], observer, {
+        system: SYSTEM_PROMPT,
+        tools: demoTools,
+        gated: demoGatedTools,
         delegate: runDelegate(watched, observer),
-        gated: true,
         ...tracedTools(span),
       });
     },

@@ -13,8 +13,8 @@ import { z } from 'zod';
 import { isGatedTool } from '../agent/gated-tools.js';
 import type { Model, ModelRequest } from '../agent/model-port.js';
 import { DECLINED_PREFIX, isHumanTool } from '../agent/tools.js';
-import { WORKER_SYSTEM_PROMPT } from '../agent/turn.js';
 import { setting, VARIABLES } from '../config/index.js';
+import { demoGatedTools, WORKER_SYSTEM_PROMPT } from '../demo/tools.js';
 import { ModelError, usageError } from '../errors.js';
 
 const ToolCallSchema = z.object({ name: z.string().min(1), input: JsonValueSchema });
@@ -79,7 +79,8 @@ function turnState(messages: readonly Message[]) {
       const text = resultText(block);
       results.push(text);
       const name = names.get(block.tool_use_id);
-      if (name && (isHumanTool(name) || isGatedTool(name)) && !block.is_error) answers.push(text);
+      if (name && (isHumanTool(name) || isGatedTool(demoGatedTools, name)) && !block.is_error)
+        answers.push(text);
     }
   }
   return { steps, results, answers };
