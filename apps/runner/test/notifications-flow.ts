@@ -1,7 +1,7 @@
+import { runTurn } from '@x/executive';
 import { userMessage } from '@x/wire';
 import { Webhook } from 'standardwebhooks';
 import { expect } from 'vitest';
-import { runTurn } from '../src/agent/turn.js';
 import { demoTools, SYSTEM_PROMPT } from '../src/demo/tools.js';
 import { answer, startRun, stopConversation } from '../src/executive/index.js';
 import { type SuspendedTurn, suspend } from '../src/executive/suspend.js';

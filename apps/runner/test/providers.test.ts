@@ -1,6 +1,6 @@
+import type { ModelUsage } from '@x/executive';
 import { parseMessages, toolResult, userMessage } from '@x/wire';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { ModelUsage } from '../src/agent/model-port.js';
 import { SYSTEM_PROMPT, toolSpecs } from '../src/demo/tools.js';
 import { failureOf } from '../src/failure.js';
 import { AnthropicModel } from '../src/model/anthropic.js';

@@ -1,7 +1,6 @@
+import { acceptedArguments, questionOf } from '@x/executive';
 import type { JsonValue } from '@x/wire';
 import { afterEach, describe, expect, it } from 'vitest';
-import { acceptedArguments } from '../src/agent/gated-tools.js';
-import { questionOf } from '../src/agent/tools.js';
 import { demoGatedTools } from '../src/demo/tools.js';
 import { deadlineFor } from '../src/executive/suspend.js';
 

@@ -5,19 +5,21 @@ import {
   resolve,
   type Suspension,
 } from '@x/continuation';
-import { Checkpointer, SessionManager } from '@x/session';
-import type { Message } from '@x/wire';
-import { userMessage } from '@x/wire';
-import type { Delegation } from '../agent/delegate-port.js';
-import type { Model } from '../agent/model-port.js';
 import {
   answerResult,
   DELEGATE_TOOL,
+  type Delegation,
   type HumanAnswer,
+  type Model,
   type Question,
   questionOf,
-} from '../agent/tools.js';
-import { runTurn, type TurnObserver, type TurnOutcome } from '../agent/turn.js';
+  runTurn,
+  type TurnObserver,
+  type TurnOutcome,
+} from '@x/executive';
+import { Checkpointer, SessionManager } from '@x/session';
+import type { Message } from '@x/wire';
+import { userMessage } from '@x/wire';
 import { shellQuote } from '../cli/invocation.js';
 import { createLineReader, type LineReader } from '../cli/lines.js';
 import { type Output, plural } from '../cli/output.js';

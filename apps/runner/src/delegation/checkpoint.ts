@@ -1,3 +1,4 @@
+import type { Delegation, Worker } from '@x/executive';
 import {
   Checkpointer,
   type CheckpointStore,
@@ -5,7 +6,6 @@ import {
   SessionManager,
 } from '@x/session';
 import type { JsonValue, Message, ToolUseBlock } from '@x/wire';
-import type { Delegation, Worker } from '../agent/delegate-port.js';
 
 // A delegation is stored as @x/session checkpoints: the parent's thread and one per worker.
 const checkpointer = new Checkpointer();

@@ -1,5 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import {
+  answerResult,
+  type DelegateHandler,
+  DelegateInputSchema,
+  type Delegation,
+  type HumanAnswer,
+  type Model,
+  runTurn,
+  type TurnObserver,
+  type Worker,
+  type WorkerQuestion,
+} from '@x/executive';
+import {
   createRuntime,
   type EventSink,
   type Interrupt,
@@ -9,15 +21,6 @@ import {
 import type { JsonValue, Message, StreamEvent, ToolResultBlock, ToolUseBlock } from '@x/wire';
 import { textOf, toolResult, userMessage } from '@x/wire';
 import { z } from 'zod';
-import type {
-  DelegateHandler,
-  Delegation,
-  Worker,
-  WorkerQuestion,
-} from '../agent/delegate-port.js';
-import type { Model } from '../agent/model-port.js';
-import { answerResult, DelegateInputSchema, type HumanAnswer } from '../agent/tools.js';
-import { runTurn, type TurnObserver } from '../agent/turn.js';
 import { type Env, setting, VARIABLES } from '../config/index.js';
 import { demoTools, WORKER_SYSTEM_PROMPT } from '../demo/tools.js';
 

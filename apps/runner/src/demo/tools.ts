@@ -1,14 +1,16 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { z } from 'zod';
-import type { GatedContext, GatedTool, GatedTools } from '../agent/gated-tools.js';
-import type { ToolSpec } from '../agent/model-port.js';
 import {
+  type GatedContext,
+  type GatedTool,
+  type GatedTools,
   humanToolSpecs,
   type OrdinaryTool,
   type OrdinaryTools,
   type ToolContext,
+  type ToolSpec,
   toolSpecsOf,
-} from '../agent/tools.js';
+} from '@x/executive';
+import { z } from 'zod';
 import { setting, VARIABLES } from '../config/index.js';
 
 /** The system prompt every model gets. */

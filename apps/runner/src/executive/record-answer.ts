@@ -8,8 +8,8 @@ import {
   AUTO_TERMINATED_MARKER,
   type ResumeAnswer,
 } from '@x/askuser';
+import { acceptedArguments, isGatedTool } from '@x/executive';
 import { type Pipeline, pipelinedTransaction } from '@x/postgres-kit';
-import { acceptedArguments, isGatedTool } from '../agent/gated-tools.js';
 import { demoGatedTools } from '../demo/tools.js';
 import { RunnerError, usageError } from '../errors.js';
 import { failureOf } from '../failure.js';

@@ -7,19 +7,22 @@ import {
 } from '@x/askuser';
 import { ContinuationError, resumeMessages, type Suspension } from '@x/continuation';
 import type { AttemptCounts, ClaimedRun, RetryPolicy, RunJob } from '@x/continuation-postgres';
-import { SessionError } from '@x/session';
-import { type ToolResultBlock, type ToolUseBlock, toolResult } from '@x/wire';
-import { acceptedArguments, isGatedTool, ranResult, runGatedTool } from '../agent/gated-tools.js';
-import type { Model } from '../agent/model-port.js';
 import {
   answerResult,
   DELEGATE_TOOL,
-  declinedResult,
+  ExecutiveError,
   expiredResult,
+  gatedCallResult,
+  isGatedTool,
   isHumanTool,
+  type Model,
   questionKindOf,
-} from '../agent/tools.js';
-import { runTurn, type TurnObserver, type TurnOutcome } from '../agent/turn.js';
+  runTurn,
+  type TurnObserver,
+  type TurnOutcome,
+} from '@x/executive';
+import { SessionError } from '@x/session';
+import type { ToolResultBlock, ToolUseBlock } from '@x/wire';
 import { type Env, setting, VARIABLES } from '../config/index.js';
 import {
   allFinished,
@@ -299,40 +302,26 @@ async function resultFor(
   const use = suspension.assistant.content.find(
     (b): b is ToolUseBlock => b.type === 'tool_use' && b.id === id,
   );
-  const applied = (text: string) =>
-    expiredAt
-      ? expiredResult(id, { action: answer.action, content: text }, expiredAt)
-      : toolResult(id, text);
   if (!use || !isGatedTool(demoGatedTools, use.name)) {
     return expiredAt ? expiredResult(id, answer, expiredAt) : answerResult(id, answer);
   }
-  if (answer.action !== 'accept') {
-    return expiredAt ? expiredResult(id, answer, expiredAt) : declinedResult(id, use.name, answer);
-  }
-  const token = job.run.interactionId ?? '';
-  const recorded = await storage.gated().result(token);
-  if (recorded) return applied(recorded.result);
-  // A default applied at the deadline runs the call as the model made it.
-  const accepted = acceptedArguments(
-    demoGatedTools,
-    use.name,
-    use.input,
-    expiredAt ? '' : answer.content,
-  );
-  // Checked when the answer was taken; a record that fails now would fail on every attempt.
-  if ('error' in accepted) throw Object.assign(new Error(accepted.error), { retryable: false });
-  const output = await runGatedTool(demoGatedTools, use.name, accepted.arguments, {
-    key: token,
-    effects: storage.gated(),
+  const gated = storage.gated();
+  return gatedCallResult(demoGatedTools, use, answer, {
+    token: job.run.interactionId ?? '',
+    expiredAt,
+    effects: gated,
+    results: {
+      result: (token) => gated.result(token),
+      // Fenced by the lease: a worker that lost the run records nothing.
+      record: (given) =>
+        storage.transaction(async (tx) => {
+          if (!(await storage.runs(tx).renew(job.run.runId, job.owner, job.leaseMs))) {
+            throw new ContinuationError('lease_lost', `run "${job.run.runId}" was taken over`);
+          }
+          return storage.gated(tx).record(given);
+        }),
+    },
   });
-  const result = ranResult(use.name, accepted.arguments, accepted.edited, output);
-  const stands = await storage.transaction(async (tx) => {
-    if (!(await storage.runs(tx).renew(job.run.runId, job.owner, job.leaseMs))) {
-      throw new ContinuationError('lease_lost', `run "${job.run.runId}" was taken over`);
-    }
-    return storage.gated(tx).record({ token, tool: use.name, ...accepted, result });
-  });
-  return applied(stands.result);
 }
 
 /**
@@ -430,7 +419,11 @@ function writtenByNewerCode(error: unknown): boolean {
 /** A store refused what this run writes; it would refuse it again on every attempt. */
 function refusedByStore(error: unknown): boolean {
   const failure = failureOf(error);
-  const typed = ContinuationError.is(error) || SessionError.is(error) || AskUserError.is(error);
+  const typed =
+    ContinuationError.is(error) ||
+    SessionError.is(error) ||
+    AskUserError.is(error) ||
+    ExecutiveError.is(error);
   return typed && (failure === 'usage' || failure === 'failed');
 }
 

@@ -1,6 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  DECLINED_PREFIX,
+  isGatedTool,
+  isHumanTool,
+  type Model,
+  type ModelRequest,
+} from '@x/executive';
 import type {
   AssistantBlock,
   AssistantMessage,
@@ -10,9 +17,6 @@ import type {
 } from '@x/wire';
 import { JsonValueSchema, textOf, toolUses } from '@x/wire';
 import { z } from 'zod';
-import { isGatedTool } from '../agent/gated-tools.js';
-import type { Model, ModelRequest } from '../agent/model-port.js';
-import { DECLINED_PREFIX, isHumanTool } from '../agent/tools.js';
 import { setting, VARIABLES } from '../config/index.js';
 import { demoGatedTools, WORKER_SYSTEM_PROMPT } from '../demo/tools.js';
 import { ModelError, usageError } from '../errors.js';

@@ -1,5 +1,6 @@
 import type { Approval, PauseRecord, Pending } from '@x/askuser';
 import type { RunRecord } from '@x/continuation-postgres';
+import { gatedInputSchema, isGatedTool } from '@x/executive';
 import type {
   DeadlineView,
   GatedView,
@@ -11,7 +12,6 @@ import type {
   RunView,
   SourceView,
 } from '../../web/src/api-types.d.ts';
-import { gatedInputSchema, isGatedTool } from '../agent/gated-tools.js';
 import { demoGatedTools } from '../demo/tools.js';
 import { type ResumeContext, runOf } from '../executive/index.js';
 import type { Db, Storage } from '../storage/index.js';

@@ -1,12 +1,13 @@
 import type { Todo, ToolResultBlock, ToolUseBlock } from '@x/wire';
 import { toolResult } from '@x/wire';
 import { z } from 'zod';
-import { durationMs } from '../config/index.js';
+import { durationMs } from './duration.js';
 import { type GatedTools, gatedArguments, gatedQuestionText, isGatedTool } from './gated-tools.js';
 import type { ToolSpec } from './model-port.js';
 
 /** The tools that stop the turn to wait for a person. */
 export const HUMAN_TOOLS = ['ask_user', 'approve'] as const;
+/** `ask_user` or `approve`. */
 export type HumanToolName = (typeof HUMAN_TOOLS)[number];
 
 /** True for `ask_user` and `approve`. */
@@ -55,6 +56,7 @@ export const DeadlineInputSchema = z
   })
   .describe('Optional: when the question stops waiting, and the default applied then.');
 
+/** The arguments of an `ask_user` call. */
 export const AskUserInputSchema = z.object({
   question: z.string().min(1).describe('The question, in one or two sentences.'),
   options: z.array(z.string().min(1)).optional().describe('Choices to offer, if any.'),
@@ -63,6 +65,7 @@ export const AskUserInputSchema = z.object({
   deadline: DeadlineInputSchema.optional(),
 });
 
+/** The arguments of an `approve` call. */
 export const ApproveInputSchema = z.object({
   action: z.string().min(1).describe('What will be done once approved.'),
   details: z.string().optional().describe('Cost, risk, or anything the person should know.'),
@@ -70,6 +73,7 @@ export const ApproveInputSchema = z.object({
   deadline: DeadlineInputSchema.optional(),
 });
 
+/** The arguments of a `delegate` call: one task per worker. */
 export const DelegateInputSchema = z.object({
   tasks: z
     .array(z.string().min(1))
