@@ -7,6 +7,19 @@
  */
 
 export type { DelegateHandler, Delegation, Worker, WorkerQuestion } from './delegate-port.js';
+export {
+  allFinished,
+  answerWorker,
+  delegateResult,
+  newDelegation,
+  runDelegate,
+  runWorkers,
+  unsettledWorkers,
+  WORKER_SYSTEM_PROMPT,
+  type WorkerOptions,
+  waitingWorkers,
+} from './delegation.js';
+export { getDelegation, putDelegation } from './delegation-checkpoint.js';
 export { durationMs } from './duration.js';
 export { ExecutiveError, type ExecutiveErrorCode, type ExecutiveErrorOptions } from './errors.js';
 export {

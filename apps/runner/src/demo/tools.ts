@@ -9,15 +9,13 @@ import {
   type ToolContext,
   type ToolSpec,
   toolSpecsOf,
+  type WorkerOptions,
 } from '@x/executive';
 import { z } from 'zod';
-import { setting, VARIABLES } from '../config/index.js';
+import { type Env, setting, VARIABLES } from '../config/index.js';
 
 /** The system prompt every model gets. */
 export const SYSTEM_PROMPT = `You are a careful assistant. When you need something from the person, call ask_user; before an action with cost or side effects, call approve. Call either of them alone in a message, never next to other tool calls.`;
-
-/** The system prompt of a worker sub-agent (the scripted model plays a worker's steps on it). */
-export const WORKER_SYSTEM_PROMPT = `You are a worker sub-agent: do the one sub-task you are given and end with a short report. When you need something from the person, call ask_user alone.`;
 
 const TodoInput = z.object({
   id: z.string().min(1),
@@ -112,3 +110,13 @@ export const demoGatedTools: GatedTools = {
     },
   }),
 };
+
+/** How many workers of one call run at once: RUNNER_WORKER_CONCURRENCY, default 2. */
+export function workerConcurrency(env?: Env): number {
+  return setting(VARIABLES.RUNNER_WORKER_CONCURRENCY, env);
+}
+
+/** The demo's worker sub-agents: the demo tools, RUNNER_WORKER_CONCURRENCY at once. */
+export function demoWorkers(env?: Env): WorkerOptions {
+  return { tools: demoTools, workerConcurrency: workerConcurrency(env) };
+}

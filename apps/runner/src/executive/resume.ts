@@ -8,8 +8,11 @@ import {
 import { ContinuationError, resumeMessages, type Suspension } from '@x/continuation';
 import type { AttemptCounts, ClaimedRun, RetryPolicy, RunJob } from '@x/continuation-postgres';
 import {
+  allFinished,
   answerResult,
+  answerWorker,
   DELEGATE_TOOL,
+  delegateResult,
   ExecutiveError,
   expiredResult,
   gatedCallResult,
@@ -17,22 +20,17 @@ import {
   isHumanTool,
   type Model,
   questionKindOf,
+  runDelegate,
   runTurn,
+  runWorkers,
   type TurnObserver,
   type TurnOutcome,
+  unsettledWorkers,
 } from '@x/executive';
 import { SessionError } from '@x/session';
 import type { ToolResultBlock, ToolUseBlock } from '@x/wire';
 import { type Env, setting, VARIABLES } from '../config/index.js';
-import {
-  allFinished,
-  answerWorker,
-  delegateResult,
-  runDelegate,
-  runWorkers,
-  unsettledWorkers,
-} from '../delegation/run.js';
-import { demoGatedTools, demoTools, SYSTEM_PROMPT } from '../demo/tools.js';
+import { demoGatedTools, demoTools, demoWorkers, SYSTEM_PROMPT } from '../demo/tools.js';
 import { postgresCause, withoutOrigin } from '../errors.js';
 import { failureOf } from '../failure.js';
 import { anyRouteFor, questionEvent, recordEvent, runEvent } from '../notify/events.js';
@@ -244,7 +242,7 @@ export async function resumeRun(
       tools: demoTools,
       gated: demoGatedTools,
       signal: job.signal,
-      delegate: runDelegate(watched, observer),
+      delegate: runDelegate(watched, observer, demoWorkers()),
       ...tracedTools(span),
     });
   });
@@ -557,6 +555,7 @@ async function resumeDelegation(
     stored.run.traceparent = traceparent;
     const watched = watchedModel(model, span);
     await runWorkers(stored.delegation, unsettledWorkers(stored.delegation), watched, observer, {
+      ...demoWorkers(),
       signal: job.signal,
       // Each settled worker is recorded at once, only while this worker holds the lease.
       settled: () =>
@@ -574,7 +573,7 @@ async function resumeDelegation(
       tools: demoTools,
       gated: demoGatedTools,
       signal: job.signal,
-      delegate: runDelegate(watched, observer),
+      delegate: runDelegate(watched, observer, demoWorkers()),
       ...tracedTools(span),
     });
   });

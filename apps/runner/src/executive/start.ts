@@ -2,10 +2,9 @@ import { randomUUID } from 'node:crypto';
 import type { Pending } from '@x/askuser';
 import { ContinuationError } from '@x/continuation';
 import type { RunRecord, RunStatus } from '@x/continuation-postgres';
-import { type Model, runTurn, type TurnObserver } from '@x/executive';
+import { type Model, runDelegate, runTurn, type TurnObserver } from '@x/executive';
 import { userMessage } from '@x/wire';
-import { runDelegate } from '../delegation/run.js';
-import { demoGatedTools, demoTools, SYSTEM_PROMPT } from '../demo/tools.js';
+import { demoGatedTools, demoTools, demoWorkers, SYSTEM_PROMPT } from '../demo/tools.js';
 import { notFoundError, RunnerError } from '../errors.js';
 import { anyRouteFor, questionEvent, recordEvent } from '../notify/events.js';
 import type { Storage } from '../storage/index.js';
@@ -191,7 +190,7 @@ export async function startRun(
         system: SYSTEM_PROMPT,
         tools: demoTools,
         gated: demoGatedTools,
-        delegate: runDelegate(watched, observer),
+        delegate: runDelegate(watched, observer, demoWorkers()),
         ...tracedTools(span),
       });
     },

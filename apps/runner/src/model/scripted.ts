@@ -7,6 +7,7 @@ import {
   isHumanTool,
   type Model,
   type ModelRequest,
+  WORKER_SYSTEM_PROMPT,
 } from '@x/executive';
 import type {
   AssistantBlock,
@@ -18,7 +19,7 @@ import type {
 import { JsonValueSchema, textOf, toolUses } from '@x/wire';
 import { z } from 'zod';
 import { setting, VARIABLES } from '../config/index.js';
-import { demoGatedTools, WORKER_SYSTEM_PROMPT } from '../demo/tools.js';
+import { demoGatedTools } from '../demo/tools.js';
 import { ModelError, usageError } from '../errors.js';
 
 const ToolCallSchema = z.object({ name: z.string().min(1), input: JsonValueSchema });

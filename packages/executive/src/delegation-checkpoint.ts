@@ -1,4 +1,3 @@
-import type { Delegation, Worker } from '@x/executive';
 import {
   Checkpointer,
   type CheckpointStore,
@@ -6,6 +5,7 @@ import {
   SessionManager,
 } from '@x/session';
 import type { JsonValue, Message, ToolUseBlock } from '@x/wire';
+import type { Delegation, Worker } from './delegate-port.js';
 
 // A delegation is stored as @x/session checkpoints: the parent's thread and one per worker.
 const checkpointer = new Checkpointer();
