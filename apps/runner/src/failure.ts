@@ -1,5 +1,6 @@
 import { AskUserError } from '@x/askuser';
 import { ContinuationError } from '@x/continuation';
+import { ExecutiveError } from '@x/executive';
 import { isRefusedValue, refusedValueReason } from '@x/postgres-kit';
 import { SessionError } from '@x/session';
 import {
@@ -76,6 +77,21 @@ export function failureOf(error: unknown): Failure {
         return 'failed';
     }
   }
+  if (ExecutiveError.is(error)) {
+    switch (error.code) {
+      case 'already_answered':
+      case 'lease_lost':
+        return 'conflict';
+      case 'usage':
+      case 'not_found':
+      case 'forbidden':
+      case 'expired':
+      case 'conflict':
+        return error.code;
+      default:
+        return 'failed';
+    }
+  }
   if (SessionError.is(error)) {
     switch (error.code) {
       case 'conflict':
@@ -117,6 +133,7 @@ export function classifyFailure(error: unknown): ClassifiedFailure {
     RunnerError.is(error) ||
     AskUserError.is(error) ||
     ContinuationError.is(error) ||
+    ExecutiveError.is(error) ||
     SessionError.is(error);
   const text =
     failure === 'usage' && !typed && isRefusedValue(error)

@@ -10,7 +10,7 @@ import {
   VARIABLES,
   type Variable,
 } from '../src/config/index.js';
-import { workerConcurrency } from '../src/delegation/run.js';
+import { workerConcurrency } from '../src/demo/tools.js';
 import { RunnerError } from '../src/errors.js';
 import { leasePolicyFromEnv } from '../src/executive/index.js';
 import { classifyFailure } from '../src/failure.js';

@@ -1,6 +1,6 @@
+import { newDelegation, runWorkers } from '@x/executive';
 import type { StreamEvent } from '@x/wire';
 import { describe, expect, it } from 'vitest';
-import { newDelegation, runWorkers } from '../src/delegation/run.js';
 import { ScriptedModel } from '../src/model/scripted.js';
 
 const TASKS = [

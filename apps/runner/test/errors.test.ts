@@ -1,5 +1,6 @@
 import { AskUserError } from '@x/askuser';
 import { ContinuationError } from '@x/continuation';
+import { ExecutiveError } from '@x/executive';
 import { SessionError } from '@x/session';
 import { describe, expect, it } from 'vitest';
 import { ModelError, notFoundError, RunnerError, usageError } from '../src/errors.js';
@@ -50,6 +51,7 @@ const ROWS = [
       new AskUserError('invalid_argument', 'bad cutoff'),
       new ContinuationError('unsafe_id', 'interaction id "../x" is not a safe file name'),
       new SessionError('unsafe_id', 'session id "../x" is not a safe file name'),
+      new ExecutiveError('usage', 'an unknown run kind'),
     ],
   },
   {
@@ -63,6 +65,7 @@ const ROWS = [
       new ContinuationError('not_found', 'no continuation i1'),
       new ContinuationError('already_resolved', 'i1 was resolved'),
       new SessionError('not_found', 'no session s1'),
+      new ExecutiveError('not_found', 'no run r1'),
     ],
   },
   {
@@ -92,6 +95,9 @@ const ROWS = [
       new AskUserError('duplicate', 'a pause with token "t" already exists'),
       new ContinuationError('lease_lost', 'the lease on r1 was taken over'),
       new SessionError('conflict', 'changed by another writer'),
+      new ExecutiveError('already_answered', 'question t was already answered'),
+      new ExecutiveError('conflict', 'run r1 is not failed'),
+      new ExecutiveError('lease_lost', 'the lease on r1 was taken over'),
     ],
   },
   {
@@ -102,6 +108,7 @@ const ROWS = [
     errors: [
       new RunnerError('forbidden', 'vic is a viewer'),
       new AskUserError('forbidden', 'cy may not answer question "t"'),
+      new ExecutiveError('forbidden', 'cy may not answer question "t"'),
     ],
   },
   {
@@ -112,6 +119,7 @@ const ROWS = [
     errors: [
       new AskUserError('expired', 'the question "t" reached its deadline'),
       new ContinuationError('expired', 'interaction "i1" reached its deadline before this answer'),
+      new ExecutiveError('expired', 'the question "t" reached its deadline'),
     ],
   },
 ] as const;

@@ -1,7 +1,8 @@
+import { runTurn } from '@x/executive';
 import { userMessage } from '@x/wire';
 import { Webhook } from 'standardwebhooks';
 import { expect } from 'vitest';
-import { runTurn } from '../src/agent/turn.js';
+import { demoTools, SYSTEM_PROMPT } from '../src/demo/tools.js';
 import { answer, startRun, stopConversation } from '../src/executive/index.js';
 import { type SuspendedTurn, suspend } from '../src/executive/suspend.js';
 import { modelFromId } from '../src/model/index.js';
@@ -53,7 +54,10 @@ export async function outboxFlow(
   secrets: { current: string; old: string },
 ): Promise<string> {
   const model = modelFromId('scripted:trip');
-  const turn = await runTurn(model, [userMessage('Plan me a trip')], quiet);
+  const turn = await runTurn(model, [userMessage('Plan me a trip')], quiet, {
+    system: SYSTEM_PROMPT,
+    tools: demoTools,
+  });
   expect(turn.status).toBe('suspended');
   const ids = { runId: 'run-rolled-back', conversationId: 'rolled-back' };
   await expect(

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { SYSTEM_PROMPT } from '../src/agent/turn.js';
+import { SYSTEM_PROMPT } from '../src/demo/tools.js';
 import { type FakeProvider, fixture, startFakeProvider } from './fixtures/fake-provider.js';
 import { dataDirs, runInProcess } from './run-cli.js';
 import { expectPaired } from './transcript.js';

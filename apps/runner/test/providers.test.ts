@@ -1,8 +1,7 @@
+import type { ModelUsage } from '@x/executive';
 import { parseMessages, toolResult, userMessage } from '@x/wire';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { ModelUsage } from '../src/agent/model-port.js';
-import { toolSpecs } from '../src/agent/tools.js';
-import { SYSTEM_PROMPT } from '../src/agent/turn.js';
+import { SYSTEM_PROMPT, toolSpecs } from '../src/demo/tools.js';
 import { failureOf } from '../src/failure.js';
 import { AnthropicModel } from '../src/model/anthropic.js';
 import {

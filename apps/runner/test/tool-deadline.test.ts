@@ -1,7 +1,7 @@
+import { acceptedArguments, questionOf } from '@x/executive';
 import type { JsonValue } from '@x/wire';
 import { afterEach, describe, expect, it } from 'vitest';
-import { acceptedArguments } from '../src/agent/gated-tools.js';
-import { questionOf } from '../src/agent/tools.js';
+import { demoGatedTools } from '../src/demo/tools.js';
 import { deadlineFor } from '../src/executive/suspend.js';
 
 // The `deadline` of ask_user's and approve's tool input, checked and capped, and how it meets
@@ -97,22 +97,35 @@ describe('the arguments an approved gated call runs with', () => {
   const asked = { to: 'ada@example.com', subject: 'Hi', body: 'Hello' };
 
   it('empty content: as asked; a JSON object: those, checked against the schema', () => {
-    expect(acceptedArguments('send_email', asked, '')).toEqual({ arguments: asked, edited: false });
+    expect(acceptedArguments(demoGatedTools, 'send_email', asked, '')).toEqual({
+      arguments: asked,
+      edited: false,
+    });
     expect(
-      acceptedArguments('send_email', asked, JSON.stringify({ ...asked, subject: 'Hello' })),
+      acceptedArguments(
+        demoGatedTools,
+        'send_email',
+        asked,
+        JSON.stringify({ ...asked, subject: 'Hello' }),
+      ),
     ).toEqual({
       arguments: { ...asked, subject: 'Hello' },
       edited: true,
     });
-    expect(acceptedArguments('send_email', asked, JSON.stringify(asked))).toEqual({
+    expect(acceptedArguments(demoGatedTools, 'send_email', asked, JSON.stringify(asked))).toEqual({
       arguments: asked,
       edited: false,
     });
-    expect(acceptedArguments('send_email', asked, 'ok')).toMatchObject({
+    expect(acceptedArguments(demoGatedTools, 'send_email', asked, 'ok')).toMatchObject({
       error: expect.stringContaining('its arguments as a JSON object'),
     });
     expect(
-      acceptedArguments('send_email', asked, JSON.stringify({ ...asked, to: 'nobody', cc: 'x' })),
+      acceptedArguments(
+        demoGatedTools,
+        'send_email',
+        asked,
+        JSON.stringify({ ...asked, to: 'nobody', cc: 'x' }),
+      ),
     ).toMatchObject({
       error: expect.stringMatching(/do not fit its schema[\s\S]*"cc"[\s\S]*at to/),
     });

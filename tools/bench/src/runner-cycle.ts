@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { encodeSuspension } from '@x/continuation';
+import type { Model, TurnObserver } from '@x/executive';
 import type { AssistantMessage, Message } from '@x/wire';
-import type { Model } from 'runner/dist/agent/model-port.js';
-import type { TurnObserver } from 'runner/dist/agent/turn.js';
 import {
   answer as answerPause,
   leasePolicyFromEnv,

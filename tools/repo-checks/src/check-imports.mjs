@@ -16,6 +16,18 @@ const SOURCE = /\.(?:[mc]?ts|tsx|[mc]?js)$/;
 const SKIP_DIRS = new Set(['node_modules', 'dist', '.turbo', 'coverage', 'drizzle']);
 const builtins = new Set(builtinModules);
 
+// What the unattended executive builds on: the stores, the questions, the wire and policy.
+const EXECUTIVE_IMPORTS = [
+  '@x/continuation',
+  '@x/continuation-postgres',
+  '@x/askuser',
+  '@x/session',
+  '@x/session-postgres',
+  '@x/wire',
+  '@x/postgres-kit',
+  '@x/policy',
+];
+
 /**
  * DESIGN.md's table: the @x/* packages a workspace may import, or '*' for any.
  * @param {string} name package name
@@ -33,19 +45,11 @@ export function allowedSiblings(name) {
       return ['@x/wire'];
     case '@x/mcp':
       return ['@x/askuser'];
+    case '@x/executive':
+      return EXECUTIVE_IMPORTS;
     // A framework adapter: @x/executive and what the executive may import.
     case '@x/langgraph':
-      return [
-        '@x/executive',
-        '@x/continuation',
-        '@x/continuation-postgres',
-        '@x/askuser',
-        '@x/session',
-        '@x/session-postgres',
-        '@x/wire',
-        '@x/postgres-kit',
-        '@x/policy',
-      ];
+      return ['@x/executive', ...EXECUTIVE_IMPORTS];
   }
   // A store adapter implements one core package's interface: that package and @x/wire,
   // and the shared PostgreSQL plumbing.

@@ -83,6 +83,13 @@ describe('check-imports', () => {
       '@x/wire',
       '@x/postgres-kit',
     ]);
+    expect(allowedSiblings('@x/executive')).toContain('@x/continuation-postgres');
+    expect(allowedSiblings('@x/executive')).toContain('@x/session-postgres');
+    expect(allowedSiblings('@x/executive')).not.toContain('@x/approval-center');
+    expect(allowedSiblings('@x/langgraph')).toEqual([
+      '@x/executive',
+      ...(allowedSiblings('@x/executive') ?? []),
+    ]);
     expect(allowedSiblings('@x/langgraph')).toContain('@x/executive');
     expect(allowedSiblings('@x/langgraph')).toContain('@x/postgres-kit');
     expect(allowedSiblings('@x/langgraph')).not.toContain('@x/approval-center');

@@ -1,4 +1,4 @@
-import type { HumanAnswer, Question } from '../agent/tools.js';
+import type { HumanAnswer, Question } from '@x/executive';
 
 /** A person's reply to a question at the prompt, or undefined to ask again. */
 export function parseReply(reply: string, question: Question): HumanAnswer | undefined {

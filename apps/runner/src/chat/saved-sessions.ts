@@ -1,6 +1,6 @@
 import type { Suspension } from '@x/continuation';
+import { questionOf } from '@x/executive';
 import type { ToolUseBlock } from '@x/wire';
-import { questionOf } from '../agent/tools.js';
 import type { Output } from '../cli/output.js';
 import type { Storage } from '../storage/index.js';
 

@@ -5,32 +5,34 @@ import {
   resolve,
   type Suspension,
 } from '@x/continuation';
+import {
+  answerResult,
+  answerWorker,
+  DELEGATE_TOOL,
+  type Delegation,
+  delegateResult,
+  getDelegation,
+  type HumanAnswer,
+  type Model,
+  putDelegation,
+  type Question,
+  questionOf,
+  runDelegate,
+  runTurn,
+  runWorkers,
+  type TurnObserver,
+  type TurnOutcome,
+  unsettledWorkers,
+  waitingWorkers,
+} from '@x/executive';
 import { Checkpointer, SessionManager } from '@x/session';
 import type { Message } from '@x/wire';
 import { userMessage } from '@x/wire';
-import type { Delegation } from '../agent/delegate-port.js';
-import type { Model } from '../agent/model-port.js';
-import {
-  answerResult,
-  DELEGATE_TOOL,
-  type HumanAnswer,
-  type Question,
-  questionOf,
-} from '../agent/tools.js';
-import { runTurn, type TurnObserver, type TurnOutcome } from '../agent/turn.js';
 import { shellQuote } from '../cli/invocation.js';
 import { createLineReader, type LineReader } from '../cli/lines.js';
 import { type Output, plural } from '../cli/output.js';
 import { modelRetried, workerLabel } from '../cli/turn-output.js';
-import { getDelegation, putDelegation } from '../delegation/checkpoint.js';
-import {
-  answerWorker,
-  delegateResult,
-  runDelegate,
-  runWorkers,
-  unsettledWorkers,
-  waitingWorkers,
-} from '../delegation/run.js';
+import { demoTools, demoWorkers, SYSTEM_PROMPT } from '../demo/tools.js';
 import { notFoundError, usageError } from '../errors.js';
 import { checkAnswerSize } from '../executive/index.js';
 import { modelFromId } from '../model/index.js';
@@ -213,7 +215,9 @@ class ChatSession {
   async #runUntilIdle(): Promise<boolean> {
     for (;;) {
       const outcome = await runTurn(this.#model, this.#transcript, this.#observer, {
-        delegate: runDelegate(this.#model, this.#observer),
+        system: SYSTEM_PROMPT,
+        tools: demoTools,
+        delegate: runDelegate(this.#model, this.#observer, demoWorkers()),
       });
       this.#transcript = outcome.messages;
       await this.#checkpoint();
@@ -305,6 +309,7 @@ class ChatSession {
       putDelegation(this.#storage.checkpoints, thread, delegation, parent, revisions);
     for (;;) {
       await runWorkers(delegation, unsettledWorkers(delegation), this.#model, this.#observer, {
+        ...demoWorkers(),
         settled: save,
       });
       const waiting = waitingWorkers(delegation);

@@ -1,5 +1,4 @@
-import type { ModelRetry } from '../agent/model-port.js';
-import type { TurnObserver } from '../agent/turn.js';
+import type { ModelRetry, TurnObserver } from '@x/executive';
 import type { Output } from './output.js';
 
 /** Prints a running turn's events, tagged with `extra` in JSON mode. */

@@ -1,9 +1,9 @@
 import { parseArgs } from 'node:util';
 import { AskUserError, type PauseRecord, type Pending } from '@x/askuser';
 import { assertSafeId } from '@x/continuation';
+import { durationMs } from '@x/executive';
 import { plural } from '../cli/output.js';
 import { workerLabel } from '../cli/turn-output.js';
-import { durationMs } from '../config/index.js';
 import { notFoundError, usageError } from '../errors.js';
 import {
   deadlineText,

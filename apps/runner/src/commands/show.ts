@@ -2,8 +2,8 @@ import { parseArgs } from 'node:util';
 import type { PauseRecord } from '@x/askuser';
 import { assertSafeId } from '@x/continuation';
 import type { RunRecord } from '@x/continuation-postgres';
+import type { Delegation } from '@x/executive';
 import type { Message } from '@x/wire';
-import type { Delegation } from '../agent/delegate-port.js';
 import { notFoundError, usageError } from '../errors.js';
 import {
   deadlineText,

@@ -1,4 +1,5 @@
 import { isIP } from 'node:net';
+import { durationMs } from '@x/executive';
 import { usageError } from '../errors.js';
 import { connectTimeoutSeconds, parseDatabaseUrl } from './database-url.js';
 
@@ -116,14 +117,6 @@ export const toolNames: Kind<ReadonlySet<string>> = {
     return valid ? new Set(names) : undefined;
   },
 };
-
-/** A duration like `500ms`, `30s`, `30m`, `12h`, `7d` or `2w`, in milliseconds; undefined when it is none. */
-export function durationMs(text: string): number | undefined {
-  const match = /^(\d+)\s*(ms|s|m|h|d|w)$/.exec(text.trim());
-  if (!match) return undefined;
-  const unit = { ms: 1, s: 1e3, m: 60e3, h: 3600e3, d: 86400e3, w: 604800e3 }[match[2] as 's'];
-  return Number(match[1]) * unit;
-}
 
 /**
  * `TOOL=…` pairs separated by commas, each matched by `pattern` (the tool its first group)

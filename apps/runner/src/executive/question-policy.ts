@@ -1,4 +1,4 @@
-import type { ModelAudience, Question } from '../agent/tools.js';
+import type { ModelAudience, Question } from '@x/executive';
 import { setting, VARIABLES } from '../config/index.js';
 
 /** Who may answer a question and for whom it asks, as the askuser store keeps them. */

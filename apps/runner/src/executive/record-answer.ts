@@ -8,8 +8,9 @@ import {
   AUTO_TERMINATED_MARKER,
   type ResumeAnswer,
 } from '@x/askuser';
+import { acceptedArguments, isGatedTool } from '@x/executive';
 import { type Pipeline, pipelinedTransaction } from '@x/postgres-kit';
-import { acceptedArguments, isGatedTool } from '../agent/gated-tools.js';
+import { demoGatedTools } from '../demo/tools.js';
 import { forbiddenError, RunnerError, usageError } from '../errors.js';
 import { failureOf } from '../failure.js';
 import { answersNotified, recordAnswered } from '../notify/events.js';
@@ -152,8 +153,8 @@ async function resumeContextOf(pauses: AskUserStore, token: string): Promise<unk
  */
 function recordedAnswer(token: string, given: ResumeAnswer, resumeContext: unknown): ResumeAnswer {
   const gated = (resumeContext as ResumeContext | null | undefined)?.gated;
-  if (given.action !== 'accept' || !gated || !isGatedTool(gated.tool)) return given;
-  const accepted = acceptedArguments(gated.tool, gated.arguments, given.content);
+  if (given.action !== 'accept' || !gated || !isGatedTool(demoGatedTools, gated.tool)) return given;
+  const accepted = acceptedArguments(demoGatedTools, gated.tool, gated.arguments, given.content);
   if ('error' in accepted)
     throw usageError(`the answer to ${token} was not taken: ${accepted.error}`);
   return { action: 'accept', content: accepted.edited ? JSON.stringify(accepted.arguments) : '' };

@@ -7,28 +7,30 @@ import {
 } from '@x/askuser';
 import { ContinuationError, resumeMessages, type Suspension } from '@x/continuation';
 import type { AttemptCounts, ClaimedRun, RetryPolicy, RunJob } from '@x/continuation-postgres';
-import { SessionError } from '@x/session';
-import { type ToolResultBlock, type ToolUseBlock, toolResult } from '@x/wire';
-import { acceptedArguments, isGatedTool, ranResult, runGatedTool } from '../agent/gated-tools.js';
-import type { Model } from '../agent/model-port.js';
-import {
-  answerResult,
-  DELEGATE_TOOL,
-  declinedResult,
-  expiredResult,
-  isHumanTool,
-  questionKindOf,
-} from '../agent/tools.js';
-import { runTurn, type TurnObserver, type TurnOutcome } from '../agent/turn.js';
-import { type Env, setting, VARIABLES } from '../config/index.js';
 import {
   allFinished,
+  answerResult,
   answerWorker,
+  DELEGATE_TOOL,
   delegateResult,
+  ExecutiveError,
+  expiredResult,
+  gatedCallResult,
+  isGatedTool,
+  isHumanTool,
+  type Model,
+  questionKindOf,
   runDelegate,
+  runTurn,
   runWorkers,
+  type TurnObserver,
+  type TurnOutcome,
   unsettledWorkers,
-} from '../delegation/run.js';
+} from '@x/executive';
+import { SessionError } from '@x/session';
+import type { ToolResultBlock, ToolUseBlock } from '@x/wire';
+import { type Env, setting, VARIABLES } from '../config/index.js';
+import { demoGatedTools, demoTools, demoWorkers, SYSTEM_PROMPT } from '../demo/tools.js';
 import { postgresCause, withoutOrigin } from '../errors.js';
 import { failureOf } from '../failure.js';
 import { anyRouteFor, questionEvent, recordEvent, runEvent } from '../notify/events.js';
@@ -236,9 +238,11 @@ export async function resumeRun(
     traceparent = span?.traceparent;
     const watched = watchedModel(model, span);
     return runTurn(watched, messages, observer, {
+      system: SYSTEM_PROMPT,
+      tools: demoTools,
+      gated: demoGatedTools,
       signal: job.signal,
-      delegate: runDelegate(watched, observer),
-      gated: true,
+      delegate: runDelegate(watched, observer, demoWorkers()),
       ...tracedTools(span),
     });
   });
@@ -269,7 +273,7 @@ function watchWait(
     observeResume(telemetry, wait, attempts, now, resumes);
   } else if (attempts <= 1 && job.claimableAt) {
     const wait = {
-      kind: questionKindOf(suspension.toolName ?? ''),
+      kind: questionKindOf(suspension.toolName ?? '', demoGatedTools),
       outcome: answer.action,
       createdAt: suspension.createdAt,
       answeredAt: job.claimableAt,
@@ -296,35 +300,26 @@ async function resultFor(
   const use = suspension.assistant.content.find(
     (b): b is ToolUseBlock => b.type === 'tool_use' && b.id === id,
   );
-  const applied = (text: string) =>
-    expiredAt
-      ? expiredResult(id, { action: answer.action, content: text }, expiredAt)
-      : toolResult(id, text);
-  if (!use || !isGatedTool(use.name)) {
+  if (!use || !isGatedTool(demoGatedTools, use.name)) {
     return expiredAt ? expiredResult(id, answer, expiredAt) : answerResult(id, answer);
   }
-  if (answer.action !== 'accept') {
-    return expiredAt ? expiredResult(id, answer, expiredAt) : declinedResult(id, use.name, answer);
-  }
-  const token = job.run.interactionId ?? '';
-  const recorded = await storage.gated().result(token);
-  if (recorded) return applied(recorded.result);
-  // A default applied at the deadline runs the call as the model made it.
-  const accepted = acceptedArguments(use.name, use.input, expiredAt ? '' : answer.content);
-  // Checked when the answer was taken; a record that fails now would fail on every attempt.
-  if ('error' in accepted) throw Object.assign(new Error(accepted.error), { retryable: false });
-  const output = await runGatedTool(use.name, accepted.arguments, {
-    key: token,
-    effects: storage.gated(),
+  const gated = storage.gated();
+  return gatedCallResult(demoGatedTools, use, answer, {
+    token: job.run.interactionId ?? '',
+    expiredAt,
+    effects: gated,
+    results: {
+      result: (token) => gated.result(token),
+      // Fenced by the lease: a worker that lost the run records nothing.
+      record: (given) =>
+        storage.transaction(async (tx) => {
+          if (!(await storage.runs(tx).renew(job.run.runId, job.owner, job.leaseMs))) {
+            throw new ContinuationError('lease_lost', `run "${job.run.runId}" was taken over`);
+          }
+          return storage.gated(tx).record(given);
+        }),
+    },
   });
-  const result = ranResult(use.name, accepted.arguments, accepted.edited, output);
-  const stands = await storage.transaction(async (tx) => {
-    if (!(await storage.runs(tx).renew(job.run.runId, job.owner, job.leaseMs))) {
-      throw new ContinuationError('lease_lost', `run "${job.run.runId}" was taken over`);
-    }
-    return storage.gated(tx).record({ token, tool: use.name, ...accepted, result });
-  });
-  return applied(stands.result);
 }
 
 /**
@@ -422,7 +417,11 @@ function writtenByNewerCode(error: unknown): boolean {
 /** A store refused what this run writes; it would refuse it again on every attempt. */
 function refusedByStore(error: unknown): boolean {
   const failure = failureOf(error);
-  const typed = ContinuationError.is(error) || SessionError.is(error) || AskUserError.is(error);
+  const typed =
+    ContinuationError.is(error) ||
+    SessionError.is(error) ||
+    AskUserError.is(error) ||
+    ExecutiveError.is(error);
   return typed && (failure === 'usage' || failure === 'failed');
 }
 
@@ -443,7 +442,12 @@ function unresumable({ suspension, unreadable }: ClaimedRun): string | undefined
     suspension.assistant.content.find(
       (b): b is ToolUseBlock => b.type === 'tool_use' && b.id === suspension.toolUseId,
     )?.name;
-  if (tool === undefined || isHumanTool(tool) || isGatedTool(tool) || tool === DELEGATE_TOOL) {
+  if (
+    tool === undefined ||
+    isHumanTool(tool) ||
+    isGatedTool(demoGatedTools, tool) ||
+    tool === DELEGATE_TOOL
+  ) {
     return undefined;
   }
   return `tool "${tool}" is not offered by this runner: the saved turn waits on it, so it is not resumed`;
@@ -551,6 +555,7 @@ async function resumeDelegation(
     stored.run.traceparent = traceparent;
     const watched = watchedModel(model, span);
     await runWorkers(stored.delegation, unsettledWorkers(stored.delegation), watched, observer, {
+      ...demoWorkers(),
       signal: job.signal,
       // Each settled worker is recorded at once, only while this worker holds the lease.
       settled: () =>
@@ -564,9 +569,11 @@ async function resumeDelegation(
     if (!allFinished(stored.delegation)) return undefined;
     const messages = resumeMessages(suspension, delegateResult(stored.delegation));
     return runTurn(watched, messages, observer, {
+      system: SYSTEM_PROMPT,
+      tools: demoTools,
+      gated: demoGatedTools,
       signal: job.signal,
-      delegate: runDelegate(watched, observer),
-      gated: true,
+      delegate: runDelegate(watched, observer, demoWorkers()),
       ...tracedTools(span),
     });
   });

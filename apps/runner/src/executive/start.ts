@@ -2,10 +2,9 @@ import { randomUUID } from 'node:crypto';
 import type { Pending } from '@x/askuser';
 import { ContinuationError } from '@x/continuation';
 import type { RunRecord, RunStatus } from '@x/continuation-postgres';
+import { type Model, runDelegate, runTurn, type TurnObserver } from '@x/executive';
 import { userMessage } from '@x/wire';
-import type { Model } from '../agent/model-port.js';
-import { runTurn, type TurnObserver } from '../agent/turn.js';
-import { runDelegate } from '../delegation/run.js';
+import { demoGatedTools, demoTools, demoWorkers, SYSTEM_PROMPT } from '../demo/tools.js';
 import { notFoundError, RunnerError } from '../errors.js';
 import { anyRouteFor, questionEvent, recordEvent } from '../notify/events.js';
 import type { Storage } from '../storage/index.js';
@@ -188,8 +187,10 @@ export async function startRun(
       traceparent = span?.traceparent;
       const watched = watchedModel(model, span);
       return runTurn(watched, [userMessage(goal)], observer, {
-        delegate: runDelegate(watched, observer),
-        gated: true,
+        system: SYSTEM_PROMPT,
+        tools: demoTools,
+        gated: demoGatedTools,
+        delegate: runDelegate(watched, observer, demoWorkers()),
         ...tracedTools(span),
       });
     },

@@ -1,12 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { type ResumeAnswer, resumeAnswerSchema } from '@x/askuser';
 import { createSuspension, type Suspension } from '@x/continuation';
+import {
+  DELEGATE_TOOL,
+  type Delegation,
+  getDelegation,
+  type Model,
+  putDelegation,
+  waitingWorkers,
+} from '@x/executive';
 import type { Message, ToolUseBlock } from '@x/wire';
-import type { Delegation } from '../agent/delegate-port.js';
-import type { Model } from '../agent/model-port.js';
-import { DELEGATE_TOOL } from '../agent/tools.js';
-import { getDelegation, putDelegation } from '../delegation/checkpoint.js';
-import { waitingWorkers } from '../delegation/run.js';
 import { questionEvent, recordEvent } from '../notify/events.js';
 import type { Db, Storage } from '../storage/index.js';
 import { questionPolicy } from './question-policy.js';

@@ -1,10 +1,8 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { ResumeAnswer } from '@x/askuser';
 import { createSuspension } from '@x/continuation';
+import type { Model, Question, TurnOutcome } from '@x/executive';
 import type { Message } from '@x/wire';
-import type { Model } from '../agent/model-port.js';
-import type { Question } from '../agent/tools.js';
-import type { TurnOutcome } from '../agent/turn.js';
 import { setting, VARIABLES } from '../config/index.js';
 import { anyRouteFor, questionEvent, recordEvent } from '../notify/events.js';
 import type { Db, Storage } from '../storage/index.js';

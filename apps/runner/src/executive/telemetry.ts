@@ -1,6 +1,6 @@
 import type { AnsweredPause, AnsweredQuestion, Pending } from '@x/askuser';
+import type { Model, ModelUsage } from '@x/executive';
 import type { ToolUseBlock } from '@x/wire';
-import type { Model, ModelUsage } from '../agent/model-port.js';
 
 /** How a run ended, as the counters count it. */
 export type RunEnding = 'completed' | 'failed' | 'cancelled';

@@ -5,8 +5,8 @@ import type {
   ThinkingConfigParam,
   Tool,
 } from '@anthropic-ai/sdk/resources/messages';
+import type { Model, ModelRequest, ToolSpec } from '@x/executive';
 import type { AssistantBlock, AssistantMessage, JsonValue } from '@x/wire';
-import type { Model, ModelRequest, ToolSpec } from '../agent/model-port.js';
 import { ModelError } from '../errors.js';
 import {
   type AttemptFailure,

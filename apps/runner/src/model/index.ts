@@ -1,5 +1,5 @@
 import type { ThinkingConfigParam } from '@anthropic-ai/sdk/resources/messages';
-import type { Model } from '../agent/model-port.js';
+import type { Model } from '@x/executive';
 import { type Env, invalidSetting, setting, VARIABLES } from '../config/index.js';
 import { usageError } from '../errors.js';
 import { AnthropicModel } from './anthropic.js';
@@ -7,7 +7,7 @@ import { retryPolicyFromEnv } from './call-retry.js';
 import { OpenAIModel } from './openai.js';
 import { ScriptedModel } from './scripted.js';
 
-export type { Model, ModelRequest, ModelRetry, ToolSpec } from '../agent/model-port.js';
+export type { Model, ModelRequest, ModelRetry, ToolSpec } from '@x/executive';
 export { ModelError, type ModelErrorCode } from '../errors.js';
 
 function thinkingFrom(env: Env | undefined, maxTokens: number): ThinkingConfigParam | undefined {

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { Model, ModelRequest, ToolSpec } from '@x/executive';
 import type { AssistantMessage, OpenAIChatToolCall } from '@x/wire';
 import { fromOpenAIChat, toOpenAIChat, WireError } from '@x/wire';
 import type OpenAI from 'openai';
@@ -7,7 +8,6 @@ import type {
   ChatCompletionCreateParamsStreaming,
   ChatCompletionFunctionTool,
 } from 'openai/resources/chat/completions';
-import type { Model, ModelRequest, ToolSpec } from '../agent/model-port.js';
 import { ModelError } from '../errors.js';
 import {
   type AttemptFailure,

@@ -1,6 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  declineIn,
+  isGatedTool,
+  isHumanTool,
+  type Model,
+  type ModelRequest,
+  WORKER_SYSTEM_PROMPT,
+} from '@x/executive';
 import type {
   AssistantBlock,
   AssistantMessage,
@@ -10,11 +18,8 @@ import type {
 } from '@x/wire';
 import { JsonValueSchema, textOf, toolUses } from '@x/wire';
 import { z } from 'zod';
-import { isGatedTool } from '../agent/gated-tools.js';
-import type { Model, ModelRequest } from '../agent/model-port.js';
-import { declineIn, isHumanTool } from '../agent/tools.js';
-import { WORKER_SYSTEM_PROMPT } from '../agent/turn.js';
 import { setting, VARIABLES } from '../config/index.js';
+import { demoGatedTools } from '../demo/tools.js';
 import { ModelError, usageError } from '../errors.js';
 
 const ToolCallSchema = z.object({ name: z.string().min(1), input: JsonValueSchema });
@@ -81,7 +86,8 @@ function turnState(messages: readonly Message[]) {
       const text = resultText(block);
       results.push(text);
       const name = names.get(block.tool_use_id);
-      if (name && (isHumanTool(name) || isGatedTool(name)) && !block.is_error) answers.push(text);
+      if (name && (isHumanTool(name) || isGatedTool(demoGatedTools, name)) && !block.is_error)
+        answers.push(text);
     }
   }
   return { goal, steps, results, answers };

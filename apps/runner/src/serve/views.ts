@@ -1,5 +1,6 @@
 import type { Approval, PauseRecord, Pending } from '@x/askuser';
 import type { RunRecord } from '@x/continuation-postgres';
+import { gatedInputSchema, isGatedTool } from '@x/executive';
 import type {
   DeadlineView,
   GatedView,
@@ -12,7 +13,7 @@ import type {
   RunView,
   SourceView,
 } from '../../web/src/api-types.d.ts';
-import { gatedInputSchema, isGatedTool } from '../agent/gated-tools.js';
+import { demoGatedTools } from '../demo/tools.js';
 import { type ResumeContext, runOf } from '../executive/index.js';
 import type { Db, Storage } from '../storage/index.js';
 
@@ -110,8 +111,9 @@ function quorumView(pause: Pick<Pending, 'quorum'>, approvals: readonly Approval
 /** The API view of a gated call waiting for approval (its pause keeps tool and arguments), or null. */
 export function gatedView(pause: Pick<Pending, 'resumeContext'>): GatedView | null {
   const gated = (pause.resumeContext as ResumeContext | null)?.gated;
-  if (!gated || !isGatedTool(gated.tool)) return null;
-  return { tool: gated.tool, arguments: gated.arguments, schema: gatedInputSchema(gated.tool) };
+  if (!gated || !isGatedTool(demoGatedTools, gated.tool)) return null;
+  const schema = gatedInputSchema(demoGatedTools, gated.tool);
+  return { tool: gated.tool, arguments: gated.arguments, schema };
 }
 
 /** The API view of a question's deadline, or null. */

@@ -1,22 +1,13 @@
+import type { EffectLog, GatedResult, GatedResults } from '@x/executive';
 import { type StoreDatabase as Db, rowsOf } from '@x/postgres-kit';
 import { sql } from 'drizzle-orm';
-import type { EffectLog } from '../agent/gated-tools.js';
-
-/** The recorded result of an approved gated call: what the model reads, once and for all. */
-export interface GatedResult {
-  token: string;
-  tool: string;
-  arguments: Record<string, unknown>;
-  edited: boolean;
-  result: string;
-}
 
 /**
  * The runner's tables of gated calls: `gated_results`, the result of each approved call,
  * recorded before the model sees it (keyed by the question's token), and `tool_effects`, the
  * demo tools' own effects, deduplicated by idempotency key.
  */
-export class GatedCalls implements EffectLog {
+export class GatedCalls implements EffectLog, GatedResults {
   constructor(private readonly db: Db) {}
 
   /** Records an effect once per key; a repeated key only counts the invocation. */

@@ -1,17 +1,13 @@
-import type { ToolResultBlock, ToolUseBlock } from '@x/wire';
+import type { Todo, ToolResultBlock, ToolUseBlock } from '@x/wire';
 import { toolResult } from '@x/wire';
 import { z } from 'zod';
-import { durationMs } from '../config/index.js';
-import {
-  type GatedToolName,
-  gatedArguments,
-  gatedQuestionText,
-  isGatedTool,
-} from './gated-tools.js';
+import { durationMs } from './duration.js';
+import { type GatedTools, gatedArguments, gatedQuestionText, isGatedTool } from './gated-tools.js';
 import type { ToolSpec } from './model-port.js';
 
 /** The tools that stop the turn to wait for a person. */
 export const HUMAN_TOOLS = ['ask_user', 'approve'] as const;
+/** `ask_user` or `approve`. */
 export type HumanToolName = (typeof HUMAN_TOOLS)[number];
 
 /** True for `ask_user` and `approve`. */
@@ -60,6 +56,7 @@ export const DeadlineInputSchema = z
   })
   .describe('Optional: when the question stops waiting, and the default applied then.');
 
+/** The arguments of an `ask_user` call. */
 export const AskUserInputSchema = z.object({
   question: z.string().min(1).describe('The question, in one or two sentences.'),
   options: z.array(z.string().min(1)).optional().describe('Choices to offer, if any.'),
@@ -68,6 +65,7 @@ export const AskUserInputSchema = z.object({
   deadline: DeadlineInputSchema.optional(),
 });
 
+/** The arguments of an `approve` call. */
 export const ApproveInputSchema = z.object({
   action: z.string().min(1).describe('What will be done once approved.'),
   details: z.string().optional().describe('Cost, risk, or anything the person should know.'),
@@ -75,6 +73,7 @@ export const ApproveInputSchema = z.object({
   deadline: DeadlineInputSchema.optional(),
 });
 
+/** The arguments of a `delegate` call: one task per worker. */
 export const DelegateInputSchema = z.object({
   tasks: z
     .array(z.string().min(1))
@@ -94,40 +93,35 @@ export const delegateSpec: ToolSpec = {
   inputSchema: z.toJSONSchema(DelegateInputSchema) as Record<string, unknown>,
 };
 
-const TodoInput = z.object({
-  id: z.string().min(1),
-  content: z.string(),
-  status: z.enum(['pending', 'in_progress', 'completed']),
-});
+/** Hooks a tool may use while it runs. */
+export interface ToolContext {
+  progress(message: string): void;
+  planUpdated(todos: Todo[]): void;
+}
 
-const ordinaryTools = {
-  get_weather: {
-    description: 'Current weather for a city.',
-    input: z.object({ city: z.string().min(1) }),
-    run: ({ city }: { city: string }) => {
-      // Deterministic, so scripted runs and tests are repeatable.
-      const seed = [...city].reduce((sum, c) => sum + c.charCodeAt(0), 0);
-      const sky = ['sunny', 'cloudy', 'light rain', 'clear'][seed % 4];
-      return `${sky}, ${12 + (seed % 15)}°C`;
-    },
-  },
-  add: {
-    description: 'Adds numbers.',
-    input: z.object({ numbers: z.array(z.number()).min(1) }),
-    run: ({ numbers }: { numbers: number[] }) => String(numbers.reduce((a, b) => a + b, 0)),
-  },
-  update_plan: {
-    description: 'Replaces the plan: the list of todos and their status.',
-    input: z.object({ todos: z.array(TodoInput) }),
-    run: ({ todos }: { todos: z.infer<typeof TodoInput>[] }) =>
-      `plan updated: ${todos.filter((t) => t.status === 'completed').length}/${todos.length} done`,
-  },
-} as const;
+/** A tool that runs as soon as the model calls it. */
+export interface OrdinaryTool<Input = unknown> {
+  description: string;
+  input: z.ZodType<Input>;
+  run(input: Input, context: ToolContext): string;
+}
 
-type OrdinaryToolName = keyof typeof ordinaryTools;
+/** The ordinary tools a turn offers, by name. */
+export type OrdinaryTools = Readonly<Record<string, OrdinaryTool>>;
 
-/** What every agent is offered (the parent also gets {@link delegateSpec}). */
-export const toolSpecs: ToolSpec[] = [
+/** Tools as a model is offered them. */
+export function toolSpecsOf(
+  tools: Readonly<Record<string, { description: string; input: z.ZodType }>>,
+): ToolSpec[] {
+  return Object.entries(tools).map(([name, tool]) => ({
+    name,
+    description: tool.description,
+    inputSchema: z.toJSONSchema(tool.input) as Record<string, unknown>,
+  }));
+}
+
+/** The human tools as a model is offered them: every agent gets them. */
+export const humanToolSpecs: ToolSpec[] = [
   {
     name: 'ask_user',
     description:
@@ -140,32 +134,22 @@ export const toolSpecs: ToolSpec[] = [
       'Ask the person to approve an action before doing it. Call it alone: never with other tools in the same message.',
     inputSchema: z.toJSONSchema(ApproveInputSchema) as Record<string, unknown>,
   },
-  ...Object.entries(ordinaryTools).map(([name, tool]) => ({
-    name,
-    description: tool.description,
-    inputSchema: z.toJSONSchema(tool.input) as Record<string, unknown>,
-  })),
 ];
 
-/** Hooks a tool may use while it runs. */
-export interface ToolContext {
-  progress(message: string): void;
-  planUpdated(todos: z.infer<typeof TodoInput>[]): void;
-}
-
-/** Runs an ordinary tool; a bad call becomes an error result the model can read. */
-export function runTool(use: ToolUseBlock, context: ToolContext): ToolResultBlock {
-  const tool = ordinaryTools[use.name as OrdinaryToolName];
+/** Runs an ordinary tool of `tools`; a bad call becomes an error result the model can read. */
+export function runTool(
+  tools: OrdinaryTools,
+  use: ToolUseBlock,
+  context: ToolContext,
+): ToolResultBlock {
+  const tool = Object.hasOwn(tools, use.name) ? tools[use.name] : undefined;
   if (!tool) return toolResult(use.id, `unknown tool "${use.name}"`, { isError: true });
   const input = tool.input.safeParse(use.input);
   if (!input.success) {
     return toolResult(use.id, `invalid input: ${z.prettifyError(input.error)}`, { isError: true });
   }
   context.progress(`${use.name} ${JSON.stringify(use.input)}`);
-  if (use.name === 'update_plan') {
-    context.planUpdated((input.data as { todos: z.infer<typeof TodoInput>[] }).todos);
-  }
-  return toolResult(use.id, (tool.run as (i: unknown) => string)(input.data));
+  return toolResult(use.id, tool.run(input.data, context));
 }
 
 /** The error result for a human tool that was called next to others. */
@@ -255,7 +239,7 @@ export interface Question {
   /** Who the model asked to answer, when it named anyone. */
   audience?: ModelAudience;
   /** A gated tool's call waiting for approval: the tool and the arguments the model gave. */
-  gated?: { tool: GatedToolName; arguments: Record<string, unknown> };
+  gated?: { tool: string; arguments: Record<string, unknown> };
   /** The deadline the model set, and its default. */
   deadline?: { at: Date; answer: HumanAnswer };
 }
@@ -296,14 +280,21 @@ function modelAudience(given: z.infer<typeof AudienceInputSchema> | undefined) {
 }
 
 /** The kind of question a human tool call asks: `approve` for a gated call's approval. */
-export function questionKindOf(toolName: string): string {
-  return isGatedTool(toolName) ? 'approve' : toolName;
+export function questionKindOf(toolName: string, gated: GatedTools): string {
+  return isGatedTool(gated, toolName) ? 'approve' : toolName;
 }
 
-/** The question of a human tool call, or an error text when the model's input is bad. */
-export function questionOf(use: ToolUseBlock, now = Date.now()): Question | { error: string } {
-  if (isGatedTool(use.name)) {
-    const checked = gatedArguments(use.name, use.input);
+/**
+ * The question of a human tool call, or an error text when the model's input is bad; a call
+ * of one of `gated` asks for its approval.
+ */
+export function questionOf(
+  use: ToolUseBlock,
+  now = Date.now(),
+  gated: GatedTools = {},
+): Question | { error: string } {
+  if (isGatedTool(gated, use.name)) {
+    const checked = gatedArguments(gated, use.name, use.input);
     if ('error' in checked) return checked;
     return {
       kind: 'approve',

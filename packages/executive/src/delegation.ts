@@ -9,20 +9,27 @@ import {
 import type { JsonValue, Message, StreamEvent, ToolResultBlock, ToolUseBlock } from '@x/wire';
 import { textOf, toolResult, userMessage } from '@x/wire';
 import { z } from 'zod';
-import type {
-  DelegateHandler,
-  Delegation,
-  Worker,
-  WorkerQuestion,
-} from '../agent/delegate-port.js';
-import type { Model } from '../agent/model-port.js';
-import { answerResult, DelegateInputSchema, type HumanAnswer } from '../agent/tools.js';
-import { runTurn, type TurnObserver } from '../agent/turn.js';
-import { type Env, setting, VARIABLES } from '../config/index.js';
+import type { DelegateHandler, Delegation, Worker, WorkerQuestion } from './delegate-port.js';
+import type { Model } from './model-port.js';
+import {
+  answerResult,
+  DelegateInputSchema,
+  type HumanAnswer,
+  type OrdinaryTools,
+} from './tools.js';
+import { runTurn, type TurnObserver } from './turn.js';
 
-/** How many workers of one call run at once: RUNNER_WORKER_CONCURRENCY, default 2. */
-export function workerConcurrency(env?: Env): number {
-  return setting(VARIABLES.RUNNER_WORKER_CONCURRENCY, env);
+/** The default system prompt of a worker sub-agent. */
+export const WORKER_SYSTEM_PROMPT = `You are a worker sub-agent: do the one sub-task you are given and end with a short report. When you need something from the person, call ask_user alone.`;
+
+/** How a delegate call's worker sub-agents run. */
+export interface WorkerOptions {
+  /** The workers' system prompt; default {@link WORKER_SYSTEM_PROMPT}. */
+  system?: string;
+  /** The ordinary tools a worker is offered (the human tools always are); default none. */
+  tools?: OrdinaryTools;
+  /** How many workers of one call run at once; default 2. */
+  workerConcurrency?: number;
 }
 
 // The session's Runtime reports to a sink; the runner's observer is that sink here.
@@ -98,12 +105,13 @@ async function stepWorker(
   worker: Worker,
   model: Model,
   observer: TurnObserver,
-  signal: AbortSignal | undefined,
+  setup: WorkerOptions & { signal?: AbortSignal | undefined },
 ): Promise<string> {
   const quiet: TurnObserver = { event: () => {}, modelCall: () => observer.modelCall?.() };
   const turn = await runTurn(model, worker.window, quiet, {
-    worker: true,
-    ...(signal ? { signal } : {}),
+    system: setup.system ?? WORKER_SYSTEM_PROMPT,
+    tools: setup.tools ?? {},
+    ...(setup.signal ? { signal: setup.signal } : {}),
   });
   if (turn.status === 'completed') {
     worker.window = turn.messages;
@@ -136,7 +144,7 @@ function progress(observer: TurnObserver, delegation: Delegation, message: strin
 }
 
 /**
- * Runs the given workers, at most {@link workerConcurrency} at once; `settled` is called
+ * Runs the given workers, at most `workerConcurrency` at once; `settled` is called
  * after each (one at a time), e.g. to make its step durable before the next one is recorded.
  * A worker's "finished" or "asks" line is printed after its `settled` resolved: what the
  * operator is told has been stored.
@@ -146,7 +154,10 @@ export async function runWorkers(
   workerIds: readonly string[],
   model: Model,
   observer: TurnObserver,
-  options: { signal?: AbortSignal; settled?: (worker: Worker) => Promise<void> } = {},
+  options: WorkerOptions & {
+    signal?: AbortSignal;
+    settled?: (worker: Worker) => Promise<void>;
+  } = {},
 ): Promise<void> {
   const queue = delegation.workers.filter((w) => workerIds.includes(w.id) && !w.report);
   let recording = Promise.resolve();
@@ -156,7 +167,7 @@ export async function runWorkers(
   const lane = async () => {
     for (let worker = queue.shift(); worker && !failure; worker = queue.shift()) {
       try {
-        const line = await stepWorker(delegation, worker, model, observer, options.signal);
+        const line = await stepWorker(delegation, worker, model, observer, options);
         const done = worker;
         recording = recording.then(() => options.settled?.(done));
         await recording;
@@ -166,7 +177,7 @@ export async function runWorkers(
       }
     }
   };
-  await Promise.all(Array.from({ length: workerConcurrency() }, lane));
+  await Promise.all(Array.from({ length: options.workerConcurrency ?? 2 }, lane));
   if (failure) throw failure.error;
 }
 
@@ -225,7 +236,11 @@ export function allFinished(delegation: Delegation): boolean {
  * The unattended `delegate` handler: runs a fresh worker per task; the call's result when
  * all finished, else the delegation whose workers wait on a person.
  */
-export function runDelegate(model: Model, observer: TurnObserver): DelegateHandler {
+export function runDelegate(
+  model: Model,
+  observer: TurnObserver,
+  workers: WorkerOptions = {},
+): DelegateHandler {
   return async (use, signal) => {
     const input = DelegateInputSchema.safeParse(use.input);
     if (!input.success) {
@@ -237,7 +252,7 @@ export function runDelegate(model: Model, observer: TurnObserver): DelegateHandl
     }
     const delegation = newDelegation(use, input.data.tasks);
     const ids = delegation.workers.map((w) => w.id);
-    await runWorkers(delegation, ids, model, observer, signal ? { signal } : {});
+    await runWorkers(delegation, ids, model, observer, signal ? { ...workers, signal } : workers);
     return allFinished(delegation)
       ? { result: delegateResult(delegation) }
       : { waiting: delegation };

@@ -1,8 +1,5 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { ToolUseBlock } from '@x/wire';
 import { z } from 'zod';
-import { setting, VARIABLES } from '../config/index.js';
-import type { ToolSpec } from './model-port.js';
 
 /**
  * Where a gated tool's effect lands, deduplicated by its idempotency key: the first call with
@@ -19,69 +16,42 @@ export interface GatedContext {
   effects: EffectLog;
 }
 
-const SendEmailInput = z
-  .object({
-    to: z.email().describe('The address to send to.'),
-    subject: z.string().min(1).max(200),
-    body: z.string().max(10_000),
-  })
-  .strict();
-
-const TransferFundsInput = z
-  .object({
-    to: z.string().min(1).max(100).describe('The account to pay, e.g. an IBAN.'),
-    amount: z.number().positive().max(1_000_000),
-    currency: z.enum(['EUR', 'USD', 'GBP']),
-    reference: z.string().max(140).optional(),
-  })
-  .strict();
-
-const gatedTools = {
-  send_email: {
-    description: 'Sends an email. Runs only once a person approved it (the turn waits for them).',
-    input: SendEmailInput,
-    run: async (input: z.infer<typeof SendEmailInput>, context: GatedContext) => {
-      await context.effects.apply(context.key, 'send_email', input);
-      return `email sent to ${input.to}: "${input.subject}" (message ${context.key})`;
-    },
-  },
-  transfer_funds: {
-    description:
-      'Transfers money to an account. Runs only once a person approved it (the turn waits for them).',
-    input: TransferFundsInput,
-    run: async (input: z.infer<typeof TransferFundsInput>, context: GatedContext) => {
-      await context.effects.apply(context.key, 'transfer_funds', input);
-      return `transferred ${input.amount} ${input.currency} to ${input.to} (transfer ${context.key})`;
-    },
-  },
-} as const;
-
-/** A tool that runs only once a person approved its call. */
-export type GatedToolName = keyof typeof gatedTools;
-
-/** True for a tool declared as needing approval (`send_email`, `transfer_funds`). */
-export function isGatedTool(name: string): name is GatedToolName {
-  return Object.hasOwn(gatedTools, name);
+/** A tool that runs only once a person approved its call (the turn waits for them). */
+export interface GatedTool<Input = unknown> {
+  description: string;
+  /** Its arguments' schema: the model's call and a person's edit are checked against it. */
+  input: z.ZodType<Input>;
+  /** Runs the approved call; its effect goes through `context.effects` under `context.key`. */
+  run(input: Input, context: GatedContext): Promise<string>;
 }
 
-/** The gated tools as a model is offered them. */
-export const gatedToolSpecs: ToolSpec[] = Object.entries(gatedTools).map(([name, tool]) => ({
-  name,
-  description: tool.description,
-  inputSchema: gatedInputSchema(name as GatedToolName),
-}));
+/** The gated tools a turn offers, by name. */
+export type GatedTools = Readonly<Record<string, GatedTool>>;
+
+/** True for a tool of `gated`, i.e. one declared as needing approval. */
+export function isGatedTool(gated: GatedTools, name: string): boolean {
+  return Object.hasOwn(gated, name);
+}
+
+/** The gated tool of that name; the caller checked it with {@link isGatedTool}. */
+function gatedTool(gated: GatedTools, name: string): GatedTool {
+  const tool = gated[name];
+  if (tool === undefined) throw new Error(`"${name}" is not a gated tool`);
+  return tool;
+}
 
 /** The JSON schema of a gated tool's arguments (what the page validates an edit against). */
-export function gatedInputSchema(name: GatedToolName): Record<string, unknown> {
-  return z.toJSONSchema(gatedTools[name].input) as Record<string, unknown>;
+export function gatedInputSchema(gated: GatedTools, name: string): Record<string, unknown> {
+  return z.toJSONSchema(gatedTool(gated, name).input) as Record<string, unknown>;
 }
 
 /** A gated call's arguments checked against its tool's schema, or why they do not fit. */
 export function gatedArguments(
-  name: GatedToolName,
+  gated: GatedTools,
+  name: string,
   input: unknown,
 ): { arguments: Record<string, unknown> } | { error: string } {
-  const parsed = gatedTools[name].input.safeParse(input);
+  const parsed = gatedTool(gated, name).input.safeParse(input);
   return parsed.success
     ? { arguments: parsed.data as Record<string, unknown> }
     : { error: z.prettifyError(parsed.error) };
@@ -93,12 +63,13 @@ export function gatedArguments(
  * tool's schema.
  */
 export function acceptedArguments(
-  name: GatedToolName,
+  gated: GatedTools,
+  name: string,
   original: unknown,
   content: string,
 ): { arguments: Record<string, unknown>; edited: boolean } | { error: string } {
   if (content.trim() === '') {
-    const checked = gatedArguments(name, original);
+    const checked = gatedArguments(gated, name, original);
     return 'error' in checked ? checked : { ...checked, edited: false };
   }
   let given: unknown;
@@ -109,7 +80,7 @@ export function acceptedArguments(
       error: `the answer to a ${name} call is its arguments as a JSON object (edited), or empty to run it as asked; got text that is not JSON`,
     };
   }
-  const checked = gatedArguments(name, given);
+  const checked = gatedArguments(gated, name, given);
   if ('error' in checked)
     return { error: `the edited arguments of ${name} do not fit its schema: ${checked.error}` };
   const edited = JSON.stringify(checked.arguments) !== JSON.stringify(original);
@@ -117,17 +88,13 @@ export function acceptedArguments(
 }
 
 /** Runs an approved gated call with its idempotency key; its effect is the tool's own. */
-export async function runGatedTool(
-  name: GatedToolName,
+export function runGatedTool(
+  gated: GatedTools,
+  name: string,
   input: Record<string, unknown>,
   context: GatedContext,
 ): Promise<string> {
-  const run = gatedTools[name].run as (i: unknown, c: GatedContext) => Promise<string>;
-  const output = await run(input, context);
-  // A remote API that answers slowly after its effect landed: where a crash loses the answer.
-  const delay = setting(VARIABLES.RUNNER_DEMO_TOOL_DELAY_MS);
-  if (delay > 0) await sleep(delay);
-  return output;
+  return gatedTool(gated, name).run(input, context);
 }
 
 /**
@@ -135,7 +102,7 @@ export async function runGatedTool(
  * person changed the arguments, that they did and which arguments ran.
  */
 export function ranResult(
-  name: GatedToolName,
+  name: string,
   input: Record<string, unknown>,
   edited: boolean,
   output: string,

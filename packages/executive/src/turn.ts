@@ -7,24 +7,20 @@ import type {
 } from '@x/wire';
 import { toolResult, toolUses, userMessage } from '@x/wire';
 import type { DelegateHandler, Delegation } from './delegate-port.js';
-import { gatedToolSpecs, isGatedTool } from './gated-tools.js';
+import { type GatedTools, isGatedTool } from './gated-tools.js';
 import type { Model, ModelRetry } from './model-port.js';
 import {
   askAloneResult,
   DELEGATE_TOOL,
   delegateSpec,
+  humanToolSpecs,
   isHumanTool,
+  type OrdinaryTools,
   type Question,
   questionOf,
   runTool,
-  toolSpecs,
+  toolSpecsOf,
 } from './tools.js';
-
-/** The system prompt every model gets. */
-export const SYSTEM_PROMPT = `You are a careful assistant. When you need something from the person, call ask_user; before an action with cost or side effects, call approve. Call either of them alone in a message, never next to other tool calls.`;
-
-/** The system prompt of a worker sub-agent (the scripted model plays a worker's steps on it). */
-export const WORKER_SYSTEM_PROMPT = `You are a worker sub-agent: do the one sub-task you are given and end with a short report. When you need something from the person, call ask_user alone.`;
 
 /** Where a turn stopped. */
 export type TurnOutcome =
@@ -65,6 +61,21 @@ export interface TurnObserver {
 /** A turn that goes on calling tools without end is stopped here. */
 const MAX_STEPS = 25;
 
+/** What a turn runs with: its prompt and its tools, and how it reports and stops. */
+export interface TurnOptions {
+  /** The system prompt of every model call. */
+  system: string;
+  /** The tools that run as soon as they are called (the human tools are always offered). */
+  tools: OrdinaryTools;
+  /** Tools that run only once approved: a call of one waits for a person (unattended runs). */
+  gated?: GatedTools;
+  signal?: AbortSignal;
+  /** Offers the `delegate` tool and runs its calls (the parent agent). */
+  delegate?: DelegateHandler;
+  /** Runs each tool call (a tracer's span around it); default: just runs it. */
+  toolRun?: <T>(use: ToolUseBlock, run: () => T) => T;
+}
+
 /**
  * Runs the agent loop from a transcript that ends with a user message, until the model
  * answers without tools (completed) or calls a human tool alone (suspended).
@@ -77,33 +88,24 @@ export async function runTurn(
   model: Model,
   transcript: readonly Message[],
   observer: TurnObserver,
-  options: {
-    signal?: AbortSignal;
-    /** Offers the `delegate` tool and runs its calls (the parent agent). */
-    delegate?: DelegateHandler;
-    /** A worker sub-agent's turn: its own prompt, no `delegate`. */
-    worker?: boolean;
-    /** Offers the gated tools (`send_email`, ...): a call of one waits for approval (unattended runs). */
-    gated?: boolean;
-    /** Runs each tool call (a tracer's span around it); default: just runs it. */
-    toolRun?: <T>(use: ToolUseBlock, run: () => T) => T;
-  } = {},
+  options: TurnOptions,
 ): Promise<TurnOutcome> {
   let messages = [...transcript];
-  const waits = (name: string) =>
-    isHumanTool(name) || (options.gated === true && isGatedTool(name));
+  const gated = options.gated ?? {};
+  const waits = (name: string) => isHumanTool(name) || isGatedTool(gated, name);
   const traced = <T>(use: ToolUseBlock, run: () => T): T =>
     options.toolRun ? options.toolRun(use, run) : run();
   const tools = [
-    ...toolSpecs,
-    ...(options.gated ? gatedToolSpecs : []),
+    ...humanToolSpecs,
+    ...toolSpecsOf(options.tools),
+    ...toolSpecsOf(gated),
     ...(options.delegate ? [delegateSpec] : []),
   ];
   for (let step = 0; step < MAX_STEPS; step++) {
     options.signal?.throwIfAborted();
     observer.modelCall?.();
     const assistant = await model.generate({
-      system: options.worker ? WORKER_SYSTEM_PROMPT : SYSTEM_PROMPT,
+      system: options.system,
       messages,
       tools,
       onText: (text) => observer.event({ type: 'text-delta', text }),
@@ -116,7 +118,7 @@ export async function runTurn(
     const only = uses.length === 1 ? uses[0] : undefined;
     if (only && waits(only.name)) {
       // Asking is the call's execution in the turn (traced like any tool); the wait follows.
-      const question = traced(only, () => questionOf(only));
+      const question = traced(only, () => questionOf(only, Date.now(), gated));
       if (!('error' in question)) {
         observer.event({
           type: 'interrupt-raised',
@@ -145,7 +147,7 @@ export async function runTurn(
       if (use.name === DELEGATE_TOOL && options.delegate) return askAloneResult(use);
       if (!waits(use.name)) {
         const run = () =>
-          runTool(use, {
+          runTool(options.tools, use, {
             progress: (message) =>
               observer.event({ type: 'tool-progress', toolCallId: use.id, message }),
             planUpdated: (todos) => observer.event({ type: 'plan-updated', todos }),
@@ -153,7 +155,7 @@ export async function runTurn(
         return traced(use, run);
       }
       if (uses.length > 1) return askAloneResult(use);
-      const question = questionOf(use);
+      const question = questionOf(use, Date.now(), gated);
       return toolResult(use.id, `invalid input: ${'error' in question ? question.error : ''}`, {
         isError: true,
       });

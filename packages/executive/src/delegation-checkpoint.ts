@@ -5,7 +5,7 @@ import {
   SessionManager,
 } from '@x/session';
 import type { JsonValue, Message, ToolUseBlock } from '@x/wire';
-import type { Delegation, Worker } from '../agent/delegate-port.js';
+import type { Delegation, Worker } from './delegate-port.js';
 
 // A delegation is stored as @x/session checkpoints: the parent's thread and one per worker.
 const checkpointer = new Checkpointer();

@@ -1,0 +1,63 @@
+/**
+ * @packageDocumentation
+ * `@x/executive`: the unattended executive, being extracted from the runner (issue 47). It
+ * holds the turn loop ({@link runTurn}) with its model port, the human tools (`ask_user`,
+ * `approve`), the gated-tool mechanism ({@link gatedCallResult}) and the delegate port, and
+ * {@link ExecutiveError}, the one error its flows throw.
+ */
+
+export type { DelegateHandler, Delegation, Worker, WorkerQuestion } from './delegate-port.js';
+export {
+  allFinished,
+  answerWorker,
+  delegateResult,
+  newDelegation,
+  runDelegate,
+  runWorkers,
+  unsettledWorkers,
+  WORKER_SYSTEM_PROMPT,
+  type WorkerOptions,
+  waitingWorkers,
+} from './delegation.js';
+export { getDelegation, putDelegation } from './delegation-checkpoint.js';
+export { durationMs } from './duration.js';
+export { ExecutiveError, type ExecutiveErrorCode, type ExecutiveErrorOptions } from './errors.js';
+export {
+  type GatedCallOptions,
+  type GatedResult,
+  type GatedResults,
+  gatedCallResult,
+} from './gated-call.js';
+export {
+  acceptedArguments,
+  type EffectLog,
+  type GatedContext,
+  type GatedTool,
+  type GatedTools,
+  gatedInputSchema,
+  isGatedTool,
+} from './gated-tools.js';
+export type { Model, ModelRequest, ModelRetry, ModelUsage, ToolSpec } from './model-port.js';
+export {
+  answerResult,
+  DELEGATE_TOOL,
+  DelegateInputSchema,
+  declinedResult,
+  declineIn,
+  expiredResult,
+  HUMAN_TOOLS,
+  type HumanAnswer,
+  type HumanToolName,
+  humanToolSpecs,
+  isHumanTool,
+  MAX_MODEL_DEADLINE_MS,
+  type ModelAudience,
+  type OrdinaryTool,
+  type OrdinaryTools,
+  type Question,
+  questionKindOf,
+  questionOf,
+  type ToolContext,
+  toolSpecsOf,
+} from './tools.js';
+export { runTurn, type TurnObserver, type TurnOptions, type TurnOutcome } from './turn.js';
