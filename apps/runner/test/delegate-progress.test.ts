@@ -1,6 +1,7 @@
 import { newDelegation, runWorkers } from '@x/executive';
 import type { StreamEvent } from '@x/wire';
 import { describe, expect, it } from 'vitest';
+import { demoWorkers } from '../src/demo/tools.js';
 import { ScriptedModel } from '../src/model/scripted.js';
 
 const TASKS = [
@@ -29,6 +30,7 @@ describe('worker progress lines', () => {
       new ScriptedModel('team'),
       observer,
       {
+        ...demoWorkers(),
         // A store that takes a while: a line printed before it ends would find its worker missing.
         settled: async (worker) => {
           await new Promise((resolve) => setTimeout(resolve, 20));
