@@ -258,7 +258,9 @@ describe('runner for operators (embedded default)', { timeout: 300_000 }, () => 
 
     const unknown = await runInProcess(['paused-states', 'get', 'no-such-token', '--data', data]);
     expect(unknown.code).toBe(3);
-    expect(errorLines(unknown)).toEqual(['error: no question has the token no-such-token']);
+    expect(errorLines(unknown)).toEqual([
+      'error: no question has the token no-such-token: `runner paused-states list` lists the pending ones',
+    ]);
 
     // Its run resumed and finished: purge keeps nothing of a run that may yet resume.
     expect((await runInProcess(['wake', '--once', '--data', data])).code).toBe(0);
