@@ -11,6 +11,7 @@ import type { Message } from '@x/wire';
 import type { Storage } from 'runner/dist/storage/index.js';
 import { kb } from './bench-continuation.js';
 import type { Context, Server } from './context.js';
+import { statsOf } from './measure.js';
 import { answer, benchStorage, sized, suspendTurn } from './runner-cycle.js';
 import type { WakeMemory } from './wake-memory.js';
 
@@ -83,9 +84,6 @@ async function barePgliteRss(dataDir: string): Promise<number> {
   return Number(stdout.trim().split('\n').at(-1));
 }
 
-const mid = (values: number[]) =>
-  [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
-
 /**
  * `runner serve`'s memory once it listens, on a new data folder (which it creates) and on one
  * it created before, against bare PGlite opening that folder in a process of its own.
@@ -103,9 +101,9 @@ async function serveStartMemory(ctx: Context): Promise<void> {
   const mb = (bytes: number) => `${Math.round(bytes / 1048576)} MB`;
   ctx.add({
     section: 'memory',
-    name: `serve's memory at start on the embedded default: ${mb(mid(fresh))} on a new folder, ${mb(mid(again))} on an existing one, vs bare PGlite ${mb(mid(bare))}`,
+    name: `serve's memory at start on the embedded default: ${mb(statsOf(fresh).median)} on a new folder, ${mb(statsOf(again).median)} on an existing one, vs bare PGlite ${mb(statsOf(bare).median)}`,
     goal: { kind: 'at-most', value: 2.5, label: '≤ 2.5×' },
-    ratio: mid(fresh) / mid(bare),
+    ratio: statsOf(fresh).median / statsOf(bare).median,
     ratioMeaning: 'RSS on a new folder, serve/bare PGlite',
     extra: { fresh, again, bare },
     note: `RSS once serve printed its address (medians of ${fresh.length}); a new folder's initdb runs in a thread of its own, since the WebAssembly memory it grows (about 600 MB) is never given back`,
