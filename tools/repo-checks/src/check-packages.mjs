@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // Checks that every published workspace (not "private") is fit for npm: publint finds no
 // error or warning, and the house rules of STYLE.md hold (ESM only, side-effect free,
-// exports with types, only dist and migrations shipped, a README and a LICENSE of its own,
-// source maps that carry their sources, dependencies given as ranges, never one version).
+// exports with types, only dist, migrations and docs shipped, a README and a LICENSE of its
+// own, source maps that carry their sources, dependencies given as ranges, never one version,
+// the root's repository with the package's folder).
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -10,7 +11,7 @@ import { publint } from 'publint';
 import { formatMessage } from 'publint/utils';
 import { rootOf, workspacesOf } from './check-imports.mjs';
 
-const ALLOWED_FILES = new Set(['dist', 'drizzle']);
+const ALLOWED_FILES = new Set(['dist', 'drizzle', 'docs']);
 
 /**
  * House rules for one manifest.
@@ -26,7 +27,7 @@ export function houseRules(manifest, dir) {
   if (files.length === 0) problems.push('"files" must list what ships');
   for (const f of files) {
     if (!f.startsWith('!') && !ALLOWED_FILES.has(f))
-      problems.push(`"files" ships "${f}": only dist/ and drizzle/`);
+      problems.push(`"files" ships "${f}": only dist/, drizzle/ and docs/`);
   }
   const exports = manifest.exports ?? {};
   for (const [subpath, target] of Object.entries(exports)) {
@@ -47,6 +48,23 @@ export function houseRules(manifest, dir) {
   problems.push(...sourceMapProblems(dir));
   problems.push(...pinnedDependencies(manifest));
   return problems;
+}
+
+/**
+ * Whether a published manifest names the root's repository and its own folder in it, as npm
+ * links a package to its source (`repository.directory`).
+ * @param {Record<string, any>} manifest
+ * @param {string} directory the package's folder, relative to the root (`packages/wire`)
+ * @param {Record<string, any> | undefined} repository the root manifest's `repository`
+ * @returns {string[]}
+ */
+export function repositoryProblems(manifest, directory, repository) {
+  if (!repository?.url) return ['the root package.json has no "repository" to name'];
+  const { type, url, directory: folder } = manifest.repository ?? {};
+  if (type === repository.type && url === repository.url && folder === directory) return [];
+  return [
+    `"repository" must be ${JSON.stringify({ type: repository.type, url: repository.url, directory })} (the root's, with this folder)`,
+  ];
 }
 
 /**
@@ -110,13 +128,17 @@ any problem.`);
     return 0;
   }
   const root = rootOf(argv);
+  const { repository } = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8'));
   let problems = 0;
   let checked = 0;
   for (const dir of workspacesOf(root)) {
     const manifest = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8'));
     if (manifest.private) continue;
     checked++;
-    const lines = houseRules(manifest, dir);
+    const lines = [
+      ...houseRules(manifest, dir),
+      ...repositoryProblems(manifest, path.relative(root, dir), repository),
+    ];
     const { messages, pkg } = await publint({
       pkgDir: dir,
       level: 'warning',

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { pinnedDependencies } from './check-packages.mjs';
+import { pinnedDependencies, repositoryProblems } from './check-packages.mjs';
 
 describe('pinnedDependencies', () => {
   it('names a dependency or peer pinned to one version, as catalog: and workspace:* are once packed', () => {
@@ -18,5 +18,31 @@ describe('pinnedDependencies', () => {
       peerDependencies: { 'drizzle-orm': '>=0.45.0 <1', '@x/continuation': '>=0.1.0 <1' },
     };
     expect(pinnedDependencies(manifest)).toEqual([]);
+  });
+});
+
+describe('repositoryProblems', () => {
+  const root = { type: 'git', url: 'git+https://example.org/x.git' };
+
+  it("accepts the root's repository with the package's folder", () => {
+    const manifest = { repository: { ...root, directory: 'packages/wire' } };
+    expect(repositoryProblems(manifest, 'packages/wire', root)).toEqual([]);
+  });
+
+  it('names a missing repository, another URL or another folder', () => {
+    const wanted = /"repository" must be .*"directory":"packages\/wire"/;
+    expect(repositoryProblems({}, 'packages/wire', root)[0]).toMatch(wanted);
+    const elsewhere = {
+      repository: { ...root, url: 'https://example.org/y', directory: 'packages/wire' },
+    };
+    expect(repositoryProblems(elsewhere, 'packages/wire', root)[0]).toMatch(wanted);
+    const folder = { repository: { ...root, directory: 'packages/session' } };
+    expect(repositoryProblems(folder, 'packages/wire', root)[0]).toMatch(wanted);
+  });
+
+  it('asks for the root repository first', () => {
+    expect(repositoryProblems({}, 'packages/wire', undefined)).toEqual([
+      'the root package.json has no "repository" to name',
+    ]);
   });
 });
