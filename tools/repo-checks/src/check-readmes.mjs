@@ -1,15 +1,18 @@
 #!/usr/bin/env node
 // Checks the published packages' READMEs as a user reads them off npm: each starts with the
-// `npm install` line its examples need, and every TypeScript code block compiles and runs in a
-// plain npm project holding the packed tarballs plus exactly those lines' packages (at the
-// workspace catalog's versions), never against the workspace. A block's fence says what it
+// section "Before the packages are published" (one `npm install` line of the packed tarballs
+// its install lines need, from `pack:local`'s folder) and the `npm install` lines its examples
+// need, and every TypeScript code block compiles and runs in a plain npm project holding the
+// packed tarballs plus exactly those lines' packages (at the workspace catalog's versions),
+// never against the workspace. The READMEs of FOLLOWED are followed literally instead, each in
+// a project of its own: its section's line run by a shell, then its other packages. Links
+// must work from the installed package. A block's fence says what it
 // is: ```ts is a program (compiled, then run in an empty folder), ```ts test is a vitest file
 // (compiled and run), ```ts server is a program that needs PostgreSQL (run twice against one
 // throwaway database, DATABASE_URL; skipped without a server, failed in CI), ```ts compile
 // is a fragment that needs something outside (a model, a key): compiled only. A ```js file
 // PATH block is a file the tests need, written at PATH beside them. An `…Error` the prose
 // names in backticks must exist: ours, JavaScript's, or in a dependency's types.
-import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import {
   existsSync,
@@ -25,9 +28,22 @@ import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createTestDatabase, serverForTests } from '@internal/pg-test';
-import { importsOf, isBuiltin, packageOf, rootOf, workspacesOf } from './check-imports.mjs';
+import { importsOf, isBuiltin, packageOf, rootOf } from './check-imports.mjs';
+import {
+  installClosure,
+  PACKED_VARIABLE,
+  packedInstallLine,
+  packLocal,
+  publishedPackages,
+  tarballName,
+} from './pack-local.mjs';
+import { run } from './run.mjs';
 
 const KINDS = new Set(['program', 'test', 'server', 'compile']);
+// The READMEs followed literally, each in a project of its own from its "Before the packages
+// are published" line on (the others share one project): the one whose line installs the most
+// of ours, a peer among them. `--follow all` follows every one.
+const FOLLOWED = ['@x/continuation-postgres'];
 // What every TypeScript user has: the compiler is the workspace's, the Node types the project's.
 const TOOLING = ['@types/node'];
 
@@ -53,15 +69,55 @@ export function fileBlocks(markdown) {
     .map(({ flag, code, line }) => ({ file: flag.slice('file '.length).trim(), code, line }));
 }
 
+export const BEFORE_PUBLISHED = 'Before the packages are published';
+
+/**
+ * The install line of a README's first section, "Before the packages are published": one
+ * ```sh block of one `npm install` line of tarballs from the packed folder (`pack:local`).
+ * @param {string} markdown
+ * @returns {{ line: string, problem?: undefined } | { line?: undefined, problem: string }}
+ */
+export function packedSection(markdown) {
+  const at = beforePublished(markdown);
+  const [first] = fences(markdown);
+  if (!at || (first && first.index < at.start)) {
+    return { problem: `does not start with its section "## ${BEFORE_PUBLISHED}"` };
+  }
+  const section = markdown.slice(at.start, at.end);
+  const [block] = fences(section);
+  const lines = (block?.code ?? '')
+    .split('\n')
+    .map((l) => l.replace(/#.*/, '').trim())
+    .filter((l) => l !== '');
+  if (!block || !['sh', 'bash', 'shell'].includes(block.lang) || lines.length !== 1) {
+    return {
+      problem: `its section "${BEFORE_PUBLISHED}" must hold one \`\`\`sh block of one \`npm install\` line`,
+    };
+  }
+  return { line: lines[0] };
+}
+
+/** Where a README's first `##` section is, when it is "Before the packages are published". */
+function beforePublished(markdown) {
+  const heading = /^## (.*)$/m.exec(markdown);
+  if (heading?.[1].trim() !== BEFORE_PUBLISHED) return undefined;
+  const after = heading.index + heading[0].length;
+  const next = markdown.slice(after).search(/^## /m);
+  return { start: heading.index, end: next < 0 ? markdown.length : after + next };
+}
+
 /**
  * The packages a README's install block names. The README must start with it: its first
- * code block, before the first `##` section, only `npm install` lines (`-D` for dev ones).
+ * code block outside the section "Before the packages are published", before any section
+ * but that one and "Install", only `npm install` lines (`-D` for dev ones).
  * @param {string} markdown
  * @returns {{ packages: string[], problem?: undefined } | { packages?: undefined, problem: string }}
  */
 export function installLine(markdown) {
-  const [first] = fences(markdown);
-  const section = markdown.search(/^## /m);
+  const at = beforePublished(markdown);
+  const outside = at ? markdown.slice(0, at.start) + markdown.slice(at.end) : markdown;
+  const [first] = fences(outside);
+  const section = outside.search(/^## (?!Install$)/m);
   if (
     !first ||
     !['sh', 'bash', 'shell'].includes(first.lang) ||
@@ -125,6 +181,72 @@ export function unknownErrorNames(markdown, known) {
     if (!known(name)) found.push({ name, line: markdown.slice(0, match.index).split('\n').length });
   }
   return found;
+}
+
+/**
+ * The links of a Markdown text that `works` refuses, with their line (anchors in the same
+ * page are not links to check).
+ * @param {string} markdown
+ * @param {(target: string) => boolean} works
+ * @returns {{ target: string, line: number }[]}
+ */
+export function deadLinks(markdown, works) {
+  const found = [];
+  for (const match of markdown.matchAll(/\]\(([^)\s]+)\)/g)) {
+    const target = match[1];
+    if (target.startsWith('#') || works(target)) continue;
+    found.push({ target, line: markdown.slice(0, match.index).split('\n').length });
+  }
+  return found;
+}
+
+/**
+ * Whether a link of a Markdown file in a published package works where a user reads the
+ * package: in its folder of node_modules, beside the packages its packed line installs. A
+ * relative link must reach a file the package ships, or one another of those packages ships;
+ * a link into the repository (its web address, `/blob/main/` or `/tree/main/`) a path
+ * that exists; other addresses are not checked.
+ * @param {{ root: string, web: string | undefined, from: string, closure: string[], published: Map<string, { dir: string, manifest: Record<string, any> }> }} where
+ * @returns {(target: string) => boolean}
+ */
+export function linkWorks({ root, web, from, closure, published }) {
+  const ships = (name, rest) => {
+    const { dir, manifest } = published.get(name);
+    const [first] = rest.split('/');
+    const shipped =
+      ['README.md', 'LICENSE', 'package.json'].includes(rest) ||
+      (manifest.files ?? []).some((f) => !f.startsWith('!') && f === first);
+    return shipped && existsSync(path.join(dir, rest));
+  };
+  return (link) => {
+    const target = link.replace(/#.*/, '');
+    if (web && target.startsWith(`${web}/`)) {
+      const inRepo = /^\/(?:blob|tree)\/main\/(.+)$/.exec(target.slice(web.length));
+      return inRepo !== null && existsSync(path.join(root, inRepo[1]));
+    }
+    if (/^[a-z][a-z0-9+.-]*:/i.test(target)) return true;
+    const resolved = path.resolve(path.dirname(from), target);
+    return closure.some((name) => {
+      const rest = path.relative(published.get(name).dir, resolved);
+      return !rest.startsWith('..') && ships(name, rest.split(path.sep).join('/'));
+    });
+  };
+}
+
+/** The web address of the root manifest's git repository (`git+https://…/x.git` → `https://…/x`). */
+export function webOf(repository) {
+  return repository?.url?.replace(/^git\+/, '').replace(/\.git$/, '');
+}
+
+/** The Markdown files a package ships: its README and its docs. */
+function markdownOf(dir) {
+  const docs = path.join(dir, 'docs');
+  const pages = existsSync(docs)
+    ? readdirSync(docs, { recursive: true })
+        .filter((f) => String(f).endsWith('.md'))
+        .map((f) => path.join(docs, String(f)))
+    : [];
+  return [path.join(dir, 'README.md'), ...pages];
 }
 
 /** The names the published packages' sources export (declarations, not re-exports). */
@@ -191,28 +313,6 @@ export function catalogOf(yaml) {
   return versions;
 }
 
-/** Runs a command; resolves to its exit code and output (killed after `timeout` ms). */
-function run(command, args, { cwd, env = {}, timeout = 120_000 }) {
-  return new Promise((resolve) => {
-    const child = spawn(command, args, { cwd, env: { ...process.env, ...env } });
-    let output = '';
-    child.stdout.on('data', (chunk) => {
-      output += chunk;
-    });
-    child.stderr.on('data', (chunk) => {
-      output += chunk;
-    });
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeout);
-    child.on('error', (error) => {
-      output += `${command}: ${error.message}`;
-    });
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      resolve({ ok: code === 0, output: signal ? `${output}\n(killed: ${signal})` : output });
-    });
-  });
-}
-
 /** Seconds since this check started, for the progress lines. */
 function seconds() {
   return `${(performance.now() / 1000).toFixed(1)} s`;
@@ -248,13 +348,10 @@ function nodeModulesAbove(dir) {
 export function readReadmes(root, catalog) {
   const problems = [];
   const readmes = [];
-  const published = new Map();
-  for (const dir of workspacesOf(root)) {
-    const manifest = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8'));
-    if (!manifest.private) published.set(manifest.name, dir);
-  }
-  const ours = exportedNames(published.values());
-  for (const [name, dir] of published) {
+  const published = publishedPackages(root);
+  const web = webOf(JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')).repository);
+  const ours = exportedNames([...published.values()].map((p) => p.dir));
+  for (const [name, { dir, manifest }] of published) {
     const readme = path.join(dir, 'README.md');
     const where = path.relative(root, readme);
     const markdown = readFileSync(readme, 'utf8');
@@ -262,6 +359,29 @@ export function readReadmes(root, catalog) {
     if (install.problem) {
       problems.push(`${where}: ${install.problem}`);
       continue;
+    }
+    const packed = packedSection(markdown);
+    const expected = packedInstallLine(
+      install.packages.filter((pkg) => published.has(pkg)),
+      published,
+    );
+    const closure = installClosure(
+      [name, ...install.packages.filter((pkg) => published.has(pkg))],
+      published,
+    );
+    for (const from of markdownOf(dir)) {
+      const works = linkWorks({ root, web, from, closure, published });
+      for (const { target, line } of deadLinks(readFileSync(from, 'utf8'), works)) {
+        problems.push(
+          `${path.relative(root, from)}:${line}: links "${target}", which is not in the packed package nor in one that its install line puts beside it (link into the repository: ${web}/blob/main/...)`,
+        );
+      }
+    }
+    if (packed.problem) problems.push(`${where}: ${packed.problem}`);
+    else if (packed.line !== expected) {
+      problems.push(
+        `${where}: the line of "${BEFORE_PUBLISHED}" must install the install line's packages of ours and what they need, together:\n  ${expected}`,
+      );
     }
     for (const pkg of install.packages) {
       if (!published.has(pkg) && !catalog.has(pkg)) {
@@ -287,7 +407,6 @@ export function readReadmes(root, catalog) {
         `${where}:${line}: imports "${specifier}", which its install line does not name`,
       );
     }
-    const manifest = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8'));
     const dependencies = [
       ...install.packages,
       ...Object.keys({ ...manifest.dependencies, ...manifest.peerDependencies }),
@@ -301,53 +420,64 @@ export function readReadmes(root, catalog) {
         `${where}:${line}: names \`${errorName}\`, which neither our packages, JavaScript nor its dependencies export`,
       );
     }
-    readmes.push({ name, dir, where, packages: install.packages, blocks, files });
+    readmes.push({
+      name,
+      dir,
+      where,
+      packages: install.packages,
+      packedLine: packed.line,
+      blocks,
+      files,
+    });
   }
   return { problems, readmes, published };
 }
 
 async function main(argv) {
   if (argv.includes('--help') || argv.includes('-h')) {
-    console.log(`usage: check-readmes [--root DIR]
+    console.log(`usage: check-readmes [--root DIR] [--follow all|NAME,...]
 
-Checks every published package's README as a user installs it: it starts with an
-\`npm install\` line, and every \`\`\`ts block compiles (tsc, strict, NodeNext) and runs in
-one plain npm project under the system temp folder holding the packed tarballs (pnpm
-pack) and the install lines' packages at the catalog's versions (npm's cache is reused,
-and the project's third-party packages are kept for the next run; the registry must be
-reachable). \`ts server\` blocks run twice against one throwaway
-database. A backticked \`…Error\` name must be exported by our packages, JavaScript or
-a dependency. Build first. Exit code 1 on any failure.`);
+Checks every published package's README as a user installs it: it starts with the
+section "${BEFORE_PUBLISHED}" (one \`npm install\` line of the packed
+tarballs its packages of ours need, together) and its \`npm install\` lines, its links
+work from the installed package, and every \`\`\`ts block compiles (tsc, strict,
+NodeNext) and runs in a plain npm project under the system temp folder holding the
+packed tarballs (pack:local) and the install lines' packages at the catalog's versions
+(npm's cache is reused, and the project's third-party packages are kept for the next
+run; the registry must be reachable). The READMEs --follow names (${FOLLOWED.join(', ')}
+unless told) are followed literally in a project each: the section's line run by sh
+with ${PACKED_VARIABLE} set, then the install lines' other packages. \`ts server\` blocks run
+twice against one throwaway database. A backticked \`…Error\` name must be exported by
+our packages, JavaScript or a dependency. Build first. Exit code 1 on any failure.`);
     return 0;
   }
   const root = rootOf(argv);
-  const rootManifest = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8'));
   const catalog = catalogOf(readFileSync(path.join(root, 'pnpm-workspace.yaml'), 'utf8'));
   const { problems, readmes, published } = readReadmes(root, catalog);
   const examples = readmes.flatMap((r) => r.blocks);
+  const follow = argv.includes('--follow')
+    ? (argv[argv.indexOf('--follow') + 1] ?? '').split(',')
+    : FOLLOWED;
+  const unknown = follow.filter((name) => name !== 'all' && !published.has(name));
+  if (unknown.length) problems.push(`--follow names no published package: ${unknown.join(', ')}`);
   if (problems.length === 0) {
     // Outside the repository (inside, it would also see the workspace's node_modules), one per
-    // checkout. Its third-party packages are kept between runs: npm then only checks them.
+    // checkout. Their third-party packages are kept between runs: npm then only checks them.
     const key = createHash('sha256').update(root).digest('hex').slice(0, 12);
-    const project = path.join(tmpdir(), `x-readme-examples-${key}`);
-    const clean = () => {
-      mkdirSync(project, { recursive: true });
-      for (const entry of readdirSync(project)) {
-        if (entry !== 'node_modules')
-          rmSync(path.join(project, entry), { recursive: true, force: true });
-      }
-      // Ours are packed afresh each run: npm must not keep a copy of an older build.
-      for (const ours of ['node_modules/@x', 'node_modules/.package-lock.json']) {
-        rmSync(path.join(project, ours), { recursive: true, force: true });
-      }
-    };
-    clean();
+    const followed = (r) => follow.includes('all') || follow.includes(r.name);
+    const projects = [
+      { project: `x-readme-examples-${key}`, readmes: readmes.filter((r) => !followed(r)) },
+      ...readmes.filter(followed).map((r) => ({
+        project: `x-readme-examples-${key}-${tarballName(r.name).replace(/\.tgz$/, '')}`,
+        readmes: [r],
+        literally: true,
+      })),
+    ].map((p) => ({ ...p, project: path.join(tmpdir(), p.project) }));
+    for (const { project } of projects) clean(project);
     try {
-      problems.push(
-        ...(await checkInProject(root, project, rootManifest, catalog, readmes, published)),
-      );
+      problems.push(...(await checkInProjects(root, projects, catalog, published)));
     } finally {
-      clean();
+      for (const { project } of projects) clean(project);
     }
   }
   for (const problem of problems) console.error(problem);
@@ -356,66 +486,133 @@ a dependency. Build first. Exit code 1 on any failure.`);
     return 1;
   }
   console.log(
-    `check-readmes: ${readmes.length} READMEs start with their install line; their ${examples.length} code blocks compile and run from the packed packages (${seconds()})`,
+    `check-readmes: ${readmes.length} READMEs start with their install lines; their ${examples.length} code blocks compile and run from the packed packages (${seconds()})`,
   );
   return 0;
 }
 
-/** Packs, installs, compiles and runs the READMEs' examples in `project`; returns problems. */
-async function checkInProject(root, project, rootManifest, catalog, readmes, published) {
-  const above = nodeModulesAbove(project);
-  if (above)
-    return [
-      `the examples' project ${project} would see ${above}/node_modules: set TMPDIR elsewhere`,
-    ];
-  const temp = path.join(project, 'tmp');
-  const packs = path.join(project, 'packs');
-  mkdirSync(temp);
-  mkdirSync(packs);
-  const pnpm = rootManifest.packageManager ?? 'pnpm';
-  // pnpm pack rewrites workspace: and catalog: to the versions a user gets.
-  const filters = [...published.keys()].flatMap((name) => ['--filter', name]);
-  const packed = await run(
-    'npx',
-    ['--yes', pnpm, '-r', ...filters, 'pack', '--pack-destination', packs, '--json'],
-    { cwd: root },
-  );
-  if (!packed.ok) return [`pnpm pack failed:\n${packed.output}`];
-  const tarballs = JSON.parse(packed.output.slice(packed.output.indexOf('['))).map(
-    (p) => p.filename,
-  );
-  const wanted = new Set([...TOOLING, ...readmes.flatMap((r) => r.packages)]);
-  const specs = [...wanted]
-    .filter((pkg) => !published.has(pkg))
-    .map((pkg) => `${pkg}@${catalog.get(pkg)}`);
-  if (specs.some((s) => s.endsWith('@undefined'))) {
-    return [
-      `the catalog has no version for ${specs.filter((s) => s.endsWith('@undefined')).join(', ')}`,
-    ];
+/** Empties an examples project but for its third-party packages. */
+function clean(project) {
+  mkdirSync(project, { recursive: true });
+  for (const entry of readdirSync(project)) {
+    if (entry !== 'node_modules')
+      rmSync(path.join(project, entry), { recursive: true, force: true });
   }
-  writeFileSync(
-    path.join(project, 'package.json'),
-    JSON.stringify({ name: 'readme-examples', private: true, type: 'module' }),
-  );
-  const installed = await run(
-    'npm',
-    [
-      'install',
-      '--no-audit',
-      '--no-fund',
-      '--prefer-offline',
-      '--loglevel=error',
-      ...tarballs,
-      ...specs,
-    ],
-    { cwd: project, env: { TMPDIR: temp }, timeout: 300_000 },
-  );
-  if (!installed.ok)
-    return [
-      `npm install of the packed packages and the install lines failed:\n${installed.output}`,
-    ];
-  console.log(`check-readmes: packed and installed in ${seconds()}`);
+  // Ours are packed afresh each run: npm must not keep a copy of an older build.
+  for (const ours of ['node_modules/@x', 'node_modules/.package-lock.json']) {
+    rmSync(path.join(project, ours), { recursive: true, force: true });
+  }
+}
 
+/**
+ * Packs once, then installs each project and checks its READMEs' examples there; returns
+ * problems. A project `literally` installs its README's own line from the packed folder.
+ */
+async function checkInProjects(root, projects, catalog, published) {
+  for (const { project } of projects) {
+    const above = nodeModulesAbove(project);
+    if (above) {
+      return [
+        `the examples' project ${project} would see ${above}/node_modules: set TMPDIR elsewhere`,
+      ];
+    }
+  }
+  const packs = path.join(projects[0].project, 'packs');
+  let tarballs;
+  try {
+    tarballs = await packLocal(root, packs);
+  } catch (error) {
+    return [error.message];
+  }
+  console.log(`check-readmes: packed in ${seconds()}`);
+  const needsServer = projects.some((p) =>
+    p.readmes.some((r) => r.blocks.some((b) => b.kind === 'server')),
+  );
+  const server = needsServer ? await serverForTests() : undefined;
+  const problems = [];
+  // One install at a time, each project's examples run while the next project installs.
+  const checking = [];
+  for (const { project, readmes, literally } of projects) {
+    if (readmes.length === 0) continue;
+    const temp = path.join(project, 'tmp');
+    mkdirSync(temp);
+    writeFileSync(
+      path.join(project, 'package.json'),
+      JSON.stringify({ name: 'readme-examples', private: true, type: 'module' }),
+    );
+    const failure = literally
+      ? await installLiterally(project, readmes[0], packs, catalog, published)
+      : await installAll(project, readmes, [...tarballs.values()], catalog, published);
+    if (failure) {
+      problems.push(failure);
+      continue;
+    }
+    console.log(
+      `check-readmes: installed ${literally ? `${readmes[0].where} literally` : `${readmes.length} READMEs' packages`} in ${seconds()}`,
+    );
+    const where = literally ? readmes[0].where : `${readmes.length} READMEs`;
+    checking.push(
+      checkExamples(project, readmes, server).then((found) => {
+        console.log(`check-readmes: ran the code blocks of ${where} by ${seconds()}`);
+        problems.push(...found);
+      }),
+    );
+  }
+  await Promise.all(checking);
+  return problems;
+}
+
+/** The install lines' third-party packages at the catalog's versions, or the missing ones. */
+function pinnedSpecs(readmes, catalog, published) {
+  const wanted = new Set([...TOOLING, ...readmes.flatMap((r) => r.packages)]);
+  const names = [...wanted].filter((pkg) => !published.has(pkg));
+  const missing = names.filter((pkg) => !catalog.has(pkg));
+  if (missing.length) return { missing };
+  return { specs: names.map((pkg) => `${pkg}@${catalog.get(pkg)}`) };
+}
+
+const NPM_INSTALL = ['install', '--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error'];
+
+/** Installs every tarball and the READMEs' third-party packages in one npm run. */
+async function installAll(project, readmes, tarballs, catalog, published) {
+  const { specs, missing } = pinnedSpecs(readmes, catalog, published);
+  if (missing) return `the catalog has no version for ${missing.join(', ')}`;
+  const installed = await run('npm', [...NPM_INSTALL, ...tarballs, ...specs], {
+    cwd: project,
+    env: { TMPDIR: path.join(project, 'tmp') },
+    timeout: 300_000,
+  });
+  if (!installed.ok) {
+    return `npm install of the packed packages and the install lines failed:\n${installed.output}`;
+  }
+}
+
+/**
+ * Follows a README as a user does before the packages are published: its section's line run
+ * as written by a shell, with the packed folder in its variable, then its install lines'
+ * other packages (at the catalog's versions).
+ */
+async function installLiterally(project, readme, packs, catalog, published) {
+  const { specs, missing } = pinnedSpecs([readme], catalog, published);
+  if (missing) return `the catalog has no version for ${missing.join(', ')}`;
+  const env = { TMPDIR: path.join(project, 'tmp'), [PACKED_VARIABLE]: packs };
+  const line = await run('sh', ['-c', readme.packedLine], { cwd: project, env, timeout: 300_000 });
+  if (!line.ok) {
+    return `${readme.where}: its line "${readme.packedLine}" failed in a plain npm project:\n${line.output}`;
+  }
+  const rest = await run('npm', [...NPM_INSTALL, ...specs], {
+    cwd: project,
+    env,
+    timeout: 300_000,
+  });
+  if (!rest.ok) {
+    return `${readme.where}: after its packed line, npm install of its install lines' other packages failed:\n${rest.output}`;
+  }
+}
+
+/** Compiles and runs the READMEs' examples in `project`, where their packages are installed. */
+async function checkExamples(project, readmes, server) {
+  const temp = path.join(project, 'tmp');
   // Each README in a folder of its own, so their fixtures cannot collide.
   const sources = [];
   for (const readme of readmes) {
@@ -453,12 +650,12 @@ async function checkInProject(root, project, rootManifest, catalog, readmes, pub
     path.dirname(createRequire(import.meta.url).resolve('typescript/package.json')),
     'bin/tsc',
   );
-  const compiled = spawnSync(process.execPath, [tsc, '-p', project], {
-    encoding: 'utf8',
+  const compiled = await run(process.execPath, [tsc, '-p', project], {
     cwd: project,
+    timeout: 300_000,
   });
-  if (compiled.status !== 0) {
-    return [`README code does not compile:\n${compiled.stdout}${compiled.stderr}`];
+  if (!compiled.ok) {
+    return [`README code does not compile:\n${compiled.output}`];
   }
   const problems = [];
   const examples = readmes.flatMap((r) => r.blocks);
@@ -466,7 +663,6 @@ async function checkInProject(root, project, rootManifest, catalog, readmes, pub
     .filter((e) => e.kind === 'program' || e.kind === 'server')
     // PGlite's initdb takes seconds: those programs start first, the quick ones fill in.
     .sort((a, b) => Number(b.code.includes('PGlite(')) - Number(a.code.includes('PGlite(')));
-  const server = programs.some((e) => e.kind === 'server') ? await serverForTests() : undefined;
   const runProgram = async (example, env) => {
     const cwd = mkdtempSync(path.join(temp, 'run-'));
     const scratch = path.join(cwd, 'tmp');

@@ -1,11 +1,18 @@
-import { describe, expect, it } from 'vitest';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
 import {
   catalogOf,
   codeBlocks,
+  deadLinks,
   fileBlocks,
   installLine,
+  linkWorks,
+  packedSection,
   unknownErrorNames,
   unnamedImports,
+  webOf,
 } from './check-readmes.mjs';
 
 describe('check-readmes', () => {
@@ -59,6 +66,89 @@ describe('installLine', () => {
     expect(installLine(pinned).problem).toMatch(/"zod@4.6.7": name packages only/);
     const other = ['# a', '```sh', 'pnpm add zod', '```'].join('\n');
     expect(installLine(other).problem).toMatch(/is not an `npm install` line/);
+  });
+});
+
+describe('packedSection', () => {
+  const top = [
+    '# @x/a',
+    '',
+    '## Before the packages are published',
+    'Pack them, then:',
+    '```sh',
+    'npm install "$X_PACKED"/x-a.tgz # ours, together',
+    '```',
+    '## Install',
+    '```sh',
+    'npm install @x/a zod',
+    '```',
+    '## Overview',
+  ];
+
+  it("reads the first section's one line, and the install block after it", () => {
+    const markdown = top.join('\n');
+    expect(packedSection(markdown)).toEqual({ line: 'npm install "$X_PACKED"/x-a.tgz' });
+    expect(installLine(markdown)).toEqual({ packages: ['@x/a', 'zod'] });
+  });
+
+  it('refuses a README that does not start with the section, or whose block has two lines', () => {
+    const later = ['# @x/a', '## Install', ...top.slice(2)].join('\n');
+    expect(packedSection(later).problem).toMatch(/does not start with its section/);
+    const codeFirst = ['# @x/a', '```sh', 'npm install @x/a', '```', ...top.slice(2)].join('\n');
+    expect(packedSection(codeFirst).problem).toMatch(/does not start with its section/);
+    const two = [...top.slice(0, 6), 'npm install zod', ...top.slice(6)].join('\n');
+    expect(packedSection(two).problem).toMatch(/one ```sh block of one `npm install` line/);
+  });
+});
+
+describe('deadLinks and linkWorks', () => {
+  const root = mkdtempSync(path.join(tmpdir(), 'x-readme-links-'));
+  afterAll(() => rmSync(root, { recursive: true, force: true }));
+  const write = (file: string) => {
+    mkdirSync(path.dirname(path.join(root, file)), { recursive: true });
+    writeFileSync(path.join(root, file), '# page\n');
+  };
+  for (const file of [
+    'packages/a/README.md',
+    'packages/a/docs/api/README.md',
+    'packages/a/src/a.ts',
+    'packages/b/docs/api/README.md',
+    'packages/c/README.md',
+  ]) {
+    write(file);
+  }
+  const published = new Map([
+    ['@x/a', { dir: path.join(root, 'packages/a'), manifest: { files: ['dist', 'docs'] } }],
+    ['@x/b', { dir: path.join(root, 'packages/b'), manifest: { files: ['dist', 'docs'] } }],
+    ['@x/c', { dir: path.join(root, 'packages/c'), manifest: { files: ['dist'] } }],
+  ]);
+  const works = linkWorks({
+    root,
+    web: webOf({ type: 'git', url: 'git+https://example.org/x.git' }),
+    from: path.join(root, 'packages/a/README.md'),
+    closure: ['@x/a', '@x/b'],
+    published,
+  });
+
+  it('keeps links to what the package or one installed beside it ships, and into the repository', () => {
+    const markdown = [
+      '[api](docs/api/README.md#x) [b](../b/docs/api/README.md) [top](#use)',
+      '[c](https://example.org/x/blob/main/packages/c/README.md) [npm](https://www.npmjs.com/)',
+    ].join('\n');
+    expect(deadLinks(markdown, works)).toEqual([]);
+  });
+
+  it('names links to what is not shipped, to a package not installed beside it, and to no file', () => {
+    const markdown = [
+      '[src](src/a.ts) [c](../c/README.md)',
+      '[gone](docs/api/gone.md) [repo](https://example.org/x/blob/main/packages/gone.md)',
+    ].join('\n');
+    expect(deadLinks(markdown, works)).toEqual([
+      { target: 'src/a.ts', line: 1 },
+      { target: '../c/README.md', line: 1 },
+      { target: 'docs/api/gone.md', line: 2 },
+      { target: 'https://example.org/x/blob/main/packages/gone.md', line: 2 },
+    ]);
   });
 });
 
