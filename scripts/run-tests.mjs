@@ -56,7 +56,11 @@ const SLOW = '.slow.test.ts';
 // reports every stale file.
 const CHECKS = full
   ? [['tools/repo-checks/src/check-readmes.mjs']]
-  : [['tools/repo-checks/src/check-packages.mjs'], ['tools/api-docs/src/api-docs.mjs', '--check']];
+  : [
+      ['tools/repo-checks/src/check-packages.mjs'],
+      ['tools/api-docs/src/api-docs.mjs', '--check'],
+      ['tools/repo-checks/src/check-readmes.mjs', '--static'],
+    ];
 
 // The checks have slack beside the tests and no lease or deadline to miss: behind the tests,
 // they do not lengthen the longest lane.
