@@ -1,6 +1,7 @@
 import { type SqlTarget, sqlTargets } from '@internal/pg-test';
 import { Annotation, Command, END, interrupt, START, StateGraph } from '@langchain/langgraph';
 import { ERROR, emptyCheckpoint, uuid6 } from '@langchain/langgraph-checkpoint';
+import { rowsOf } from '@x/postgres-kit';
 import { sql } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
@@ -91,6 +92,42 @@ for (const t of await sqlTargets()) {
         ['task', ERROR, 'second'],
         ['task', 'animals', 'dog'],
       ]);
+    });
+
+    it('large values and writes are stored compressed and read back as they were', async () => {
+      const saver = new PostgresCheckpointSaver(db);
+      const notes = Array.from({ length: 200 }, (_, i) => `note ${i}: the agent keeps notes`);
+      const checkpoint = { ...emptyCheckpoint(), channel_values: { notes, tiny: 'x' } };
+      checkpoint.channel_versions = { notes: 1, tiny: 1 };
+      const config = await saver.put({ configurable: { thread_id: 'big' } }, checkpoint, meta, {
+        notes: 1,
+        tiny: 1,
+      });
+      await saver.putWrites(config, [['notes', notes]], 'task');
+      const tuple = await saver.getTuple(config);
+      expect(tuple?.checkpoint.channel_values).toEqual({ notes, tiny: 'x' });
+      expect(tuple?.pendingWrites).toEqual([['task', 'notes', notes]]);
+      const stored = rowsOf(
+        await db.execute(sql`select channel, type from x_langgraph.checkpoint_blobs
+          union all select channel, type from x_langgraph.checkpoint_writes order by 1, 2`),
+      );
+      expect(stored).toEqual([
+        { channel: 'notes', type: 'json+br' },
+        { channel: 'notes', type: 'json+br' },
+        { channel: 'tiny', type: 'json' },
+      ]);
+    });
+
+    it('values stored uncompressed by an earlier version are read as they were', async () => {
+      const saver = new PostgresCheckpointSaver(db);
+      const checkpoint = { ...emptyCheckpoint(), channel_versions: { notes: 1 } };
+      const config = await saver.put({ configurable: { thread_id: 'old' } }, checkpoint, meta, {});
+      const notes = JSON.stringify(['a', 'b'.repeat(300)]);
+      await db.execute(sql`insert into x_langgraph.checkpoint_blobs
+        (thread_id, checkpoint_ns, channel, version, type, blob)
+        values ('old', '', 'notes', '1', 'json', convert_to(${notes}, 'UTF8'))`);
+      const tuple = await saver.getTuple(config);
+      expect(tuple?.checkpoint.channel_values).toEqual({ notes: JSON.parse(notes) });
     });
 
     it('pending writes come in LangGraph’s order: task path, then task id, by code point', async () => {

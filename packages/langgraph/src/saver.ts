@@ -14,7 +14,15 @@ import {
   TASKS,
   WRITES_IDX_MAP,
 } from '@langchain/langgraph-checkpoint';
-import { type PreparedRow, retryRead, rowsOf, runPrepared } from '@x/postgres-kit';
+import {
+  type PreparedRow,
+  type PreparedStatement,
+  retryRead,
+  rowsOf,
+  runPrepared,
+  sqlStateOf,
+} from '@x/postgres-kit';
+import { packBlob, unpackBlob } from './compression.js';
 import type { LangGraphDatabase } from './database.js';
 import { LangGraphError, wrapDatabaseError } from './errors.js';
 import * as statements from './statements.js';
@@ -135,7 +143,7 @@ export class PostgresCheckpointSaver extends BaseCheckpointSaver {
     const changed = Object.entries(newVersions).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
     const blobs = await Promise.all(
       changed.map(async ([channel]) =>
-        channel in values ? this.serde.dumpsTyped(values[channel]) : (['empty', null] as const),
+        channel in values ? this.#dumpBlob(values[channel]) : (['empty', null] as const),
       ),
     );
     const values_ = {
@@ -151,7 +159,7 @@ export class PostgresCheckpointSaver extends BaseCheckpointSaver {
       blobs: blobs.map(([, blob]) => statements.hexBytes(blob)),
     };
     try {
-      await runPrepared(this.#db, statements.putCheckpoint, values_);
+      await this.#write(statements.putCheckpoint, values_);
     } catch (error) {
       throw wrapDatabaseError(error, `writing a checkpoint of thread "${threadId}"`, threadId);
     }
@@ -190,9 +198,9 @@ export class PostgresCheckpointSaver extends BaseCheckpointSaver {
       byIndex.set(WRITES_IDX_MAP[write[0]] ?? idx, write);
     });
     const rows = [...byIndex];
-    const dumped = await Promise.all(rows.map(([, [, value]]) => this.serde.dumpsTyped(value)));
+    const dumped = await Promise.all(rows.map(([, [, value]]) => this.#dumpBlob(value)));
     try {
-      await runPrepared(this.#db, statements.putWrites, {
+      await this.#write(statements.putWrites, {
         thread: threadId,
         ns: checkpointNs,
         id: checkpointId,
@@ -216,6 +224,30 @@ export class PostgresCheckpointSaver extends BaseCheckpointSaver {
     } catch (error) {
       throw wrapDatabaseError(error, `deleting thread "${threadId}"`, threadId);
     }
+  }
+
+  /**
+   * Runs a write, once more when it lost a race to insert the same row (`23505`): run again,
+   * it keeps or replaces what the other writer stored, as the statement says.
+   */
+  async #write(statement: PreparedStatement, values: Record<string, unknown>): Promise<void> {
+    try {
+      await runPrepared(this.#db, statement, values);
+    } catch (error) {
+      if (sqlStateOf(error) !== '23505') throw error;
+      await runPrepared(this.#db, statement, values);
+    }
+  }
+
+  /** A value as stored: the serializer's type and bytes, compressed when that is smaller. */
+  async #dumpBlob(value: unknown): Promise<[string, Uint8Array]> {
+    const [type, bytes] = await this.serde.dumpsTyped(value);
+    return packBlob(type, bytes);
+  }
+
+  /** The value of a stored blob, as {@link #dumpBlob} was given it. */
+  #loadBlob(type: unknown, blob: unknown): Promise<unknown> {
+    return this.serde.loadsTyped(...unpackBlob(String(type), blob as Uint8Array));
   }
 
   /** The metadata as JSON text for its `jsonb` column, through the serializer. */
@@ -260,16 +292,13 @@ export class PostgresCheckpointSaver extends BaseCheckpointSaver {
         tuples.push(current);
       } else if (current !== undefined && part === 1) {
         if (row.b !== 'empty') {
-          current.checkpoint.channel_values[String(row.a)] = await this.serde.loadsTyped(
-            String(row.b),
-            row.blob as Uint8Array,
-          );
+          current.checkpoint.channel_values[String(row.a)] = await this.#loadBlob(row.b, row.blob);
         }
       } else if (current !== undefined) {
         const write: CheckpointPendingWrite = [
           String(row.a),
           String(row.b),
-          await this.serde.loadsTyped(String(row.c), row.blob as Uint8Array),
+          await this.#loadBlob(row.c, row.blob),
         ];
         current.pendingWrites?.push(write);
       }
@@ -297,7 +326,7 @@ export class PostgresCheckpointSaver extends BaseCheckpointSaver {
       if (rows.length === 0) continue;
       const checkpoint = tuple.checkpoint;
       checkpoint.channel_values[TASKS] = await Promise.all(
-        rows.map((row) => this.serde.loadsTyped(String(row.type), row.blob as Uint8Array)),
+        rows.map((row) => this.#loadBlob(row.type, row.blob)),
       );
       const versions = Object.values(checkpoint.channel_versions);
       checkpoint.channel_versions[TASKS] =
