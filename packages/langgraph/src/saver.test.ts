@@ -212,6 +212,26 @@ for (const t of await sqlTargets()) {
       ).toBeUndefined();
     });
 
+    it('synchronousCommit: false stores what it is given, and leaves a caller’s transaction as it was', async () => {
+      const graph = askingGraph(new PostgresCheckpointSaver(db, { synchronousCommit: false }));
+      const config = { configurable: { thread_id: 'async-1' } };
+      await graph.invoke({}, config);
+      const done = await graph.invoke(new Command({ resume: 'Porto' }), config);
+      expect(done.answers).toEqual(['Porto']);
+      const setting = await db.transaction(async (tx) => {
+        const saver = new PostgresCheckpointSaver(tx, { synchronousCommit: false });
+        const stored = await saver.put(
+          { configurable: { thread_id: 'async-2' } },
+          emptyCheckpoint(),
+          meta,
+          {},
+        );
+        await saver.putWrites(stored, [['c', 1]], 'task');
+        return rowsOf(await tx.execute(sql`select current_setting('synchronous_commit') as s`));
+      });
+      expect(setting).toEqual([{ s: 'on' }]);
+    });
+
     it('bad ids and values the database refuses are invalid, and change nothing', async () => {
       const saver = new PostgresCheckpointSaver(db);
       const refused = async (call: Promise<unknown>) => {

@@ -93,9 +93,17 @@ export function listedCheckpoints(query: {
 }
 
 /**
+ * One row that sets `synchronous_commit` for the statement's own transaction to `commit`
+ * (`off`: asynchronous), or leaves it as it is when `commit` is null. In FROM, so that it is
+ * evaluated whatever the statement writes.
+ */
+const commitMode = sql`(select set_config('synchronous_commit', coalesce(${p('commit')}::text, current_setting('synchronous_commit')), true)) as commit_mode`;
+
+/**
  * Writes a checkpoint (`thread`, `ns`, `id`, `parent`, `checkpoint` and `metadata` as JSON
  * text) and the channel values it changed (the arrays `channels`, `versions`, `types`,
- * `blobs`, the blobs in bytea's hex text, as {@link hexBytes} writes them); a value already
+ * `blobs`, the blobs in bytea's hex text, as {@link hexBytes} writes them; `commit` as
+ * {@link commitMode} takes it); a value already
  * stored at its version is kept, a checkpoint written again is replaced. Plain inserts behind
  * a `not exists`, not `on conflict`: a speculative insert logs a second WAL record per row.
  * Two writers racing to insert the same row fail with a unique violation (`23505`) instead;
@@ -117,12 +125,13 @@ export const putCheckpoint = prepareOnce(
 )
 insert into ${checkpoints} (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata)
 select ${p('thread')}, ${p('ns')}, ${p('id')}, ${p('parent')}, ${p('checkpoint')}::jsonb, ${p('metadata')}::jsonb
+from ${commitMode}
 where not exists (select from replaced)`,
 );
 
 /**
  * Writes a task's pending writes (`thread`, `ns`, `id`, `task`, `path`; the arrays `idxs`,
- * `channels`, `types`, `blobs` in hex text): a regular write (index ≥ 0) already stored is
+ * `channels`, `types`, `blobs` in hex text; `commit`): a regular write (index ≥ 0) already stored is
  * kept, as LangGraph replays a task's writes; a special channel's (negative index) is
  * replaced. Inserts as {@link putCheckpoint}'s: no speculative insert, `23505` on a race.
  */
@@ -139,7 +148,7 @@ export const putWrites = prepareOnce(
 insert into ${checkpointWrites}
   (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, task_path, channel, type, blob)
 select ${p('thread')}, ${p('ns')}, ${p('id')}, ${p('task')}, w.idx, ${p('path')}, w.channel, w.type, w.blob
-from w
+from w, ${commitMode}
 where not exists (select from ${checkpointWrites} x where x.thread_id = ${p('thread')}
   and x.checkpoint_ns = ${p('ns')} and x.checkpoint_id = ${p('id')} and x.task_id = ${p('task')}
   and x.idx = w.idx)`,
