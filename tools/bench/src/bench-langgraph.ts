@@ -7,7 +7,8 @@ import type { Message } from '@x/wire';
 import { ratio } from './bench-continuation.js';
 import { walBytes } from './bench-runner.js';
 import type { Context, Server } from './context.js';
-import { measure } from './measure.js';
+import { measure, type Stats } from './measure.js';
+import type { Row } from './report.js';
 import { transcript } from './transcript.js';
 
 const State = Annotation.Root({
@@ -76,36 +77,36 @@ export async function benchLangGraphSaver(ctx: Context, server: Server): Promise
         },
         { ...ctx.budget, iterations: n >= 1000 ? (ctx.quick ? 3 : 10) : ctx.quick ? 5 : 20 },
       );
-      ctx.add({
-        section: 'peers',
-        name: `LangGraph.js steps/s, @x/langgraph vs PostgresSaver (${STEPS}-step graph), ${n} msgs`,
-        goal: { kind: 'at-least', value: 2, label: '≥ 2×' },
-        ratio: ratio(stats.theirs?.median, stats.ours?.median),
-        ratioMeaning: 'PostgresSaver/ours (time per run)',
-        subject: stats.ours,
-        floor: stats.theirs,
-        note: 'the floor column is @langchain/langgraph-checkpoint-postgres 1.0 (node-postgres, one statement per blob and write, in BEGIN/COMMIT); ours sends one statement per call',
-      });
-      ctx.add({
-        section: 'peers',
-        name: `LangGraph.js steps/s, @x/langgraph with synchronousCommit: false vs PostgresSaver, ${n} msgs`,
-        goal: { kind: 'info', label: '-' },
-        ratio: ratio(stats.theirs?.median, stats.oursAsync?.median),
-        ratioMeaning: 'PostgresSaver/ours (time per run)',
-        subject: stats.oursAsync,
-        floor: stats.theirs,
-        note: 'ours committing asynchronously: a server crash may lose the last ~0.6 s of checkpoints (those steps run again on resume)',
-      });
-      ctx.add({
-        section: 'peers',
-        name: `LangGraph.js steps/s, MemorySaver vs PostgresSaver (the ceiling of any saver), ${n} msgs`,
-        goal: { kind: 'info', label: '-' },
-        ratio: ratio(stats.theirs?.median, stats.memory?.median),
-        ratioMeaning: 'PostgresSaver/MemorySaver (time per run)',
-        subject: stats.memory,
-        floor: stats.theirs,
-        note: 'LangGraph.js with its in-memory saver: its own time per run, which no saver goes below; ≥ 2× is reachable only where this is well above 2',
-      });
+      const against = (name: string, subject: Stats | undefined, goal: Row['goal'], note: string) =>
+        ctx.add({
+          section: 'peers',
+          name: `LangGraph.js steps/s, ${name}, ${n} msgs`,
+          goal,
+          ratio: ratio(stats.theirs?.median, subject?.median),
+          ratioMeaning: 'PostgresSaver/subject (time per run)',
+          subject,
+          floor: stats.theirs,
+          note,
+        });
+      const info = { kind: 'info', label: '-' } as const;
+      against(
+        `@x/langgraph vs PostgresSaver (${STEPS}-step graph)`,
+        stats.ours,
+        { kind: 'at-least', value: 2, label: '≥ 2×' },
+        'the floor column is @langchain/langgraph-checkpoint-postgres 1.0 (node-postgres, one statement per blob and write, in BEGIN/COMMIT); ours sends one statement per call',
+      );
+      against(
+        '@x/langgraph with synchronousCommit: false vs PostgresSaver',
+        stats.oursAsync,
+        info,
+        'ours committing asynchronously: a server crash may lose the last ~0.6 s of checkpoints (those steps run again on resume)',
+      );
+      against(
+        'MemorySaver vs PostgresSaver (the ceiling of any saver)',
+        stats.memory,
+        info,
+        'LangGraph.js with its in-memory saver: its own time per run, which no saver goes below; ≥ 2× is reachable only where this is well above 2',
+      );
       const per = ctx.quick ? 3 : 10;
       // The server's WAL is shared with whatever else runs on it: the smallest of a few batches
       // each leaves out most of what others wrote meanwhile.
