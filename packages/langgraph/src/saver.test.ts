@@ -118,16 +118,31 @@ for (const t of await sqlTargets()) {
       ]);
     });
 
-    it('values stored uncompressed by an earlier version are read as they were', async () => {
-      const saver = new PostgresCheckpointSaver(db);
-      const checkpoint = { ...emptyCheckpoint(), channel_versions: { notes: 1 } };
-      const config = await saver.put({ configurable: { thread_id: 'old' } }, checkpoint, meta, {});
+    it('a checkpoint and values stored by an earlier version are read as they were', async () => {
+      // As 0.1.0 stored them: the checkpoint (with its id) as jsonb, values uncompressed, a
+      // cleared channel as a row of type `empty`.
       const notes = JSON.stringify(['a', 'b'.repeat(300)]);
+      const stored = { ...emptyCheckpoint(), channel_versions: { notes: 1, cleared: 1 } };
+      const { channel_values: _values, ...checkpoint } = stored;
+      await db.execute(sql`insert into x_langgraph.checkpoints
+        (thread_id, checkpoint_ns, checkpoint_id, checkpoint, metadata)
+        values ('old', '', ${stored.id}, ${JSON.stringify(checkpoint)}::jsonb, ${JSON.stringify(meta)}::jsonb)`);
       await db.execute(sql`insert into x_langgraph.checkpoint_blobs
         (thread_id, checkpoint_ns, channel, version, type, blob)
-        values ('old', '', 'notes', '1', 'json', convert_to(${notes}, 'UTF8'))`);
-      const tuple = await saver.getTuple(config);
-      expect(tuple?.checkpoint.channel_values).toEqual({ notes: JSON.parse(notes) });
+        values ('old', '', 'notes', '1', 'json', convert_to(${notes}, 'UTF8')),
+          ('old', '', 'cleared', '1', 'empty', null)`);
+      const saver = new PostgresCheckpointSaver(db);
+      const tuple = await saver.getTuple({ configurable: { thread_id: 'old' } });
+      expect(tuple?.checkpoint).toEqual({
+        ...stored,
+        channel_values: { notes: JSON.parse(notes) },
+      });
+      expect(tuple?.metadata).toEqual(meta);
+      // Written again, it is replaced in the current form.
+      await saver.put(tuple?.config ?? {}, { ...stored, ts: 'later' }, meta, {});
+      const again = await saver.getTuple({ configurable: { thread_id: 'old' } });
+      expect(again?.checkpoint.ts).toBe('later');
+      expect(again?.checkpoint.id).toBe(stored.id);
     });
 
     it('pending writes come in LangGraph’s order: task path, then task id, by code point', async () => {

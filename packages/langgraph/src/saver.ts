@@ -153,14 +153,14 @@ export class PostgresCheckpointSaver extends BaseCheckpointSaver {
     const checkpointNs = namespaceOf(config);
     const parent = optionalId(config.configurable?.checkpoint_id || undefined, 'checkpoint_id');
     const checkpointId = requiredId(checkpoint.id, 'checkpoint.id', 'put');
-    const { channel_values: values, ...stored } = checkpoint;
-    // Sorted, so that two puts on one thread lock its values in the same order.
-    const changed = Object.entries(newVersions).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    const blobs = await Promise.all(
-      changed.map(async ([channel]) =>
-        channel in values ? this.#dumpBlob(values[channel]) : (['empty', null] as const),
-      ),
-    );
+    // The id is the row's key already; the values are rows of their own.
+    const { channel_values: values, id: _id, ...stored } = checkpoint;
+    // Sorted, so that two puts on one thread lock its values in the same order. A channel
+    // cleared at its new version gets no row: read, it is absent either way.
+    const changed = Object.entries(newVersions)
+      .filter(([channel]) => channel in values)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    const blobs = await Promise.all(changed.map(([channel]) => this.#dumpBlob(values[channel])));
     const values_ = {
       thread: threadId,
       ns: checkpointNs,
@@ -297,7 +297,7 @@ export class PostgresCheckpointSaver extends BaseCheckpointSaver {
         const checkpoint = JSON.parse(String(row.b)) as Checkpoint;
         current = {
           config: configOf(address),
-          checkpoint: { ...checkpoint, channel_values: {} },
+          checkpoint: { ...checkpoint, id: address.checkpointId, channel_values: {} },
           metadata: (await this.serde.loadsTyped('json', String(row.c))) as CheckpointMetadata,
           pendingWrites: [],
         };

@@ -48,7 +48,10 @@ join ${checkpointWrites} cw on cw.thread_id = cp.thread_id and cw.checkpoint_ns 
 order by checkpoint_id desc, thread_id, checkpoint_ns, part, d, a, idx`;
 }
 
-const columns = sql`select thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata from ${checkpoints}`;
+// A row keeps its checkpoint in one of two columns: `checkpoint_json`, or `checkpoint` when an
+// earlier version of this package wrote it.
+const columns = sql`select thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id,
+  coalesce(checkpoint_json::jsonb, checkpoint) as checkpoint, metadata from ${checkpoints}`;
 
 /** One checkpoint by id: `thread`, `ns`, `id`. */
 export const checkpointById = prepareOnce(() =>
@@ -118,13 +121,13 @@ export const putCheckpoint = prepareOnce(
   where not exists (select from ${checkpointBlobs} x where x.thread_id = ${p('thread')}
     and x.checkpoint_ns = ${p('ns')} and x.channel = b.channel and x.version = b.version)
 ), replaced as (
-  update ${checkpoints} set parent_checkpoint_id = ${p('parent')}, checkpoint = ${p('checkpoint')}::jsonb,
-    metadata = ${p('metadata')}::jsonb
+  update ${checkpoints} set parent_checkpoint_id = ${p('parent')}, checkpoint = null,
+    checkpoint_json = ${p('checkpoint')}::json, metadata = ${p('metadata')}::jsonb
   where thread_id = ${p('thread')} and checkpoint_ns = ${p('ns')} and checkpoint_id = ${p('id')}
   returning checkpoint_id
 )
-insert into ${checkpoints} (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata)
-select ${p('thread')}, ${p('ns')}, ${p('id')}, ${p('parent')}, ${p('checkpoint')}::jsonb, ${p('metadata')}::jsonb
+insert into ${checkpoints} (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint_json, metadata)
+select ${p('thread')}, ${p('ns')}, ${p('id')}, ${p('parent')}, ${p('checkpoint')}::json, ${p('metadata')}::jsonb
 from ${commitMode}
 where not exists (select from replaced)`,
 );
