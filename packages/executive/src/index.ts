@@ -3,7 +3,8 @@
  * `@x/executive`: the unattended executive, being extracted from the runner (issue 47). It
  * holds the turn loop ({@link runTurn}) with its model port, the human tools (`ask_user`,
  * `approve`), the gated-tool mechanism ({@link gatedCallResult}) and the delegate port, and
- * {@link ExecutiveError}, the one error its flows throw.
+ * {@link ExecutiveError}, the one error its flows throw; the policies the flows take as options
+ * ({@link QuestionPolicy}, {@link LeasePolicy}).
  */
 
 export type { DelegateHandler, Delegation, Worker, WorkerQuestion } from './delegate-port.js';
@@ -37,7 +38,20 @@ export {
   gatedInputSchema,
   isGatedTool,
 } from './gated-tools.js';
+export type { LeasePolicy } from './lease-policy.js';
 export type { Model, ModelRequest, ModelRetry, ModelUsage, ToolSpec } from './model-port.js';
+export {
+  deadlineFor,
+  NO_QUESTION_POLICY,
+  type QuestionAnswerers,
+  type QuestionDeadline,
+  type QuestionPolicy,
+  type QuestionRules,
+  type QuestionTimes,
+  questionAnswerers,
+  questionAudience,
+  questionTimes,
+} from './question-policy.js';
 export {
   answerResult,
   DELEGATE_TOOL,

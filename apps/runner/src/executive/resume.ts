@@ -18,8 +18,12 @@ import {
   gatedCallResult,
   isGatedTool,
   isHumanTool,
+  type LeasePolicy,
   type Model,
+  NO_QUESTION_POLICY,
+  type QuestionPolicy,
   questionKindOf,
+  questionTimes,
   runDelegate,
   runTurn,
   runWorkers,
@@ -29,7 +33,6 @@ import {
 } from '@x/executive';
 import { SessionError } from '@x/session';
 import type { ToolResultBlock, ToolUseBlock } from '@x/wire';
-import { type Env, setting, VARIABLES } from '../config/index.js';
 import { demoGatedTools, demoTools, demoWorkers, SYSTEM_PROMPT } from '../demo/tools.js';
 import { postgresCause, withoutOrigin } from '../errors.js';
 import { failureOf } from '../failure.js';
@@ -44,14 +47,7 @@ import {
   saveDelegation,
   suspendDelegation,
 } from './stored-delegation.js';
-import {
-  type ModelFor,
-  questionTimes,
-  type Reminded,
-  type RunResult,
-  requesterOf,
-  suspend,
-} from './suspend.js';
+import { type ModelFor, type Reminded, type RunResult, requesterOf, suspend } from './suspend.js';
 import {
   type ExecutiveTelemetry,
   type ObservedWait,
@@ -64,22 +60,14 @@ import {
   watching,
 } from './telemetry.js';
 
-/** How long a lease lasts unless renewed, and how failed attempts are retried. */
-export interface LeasePolicy {
-  leaseMs: number;
-  retry: RetryPolicy;
-}
-
-/** The policy from the environment: RUNNER_LEASE_MS, RUNNER_MAX_ATTEMPTS, RUNNER_RETRY_BACKOFF_MS. */
-export function leasePolicyFromEnv(env?: Env): LeasePolicy {
+/**
+ * The run queue's retry policy of `lease`: an error that would fail again on every attempt
+ * (a saved turn of a newer version, a write a store refused) is not retried.
+ */
+export function retryPolicyOf(lease: LeasePolicy): RetryPolicy {
   return {
-    leaseMs: setting(VARIABLES.RUNNER_LEASE_MS, env),
-    retry: {
-      maxAttempts: setting(VARIABLES.RUNNER_MAX_ATTEMPTS, env),
-      baseMs: setting(VARIABLES.RUNNER_RETRY_BACKOFF_MS, env),
-      limitName: 'RUNNER_MAX_ATTEMPTS',
-      retryable: (error) => !writtenByNewerCode(error) && !refusedByStore(error),
-    },
+    ...lease.retry,
+    retryable: (error) => !writtenByNewerCode(error) && !refusedByStore(error),
   };
 }
 
@@ -137,6 +125,8 @@ export interface ResumeOptions {
   /** Hears of a claimed run once what it resumes from is known, before anything of its turn happens. */
   onClaimed?(run: Omit<Resumed, 'outcome'>): void;
   policy: LeasePolicy;
+  /** The policy the questions of resumed turns are asked under; default none. */
+  questionPolicy?: QuestionPolicy;
 }
 
 /** What a run claimed at its due time resumed from (its deadline's default or an answer in time). */
@@ -246,7 +236,7 @@ export async function resumeRun(
       ...tracedTools(span),
     });
   });
-  return finishTurn(storage, job, suspension, model, turn, traceparent);
+  return finishTurn(storage, job, suspension, model, turn, options, traceparent);
 }
 
 /**
@@ -465,6 +455,7 @@ async function finishTurn(
   suspension: Suspension,
   model: Model,
   turn: TurnOutcome,
+  { questionPolicy: policy = NO_QUESTION_POLICY }: ResumeOptions,
   traceparent?: string,
 ): Promise<RunResult> {
   const { runId, conversationId } = job.run;
@@ -487,7 +478,7 @@ async function finishTurn(
     // until the rest is written.
     const next = randomUUID();
     const ids = { runId, conversationId, ...(requester === undefined ? {} : { requester }) };
-    const times = turn.status === 'delegated' ? {} : questionTimes(turn.question);
+    const times = turn.status === 'delegated' ? {} : questionTimes(turn.question, policy);
     await storage.runs(tx).finish(runId, job.owner, {
       status: 'waiting',
       interactionId: next,
@@ -496,8 +487,8 @@ async function finishTurn(
     });
     const waiting =
       turn.status === 'delegated'
-        ? await suspendDelegation(tx, storage, ids, model, turn, next)
-        : await suspend(tx, storage, { ...ids, traceparent }, model, turn, next, times);
+        ? await suspendDelegation(tx, storage, ids, model, turn, next, policy)
+        : await suspend(tx, storage, { ...ids, traceparent }, model, turn, next, policy, times);
     await storage.continuations(tx).markResolved(token);
     return waiting;
   });
@@ -529,6 +520,7 @@ async function resumeDelegation(
     suspension,
     { ...ids, ...(requester === undefined ? {} : { requester }) },
     model.id,
+    options.questionPolicy ?? NO_QUESTION_POLICY,
   );
   const answers = await answersOf(storage, stored);
   if ([...answers.values()].some((a) => a.action === 'cancel')) {
@@ -577,7 +569,7 @@ async function resumeDelegation(
       ...tracedTools(span),
     });
   });
-  if (turn) return finishTurn(storage, job, suspension, model, turn, traceparent);
+  if (turn) return finishTurn(storage, job, suspension, model, turn, options, traceparent);
   await storage.transaction(async (tx) => {
     // The answer of a worker question takes this lock before it readies the run: either it
     // committed before the check below sees it, or it readies the run after this commits.

@@ -11,7 +11,14 @@ import { Deliverer, type DeliveryEvent, type DeliveryOptions } from '../notify/d
 import { anyRouteFor, recordEvent, runEvent } from '../notify/events.js';
 import type { Storage } from '../storage/index.js';
 import { AuditSealer } from './audit-seal.js';
-import { attemptError, claimOf, type Resumed, type ResumeOptions, resumeRun } from './resume.js';
+import {
+  attemptError,
+  claimOf,
+  type Resumed,
+  type ResumeOptions,
+  resumeRun,
+  retryPolicyOf,
+} from './resume.js';
 import type { RunResult } from './suspend.js';
 import { watching } from './telemetry.js';
 
@@ -111,7 +118,7 @@ export async function wake(
     concurrency: Math.max(1, options.concurrency),
     ...(options.pollMs === undefined ? {} : { pollMs: options.pollMs }),
     leaseMs: options.policy.leaseMs,
-    retry: options.policy.retry,
+    retry: retryPolicyOf(options.policy),
     describeError: attemptError,
     recordFailure,
     graceMs: options.graceMs ?? DEFAULT_GRACE_MS,
