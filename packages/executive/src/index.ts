@@ -4,7 +4,8 @@
  * holds the turn loop ({@link runTurn}) with its model port, the human tools (`ask_user`,
  * `approve`), the gated-tool mechanism ({@link gatedCallResult}) and the delegate port, and
  * {@link ExecutiveError}, the one error its flows throw; the policies the flows take as options
- * ({@link QuestionPolicy}, {@link LeasePolicy}).
+ * ({@link QuestionPolicy}, {@link LeasePolicy}) and the port they announce events through
+ * ({@link ExecutiveEvents}).
  */
 
 export type { DelegateHandler, Delegation, Worker, WorkerQuestion } from './delegate-port.js';
@@ -23,6 +24,16 @@ export {
 export { getDelegation, putDelegation } from './delegation-checkpoint.js';
 export { durationMs } from './duration.js';
 export { ExecutiveError, type ExecutiveErrorCode, type ExecutiveErrorOptions } from './errors.js';
+export {
+  EVENT_KINDS,
+  type EventKind,
+  type ExecutiveEvent,
+  type ExecutiveEvents,
+  type QuestionFacts,
+  type QuestionFields,
+  questionEvent,
+  runEvent,
+} from './events.js';
 export {
   type GatedCallOptions,
   type GatedResult,

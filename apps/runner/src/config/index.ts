@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import { durationMs, type QuestionRules } from '@x/executive';
+import { durationMs, EVENT_KINDS, type EventKind, type QuestionRules } from '@x/executive';
 import { usageError } from '../errors.js';
 import { connectTimeoutSeconds, parseDatabaseUrl } from './database-url.js';
 
@@ -218,20 +218,8 @@ export const quorumPolicy: Kind<Readonly<Record<string, QuorumRule>>> = {
     })),
 };
 
-/** The kinds of event a notification is sent for (Standard Webhooks `type`s). */
-export const EVENT_KINDS = [
-  'question.created',
-  'question.reminded',
-  'question.escalated',
-  'question.answered',
-  'question.expired',
-  'question.cancelled',
-  'run.completed',
-  'run.failed',
-] as const;
-
-/** One kind of event a notification is sent for. */
-export type EventKind = (typeof EVENT_KINDS)[number];
+/** The kinds of event a notification is sent for: the executive's (Standard Webhooks `type`s). */
+export { EVENT_KINDS, type EventKind };
 
 /** The channels a notification goes out on. */
 export const CHANNELS = ['webhook', 'email', 'slack'] as const;

@@ -22,9 +22,11 @@ import {
   type Model,
   NO_QUESTION_POLICY,
   type QuestionPolicy,
+  questionEvent,
   questionKindOf,
   questionTimes,
   runDelegate,
+  runEvent,
   runTurn,
   runWorkers,
   type TurnObserver,
@@ -36,7 +38,7 @@ import type { ToolResultBlock, ToolUseBlock } from '@x/wire';
 import { demoGatedTools, demoTools, demoWorkers, SYSTEM_PROMPT } from '../demo/tools.js';
 import { postgresCause, withoutOrigin } from '../errors.js';
 import { failureOf } from '../failure.js';
-import { anyRouteFor, questionEvent, recordEvent, runEvent } from '../notify/events.js';
+import { outboxEvents } from '../notify/events.js';
 import { lockFor, type Storage } from '../storage/index.js';
 import {
   answersOf,
@@ -326,6 +328,7 @@ async function applyDue(
 ): Promise<{ status: 'resolved'; resolved: AnsweredPause } | Reminded> {
   const { runId, conversationId, deadlineAt } = job.run;
   const token = job.run.interactionId ?? '';
+  const events = outboxEvents(storage);
   const outcome = await storage.transaction(
     async (tx): Promise<{ status: 'resolved'; resolved: AnsweredPause } | Reminded> => {
       const pauses = storage.pauses(tx);
@@ -335,12 +338,11 @@ async function applyDue(
       const notify = [
         ...(due.reminded ? (['question.reminded'] as const) : []),
         ...(due.escalated ? (['question.escalated'] as const) : []),
-      ].filter((kind) => anyRouteFor(kind));
+      ].filter((kind) => events.wants(kind));
       if (notify.length > 0) {
         const pause = await pauses.getByToken(token).catch(() => undefined);
         for (const kind of notify) {
-          if (pause)
-            await recordEvent(tx, storage, questionEvent(kind, pause, due.escalated ?? {}));
+          if (pause) await events.record(tx, questionEvent(kind, pause, due.escalated ?? {}));
         }
       }
       const resolved = deadlineAt || !due.pending ? await pauses.expire(token) : undefined;
@@ -350,7 +352,7 @@ async function applyDue(
         }
         if (resolved.expiredAt) {
           const extra = { answer: resolved.answer, expiredAt: resolved.expiredAt.toISOString() };
-          await recordEvent(tx, storage, questionEvent('question.expired', resolved, extra));
+          await events.record(tx, questionEvent('question.expired', resolved, extra));
         }
         return { status: 'resolved', resolved };
       }
@@ -463,12 +465,13 @@ async function finishTurn(
   const requester = requesterOf(job.run.meta);
   if (turn.status === 'completed') {
     const added = turn.messages.slice(suspension.messages?.length ?? 0);
-    // One statement unless a rule sends run.completed: then its notification commits with it.
-    if (!anyRouteFor('run.completed')) await job.complete(added);
+    // One statement unless run.completed is wanted: then its event commits with it.
+    const events = outboxEvents(storage);
+    if (!events.wants('run.completed')) await job.complete(added);
     else {
       await storage.transaction(async (tx) => {
         await storage.runs(tx).complete(runId, job.owner, added);
-        await recordEvent(tx, storage, runEvent('run.completed', job.run));
+        await events.record(tx, runEvent('run.completed', job.run));
       });
     }
     return { status: 'completed', runId, conversationId, messages: turn.messages };

@@ -6,6 +6,7 @@ import {
   type Model,
   NO_QUESTION_POLICY,
   type QuestionPolicy,
+  questionEvent,
   runDelegate,
   runTurn,
   type TurnObserver,
@@ -13,7 +14,7 @@ import {
 import { userMessage } from '@x/wire';
 import { demoGatedTools, demoTools, demoWorkers, SYSTEM_PROMPT } from '../demo/tools.js';
 import { notFoundError, RunnerError } from '../errors.js';
-import { anyRouteFor, questionEvent, recordEvent } from '../notify/events.js';
+import { outboxEvents } from '../notify/events.js';
 import type { Storage } from '../storage/index.js';
 import { suspendDelegation } from './stored-delegation.js';
 import { type Reminded, type RunResult, suspendNewRun } from './suspend.js';
@@ -32,15 +33,16 @@ export interface Stopped {
  * transaction (a worker running one of them then has its terminal write refused).
  */
 export async function stopConversation(storage: Storage, conversationId: string): Promise<Stopped> {
+  const events = outboxEvents(storage);
   const stopped = await storage.transaction(async (tx) => {
-    // Read first only when a rule sends question.cancelled: each closed question is one event.
-    const open = anyRouteFor('question.cancelled')
+    // Read first only when question.cancelled is wanted: each closed question is one event.
+    const open = events.wants('question.cancelled')
       ? await storage.pauses(tx).listPending(conversationId)
       : [];
     const pauses = await storage.pauses(tx).autoResolveForConversation(conversationId);
     for (const pause of open) {
       const event = questionEvent('question.cancelled', pause, { reason: 'stopped' });
-      await recordEvent(tx, storage, event);
+      await events.record(tx, event);
     }
     const store = storage.continuations(tx);
     let continuations = 0;

@@ -10,10 +10,11 @@ import {
   putDelegation,
   type QuestionPolicy,
   questionAnswerers,
+  questionEvent,
   waitingWorkers,
 } from '@x/executive';
 import type { Message, ToolUseBlock } from '@x/wire';
-import { questionEvent, recordEvent } from '../notify/events.js';
+import { outboxEvents } from '../notify/events.js';
 import type { Db, Storage } from '../storage/index.js';
 import type { DelegatedTurn, ResumeContext, RunIds, RunResult } from './suspend.js';
 
@@ -78,7 +79,8 @@ export async function saveDelegation(tx: Db, storage: Storage, stored: StoredDel
       ...questionAnswerers(question, run.requester, stored.policy),
     };
     await storage.pauses(tx).insert(pause, { runId: run.runId });
-    await recordEvent(tx, storage, questionEvent('question.created', pause, { worker: worker.id }));
+    const created = questionEvent('question.created', pause, { worker: worker.id });
+    await outboxEvents(storage).record(tx, created);
     stored.asked.add(question.token);
   }
 }

@@ -7,11 +7,12 @@ import {
   type QuestionPolicy,
   type QuestionTimes,
   questionAnswerers,
+  questionEvent,
   questionTimes,
   type TurnOutcome,
 } from '@x/executive';
 import type { Message } from '@x/wire';
-import { anyRouteFor, questionEvent, recordEvent } from '../notify/events.js';
+import { outboxEvents } from '../notify/events.js';
 import type { Db, Storage } from '../storage/index.js';
 
 /** A worker's question that a delegated run waits on. */
@@ -172,7 +173,10 @@ export async function suspend(
       // A gated call's arguments themselves, so that the log keeps both them and an edit.
       ...(gated ? { arguments: gated.arguments } : {}),
     }),
-    recordEvent(tx, storage, questionEvent('question.created', pause, createdExtra(deadline))),
+    outboxEvents(storage).record(
+      tx,
+      questionEvent('question.created', pause, createdExtra(deadline)),
+    ),
     storage.continuations(tx).save(suspension),
   ]);
   return {
@@ -205,7 +209,8 @@ export async function suspendNewRun(
   const ids = { ...run, ...(requester === undefined ? {} : { requester }) };
   // With nothing to wait for between statements (no audit entry to sign after its head is
   // read, no notification to enqueue), every statement is sent at once and COMMIT with them.
-  const oneFlight = storage.auditKey() === undefined && !anyRouteFor('question.created');
+  const oneFlight =
+    storage.auditKey() === undefined && !outboxEvents(storage).wants('question.created');
   return storage.transaction(async (tx, commitWith) => {
     // The run first: postgres.js sends a large statement (the continuation) at once and
     // holds small ones until the next turn of the event loop.

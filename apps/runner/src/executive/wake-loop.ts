@@ -7,8 +7,9 @@ import {
   type RunWorkerConnection,
   type RunWorkerEvent,
 } from '@x/continuation-postgres';
+import { runEvent } from '@x/executive';
 import { Deliverer, type DeliveryEvent, type DeliveryOptions } from '../notify/deliver.js';
-import { anyRouteFor, recordEvent, runEvent } from '../notify/events.js';
+import { outboxEvents } from '../notify/events.js';
 import type { Storage } from '../storage/index.js';
 import { AuditSealer } from './audit-seal.js';
 import {
@@ -106,10 +107,11 @@ export async function wake(
     record: (queue: PostgresRunQueue) => Promise<void>,
   ) => {
     const using = storageOf.get(job.queue) ?? storage;
-    if (!anyRouteFor('run.failed')) return record(job.queue);
+    const events = outboxEvents(using);
+    if (!events.wants('run.failed')) return record(job.queue);
     await using.transaction(async (tx) => {
       await record(using.runs(tx));
-      await recordEvent(tx, using, runEvent('run.failed', job.run, { error: failure.reason }));
+      await events.record(tx, runEvent('run.failed', job.run, { error: failure.reason }));
     });
   };
   const worker = new RunWorker<RunResult>({
