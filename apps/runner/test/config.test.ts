@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { HELP } from '../src/cli/help.js';
 import { parseGrace } from '../src/commands/wake.js';
+import { leasePolicyFromEnv } from '../src/config/executive-policy.js';
 import {
   checkEnvironment,
   describeVariables,
@@ -12,7 +13,6 @@ import {
 } from '../src/config/index.js';
 import { workerConcurrency } from '../src/demo/tools.js';
 import { RunnerError } from '../src/errors.js';
-import { leasePolicyFromEnv } from '../src/executive/index.js';
 import { classifyFailure } from '../src/failure.js';
 import { modelFromId } from '../src/model/index.js';
 import { oidcSettings } from '../src/serve/index.js';

@@ -1,7 +1,7 @@
 import { createTestDatabase, serverForTests } from '@internal/pg-test';
 import postgres from 'postgres';
 import { describe, expect, it } from 'vitest';
-import { runCli } from './run-cli.js';
+import { runInProcess } from './run-cli.js';
 
 const server = await serverForTests();
 
@@ -15,7 +15,7 @@ describe.skipIf(!server)('wake: an answer that won the deadline is reported as a
     const sql = postgres(database.url, { max: 1, onnotice: () => {} });
     const env = { DATABASE_URL: database.url, RUNNER_DEADLINE: 'ask_user=10s:decline' };
     try {
-      const exec = await runCli(['exec', 'Plan a trip', '--conversation', 'won', '--json'], {
+      const exec = await runInProcess(['exec', 'Plan a trip', '--conversation', 'won', '--json'], {
         env,
       });
       expect(exec.code, exec.stderr).toBe(0);
@@ -27,12 +27,12 @@ describe.skipIf(!server)('wake: an answer that won the deadline is reported as a
         where interaction_id = ${token} returning claimable_at`;
       await sql`update x_continuation.run_queue q set claimable_at = r.claimable_at, leased = true
         from x_continuation.runs r where q.run_id = r.run_id and r.interaction_id = ${token}`;
-      const answered = await runCli(['answer', token, '--accept', 'April'], { env });
+      const answered = await runInProcess(['answer', token, '--accept', 'April'], { env });
       expect(answered.code, answered.stderr).toBe(0);
       await sleep(held.claimable_at.getTime() - Date.now() + 300);
 
       // One log line per event, with its text: what scripts and people are told.
-      const woke = await runCli(['wake', '--once', '--log-format', 'json'], { env });
+      const woke = await runInProcess(['wake', '--once', '--log-format', 'json'], { env });
       expect(woke.code, woke.stderr).toBe(0);
       const lines = woke.stdout
         .split('\n')

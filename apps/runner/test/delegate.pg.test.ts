@@ -10,7 +10,7 @@ import {
   inOneBatch,
   oneAtATime,
 } from './delegate-flow.js';
-import { runCli, startCli } from './run-cli.js';
+import { runInProcess, startCli } from './run-cli.js';
 
 const server = await serverForTests();
 
@@ -21,7 +21,7 @@ describe.skipIf(!server)('delegate: worker sub-agents on PostgreSQL', { timeout:
 
   beforeAll(async () => {
     database = await createTestDatabase(server);
-    cli = (args) => runCli(args, { env: { DATABASE_URL: database.url } });
+    cli = (args) => runInProcess(args, { env: { DATABASE_URL: database.url } });
     await cli(['migrate']);
   });
   afterAll(async () => {
@@ -46,10 +46,13 @@ describe.skipIf(!server)('delegate: worker sub-agents on PostgreSQL', { timeout:
   });
 
   it('chat asks each worker question at the prompt, labelled with its worker, and completes once', async () => {
-    const chat = await runCli(['chat', '--session', 'team-chat', '--model', 'scripted:team'], {
-      env: { DATABASE_URL: database.url },
-      input: 'Plan a Lisbon trip\n1\nevening\n/quit\n',
-    });
+    const chat = await runInProcess(
+      ['chat', '--session', 'team-chat', '--model', 'scripted:team'],
+      {
+        env: { DATABASE_URL: database.url },
+        input: 'Plan a Lisbon trip\n1\nevening\n/quit\n',
+      },
+    );
     expect(chat.code, chat.stderr).toBe(0);
     expect(chat.stdout).toContain(
       '[worker w2 of conversation team-chat (via delegate): Choose the flight to Lisbon]\n? Morning or evening flight?',

@@ -1,7 +1,7 @@
 import { createTestDatabase, serverForTests } from '@internal/pg-test';
 import postgres from 'postgres';
 import { describe, expect, it } from 'vitest';
-import { runCli } from './run-cli.js';
+import { runInProcess } from './run-cli.js';
 
 const server = await serverForTests();
 
@@ -10,7 +10,9 @@ describe.skipIf(!server)('runner migrate over a run queue that drifted', () => {
     const database = await createTestDatabase(server);
     const sql = postgres(database.url, { max: 1, onnotice: () => {} });
     try {
-      expect((await runCli(['migrate'], { env: { DATABASE_URL: database.url } })).code).toBe(0);
+      expect((await runInProcess(['migrate'], { env: { DATABASE_URL: database.url } })).code).toBe(
+        0,
+      );
       // Back to the previous version's schema, with a dead worker's run whose queue row kept
       // the time of the other of two overlapping renewals.
       await sql`delete from x_continuation.__migrations where created_at = (select max(created_at) from x_continuation.__migrations)`;
@@ -20,7 +22,7 @@ describe.skipIf(!server)('runner migrate over a run queue that drifted', () => {
         values ('stuck', 'c', 'running', 'ask-stuck', 1, 'dead-worker', now() - interval '1 minute')`;
       await sql`insert into x_continuation.run_queue (run_id, claimable_at, leased)
         values ('stuck', now() - interval '1 minute 22 milliseconds', true)`;
-      const migrated = await runCli(['migrate'], { env: { DATABASE_URL: database.url } });
+      const migrated = await runInProcess(['migrate'], { env: { DATABASE_URL: database.url } });
       expect(migrated.code).toBe(0);
       expect(migrated.stdout + migrated.stderr).toContain(
         'repaired the claim order of 1 run in postgres://',
@@ -28,7 +30,7 @@ describe.skipIf(!server)('runner migrate over a run queue that drifted', () => {
       const [queued] = await sql`select count(*)::int as n from x_continuation.run_queue q
         join x_continuation.runs r on r.run_id = q.run_id and r.claimable_at = q.claimable_at`;
       expect(queued?.n).toBe(1);
-      const again = await runCli(['migrate'], { env: { DATABASE_URL: database.url } });
+      const again = await runInProcess(['migrate'], { env: { DATABASE_URL: database.url } });
       expect(again.stdout + again.stderr).not.toContain('repaired');
     } finally {
       await sql.end({ timeout: 5 });

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { leasePolicyFromEnv, startRun, wake, watching } from '../src/executive/index.js';
+import { leasePolicyFromEnv, questionPolicyFromEnv } from '../src/config/executive-policy.js';
+import { startRun, wake, watching } from '../src/executive/index.js';
 import { modelFromId } from '../src/model/index.js';
 import { Deliverer, deliveryFromEnv } from '../src/notify/deliver.js';
 import { RunnerMetrics } from '../src/serve/metrics.js';
@@ -211,9 +212,14 @@ describe('notifications (embedded default)', { timeout: 300_000 }, () => {
       await storage.operators().add('ada@example.com', ['operator', 'finance']);
       await storage.operators().add('bob@example.com', ['operator']);
       await storage.operators().add('root@example.com', ['admin']);
-      const run = await startRun(storage, modelFromId('scripted:trip'), 'Plan', 'mail-aud', {
-        event: () => {},
-      });
+      const run = await startRun(
+        storage,
+        modelFromId('scripted:trip'),
+        'Plan',
+        'mail-aud',
+        { event: () => {} },
+        { questionPolicy: questionPolicyFromEnv() },
+      );
       if (run.status !== 'waiting') throw new Error(run.status);
       await new Deliverer(() => storage, deliveryFromEnv()).deliverDue();
       const to = (address: string) => {

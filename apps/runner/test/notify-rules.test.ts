@@ -1,3 +1,4 @@
+import { questionEvent } from '@x/executive';
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
 import {
@@ -7,7 +8,7 @@ import {
   VARIABLES,
 } from '../src/config/index.js';
 import { deliveryFromEnv } from '../src/notify/deliver.js';
-import { channelsFor, notifyRules, questionEvent, ruleMatches } from '../src/notify/events.js';
+import { channelsFor, notifyRules, ruleMatches } from '../src/notify/events.js';
 import { webhookSignature } from '../src/notify/webhook.js';
 
 // Which events go where (RUNNER_NOTIFY), and the Standard Webhooks signature of a body.

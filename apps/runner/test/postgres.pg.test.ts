@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRun } from '../src/executive/index.js';
 import { modelFromId } from '../src/model/index.js';
 import { openStorage } from '../src/storage/index.js';
-import { finished, runCli, startCli, waitForOutput } from './run-cli.js';
+import { finished, runCli, runInProcess, startCli, waitForOutput } from './run-cli.js';
 import { expectPaired } from './transcript.js';
 
 const server = await serverForTests();
@@ -30,7 +30,7 @@ describe.skipIf(!server)('runner on a PostgreSQL server', { timeout: 300_000 }, 
   beforeAll(async () => {
     database = await createTestDatabase(server);
     env = { DATABASE_URL: database.url };
-    const migrated = await runCli(['migrate'], { env });
+    const migrated = await runInProcess(['migrate'], { env });
     expect(migrated.code, migrated.stderr).toBe(0);
   });
   afterAll(async () => {
@@ -39,9 +39,10 @@ describe.skipIf(!server)('runner on a PostgreSQL server', { timeout: 300_000 }, 
   });
 
   const exec = async (conversation: string, extra: string[] = []) => {
-    const run = await runCli(['exec', 'Plan', '--conversation', conversation, '--json', ...extra], {
-      env,
-    });
+    const run = await runInProcess(
+      ['exec', 'Plan', '--conversation', conversation, '--json', ...extra],
+      { env },
+    );
     expect(run.code, run.stderr).toBe(0);
     return last(run.events);
   };
@@ -53,8 +54,10 @@ describe.skipIf(!server)('runner on a PostgreSQL server', { timeout: 300_000 }, 
       ['--accept', '3'],
       ['--accept', 'ok'],
     ]) {
-      expect((await runCli(['answer', step.token as string, ...answer], { env })).code).toBe(0);
-      const woke = await runCli(['wake', '--once', '--json'], { env });
+      expect((await runInProcess(['answer', step.token as string, ...answer], { env })).code).toBe(
+        0,
+      );
+      const woke = await runInProcess(['wake', '--once', '--json'], { env });
       expect(woke.code, woke.stderr).toBe(0);
       step = last(woke.events);
     }
@@ -64,7 +67,7 @@ describe.skipIf(!server)('runner on a PostgreSQL server', { timeout: 300_000 }, 
 
   it('a wake killed during the resumed model call is completed by the next wake, once', async () => {
     const waiting = await exec('pg-kill');
-    await runCli(['answer', waiting.token as string, '--option', '3'], { env });
+    await runInProcess(['answer', waiting.token as string, '--option', '3'], { env });
     const slow = startCli(['wake', '--once', '--json'], {
       env: { ...env, RUNNER_SCRIPTED_DELAY_MS: '60000', RUNNER_LEASE_MS: '1000' },
     });
@@ -84,14 +87,14 @@ describe.skipIf(!server)('runner on a PostgreSQL server', { timeout: 300_000 }, 
       await sql.end();
     }
 
-    const second = await runCli(['wake', '--once', '--json'], { env });
+    const second = await runInProcess(['wake', '--once', '--json'], { env });
     expect(second.code, second.stderr).toBe(0);
     // One model call for the resume (the killed one made one more that never finished).
     expect(second.events.filter((e) => e.type === 'model-call')).toHaveLength(1);
     expect(second.events.filter((e) => e.type === 'resumed')).toEqual([
       expect.objectContaining({ token: waiting.token, status: 'waiting', attempt: 2 }),
     ]);
-    const third = await runCli(['wake', '--once', '--json'], { env });
+    const third = await runInProcess(['wake', '--once', '--json'], { env });
     expect(third.events.filter((e) => e.type === 'resumed')).toHaveLength(0);
   });
 
@@ -120,7 +123,7 @@ describe.skipIf(!server)('runner on a PostgreSQL server', { timeout: 300_000 }, 
       file,
       JSON.stringify(tokens.map((token) => ({ token, action: 'accept', content: 'Lisbon' }))),
     );
-    expect((await runCli(['answer', '--batch', file], { env })).code).toBe(0);
+    expect((await runInProcess(['answer', '--batch', file], { env })).code).toBe(0);
 
     const wakes = await Promise.all(
       [0, 1, 2].map(() => runCli(['wake', '--once', '--concurrency', '2', '--json'], { env })),
@@ -130,7 +133,7 @@ describe.skipIf(!server)('runner on a PostgreSQL server', { timeout: 300_000 }, 
     const calls = wakes.flatMap((w) => w.events.filter((e) => e.type === 'model-call'));
     expect(resumed.map((e) => e.token).sort()).toEqual([...tokens].sort());
     expect(calls).toHaveLength(50);
-    const leftover = await runCli(['wake', '--once', '--json'], { env });
+    const leftover = await runInProcess(['wake', '--once', '--json'], { env });
     expect(leftover.events.filter((e) => e.type === 'resumed')).toHaveLength(0);
   });
 
@@ -147,7 +150,7 @@ describe.skipIf(!server)('runner on a PostgreSQL server', { timeout: 300_000 }, 
           await sql`select 1 from pg_stat_activity where application_name = 'test-notify-wake' and query ilike 'listen%'`;
         return rows.length > 0;
       });
-      await runCli(['answer', waiting.token as string, '--option', '2'], { env });
+      await runInProcess(['answer', waiting.token as string, '--option', '2'], { env });
       await waitForOutput(wake, '"type":"resumed"', 60_000);
     } finally {
       wake.kill('SIGINT');

@@ -2,6 +2,8 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 
+import { runInProcess } from './run-cli.js';
+
 export { dataDirs } from './run-cli.js';
 
 /** The built CLI (RUNNER_TEST_CLI may point at another build of it). */
@@ -49,16 +51,13 @@ export function start(args: string[], env: Record<string, string | undefined> = 
   };
 }
 
-/** Runs the CLI to its end. */
-export async function run(args: string[], env: Record<string, string | undefined> = {}) {
-  const started = start(args, env);
-  const code = await once(started.child, 'close').then(([c]) => c as number | null);
-  const events = started
-    .stdout()
-    .split('\n')
-    .filter((line) => line.startsWith('{'))
-    .map((line) => JSON.parse(line) as { type: string } & Record<string, unknown>);
-  return { code, stdout: started.stdout(), stderr: started.stderr(), events };
+/**
+ * Runs a command to its end in this process ({@link runInProcess}): what these tests check is
+ * what a command did, not the process it ran in, and a process of its own per command costs
+ * Node's start-up and the CLI's modules each time.
+ */
+export function run(args: string[], env: Record<string, string | undefined> = {}) {
+  return runInProcess(args, { env: { RUNNER_TOKEN: '', ...env } });
 }
 
 /** Waits until `check` returns a value (not undefined/false), polling every 50 ms. */

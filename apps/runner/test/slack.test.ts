@@ -2,6 +2,7 @@ import { createHmac } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { questionPolicyFromEnv } from '../src/config/executive-policy.js';
 import { startRun } from '../src/executive/index.js';
 import { modelFromId } from '../src/model/index.js';
 import { Deliverer, deliveryFromEnv } from '../src/notify/deliver.js';
@@ -98,15 +99,27 @@ describe('Slack (embedded default)', { timeout: 300_000 }, () => {
       key = (await storage.operators().add('ada', ['operator', 'finance'])).key;
       await storage.operators().add('bob', ['operator']);
       await storage.operators().add('carol@example.com', ['operator', 'finance']);
-      const run = await startRun(storage, modelFromId('scripted:trip'), 'Plan', 'slack', {
-        event: () => {},
-      });
+      // The audience of the first question: RUNNER_AUDIENCE, as exec and serve read it.
+      const questionPolicy = questionPolicyFromEnv();
+      const run = await startRun(
+        storage,
+        modelFromId('scripted:trip'),
+        'Plan',
+        'slack',
+        { event: () => {} },
+        { questionPolicy },
+      );
       if (run.status !== 'waiting') throw new Error(run.status);
       token = run.token;
       await new Deliverer(() => storage, deliveryFromEnv()).deliverDue();
-      const second = await startRun(storage, modelFromId('scripted:trip'), 'Plan', 'slack-2', {
-        event: () => {},
-      });
+      const second = await startRun(
+        storage,
+        modelFromId('scripted:trip'),
+        'Plan',
+        'slack-2',
+        { event: () => {} },
+        { questionPolicy },
+      );
       if (second.status !== 'waiting') throw new Error(second.status);
       other = second.token;
       const answeredOnThePage = await startRun(
@@ -114,9 +127,8 @@ describe('Slack (embedded default)', { timeout: 300_000 }, () => {
         modelFromId('scripted:trip'),
         'Plan',
         'slack-3',
-        {
-          event: () => {},
-        },
+        { event: () => {} },
+        { questionPolicy },
       );
       if (answeredOnThePage.status !== 'waiting') throw new Error(answeredOnThePage.status);
       third = answeredOnThePage.token;

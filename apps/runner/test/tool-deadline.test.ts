@@ -1,8 +1,8 @@
-import { acceptedArguments, questionOf } from '@x/executive';
+import { acceptedArguments, deadlineFor, questionOf } from '@x/executive';
 import type { JsonValue } from '@x/wire';
 import { afterEach, describe, expect, it } from 'vitest';
+import { questionPolicyFromEnv } from '../src/config/executive-policy.js';
 import { demoGatedTools } from '../src/demo/tools.js';
-import { deadlineFor } from '../src/executive/suspend.js';
 
 // The `deadline` of ask_user's and approve's tool input, checked and capped, and how it meets
 // RUNNER_DEADLINE; and the arguments an accepting answer to a gated call runs with.
@@ -82,11 +82,12 @@ describe('a deadline on the tool input', () => {
       now,
     );
     if ('error' in soon || 'error' in late) throw new Error('refused');
-    expect(deadlineFor(soon, now)).toEqual({
+    const policy = questionPolicyFromEnv();
+    expect(deadlineFor(soon, policy, now)).toEqual({
       at: new Date(now + 600_000),
       answer: { action: 'cancel', content: '' },
     });
-    expect(deadlineFor(late, now)).toEqual({
+    expect(deadlineFor(late, policy, now)).toEqual({
       at: new Date(now + 3_600_000),
       answer: { action: 'decline', content: '' },
     });

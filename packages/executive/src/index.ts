@@ -3,7 +3,9 @@
  * `@x/executive`: the unattended executive, being extracted from the runner (issue 47). It
  * holds the turn loop ({@link runTurn}) with its model port, the human tools (`ask_user`,
  * `approve`), the gated-tool mechanism ({@link gatedCallResult}) and the delegate port, and
- * {@link ExecutiveError}, the one error its flows throw.
+ * {@link ExecutiveError}, the one error its flows throw; the policies the flows take as options
+ * ({@link QuestionPolicy}, {@link LeasePolicy}) and the port they announce events through
+ * ({@link ExecutiveEvents}).
  */
 
 export type { DelegateHandler, Delegation, Worker, WorkerQuestion } from './delegate-port.js';
@@ -23,6 +25,16 @@ export { getDelegation, putDelegation } from './delegation-checkpoint.js';
 export { durationMs } from './duration.js';
 export { ExecutiveError, type ExecutiveErrorCode, type ExecutiveErrorOptions } from './errors.js';
 export {
+  EVENT_KINDS,
+  type EventKind,
+  type ExecutiveEvent,
+  type ExecutiveEvents,
+  type QuestionFacts,
+  type QuestionFields,
+  questionEvent,
+  runEvent,
+} from './events.js';
+export {
   type GatedCallOptions,
   type GatedResult,
   type GatedResults,
@@ -37,7 +49,20 @@ export {
   gatedInputSchema,
   isGatedTool,
 } from './gated-tools.js';
+export type { LeasePolicy } from './lease-policy.js';
 export type { Model, ModelRequest, ModelRetry, ModelUsage, ToolSpec } from './model-port.js';
+export {
+  deadlineFor,
+  NO_QUESTION_POLICY,
+  type QuestionAnswerers,
+  type QuestionDeadline,
+  type QuestionPolicy,
+  type QuestionRules,
+  type QuestionTimes,
+  questionAnswerers,
+  questionAudience,
+  questionTimes,
+} from './question-policy.js';
 export {
   answerResult,
   DELEGATE_TOOL,

@@ -1,6 +1,7 @@
 import { type SqlTarget, sqlTargets } from '@internal/pg-test';
 import { Annotation, Command, END, interrupt, START, StateGraph } from '@langchain/langgraph';
 import { ERROR, emptyCheckpoint, uuid6 } from '@langchain/langgraph-checkpoint';
+import { rowsOf } from '@x/postgres-kit';
 import { sql } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
@@ -93,6 +94,57 @@ for (const t of await sqlTargets()) {
       ]);
     });
 
+    it('large values and writes are stored compressed and read back as they were', async () => {
+      const saver = new PostgresCheckpointSaver(db);
+      const notes = Array.from({ length: 200 }, (_, i) => `note ${i}: the agent keeps notes`);
+      const checkpoint = { ...emptyCheckpoint(), channel_values: { notes, tiny: 'x' } };
+      checkpoint.channel_versions = { notes: 1, tiny: 1 };
+      const config = await saver.put({ configurable: { thread_id: 'big' } }, checkpoint, meta, {
+        notes: 1,
+        tiny: 1,
+      });
+      await saver.putWrites(config, [['notes', notes]], 'task');
+      const tuple = await saver.getTuple(config);
+      expect(tuple?.checkpoint.channel_values).toEqual({ notes, tiny: 'x' });
+      expect(tuple?.pendingWrites).toEqual([['task', 'notes', notes]]);
+      const stored = rowsOf(
+        await db.execute(sql`select channel, type from x_langgraph.checkpoint_blobs
+          union all select channel, type from x_langgraph.checkpoint_writes order by 1, 2`),
+      );
+      expect(stored).toEqual([
+        { channel: 'notes', type: 'json+br' },
+        { channel: 'notes', type: 'json+br' },
+        { channel: 'tiny', type: 'json' },
+      ]);
+    });
+
+    it('a checkpoint and values stored by an earlier version are read as they were', async () => {
+      // As 0.1.0 stored them: the checkpoint (with its id) as jsonb, values uncompressed, a
+      // cleared channel as a row of type `empty`.
+      const notes = JSON.stringify(['a', 'b'.repeat(300)]);
+      const stored = { ...emptyCheckpoint(), channel_versions: { notes: 1, cleared: 1 } };
+      const { channel_values: _values, ...checkpoint } = stored;
+      await db.execute(sql`insert into x_langgraph.checkpoints
+        (thread_id, checkpoint_ns, checkpoint_id, checkpoint, metadata)
+        values ('old', '', ${stored.id}, ${JSON.stringify(checkpoint)}::jsonb, ${JSON.stringify(meta)}::jsonb)`);
+      await db.execute(sql`insert into x_langgraph.checkpoint_blobs
+        (thread_id, checkpoint_ns, channel, version, type, blob)
+        values ('old', '', 'notes', '1', 'json', convert_to(${notes}, 'UTF8')),
+          ('old', '', 'cleared', '1', 'empty', null)`);
+      const saver = new PostgresCheckpointSaver(db);
+      const tuple = await saver.getTuple({ configurable: { thread_id: 'old' } });
+      expect(tuple?.checkpoint).toEqual({
+        ...stored,
+        channel_values: { notes: JSON.parse(notes) },
+      });
+      expect(tuple?.metadata).toEqual(meta);
+      // Written again, it is replaced in the current form.
+      await saver.put(tuple?.config ?? {}, { ...stored, ts: 'later' }, meta, {});
+      const again = await saver.getTuple({ configurable: { thread_id: 'old' } });
+      expect(again?.checkpoint.ts).toBe('later');
+      expect(again?.checkpoint.id).toBe(stored.id);
+    });
+
     it('pending writes come in LangGraph’s order: task path, then task id, by code point', async () => {
       const saver = new PostgresCheckpointSaver(db);
       const config = await saver.put(
@@ -173,6 +225,26 @@ for (const t of await sqlTargets()) {
       expect(
         await new PostgresCheckpointSaver(db).getTuple({ configurable: { thread_id: 'tx' } }),
       ).toBeUndefined();
+    });
+
+    it('synchronousCommit: false stores what it is given, and leaves a caller’s transaction as it was', async () => {
+      const graph = askingGraph(new PostgresCheckpointSaver(db, { synchronousCommit: false }));
+      const config = { configurable: { thread_id: 'async-1' } };
+      await graph.invoke({}, config);
+      const done = await graph.invoke(new Command({ resume: 'Porto' }), config);
+      expect(done.answers).toEqual(['Porto']);
+      const setting = await db.transaction(async (tx) => {
+        const saver = new PostgresCheckpointSaver(tx, { synchronousCommit: false });
+        const stored = await saver.put(
+          { configurable: { thread_id: 'async-2' } },
+          emptyCheckpoint(),
+          meta,
+          {},
+        );
+        await saver.putWrites(stored, [['c', 1]], 'task');
+        return rowsOf(await tx.execute(sql`select current_setting('synchronous_commit') as s`));
+      });
+      expect(setting).toEqual([{ s: 'on' }]);
     });
 
     it('bad ids and values the database refuses are invalid, and change nothing', async () => {

@@ -48,7 +48,10 @@ join ${checkpointWrites} cw on cw.thread_id = cp.thread_id and cw.checkpoint_ns 
 order by checkpoint_id desc, thread_id, checkpoint_ns, part, d, a, idx`;
 }
 
-const columns = sql`select thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata from ${checkpoints}`;
+// A row keeps its checkpoint in one of two columns: `checkpoint_json`, or `checkpoint` when an
+// earlier version of this package wrote it.
+const columns = sql`select thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id,
+  coalesce(checkpoint_json::jsonb, checkpoint) as checkpoint, metadata from ${checkpoints}`;
 
 /** One checkpoint by id: `thread`, `ns`, `id`. */
 export const checkpointById = prepareOnce(() =>
@@ -93,10 +96,21 @@ export function listedCheckpoints(query: {
 }
 
 /**
+ * One row that sets `synchronous_commit` for the statement's own transaction to `commit`
+ * (`off`: asynchronous), or leaves it as it is when `commit` is null. In FROM, so that it is
+ * evaluated whatever the statement writes.
+ */
+const commitMode = sql`(select set_config('synchronous_commit', coalesce(${p('commit')}::text, current_setting('synchronous_commit')), true)) as commit_mode`;
+
+/**
  * Writes a checkpoint (`thread`, `ns`, `id`, `parent`, `checkpoint` and `metadata` as JSON
  * text) and the channel values it changed (the arrays `channels`, `versions`, `types`,
- * `blobs`, the blobs in bytea's hex text, as {@link hexBytes} writes them); a value already stored at its version is kept, a checkpoint written again is
- * replaced.
+ * `blobs`, the blobs in bytea's hex text, as {@link hexBytes} writes them; `commit` as
+ * {@link commitMode} takes it); a value already
+ * stored at its version is kept, a checkpoint written again is replaced. Plain inserts behind
+ * a `not exists`, not `on conflict`: a speculative insert logs a second WAL record per row.
+ * Two writers racing to insert the same row fail with a unique violation (`23505`) instead;
+ * the statement run again keeps or replaces what the other wrote.
  */
 export const putCheckpoint = prepareOnce(
   () => sql`with blobs as (
@@ -104,29 +118,43 @@ export const putCheckpoint = prepareOnce(
   select ${p('thread')}, ${p('ns')}, b.channel, b.version, b.type, b.blob
   from unnest(${p('channels')}::text[], ${p('versions')}::text[], ${p('types')}::text[], ${p('blobs')}::text[]::bytea[])
     as b(channel, version, type, blob)
-  on conflict do nothing
+  where not exists (select from ${checkpointBlobs} x where x.thread_id = ${p('thread')}
+    and x.checkpoint_ns = ${p('ns')} and x.channel = b.channel and x.version = b.version)
+), replaced as (
+  update ${checkpoints} set parent_checkpoint_id = ${p('parent')}, checkpoint = null,
+    checkpoint_json = ${p('checkpoint')}::json, metadata = ${p('metadata')}::jsonb
+  where thread_id = ${p('thread')} and checkpoint_ns = ${p('ns')} and checkpoint_id = ${p('id')}
+  returning checkpoint_id
 )
-insert into ${checkpoints} (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata)
-values (${p('thread')}, ${p('ns')}, ${p('id')}, ${p('parent')}, ${p('checkpoint')}::jsonb, ${p('metadata')}::jsonb)
-on conflict (thread_id, checkpoint_ns, checkpoint_id) do update
-set parent_checkpoint_id = excluded.parent_checkpoint_id, checkpoint = excluded.checkpoint,
-  metadata = excluded.metadata`,
+insert into ${checkpoints} (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint_json, metadata)
+select ${p('thread')}, ${p('ns')}, ${p('id')}, ${p('parent')}, ${p('checkpoint')}::json, ${p('metadata')}::jsonb
+from ${commitMode}
+where not exists (select from replaced)`,
 );
 
 /**
  * Writes a task's pending writes (`thread`, `ns`, `id`, `task`, `path`; the arrays `idxs`,
- * `channels`, `types`, `blobs` in hex text): a regular write (index ≥ 0) already stored is kept, as
- * LangGraph replays a task's writes; a special channel's (negative index) is replaced.
+ * `channels`, `types`, `blobs` in hex text; `commit`): a regular write (index ≥ 0) already stored is
+ * kept, as LangGraph replays a task's writes; a special channel's (negative index) is
+ * replaced. Inserts as {@link putCheckpoint}'s: no speculative insert, `23505` on a race.
  */
 export const putWrites = prepareOnce(
-  () => sql`insert into ${checkpointWrites}
+  () => sql`with w as (
+  select * from unnest(${p('idxs')}::int[], ${p('channels')}::text[], ${p('types')}::text[], ${p('blobs')}::text[]::bytea[])
+    as w(idx, channel, type, blob)
+), replaced as (
+  update ${checkpointWrites} cw set task_path = ${p('path')}, channel = w.channel, type = w.type, blob = w.blob
+  from w
+  where w.idx < 0 and cw.thread_id = ${p('thread')} and cw.checkpoint_ns = ${p('ns')}
+    and cw.checkpoint_id = ${p('id')} and cw.task_id = ${p('task')} and cw.idx = w.idx
+)
+insert into ${checkpointWrites}
   (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, task_path, channel, type, blob)
 select ${p('thread')}, ${p('ns')}, ${p('id')}, ${p('task')}, w.idx, ${p('path')}, w.channel, w.type, w.blob
-from unnest(${p('idxs')}::int[], ${p('channels')}::text[], ${p('types')}::text[], ${p('blobs')}::text[]::bytea[])
-  as w(idx, channel, type, blob)
-on conflict (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) do update
-set task_path = excluded.task_path, channel = excluded.channel, type = excluded.type, blob = excluded.blob
-where excluded.idx < 0`,
+from w, ${commitMode}
+where not exists (select from ${checkpointWrites} x where x.thread_id = ${p('thread')}
+  and x.checkpoint_ns = ${p('ns')} and x.checkpoint_id = ${p('id')} and x.task_id = ${p('task')}
+  and x.idx = w.idx)`,
 );
 
 /** Deletes every checkpoint, value and write of `thread`, all namespaces. */

@@ -1,16 +1,12 @@
 // Recovery after a crash: the time from a wake's SIGKILL, mid model call, until another
 // worker claims its run, with the default lease (60 s) that it no longer waits for.
+
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import {
-  answerBatch,
-  leasePolicyFromEnv,
-  resumeNext,
-  startRun,
-  wake,
-} from 'runner/dist/executive/index.js';
+import { leasePolicyFromEnv } from 'runner/dist/config/executive-policy.js';
+import { answerBatch, resumeNext, startRun, wake } from 'runner/dist/executive/index.js';
 import { ScriptedModel } from 'runner/dist/model/scripted.js';
 import { openStorage, type Storage } from 'runner/dist/storage/index.js';
 import type { Context, Server } from './context.js';

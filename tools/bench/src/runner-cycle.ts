@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { encodeSuspension } from '@x/continuation';
 import type { Model, TurnObserver } from '@x/executive';
 import type { AssistantMessage, Message } from '@x/wire';
+import { leasePolicyFromEnv } from 'runner/dist/config/executive-policy.js';
 import {
   answer as answerPause,
-  leasePolicyFromEnv,
   type Resumed,
   resumeNext,
   type SuspendedTurn,

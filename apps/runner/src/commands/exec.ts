@@ -3,6 +3,7 @@ import { assertSafeId } from '@x/continuation';
 import { shellQuote } from '../cli/invocation.js';
 import { plural } from '../cli/output.js';
 import { observer } from '../cli/turn-output.js';
+import { questionPolicyFromEnv } from '../config/executive-policy.js';
 import { usageError } from '../errors.js';
 import { startRun } from '../executive/index.js';
 import { modelFromId } from '../model/index.js';
@@ -63,6 +64,7 @@ export const exec: Command = async (ctx, args) => {
         replace: values.replace === true,
         fresh: values.conversation === undefined,
         ...(requester === undefined ? {} : { requester }),
+        questionPolicy: questionPolicyFromEnv(),
         onStopped: (stopped) => {
           const what =
             stopped.pauses > 0

@@ -3,10 +3,10 @@ import { parseArgs } from 'node:util';
 import { DEFAULT_GRACE_MS, describeAttempts, type LeaseRecord } from '@x/continuation-postgres';
 import { createOutput, labelledLines, type Output, plural } from '../cli/output.js';
 import { observer } from '../cli/turn-output.js';
+import { leasePolicyFromEnv, questionPolicyFromEnv } from '../config/executive-policy.js';
 import { OPTION_DEFAULTS, setting, VARIABLES } from '../config/index.js';
 import { postgresCause, RunnerError, usageError } from '../errors.js';
 import {
-  leasePolicyFromEnv,
   type Resumed,
   type ResumeOptions,
   wake as wakeLoop,
@@ -282,6 +282,7 @@ export const wake: Command = async (ctx, args) => {
   }
   const graceMs = parseGrace(values.grace);
   const policy = leasePolicyFromEnv();
+  const questionPolicy = questionPolicyFromEnv();
   // Before the storage opens: a signal while it opens stops the wake before it claims.
   const stop = stopOnSignals(ctx.out, graceMs);
   // Not withStorage: after a database outage the wake loop may swap in a fresh storage,
@@ -308,6 +309,7 @@ export const wake: Command = async (ctx, args) => {
       concurrency,
       pollMs,
       policy,
+      questionPolicy,
       modelFor: (id) => modelFromId(id || ctx.modelId),
       observerFor: runs.observerFor,
       onClaimed: (claimed) => reportClaimed(ctx.out, claimed),

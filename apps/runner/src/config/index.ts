@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import { durationMs } from '@x/executive';
+import { durationMs, EVENT_KINDS, type EventKind, type QuestionRules } from '@x/executive';
 import { usageError } from '../errors.js';
 import { connectTimeoutSeconds, parseDatabaseUrl } from './database-url.js';
 
@@ -138,10 +138,7 @@ function toolPairs<T>(
 }
 
 /** What a deadline policy sets for one human tool: how long its questions wait, and the default. */
-export interface DeadlineRule {
-  ms: number;
-  answer: { action: 'accept' | 'decline' | 'cancel'; content: string };
-}
+export type DeadlineRule = NonNullable<QuestionRules['deadline']>;
 
 /**
  * How long the questions of each human tool wait, and what is applied when nobody answered
@@ -181,11 +178,7 @@ export const remindPolicy: Kind<Readonly<Record<string, number>>> = {
 };
 
 /** What an escalation policy sets for one human tool: after how long, and whom it adds. */
-export interface EscalateRule {
-  ms: number;
-  names: string[];
-  roles: string[];
-}
+export type EscalateRule = NonNullable<QuestionRules['escalate']>;
 
 /**
  * When each human tool's questions widen their audience, and to whom: `TOOL=DURATION:WHO`
@@ -209,10 +202,7 @@ export const escalatePolicy: Kind<Readonly<Record<string, EscalateRule>>> = {
 };
 
 /** How many distinct approvals (and declines) resolve one human tool's questions. */
-export interface QuorumRule {
-  approvals: number;
-  declines: number;
-}
+export type QuorumRule = NonNullable<QuestionRules['quorum']>;
 
 /**
  * The quorum of each human tool's questions: `TOOL=M` or `TOOL=M:D` pairs separated by
@@ -228,20 +218,8 @@ export const quorumPolicy: Kind<Readonly<Record<string, QuorumRule>>> = {
     })),
 };
 
-/** The kinds of event a notification is sent for (Standard Webhooks `type`s). */
-export const EVENT_KINDS = [
-  'question.created',
-  'question.reminded',
-  'question.escalated',
-  'question.answered',
-  'question.expired',
-  'question.cancelled',
-  'run.completed',
-  'run.failed',
-] as const;
-
-/** One kind of event a notification is sent for. */
-export type EventKind = (typeof EVENT_KINDS)[number];
+/** The kinds of event a notification is sent for: the executive's (Standard Webhooks `type`s). */
+export { EVENT_KINDS, type EventKind };
 
 /** The channels a notification goes out on. */
 export const CHANNELS = ['webhook', 'email', 'slack'] as const;

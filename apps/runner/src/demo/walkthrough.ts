@@ -3,14 +3,9 @@ import type { ResumeAnswer } from '@x/askuser';
 import { checkTranscript, textOf, toolUses } from '@x/wire';
 import { shellQuote } from '../cli/invocation.js';
 import type { Output } from '../cli/output.js';
+import { leasePolicyFromEnv, questionPolicyFromEnv } from '../config/executive-policy.js';
 import { setting, VARIABLES } from '../config/index.js';
-import {
-  answer,
-  leasePolicyFromEnv,
-  type RunResult,
-  resumeNext,
-  startRun,
-} from '../executive/index.js';
+import { answer, type RunResult, resumeNext, startRun } from '../executive/index.js';
 import { modelFromId } from '../model/index.js';
 import { openStorage } from '../storage/index.js';
 
@@ -52,6 +47,7 @@ export async function runDemo(
     const model = modelFromId('scripted:trip');
     const observer = { event: out.event.bind(out) };
     const conversationId = `demo-${Date.now().toString(36)}`;
+    const questionPolicy = questionPolicyFromEnv();
     out.note(`storage: ${storage.kind} (${storage.where})`);
     out.note(`$ ${command(`exec "Plan me a short trip" --conversation ${conversationId}`)}`);
     let result: RunResult = await startRun(
@@ -60,6 +56,7 @@ export async function runDemo(
       'Plan me a short trip',
       conversationId,
       observer,
+      { questionPolicy },
     );
     for (const step of OPERATOR) {
       if (result.status !== 'waiting') break;
@@ -83,6 +80,7 @@ export async function runDemo(
         modelFor: () => model,
         observerFor: () => observer,
         policy: leasePolicyFromEnv(),
+        questionPolicy,
       });
       if (!resumed) throw new Error('the answered run was not resumed');
       const { outcome } = resumed;

@@ -24,12 +24,7 @@ export {
   refusal,
   refuseAnswerer,
 } from './record-answer.js';
-export {
-  type LeasePolicy,
-  leasePolicyFromEnv,
-  type Resumed,
-  type ResumeOptions,
-} from './resume.js';
+export type { Resumed, ResumeOptions } from './resume.js';
 export {
   OPEN_RUN_STATUSES,
   retryRun,

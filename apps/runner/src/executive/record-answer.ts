@@ -8,12 +8,12 @@ import {
   AUTO_TERMINATED_MARKER,
   type ResumeAnswer,
 } from '@x/askuser';
-import { acceptedArguments, isGatedTool } from '@x/executive';
+import { acceptedArguments, type ExecutiveEvents, isGatedTool, questionEvent } from '@x/executive';
 import { type Pipeline, pipelinedTransaction } from '@x/postgres-kit';
 import { demoGatedTools } from '../demo/tools.js';
 import { forbiddenError, RunnerError, usageError } from '../errors.js';
 import { failureOf } from '../failure.js';
-import { answersNotified, recordAnswered } from '../notify/events.js';
+import { outboxEvents } from '../notify/events.js';
 import { type Db, lockFor, lockForStatement, type Storage } from '../storage/index.js';
 import { answerContentProblem } from './answer-limit.js';
 import type { ResumeContext } from './suspend.js';
@@ -261,7 +261,7 @@ async function answerAs(
   also: ((tx: Db) => Promise<void>) | undefined,
   check: boolean,
 ): Promise<AnswerOutcome> {
-  if (also === undefined && !answersNotified()) {
+  if (also === undefined && !answersWanted(outboxEvents(storage))) {
     const outcome = await pipelinedTransaction(storage.db, (tx) =>
       answerInFlight(tx, storage, token, given, by, check),
     );
@@ -456,4 +456,35 @@ async function answerMany(
     .catch((error: unknown) => refusal(storage, error, true));
   if ('error' in done) return refusal(storage, done.error, true);
   return done;
+}
+
+/** Whether an answer's event is wanted: else its transaction writes none (and may go in one flight). */
+function answersWanted(events: ExecutiveEvents<Db>): boolean {
+  return events.wants('question.answered') || events.wants('question.cancelled');
+}
+
+/**
+ * Records, inside the answer's transaction, that the questions `tokens` were answered
+ * (`question.cancelled` for a cancel), by whom and through what channel. Reads nothing
+ * when neither event is wanted.
+ */
+async function recordAnswered(
+  tx: Db,
+  storage: Storage,
+  tokens: readonly string[],
+  channel?: string,
+): Promise<void> {
+  const events = outboxEvents(storage);
+  if (!answersWanted(events)) return;
+  for (const token of tokens) {
+    const answered = await storage.pauses(tx).getAnswer(token);
+    if (!answered) continue;
+    const kind = answered.answer.action === 'cancel' ? 'question.cancelled' : 'question.answered';
+    const extra = {
+      answer: answered.answer,
+      answeredBy: answered.answeredBy,
+      ...(channel === undefined ? {} : { channel }),
+    };
+    await events.record(tx, questionEvent(kind, answered, extra));
+  }
 }

@@ -18,9 +18,15 @@ import {
   gatedCallResult,
   isGatedTool,
   isHumanTool,
+  type LeasePolicy,
   type Model,
+  NO_QUESTION_POLICY,
+  type QuestionPolicy,
+  questionEvent,
   questionKindOf,
+  questionTimes,
   runDelegate,
+  runEvent,
   runTurn,
   runWorkers,
   type TurnObserver,
@@ -29,11 +35,10 @@ import {
 } from '@x/executive';
 import { SessionError } from '@x/session';
 import type { ToolResultBlock, ToolUseBlock } from '@x/wire';
-import { type Env, setting, VARIABLES } from '../config/index.js';
 import { demoGatedTools, demoTools, demoWorkers, SYSTEM_PROMPT } from '../demo/tools.js';
 import { postgresCause, withoutOrigin } from '../errors.js';
 import { failureOf } from '../failure.js';
-import { anyRouteFor, questionEvent, recordEvent, runEvent } from '../notify/events.js';
+import { outboxEvents } from '../notify/events.js';
 import { lockFor, type Storage } from '../storage/index.js';
 import {
   answersOf,
@@ -44,14 +49,7 @@ import {
   saveDelegation,
   suspendDelegation,
 } from './stored-delegation.js';
-import {
-  type ModelFor,
-  questionTimes,
-  type Reminded,
-  type RunResult,
-  requesterOf,
-  suspend,
-} from './suspend.js';
+import { type ModelFor, type Reminded, type RunResult, requesterOf, suspend } from './suspend.js';
 import {
   type ExecutiveTelemetry,
   type ObservedWait,
@@ -64,22 +62,14 @@ import {
   watching,
 } from './telemetry.js';
 
-/** How long a lease lasts unless renewed, and how failed attempts are retried. */
-export interface LeasePolicy {
-  leaseMs: number;
-  retry: RetryPolicy;
-}
-
-/** The policy from the environment: RUNNER_LEASE_MS, RUNNER_MAX_ATTEMPTS, RUNNER_RETRY_BACKOFF_MS. */
-export function leasePolicyFromEnv(env?: Env): LeasePolicy {
+/**
+ * The run queue's retry policy of `lease`: an error that would fail again on every attempt
+ * (a saved turn of a newer version, a write a store refused) is not retried.
+ */
+export function retryPolicyOf(lease: LeasePolicy): RetryPolicy {
   return {
-    leaseMs: setting(VARIABLES.RUNNER_LEASE_MS, env),
-    retry: {
-      maxAttempts: setting(VARIABLES.RUNNER_MAX_ATTEMPTS, env),
-      baseMs: setting(VARIABLES.RUNNER_RETRY_BACKOFF_MS, env),
-      limitName: 'RUNNER_MAX_ATTEMPTS',
-      retryable: (error) => !writtenByNewerCode(error) && !refusedByStore(error),
-    },
+    ...lease.retry,
+    retryable: (error) => !writtenByNewerCode(error) && !refusedByStore(error),
   };
 }
 
@@ -137,6 +127,8 @@ export interface ResumeOptions {
   /** Hears of a claimed run once what it resumes from is known, before anything of its turn happens. */
   onClaimed?(run: Omit<Resumed, 'outcome'>): void;
   policy: LeasePolicy;
+  /** The policy the questions of resumed turns are asked under; default none. */
+  questionPolicy?: QuestionPolicy;
 }
 
 /** What a run claimed at its due time resumed from (its deadline's default or an answer in time). */
@@ -246,7 +238,7 @@ export async function resumeRun(
       ...tracedTools(span),
     });
   });
-  return finishTurn(storage, job, suspension, model, turn, traceparent);
+  return finishTurn(storage, job, suspension, model, turn, options, traceparent);
 }
 
 /**
@@ -336,6 +328,7 @@ async function applyDue(
 ): Promise<{ status: 'resolved'; resolved: AnsweredPause } | Reminded> {
   const { runId, conversationId, deadlineAt } = job.run;
   const token = job.run.interactionId ?? '';
+  const events = outboxEvents(storage);
   const outcome = await storage.transaction(
     async (tx): Promise<{ status: 'resolved'; resolved: AnsweredPause } | Reminded> => {
       const pauses = storage.pauses(tx);
@@ -345,12 +338,11 @@ async function applyDue(
       const notify = [
         ...(due.reminded ? (['question.reminded'] as const) : []),
         ...(due.escalated ? (['question.escalated'] as const) : []),
-      ].filter((kind) => anyRouteFor(kind));
+      ].filter((kind) => events.wants(kind));
       if (notify.length > 0) {
         const pause = await pauses.getByToken(token).catch(() => undefined);
         for (const kind of notify) {
-          if (pause)
-            await recordEvent(tx, storage, questionEvent(kind, pause, due.escalated ?? {}));
+          if (pause) await events.record(tx, questionEvent(kind, pause, due.escalated ?? {}));
         }
       }
       const resolved = deadlineAt || !due.pending ? await pauses.expire(token) : undefined;
@@ -360,7 +352,7 @@ async function applyDue(
         }
         if (resolved.expiredAt) {
           const extra = { answer: resolved.answer, expiredAt: resolved.expiredAt.toISOString() };
-          await recordEvent(tx, storage, questionEvent('question.expired', resolved, extra));
+          await events.record(tx, questionEvent('question.expired', resolved, extra));
         }
         return { status: 'resolved', resolved };
       }
@@ -465,6 +457,7 @@ async function finishTurn(
   suspension: Suspension,
   model: Model,
   turn: TurnOutcome,
+  { questionPolicy: policy = NO_QUESTION_POLICY }: ResumeOptions,
   traceparent?: string,
 ): Promise<RunResult> {
   const { runId, conversationId } = job.run;
@@ -472,12 +465,13 @@ async function finishTurn(
   const requester = requesterOf(job.run.meta);
   if (turn.status === 'completed') {
     const added = turn.messages.slice(suspension.messages?.length ?? 0);
-    // One statement unless a rule sends run.completed: then its notification commits with it.
-    if (!anyRouteFor('run.completed')) await job.complete(added);
+    // One statement unless run.completed is wanted: then its event commits with it.
+    const events = outboxEvents(storage);
+    if (!events.wants('run.completed')) await job.complete(added);
     else {
       await storage.transaction(async (tx) => {
         await storage.runs(tx).complete(runId, job.owner, added);
-        await recordEvent(tx, storage, runEvent('run.completed', job.run));
+        await events.record(tx, runEvent('run.completed', job.run));
       });
     }
     return { status: 'completed', runId, conversationId, messages: turn.messages };
@@ -487,7 +481,7 @@ async function finishTurn(
     // until the rest is written.
     const next = randomUUID();
     const ids = { runId, conversationId, ...(requester === undefined ? {} : { requester }) };
-    const times = turn.status === 'delegated' ? {} : questionTimes(turn.question);
+    const times = turn.status === 'delegated' ? {} : questionTimes(turn.question, policy);
     await storage.runs(tx).finish(runId, job.owner, {
       status: 'waiting',
       interactionId: next,
@@ -496,8 +490,8 @@ async function finishTurn(
     });
     const waiting =
       turn.status === 'delegated'
-        ? await suspendDelegation(tx, storage, ids, model, turn, next)
-        : await suspend(tx, storage, { ...ids, traceparent }, model, turn, next, times);
+        ? await suspendDelegation(tx, storage, ids, model, turn, next, policy)
+        : await suspend(tx, storage, { ...ids, traceparent }, model, turn, next, policy, times);
     await storage.continuations(tx).markResolved(token);
     return waiting;
   });
@@ -529,6 +523,7 @@ async function resumeDelegation(
     suspension,
     { ...ids, ...(requester === undefined ? {} : { requester }) },
     model.id,
+    options.questionPolicy ?? NO_QUESTION_POLICY,
   );
   const answers = await answersOf(storage, stored);
   if ([...answers.values()].some((a) => a.action === 'cancel')) {
@@ -577,7 +572,7 @@ async function resumeDelegation(
       ...tracedTools(span),
     });
   });
-  if (turn) return finishTurn(storage, job, suspension, model, turn, traceparent);
+  if (turn) return finishTurn(storage, job, suspension, model, turn, options, traceparent);
   await storage.transaction(async (tx) => {
     // The answer of a worker question takes this lock before it readies the run: either it
     // committed before the check below sees it, or it readies the run after this commits.

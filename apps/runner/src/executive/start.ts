@@ -2,11 +2,19 @@ import { randomUUID } from 'node:crypto';
 import type { Pending } from '@x/askuser';
 import { ContinuationError } from '@x/continuation';
 import type { RunRecord, RunStatus } from '@x/continuation-postgres';
-import { type Model, runDelegate, runTurn, type TurnObserver } from '@x/executive';
+import {
+  type Model,
+  NO_QUESTION_POLICY,
+  type QuestionPolicy,
+  questionEvent,
+  runDelegate,
+  runTurn,
+  type TurnObserver,
+} from '@x/executive';
 import { userMessage } from '@x/wire';
 import { demoGatedTools, demoTools, demoWorkers, SYSTEM_PROMPT } from '../demo/tools.js';
 import { notFoundError, RunnerError } from '../errors.js';
-import { anyRouteFor, questionEvent, recordEvent } from '../notify/events.js';
+import { outboxEvents } from '../notify/events.js';
 import type { Storage } from '../storage/index.js';
 import { suspendDelegation } from './stored-delegation.js';
 import { type Reminded, type RunResult, suspendNewRun } from './suspend.js';
@@ -25,15 +33,16 @@ export interface Stopped {
  * transaction (a worker running one of them then has its terminal write refused).
  */
 export async function stopConversation(storage: Storage, conversationId: string): Promise<Stopped> {
+  const events = outboxEvents(storage);
   const stopped = await storage.transaction(async (tx) => {
-    // Read first only when a rule sends question.cancelled: each closed question is one event.
-    const open = anyRouteFor('question.cancelled')
+    // Read first only when question.cancelled is wanted: each closed question is one event.
+    const open = events.wants('question.cancelled')
       ? await storage.pauses(tx).listPending(conversationId)
       : [];
     const pauses = await storage.pauses(tx).autoResolveForConversation(conversationId);
     for (const pause of open) {
       const event = questionEvent('question.cancelled', pause, { reason: 'stopped' });
-      await recordEvent(tx, storage, event);
+      await events.record(tx, event);
     }
     const store = storage.continuations(tx);
     let continuations = 0;
@@ -136,9 +145,11 @@ export interface StartOptions {
   hints?: { command: (line: string) => string; replace: string };
   /**
    * The person the run acts for: stored with its questions (and the run's meta, for those it
-   * asks later), where RUNNER_REQUESTER_MAY_NOT_APPROVE may bar them from answering.
+   * asks later), where the question policy may bar them from answering.
    */
   requester?: string;
+  /** The policy its first questions are asked under (who answers, by when, how many); default none. */
+  questionPolicy?: QuestionPolicy;
   /**
    * The conversation id was made up for this run (exec without `--conversation`): it has no
    * open work to look for or stop, so nothing is read or written before the turn.
@@ -195,7 +206,7 @@ export async function startRun(
       });
     },
   );
-  const { requester } = options;
+  const { requester, questionPolicy: policy = NO_QUESTION_POLICY } = options;
   const meta = {
     model: model.id,
     ...(requester === undefined ? {} : { requester }),
@@ -224,6 +235,7 @@ export async function startRun(
             model,
             outcome,
             interactionId,
+            policy,
           );
           await storage.runs(tx).create({
             runId,
@@ -234,7 +246,15 @@ export async function startRun(
           });
           return result;
         })
-      : await suspendNewRun(storage, { ...run, traceparent }, model, outcome, meta);
+      : await suspendNewRun(
+          storage,
+          { ...run, traceparent },
+          model,
+          outcome,
+          meta,
+          undefined,
+          policy,
+        );
   return { ...waiting, stopped };
 }
 

@@ -6,13 +6,16 @@ import {
   type Delegation,
   getDelegation,
   type Model,
+  NO_QUESTION_POLICY,
   putDelegation,
+  type QuestionPolicy,
+  questionAnswerers,
+  questionEvent,
   waitingWorkers,
 } from '@x/executive';
 import type { Message, ToolUseBlock } from '@x/wire';
-import { questionEvent, recordEvent } from '../notify/events.js';
+import { outboxEvents } from '../notify/events.js';
 import type { Db, Storage } from '../storage/index.js';
-import { questionPolicy } from './question-policy.js';
 import type { DelegatedTurn, ResumeContext, RunIds, RunResult } from './suspend.js';
 
 /** A delegation of an unattended run, with what it needs to be written again. */
@@ -20,6 +23,8 @@ export interface StoredDelegation {
   /** The parent's continuation (the run waits on it), also the parent's checkpoint thread. */
   interactionId: string;
   run: RunIds;
+  /** Who may answer the workers' questions it stores. */
+  policy: QuestionPolicy;
   modelId: string;
   delegation: Delegation;
   /** The parent's transcript, ending with the assistant message that delegated. */
@@ -71,10 +76,11 @@ export async function saveDelegation(tx: Db, storage: Storage, stored: StoredDel
       resumeContext,
       proxiedFromChildId: worker.id,
       proxiedToolCallId: question.toolCallId,
-      ...questionPolicy(question, run.requester),
+      ...questionAnswerers(question, run.requester, stored.policy),
     };
     await storage.pauses(tx).insert(pause, { runId: run.runId });
-    await recordEvent(tx, storage, questionEvent('question.created', pause, { worker: worker.id }));
+    const created = questionEvent('question.created', pause, { worker: worker.id });
+    await outboxEvents(storage).record(tx, created);
     stored.asked.add(question.token);
   }
 }
@@ -84,12 +90,16 @@ export function readDelegation(storage: Storage, interactionId: string) {
   return getDelegation(storage.sessions(), interactionId);
 }
 
-/** Reads the delegation a run waits on: the parent's checkpoint and each worker's. */
+/**
+ * Reads the delegation a run waits on: the parent's checkpoint and each worker's; the
+ * questions its workers ask next are stored under `policy`.
+ */
 export async function loadDelegation(
   storage: Storage,
   suspension: Suspension,
   run: RunIds,
   modelId: string,
+  policy: QuestionPolicy,
 ): Promise<StoredDelegation> {
   const interactionId = suspension.interactionId;
   const read = await readDelegation(storage, interactionId);
@@ -101,6 +111,7 @@ export async function loadDelegation(
   return {
     interactionId,
     run,
+    policy,
     modelId,
     delegation: read.delegation,
     window: suspension.messages ?? [],
@@ -151,7 +162,8 @@ export function delegatedResult(
 /**
  * Saves a turn suspended on its delegate call: the parent's continuation WITH the full
  * messages (the run waits on it), the parent's and workers' checkpoints and one pause per
- * worker question. Call it inside `storage.transaction` with the run's own write.
+ * worker question (who may answer it under `policy`). Call it inside `storage.transaction` with
+ * the run's own write.
  */
 export async function suspendDelegation(
   tx: Db,
@@ -160,6 +172,7 @@ export async function suspendDelegation(
   model: Pick<Model, 'id'>,
   outcome: DelegatedTurn,
   interactionId: string = randomUUID(),
+  policy: QuestionPolicy = NO_QUESTION_POLICY,
 ): Promise<Extract<RunResult, { status: 'waiting' }>> {
   const window = [...outcome.messages, outcome.assistant];
   await storage.continuations(tx).save(
@@ -175,6 +188,7 @@ export async function suspendDelegation(
   const stored: StoredDelegation = {
     interactionId,
     run,
+    policy,
     modelId: model.id,
     delegation: outcome.delegation,
     window,

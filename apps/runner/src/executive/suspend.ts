@@ -1,12 +1,19 @@
 import { createHash, randomUUID } from 'node:crypto';
-import type { ResumeAnswer } from '@x/askuser';
 import { createSuspension } from '@x/continuation';
-import type { Model, Question, TurnOutcome } from '@x/executive';
+import {
+  type Model,
+  NO_QUESTION_POLICY,
+  type QuestionDeadline,
+  type QuestionPolicy,
+  type QuestionTimes,
+  questionAnswerers,
+  questionEvent,
+  questionTimes,
+  type TurnOutcome,
+} from '@x/executive';
 import type { Message } from '@x/wire';
-import { setting, VARIABLES } from '../config/index.js';
-import { anyRouteFor, questionEvent, recordEvent } from '../notify/events.js';
+import { outboxEvents } from '../notify/events.js';
 import type { Db, Storage } from '../storage/index.js';
-import { questionPolicy } from './question-policy.js';
 
 /** A worker's question that a delegated run waits on. */
 export interface WorkerQuestionInfo {
@@ -29,7 +36,7 @@ export type RunResult =
       options: string[] | null;
       /** A delegated run: every worker question it waits on (`token` is the first's). */
       questions?: WorkerQuestionInfo[];
-      /** When the question stops waiting, and its default (RUNNER_DEADLINE). */
+      /** When the question stops waiting, and its default (the question policy's deadline). */
       deadline?: QuestionDeadline;
       /** When a worker next takes the run without an answer: its deadline, reminder or escalation. */
       dueAt?: Date;
@@ -90,72 +97,6 @@ export function requesterOf(meta: unknown): string | undefined {
   return typeof requester === 'string' ? requester : undefined;
 }
 
-/** When a question stops waiting, and the default applied then (the outcome expired). */
-export interface QuestionDeadline {
-  at: Date;
-  answer: ResumeAnswer;
-}
-
-/**
- * The deadline of a new question: RUNNER_DEADLINE's for its tool, or the model's own (the
- * `deadline` of its tool input) when that comes first; none: it waits.
- */
-export function deadlineFor(
-  question: Pick<Question, 'kind' | 'deadline'>,
-  now = Date.now(),
-): QuestionDeadline | undefined {
-  const rule = setting(VARIABLES.RUNNER_DEADLINE)?.[question.kind];
-  const policy = rule && { at: new Date(now + rule.ms), answer: rule.answer };
-  const own = question.deadline;
-  if (!own || (policy && policy.at <= own.at)) return policy;
-  return own;
-}
-
-/**
- * What the policies set for a new question of the human tool `kind`: its deadline
- * (RUNNER_DEADLINE), reminder (RUNNER_REMIND), escalation (RUNNER_ESCALATE) and quorum
- * (RUNNER_QUORUM), and its run's due time, the earliest of those times (none: it waits).
- */
-export interface QuestionTimes {
-  deadline?: QuestionDeadline;
-  remind?: { at: Date };
-  escalate?: { at: Date; names: string[]; roles: string[] };
-  quorum?: { approvals: number; declines: number };
-  dueAt?: Date;
-}
-
-/** The {@link QuestionTimes} of a new question (its tool's policies, its own deadline). */
-export function questionTimes(
-  question: Pick<Question, 'kind' | 'deadline'>,
-  now = Date.now(),
-): QuestionTimes {
-  const { kind } = question;
-  const deadline = deadlineFor(question, now);
-  const remindMs = setting(VARIABLES.RUNNER_REMIND)?.[kind];
-  const escalate = setting(VARIABLES.RUNNER_ESCALATE)?.[kind];
-  const quorum = setting(VARIABLES.RUNNER_QUORUM)?.[kind];
-  const times: QuestionTimes = {
-    ...(deadline ? { deadline } : {}),
-    ...(remindMs ? { remind: { at: new Date(now + remindMs) } } : {}),
-    ...(escalate
-      ? {
-          escalate: {
-            at: new Date(now + escalate.ms),
-            names: escalate.names,
-            roles: escalate.roles,
-          },
-        }
-      : {}),
-    ...(quorum ? { quorum } : {}),
-  };
-  const due = [times.deadline?.at, times.remind?.at, times.escalate?.at].filter(
-    (at): at is Date => at !== undefined,
-  );
-  return due.length === 0
-    ? times
-    : { ...times, dueAt: new Date(Math.min(...due.map((at) => at.getTime()))) };
-}
-
 /** A run suspended on its delegate call: the parent turn stopped on it. */
 export type DelegatedTurn = Extract<TurnOutcome, { status: 'delegated' }>;
 
@@ -172,8 +113,9 @@ function argumentsDigest(input: unknown): string {
 }
 
 /**
- * Saves a suspended turn for later: the pause row (token = interaction id, with its
- * `deadline`, reminder, escalation and quorum: {@link questionTimes}) and the continuation
+ * Saves a suspended turn for later: the pause row (token = interaction id, with who may
+ * answer it and its `deadline`, reminder, escalation and quorum under `policy`: `questionTimes`
+ * of `@x/executive`) and the continuation
  * WITH the full messages. The run's own write takes the same deadline (`deadlineAt`) and
  * due time (`dueAt`), so that a worker claims it then. Call it inside `storage.transaction`, together with
  * the run's own write (created waiting, or finished as waiting on this token), so that all
@@ -186,7 +128,8 @@ export async function suspend(
   model: Pick<Model, 'id'>,
   outcome: SuspendedTurn,
   token: string = randomUUID(),
-  times: QuestionTimes = questionTimes(outcome.question),
+  policy: QuestionPolicy = NO_QUESTION_POLICY,
+  times: QuestionTimes = questionTimes(outcome.question, policy),
 ): Promise<Extract<RunResult, { status: 'waiting' }>> {
   const { deadline, remind, escalate, quorum, dueAt } = times;
   const suspension = createSuspension({
@@ -214,7 +157,7 @@ export async function suspend(
     priority,
     toolCallId: outcome.toolUse.id,
     resumeContext,
-    ...questionPolicy(outcome.question, requester),
+    ...questionAnswerers(outcome.question, requester, policy),
     deadline: deadline ?? null,
     remind: remind ?? null,
     escalate: escalate ?? null,
@@ -230,7 +173,10 @@ export async function suspend(
       // A gated call's arguments themselves, so that the log keeps both them and an edit.
       ...(gated ? { arguments: gated.arguments } : {}),
     }),
-    recordEvent(tx, storage, questionEvent('question.created', pause, createdExtra(deadline))),
+    outboxEvents(storage).record(
+      tx,
+      questionEvent('question.created', pause, createdExtra(deadline)),
+    ),
     storage.continuations(tx).save(suspension),
   ]);
   return {
@@ -247,8 +193,8 @@ export async function suspend(
 
 /**
  * A new run that stopped on its first question: its pause, continuation and run (waiting,
- * with the question's deadline and due time) written in one transaction, all sent together,
- * and COMMIT with them unless a statement has to wait for another's reply.
+ * with the question's deadline and due time under `policy`) written in one transaction, all
+ * sent together, and COMMIT with them unless a statement has to wait for another's reply.
  */
 export async function suspendNewRun(
   storage: Storage,
@@ -257,12 +203,14 @@ export async function suspendNewRun(
   outcome: SuspendedTurn,
   meta: Record<string, unknown>,
   token: string = randomUUID(),
+  policy: QuestionPolicy = NO_QUESTION_POLICY,
 ): Promise<Extract<RunResult, { status: 'waiting' }>> {
-  const times = questionTimes(outcome.question);
+  const times = questionTimes(outcome.question, policy);
   const ids = { ...run, ...(requester === undefined ? {} : { requester }) };
   // With nothing to wait for between statements (no audit entry to sign after its head is
   // read, no notification to enqueue), every statement is sent at once and COMMIT with them.
-  const oneFlight = storage.auditKey() === undefined && !anyRouteFor('question.created');
+  const oneFlight =
+    storage.auditKey() === undefined && !outboxEvents(storage).wants('question.created');
   return storage.transaction(async (tx, commitWith) => {
     // The run first: postgres.js sends a large statement (the continuation) at once and
     // holds small ones until the next turn of the event loop.
@@ -275,7 +223,10 @@ export async function suspendNewRun(
       ...(times.deadline ? { deadlineAt: times.deadline.at } : {}),
       ...(times.dueAt ? { dueAt: times.dueAt } : {}),
     });
-    const written = Promise.all([created, suspend(tx, storage, ids, model, outcome, token, times)]);
+    const written = Promise.all([
+      created,
+      suspend(tx, storage, ids, model, outcome, token, policy, times),
+    ]);
     const [, waiting] = await (oneFlight ? commitWith(written) : written);
     return waiting;
   });

@@ -7,11 +7,19 @@ import {
   type RunWorkerConnection,
   type RunWorkerEvent,
 } from '@x/continuation-postgres';
+import { runEvent } from '@x/executive';
 import { Deliverer, type DeliveryEvent, type DeliveryOptions } from '../notify/deliver.js';
-import { anyRouteFor, recordEvent, runEvent } from '../notify/events.js';
+import { outboxEvents } from '../notify/events.js';
 import type { Storage } from '../storage/index.js';
 import { AuditSealer } from './audit-seal.js';
-import { attemptError, claimOf, type Resumed, type ResumeOptions, resumeRun } from './resume.js';
+import {
+  attemptError,
+  claimOf,
+  type Resumed,
+  type ResumeOptions,
+  resumeRun,
+  retryPolicyOf,
+} from './resume.js';
 import type { RunResult } from './suspend.js';
 import { watching } from './telemetry.js';
 
@@ -99,10 +107,11 @@ export async function wake(
     record: (queue: PostgresRunQueue) => Promise<void>,
   ) => {
     const using = storageOf.get(job.queue) ?? storage;
-    if (!anyRouteFor('run.failed')) return record(job.queue);
+    const events = outboxEvents(using);
+    if (!events.wants('run.failed')) return record(job.queue);
     await using.transaction(async (tx) => {
       await record(using.runs(tx));
-      await recordEvent(tx, using, runEvent('run.failed', job.run, { error: failure.reason }));
+      await events.record(tx, runEvent('run.failed', job.run, { error: failure.reason }));
     });
   };
   const worker = new RunWorker<RunResult>({
@@ -111,7 +120,7 @@ export async function wake(
     concurrency: Math.max(1, options.concurrency),
     ...(options.pollMs === undefined ? {} : { pollMs: options.pollMs }),
     leaseMs: options.policy.leaseMs,
-    retry: options.policy.retry,
+    retry: retryPolicyOf(options.policy),
     describeError: attemptError,
     recordFailure,
     graceMs: options.graceMs ?? DEFAULT_GRACE_MS,

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { assertSafeId } from '@x/continuation';
 import type { RunStatus } from '@x/continuation-postgres';
+import type { QuestionPolicy } from '@x/executive';
 import { z } from 'zod';
 import type { StartRunLine, StartRunResponse } from '../../web/src/api-types.d.ts';
 import { type ModelFor, retryRun, startRun } from '../executive/index.js';
@@ -15,6 +16,8 @@ export interface RunsContext {
   caller: Caller;
   /** The model a new run uses (`''`: the server's default). */
   modelFor?: ModelFor | undefined;
+  /** The policy a new run's questions are asked under; default none. */
+  questionPolicy?: QuestionPolicy | undefined;
 }
 
 const STATUSES = ['running', 'waiting', 'ready', 'completed', 'cancelled', 'failed'] as const;
@@ -125,6 +128,10 @@ export const runRoutes: RunRoute[] = [
       if (!ctx.modelFor) throw new HttpError(404, 'not_found', 'this server does not start runs');
       const conversationId = safeId('conversation', conversation);
       const runModel = ctx.modelFor(model ?? '');
+      const options = {
+        replace,
+        ...(ctx.questionPolicy ? { questionPolicy: ctx.questionPolicy } : {}),
+      };
       if (!accepts(req, NDJSON)) {
         const result = await startRun(
           ctx.storage,
@@ -134,7 +141,7 @@ export const runRoutes: RunRoute[] = [
           {
             event: () => {},
           },
-          { replace },
+          options,
         );
         sendJson(res, 200, { conversationId, result } satisfies StartRunResponse);
         return;
@@ -148,7 +155,7 @@ export const runRoutes: RunRoute[] = [
           goal,
           conversationId,
           { event: (event) => stream.send({ event } satisfies StartRunLine) },
-          { replace },
+          options,
         );
         stream.send({ conversationId, result } satisfies StartRunLine);
       } catch (caught) {

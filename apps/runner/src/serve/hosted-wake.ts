@@ -1,4 +1,5 @@
-import { leasePolicyFromEnv, type ModelFor, type Resumed, wake } from '../executive/index.js';
+import type { LeasePolicy, QuestionPolicy } from '@x/executive';
+import { type ModelFor, type Resumed, wake } from '../executive/index.js';
 import { deliveryFromEnv } from '../notify/deliver.js';
 import type { Storage } from '../storage/index.js';
 import type { EventHub } from './events.js';
@@ -11,6 +12,10 @@ export interface HostedWakeOptions {
   graceMs: number;
   /** The model for a resumed run (from its saved model id). */
   modelFor: ModelFor;
+  /** How long a claim holds a run, and how failed attempts are retried. */
+  lease: LeasePolicy;
+  /** The policy the questions of resumed turns are asked under. */
+  questionPolicy: QuestionPolicy;
   /** A run was resumed. */
   onResumed?: ((resumed: Resumed) => void) | undefined;
   /** The database is unavailable, or the loop stopped on an error. */
@@ -51,7 +56,8 @@ export function startHostedWake(storage: Storage, options: HostedWakeOptions): H
     // Several runs resume side by side: no transaction is held while a model runs.
     concurrency: 4,
     pollMs: storage.kind === 'postgres' ? 5_000 : 1_000,
-    policy: leasePolicyFromEnv(),
+    policy: options.lease,
+    questionPolicy: options.questionPolicy,
     modelFor: options.modelFor,
     observerFor: () => ({ event: () => {} }),
     onResumed: (resumed) => {

@@ -1,6 +1,8 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ASKUSER_ANSWERED_CHANNEL, ASKUSER_CREATED_CHANNEL } from '@x/askuser';
+import type { LeasePolicy, QuestionPolicy } from '@x/executive';
+import { leasePolicyFromEnv, questionPolicyFromEnv } from '../config/executive-policy.js';
 import { OPTION_DEFAULTS, VARIABLES } from '../config/index.js';
 import { RunnerError, usageError } from '../errors.js';
 import { DEFAULT_GRACE_MS, type ModelFor, type Resumed, watching } from '../executive/index.js';
@@ -87,6 +89,10 @@ export interface ServeOptions {
   graceMs?: number;
   /** The model for a resumed run (from its saved model id). */
   modelFor: ModelFor;
+  /** The policy the questions of runs started or resumed here are asked under; default the environment's. */
+  questionPolicy?: QuestionPolicy;
+  /** The hosted wake loop's lease and retries; default the environment's. */
+  lease?: LeasePolicy;
   /** A run was resumed by the hosted wake loop. */
   onResumed?: (resumed: Resumed) => void;
   /** Something went wrong in the background (a resume, the database, a request). */
@@ -175,6 +181,7 @@ export async function startServe(storage: Storage, options: ServeOptions): Promi
   const { oidc } = options;
   assertServeAllowed(host, token, oidc !== undefined || (await storage.operators().anyLive()));
   const onError = options.onError ?? (() => {});
+  const questionPolicy = options.questionPolicy ?? questionPolicyFromEnv();
   const graceMs = options.graceMs ?? DEFAULT_GRACE_MS;
   const hub = new EventHub({
     storage,
@@ -214,6 +221,7 @@ export async function startServe(storage: Storage, options: ServeOptions): Promi
     storage,
     hub,
     modelFor: options.modelFor,
+    questionPolicy,
     answered() {
       hub.poke();
       hostedWake?.answered();
@@ -256,6 +264,8 @@ export async function startServe(storage: Storage, options: ServeOptions): Promi
       hub,
       graceMs,
       modelFor: options.modelFor,
+      lease: options.lease ?? leasePolicyFromEnv(),
+      questionPolicy,
       onResumed: options.onResumed,
       onError,
     });
