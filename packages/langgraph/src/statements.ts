@@ -97,8 +97,9 @@ export function listedCheckpoints(query: {
 
 /**
  * One row that sets `synchronous_commit` for the statement's own transaction to `commit`
- * (`off`: asynchronous), or leaves it as it is when `commit` is null. In FROM, so that it is
- * evaluated whatever the statement writes.
+ * (`off`: asynchronous), or leaves it as it is when `commit` is null. In the insert's FROM:
+ * a statement that inserts nothing (a checkpoint written again) may skip it and commit
+ * synchronously, which is only slower.
  */
 const commitMode = sql`(select set_config('synchronous_commit', coalesce(${p('commit')}::text, current_setting('synchronous_commit')), true)) as commit_mode`;
 
