@@ -5,7 +5,8 @@
  * `approve`), the gated-tool mechanism ({@link gatedCallResult}) and the delegate port, and
  * {@link ExecutiveError}, the one error its flows throw; the policies the flows take as options
  * ({@link QuestionPolicy}, {@link LeasePolicy}) and the port they announce events through
- * ({@link ExecutiveEvents}).
+ * ({@link ExecutiveEvents}), and what watches them ({@link ExecutiveTelemetry},
+ * {@link ExecutiveTracer}).
  */
 
 export type { DelegateHandler, Delegation, Worker, WorkerQuestion } from './delegate-port.js';
@@ -63,6 +64,13 @@ export {
   questionAudience,
   questionTimes,
 } from './question-policy.js';
+export type {
+  ExecutiveTelemetry,
+  ExecutiveTracer,
+  HumanWait,
+  RunEnding,
+  TurnSpan,
+} from './telemetry.js';
 export {
   answerResult,
   DELEGATE_TOOL,

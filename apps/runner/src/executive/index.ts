@@ -43,9 +43,5 @@ export {
   suspend,
   suspendNewRun,
 } from './suspend.js';
-export {
-  type ExecutiveTelemetry,
-  type RunEnding,
-  watching,
-} from './telemetry.js';
+export { watching } from './telemetry.js';
 export { DEFAULT_GRACE_MS, resumeNext, type WakeOptions, wake } from './wake-loop.js';

@@ -14,6 +14,7 @@ import {
   DELEGATE_TOOL,
   delegateResult,
   ExecutiveError,
+  type ExecutiveTelemetry,
   expiredResult,
   gatedCallResult,
   isGatedTool,
@@ -51,7 +52,6 @@ import {
 } from './stored-delegation.js';
 import { type ModelFor, type Reminded, type RunResult, requesterOf, suspend } from './suspend.js';
 import {
-  type ExecutiveTelemetry,
   type ObservedWait,
   observeResume,
   storedTraceparent,

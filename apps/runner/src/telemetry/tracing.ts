@@ -9,8 +9,7 @@ import {
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
 import { BatchSpanProcessor, NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
-import type { ModelUsage } from '@x/executive';
-import type { ExecutiveTracer, HumanWait, TurnSpan } from '../executive/telemetry.js';
+import type { ExecutiveTracer, HumanWait, ModelUsage, TurnSpan } from '@x/executive';
 
 const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
 
