@@ -2,7 +2,6 @@ import { describe, expect, it } from 'vitest';
 import {
   dataDirs,
   finished,
-  type InProcessOptions,
   runCli,
   runInProcess,
   sharedStorage,
@@ -14,8 +13,7 @@ import { expectPaired } from './transcript.js';
 const dataDir = dataDirs();
 // One storage open across the commands of a folder; closed before a process opens the folder.
 const shared = sharedStorage();
-const cli = (args: string[], options: InProcessOptions = {}) =>
-  runInProcess(args, { ...options, storage: shared });
+const cli = shared.run;
 
 const last = <T>(list: T[]): T => list[list.length - 1] as T;
 

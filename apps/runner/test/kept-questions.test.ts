@@ -5,14 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { answer, startRun } from '../src/executive/index.js';
 import { modelFromId } from '../src/model/index.js';
 import { openStorage } from '../src/storage/index.js';
-import {
-  type CliResult,
-  dataDirs,
-  type InProcessOptions,
-  runInProcess,
-  runShell,
-  sharedStorage,
-} from './run-cli.js';
+import { type CliResult, dataDirs, runShell, sharedStorage } from './run-cli.js';
 
 // What a person typed or decided is never lost as a side effect: exec refuses to cancel an
 // open question, purge keeps what an unfinished run needs, a second answer says who gave
@@ -21,8 +14,7 @@ import {
 const dataDir = dataDirs();
 // One storage open across the commands of a folder; closed before a process opens the folder.
 const shared = sharedStorage();
-const cli = (args: string[], options: InProcessOptions = {}) =>
-  runInProcess(args, { ...options, storage: shared });
+const cli = shared.run;
 const last = <T>(list: T[]): T => list[list.length - 1] as T;
 const errorLines = (result: CliResult) => result.stderr.trimEnd().split('\n');
 

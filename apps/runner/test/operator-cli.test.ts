@@ -7,8 +7,6 @@ import {
   copyDataTemplate,
   dataDirs,
   finished,
-  type InProcessOptions,
-  runInProcess,
   runShell,
   sharedStorage,
   startCli,
@@ -21,8 +19,7 @@ import {
 const dataDir = dataDirs();
 // One storage open across the commands of a folder; closed before a process opens the folder.
 const shared = sharedStorage();
-const cli = (args: string[], options: InProcessOptions = {}) =>
-  runInProcess(args, { ...options, storage: shared });
+const cli = shared.run;
 /** An empty folder (no database yet), removed after the file. */
 const scratch = () => dataDir({ empty: true });
 

@@ -255,6 +255,8 @@ export interface SharedStorage {
   open(options: OpenStorageOptions): Promise<Storage>;
   /** Closes it: before a process of its own opens the same data folder or database. */
   close(): Promise<void>;
+  /** {@link runInProcess} on this storage (a function of its own, to be passed around). */
+  run(args: string[], options?: Omit<InProcessOptions, 'storage'>): Promise<CliResult>;
   /** Handles the open storage holds (the first PGlite of a process has some): not a command's. */
   readonly handles: number;
 }
@@ -265,7 +267,7 @@ export interface SharedStorage {
  * a short command costs. The one held is reused only by a command with the same data folder,
  * database and environment; another closes it and opens its own. It holds the data folder's
  * lock until {@link SharedStorage.close}, so a process that opens the folder meanwhile is
- * refused, as a second runner is.
+ * refused, as a second runner is; a test that writes the database itself closes it first.
  */
 export function sharedStorage(): SharedStorage {
   let held: { key: string; storage: Storage; handles: number } | undefined;
@@ -292,6 +294,7 @@ export function sharedStorage(): SharedStorage {
       }
       return { ...held.storage, close: async () => {} };
     },
+    run: (args, options = {}) => runInProcess(args, { ...options, storage: shared }),
     async close() {
       const closing = held;
       held = undefined;

@@ -3,15 +3,7 @@ import { createServer } from 'node:net';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { HELP } from '../src/cli/help.js';
-import {
-  type CliResult,
-  dataDirs,
-  type InProcessOptions,
-  runCli,
-  runInProcess,
-  runShell,
-  sharedStorage,
-} from './run-cli.js';
+import { type CliResult, dataDirs, runCli, runShell, sharedStorage } from './run-cli.js';
 
 // What the runner says must help: options where a person puts them, a version, each
 // command's help, ids and commands printed whole, and errors that name what to do next.
@@ -19,8 +11,7 @@ import {
 const dataDir = dataDirs();
 // One storage open across the commands of a folder; closed before a process opens the folder.
 const shared = sharedStorage();
-const cli = (args: string[], options: InProcessOptions = {}) =>
-  runInProcess(args, { ...options, storage: shared });
+const cli = shared.run;
 const errorLines = (result: CliResult) => result.stderr.trimEnd().split('\n');
 
 /** What the CLI prints on stdout, having ended with exit 0. */
