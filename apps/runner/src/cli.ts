@@ -18,7 +18,7 @@ import {
 import { FAILURES, usageError } from './errors.js';
 import { watching } from './executive/telemetry.js';
 import type { HostCommand } from './serve/api-cli.js';
-import type { Storage } from './storage/index.js';
+import type { OpenStorageOptions, Storage } from './storage/index.js';
 import type { HostedCommand, Serving } from './storage/via-serve.js';
 
 // Each command's module loads only when it runs: a process pays for one command's imports
@@ -159,8 +159,14 @@ function version(): string {
   return (JSON.parse(readFileSync(file, 'utf8')) as { version: string }).version;
 }
 
-/** Runs the CLI with `argv` (without node and the script); returns the exit code. */
-export async function main(argv: string[]): Promise<number> {
+/**
+ * Runs the CLI with `argv` (without node and the script); returns the exit code. `open` opens
+ * the command's storage in place of openStorage (the tests keep one open across commands).
+ */
+export async function main(
+  argv: string[],
+  open?: (options: OpenStorageOptions) => Promise<Storage>,
+): Promise<number> {
   const { command, given } = commandOf(argv);
   const args = attachNegativeValues(given);
   const json = args.includes('--json');
@@ -240,7 +246,7 @@ export async function main(argv: string[]): Promise<number> {
     modelId,
     command,
     open: async () =>
-      (await import('./storage/index.js')).openStorage({
+      (open ?? (await import('./storage/index.js')).openStorage)({
         dataDir,
         databaseUrl: setting(VARIABLES.DATABASE_URL),
         command,

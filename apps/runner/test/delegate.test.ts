@@ -1,13 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { type Cli, cancelled, inOneBatch, oneAtATime } from './delegate-flow.js';
-import { dataDirs, finished, runInProcess, startCli, waitForOutput } from './run-cli.js';
+import { dataDirs, finished, sharedStorage, startCli, waitForOutput } from './run-cli.js';
 
 const dataDir = dataDirs();
+// One storage open across the commands of a folder.
+const shared = sharedStorage();
+const runShared = shared.run;
 
 /** The CLI on a data folder of its own. */
 function embedded(): { cli: Cli; data: string } {
   const data = dataDir();
-  return { cli: (args) => runInProcess([...args, '--data', data]), data };
+  return { cli: (args) => runShared([...args, '--data', data]), data };
 }
 
 describe('delegate: worker sub-agents on the embedded default', { timeout: 300_000 }, () => {
@@ -22,7 +25,7 @@ describe('delegate: worker sub-agents on the embedded default', { timeout: 300_0
 
   it('chat asks each worker question at the prompt, labelled with its worker, and completes once', async () => {
     const { data } = embedded();
-    const chat = await runInProcess(
+    const chat = await runShared(
       ['chat', '--session', 'team-chat', '--model', 'scripted:team', '--data', data],
       { input: 'Plan a Lisbon trip\n3\nmorning\n/quit\n' },
     );
@@ -56,7 +59,7 @@ describe('delegate: worker sub-agents on the embedded default', { timeout: 300_0
     first.kill('SIGKILL');
     await finished(first);
 
-    const second = await runInProcess([...args, '--resume'], { input: 'morning\n/quit\n' });
+    const second = await runShared([...args, '--resume'], { input: 'morning\n/quit\n' });
     expect(second.code, second.stderr).toBe(0);
     expect(second.stdout).not.toContain('? Which hotel budget per night?');
     expect(second.stdout.split('? Morning or evening flight?').length - 1).toBe(1);

@@ -1,8 +1,19 @@
 import { describe, expect, it } from 'vitest';
-import { dataDirs, finished, runCli, runInProcess, startCli, waitForOutput } from './run-cli.js';
+import {
+  dataDirs,
+  finished,
+  runCli,
+  runInProcess,
+  sharedStorage,
+  startCli,
+  waitForOutput,
+} from './run-cli.js';
 import { expectPaired } from './transcript.js';
 
 const dataDir = dataDirs();
+// One storage open across the commands of a folder; closed before a process opens the folder.
+const shared = sharedStorage();
+const cli = shared.run;
 
 const last = <T>(list: T[]): T => list[list.length - 1] as T;
 
@@ -10,6 +21,7 @@ describe('runner on the embedded default (PGlite + files)', { timeout: 300_000 }
   it('exec → answer → wake --once, three times, completes with every tool_use answered once', async () => {
     // A folder never used before: the first command sets the database up.
     const data = dataDir({ empty: true });
+    // Commands of their own storage: what it checks starts with a first opening.
     const exec = await runInProcess([
       'exec',
       'Plan me a trip',
@@ -65,43 +77,25 @@ describe('runner on the embedded default (PGlite + files)', { timeout: 300_000 }
 
   it('decline tells the model; cancel ends the run without resuming it', async () => {
     const data = dataDir();
-    const exec = await runInProcess([
-      'exec',
-      'Plan',
-      '--conversation',
-      'c',
-      '--data',
-      data,
-      '--json',
-    ]);
+    const exec = await cli(['exec', 'Plan', '--conversation', 'c', '--data', data, '--json']);
     const token = last(exec.events).token as string;
-    expect(
-      (await runInProcess(['answer', token, '--decline', 'not now', '--data', data])).code,
-    ).toBe(0);
-    const woke = await runInProcess(['wake', '--once', '--data', data, '--json']);
+    expect((await cli(['answer', token, '--decline', 'not now', '--data', data])).code).toBe(0);
+    const woke = await cli(['wake', '--once', '--data', data, '--json']);
     const declined = last(woke.events);
     expect(declined.type).toBe('run-completed');
     expect(JSON.stringify(declined.messages)).toContain('you declined (\\"not now\\")');
-    const again = await runInProcess([
-      'exec',
-      'Plan',
-      '--conversation',
-      'c2',
-      '--data',
-      data,
-      '--json',
-    ]);
+    const again = await cli(['exec', 'Plan', '--conversation', 'c2', '--data', data, '--json']);
     const next = last(again.events);
-    const cancel = await runInProcess(['answer', next.token as string, '--cancel', '--data', data]);
+    const cancel = await cli(['answer', next.token as string, '--cancel', '--data', data]);
     expect(cancel.code).toBe(0);
-    const done = await runInProcess(['wake', '--once', '--data', data, '--json']);
+    const done = await cli(['wake', '--once', '--data', data, '--json']);
     expect(done.events.filter((e) => e.type === 'model-call')).toHaveLength(0);
     expect(last(done.events)).toMatchObject({ type: 'run-cancelled', conversationId: 'c2' });
   });
 
   it('runs ordinary tools to completion, and handles ask_user next to a sibling without suspending', async () => {
     const data = dataDir();
-    const tools = await runInProcess([
+    const tools = await cli([
       'exec',
       'Budget',
       '--model',
@@ -114,7 +108,7 @@ describe('runner on the embedded default (PGlite + files)', { timeout: 300_000 }
     expectPaired(last(tools.events).messages);
     expect(tools.events.some((e) => e.type === 'plan-updated')).toBe(true);
 
-    const siblings = await runInProcess([
+    const siblings = await cli([
       'exec',
       'Kyoto',
       '--model',
@@ -128,8 +122,8 @@ describe('runner on the embedded default (PGlite + files)', { timeout: 300_000 }
     const waiting = last(siblings.events);
     expect(waiting).toMatchObject({ type: 'run-waiting', question: 'Which month do you travel?' });
     expect(siblings.events.filter((e) => e.type === 'model-call')).toHaveLength(2);
-    await runInProcess(['answer', waiting.token as string, '--option', '1', '--data', data]);
-    const woke = await runInProcess(['wake', '--once', '--data', data, '--json']);
+    await cli(['answer', waiting.token as string, '--option', '1', '--data', data]);
+    const woke = await cli(['wake', '--once', '--data', data, '--json']);
     const done = last(woke.events);
     expect(done.type).toBe('run-completed');
     const messages = expectPaired(done.messages);
@@ -142,17 +136,9 @@ describe('runner on the embedded default (PGlite + files)', { timeout: 300_000 }
 
   it('stop closes every open question; exec --replace on a conversation with an open question stops it first', async () => {
     const data = dataDir();
-    const first = await runInProcess([
-      'exec',
-      'Plan',
-      '--conversation',
-      'k',
-      '--data',
-      data,
-      '--json',
-    ]);
+    const first = await cli(['exec', 'Plan', '--conversation', 'k', '--data', data, '--json']);
     const token = last(first.events).token as string;
-    const second = await runInProcess([
+    const second = await cli([
       'exec',
       'Plan again',
       '--conversation',
@@ -163,21 +149,22 @@ describe('runner on the embedded default (PGlite + files)', { timeout: 300_000 }
     ]);
     expect(second.code).toBe(0);
     expect(second.stdout).toContain('stopped 1 open question of k first');
-    const late = await runInProcess(['answer', token, '--accept', 'x', '--data', data]);
+    const late = await cli(['answer', token, '--accept', 'x', '--data', data]);
     expect(late.code).toBe(5);
     expect(late.stderr).toContain(
       `question ${token} was already answered: closed when its conversation k was stopped, at `,
     );
 
     // stop, retry and show also as the real binary.
+    await shared.close();
     const stop = await runCli(['stop', 'k', '--data', data, '--json']);
     expect(last(stop.events)).toMatchObject({ type: 'stopped', pauses: 1, continuations: 1 });
-    const list = await runInProcess(['paused-states', 'list', '--data', data, '--json']);
+    const list = await cli(['paused-states', 'list', '--data', data, '--json']);
     expect(list.events).toHaveLength(0);
-    const all = await runInProcess(['paused-states', 'list', '--all', '--data', data, '--json']);
+    const all = await cli(['paused-states', 'list', '--all', '--data', data, '--json']);
     expect(all.events).toHaveLength(2);
     expect(all.events.every((e) => e.resumed === true)).toBe(true);
-    const purge = await runInProcess([
+    const purge = await cli([
       'paused-states',
       'purge',
       '--older-than',
@@ -191,24 +178,17 @@ describe('runner on the embedded default (PGlite + files)', { timeout: 300_000 }
 
   it('records each run: a failed resume is shown by runs, made ready by retry, and show tells the story', async () => {
     const data = dataDir();
-    const exec = await runInProcess([
-      'exec',
-      'Plan',
-      '--conversation',
-      'r',
-      '--data',
-      data,
-      '--json',
-    ]);
+    const exec = await cli(['exec', 'Plan', '--conversation', 'r', '--data', data, '--json']);
     const waiting = last(exec.events);
     expect(waiting).toMatchObject({
       type: 'run-waiting',
       options: ['Lisbon', 'Kyoto', 'Reykjavik'],
     });
     const runId = waiting.runId as string;
-    await runInProcess(['answer', waiting.token as string, '--option', '1', '--data', data]);
+    await cli(['answer', waiting.token as string, '--option', '1', '--data', data]);
 
     // Every attempt fails and only one is allowed: the run fails, and stays answered.
+    await shared.close();
     const failed = await runCli(['wake', '--once', '--data', data, '--json'], {
       env: { RUNNER_SCRIPTED_FAIL: '1', RUNNER_MAX_ATTEMPTS: '1' },
     });
@@ -217,7 +197,7 @@ describe('runner on the embedded default (PGlite + files)', { timeout: 300_000 }
       expect.objectContaining({ type: 'run-failed', runId, attempt: 1 }),
     );
     expect(failed.stderr).toContain(`retry ${runId}`);
-    const listed = await runInProcess(['runs', '--status', 'failed', '--data', data, '--json']);
+    const listed = await cli(['runs', '--status', 'failed', '--data', data, '--json']);
     expect(listed.events).toEqual([
       expect.objectContaining({
         type: 'run',
@@ -229,11 +209,13 @@ describe('runner on the embedded default (PGlite + files)', { timeout: 300_000 }
       }),
     ]);
 
+    await shared.close();
     expect((await runCli(['retry', runId, '--data', data])).code).toBe(0);
-    const woke = await runInProcess(['wake', '--once', '--data', data, '--json']);
+    const woke = await cli(['wake', '--once', '--data', data, '--json']);
     expect(woke.code, woke.stderr).toBe(0);
     expect(last(woke.events)).toMatchObject({ type: 'run-waiting', runId });
 
+    await shared.close();
     const story = await runCli(['show', 'r', '--data', data, '--json']);
     expect(story.code, story.stderr).toBe(0);
     expect(story.events).toHaveLength(1);
@@ -251,10 +233,10 @@ describe('runner on the embedded default (PGlite + files)', { timeout: 300_000 }
 
     // A run that has not failed cannot be retried (a conflict, exit 5); unknown runs and
     // conversations are exit 3.
-    const notFailed = await runInProcess(['retry', runId, '--data', data]);
+    const notFailed = await cli(['retry', runId, '--data', data]);
     expect(notFailed.code).toBe(5);
     expect(notFailed.stderr).toContain('only a failed run can be retried');
-    expect((await runInProcess(['show', 'nobody', '--data', data])).code).toBe(3);
+    expect((await cli(['show', 'nobody', '--data', data])).code).toBe(3);
   });
 
   it('refuses bad usage with exit 2 and a second process on the data folder with exit 4', async () => {

@@ -7,8 +7,8 @@ import {
   copyDataTemplate,
   dataDirs,
   finished,
-  runInProcess,
   runShell,
+  sharedStorage,
   startCli,
   waitForOutput,
 } from './run-cli.js';
@@ -17,6 +17,9 @@ import {
 // its options, every failure is one line with the documented exit code.
 
 const dataDir = dataDirs();
+// One storage open across the commands of a folder; closed before a process opens the folder.
+const shared = sharedStorage();
+const cli = shared.run;
 /** An empty folder (no database yet), removed after the file. */
 const scratch = () => dataDir({ empty: true });
 
@@ -46,7 +49,7 @@ describe('runner for operators (embedded default)', { timeout: 300_000 }, () => 
       [path.join(file, 'sub'), 'is a file, not a folder'],
     ];
     for (const [data, reason] of cases) {
-      const result = await runInProcess(['migrate', '--data', data]);
+      const result = await cli(['migrate', '--data', data]);
       expect(result.code, data).toBe(4);
       expect(errorLines(result), data).toHaveLength(1);
       expect(result.stderr.startsWith(`error: cannot use the data folder ${data}: `)).toBe(true);
@@ -68,13 +71,13 @@ describe('runner for operators (embedded default)', { timeout: 300_000 }, () => 
     ];
     const data = scratch();
     for (const [args, env, message] of cases) {
-      const text = await runInProcess([...args, '--data', data], { env });
+      const text = await cli([...args, '--data', data], { env });
       expect(text.code, args.join(' ')).toBe(2);
       expect(errorLines(text), args.join(' ')).toHaveLength(1);
       expect(text.stderr).toContain(message);
       expect(text.stderr).not.toContain('[@x/');
       expect(text.stderr).not.toContain('secret');
-      const json = await runInProcess([...args, '--data', data, '--json'], { env });
+      const json = await cli([...args, '--data', data, '--json'], { env });
       expect(json.code).toBe(2);
       expect(errorLines(json)).toHaveLength(1);
       expect(JSON.parse(json.stderr)).toMatchObject({
@@ -90,15 +93,13 @@ describe('runner for operators (embedded default)', { timeout: 300_000 }, () => 
     const cwd = scratch();
     const data = 'my data';
     copyDataTemplate(path.join(cwd, data));
-    const exec = await runInProcess(
-      ['exec', 'Plan me a trip', '--conversation', 'hint', '--data', data],
-      {
-        cwd,
-      },
-    );
+    const exec = await cli(['exec', 'Plan me a trip', '--conversation', 'hint', '--data', data], {
+      cwd,
+    });
     expect(exec.code, exec.stderr).toBe(0);
     const answer = hinted(exec.stdout, 'answer');
     expect(answer).toMatch(/^node \S+cli\.js answer \S+ --option N --data 'my data'$/);
+    await shared.close();
     const answered = await runShell(answer.replace('--option N', '--option 2'), { cwd });
     expect(answered.code, answered.stderr).toBe(0);
     expect(answered.stdout).toContain('accept "Kyoto"');
@@ -129,12 +130,12 @@ describe('runner for operators (embedded default)', { timeout: 300_000 }, () => 
 
   it('questions show their options (exec, wake, run-waiting); wake says who it resumes before the run speaks', async () => {
     const data = dataDir();
-    const first = await runInProcess(['exec', 'Plan', '--conversation', 'o', '--data', data]);
+    const first = await cli(['exec', 'Plan', '--conversation', 'o', '--data', data]);
     expect(first.stdout).toContain(
       '? Where would you like to go?\n  1) Lisbon\n  2) Kyoto\n  3) Reykjavik',
     );
     // Again, replacing it: the open question is stopped first, and said before the turn prints.
-    const exec = await runInProcess([
+    const exec = await cli([
       'exec',
       'Plan',
       '--conversation',
@@ -149,23 +150,15 @@ describe('runner for operators (embedded default)', { timeout: 300_000 }, () => 
       type: 'run-waiting',
       options: ['Lisbon', 'Kyoto', 'Reykjavik'],
     });
-    const again = await runInProcess([
-      'exec',
-      'Plan',
-      '--conversation',
-      'o',
-      '--replace',
-      '--data',
-      data,
-    ]);
+    const again = await cli(['exec', 'Plan', '--conversation', 'o', '--replace', '--data', data]);
     expect(again.stdout.indexOf('stopped 1 open question of o first')).toBeGreaterThanOrEqual(0);
     expect(again.stdout.indexOf('stopped 1 open question')).toBeLessThan(
       again.stdout.indexOf('assistant:'),
     );
     const token = hinted(again.stdout, 'answer').split(' ')[3] as string;
-    expect((await runInProcess(['answer', token, '--option', '3', '--data', data])).code).toBe(0);
+    expect((await cli(['answer', token, '--option', '3', '--data', data])).code).toBe(0);
 
-    const wake = await runInProcess(['wake', '--once', '--data', data]);
+    const wake = await cli(['wake', '--once', '--data', data]);
     expect(wake.code, wake.stderr).toBe(0);
     const header = wake.stdout.indexOf(`resumed ${token} (accept "Reykjavik") of o`);
     expect(header).toBeGreaterThanOrEqual(0);
@@ -175,19 +168,20 @@ describe('runner for operators (embedded default)', { timeout: 300_000 }, () => 
 
   it('wake and stop say what happened: idle, ready, unknown conversation (exit 3)', async () => {
     const data = dataDir();
-    const idle = await runInProcess(['wake', '--once', '--data', data]);
+    const idle = await cli(['wake', '--once', '--data', data]);
     expect(idle.code).toBe(0);
     expect(idle.stdout).toContain('nothing to resume');
-    const idleJson = await runInProcess(['wake', '--once', '--data', data, '--json']);
+    const idleJson = await cli(['wake', '--once', '--data', data, '--json']);
     expect(idleJson.events).toEqual([{ type: 'idle' }]);
 
+    await shared.close();
     const wake = startCli(['wake', '--data', data, '--json']);
     await waitForOutput(wake, '"type":"ready"');
     wake.kill('SIGTERM');
     const ended = await finished(wake);
     expect(ended.events[0]).toMatchObject({ type: 'ready', concurrency: 1 });
 
-    const stop = await runInProcess(['stop', 'nosuchconv', '--data', data]);
+    const stop = await cli(['stop', 'nosuchconv', '--data', data]);
     expect(stop.code).toBe(3);
     expect(stop.stderr).toContain('no conversation nosuchconv');
   });
@@ -196,7 +190,7 @@ describe('runner for operators (embedded default)', { timeout: 300_000 }, () => 
     const data = dataDir();
     const tokens: Record<string, string> = {};
     for (const conversation of ['a', 'b']) {
-      const exec = await runInProcess([
+      const exec = await cli([
         'exec',
         'Plan',
         '--conversation',
@@ -207,7 +201,7 @@ describe('runner for operators (embedded default)', { timeout: 300_000 }, () => 
       ]);
       tokens[conversation] = last(exec.events).token as string;
     }
-    const listed = await runInProcess([
+    const listed = await cli([
       'paused-states',
       'list',
       '--conversation',
@@ -218,7 +212,7 @@ describe('runner for operators (embedded default)', { timeout: 300_000 }, () => 
     ]);
     expect(listed.events.map((e) => e.token)).toEqual([tokens.b]);
 
-    const pending = await runInProcess([
+    const pending = await cli([
       'paused-states',
       'get',
       tokens.a as string,
@@ -228,7 +222,7 @@ describe('runner for operators (embedded default)', { timeout: 300_000 }, () => 
     ]);
     expect(pending.events[0]).toMatchObject({ token: tokens.a, resumed: false, answeredBy: null });
 
-    const declined = await runInProcess([
+    const declined = await cli([
       'answer',
       tokens.a as string,
       '--decline',
@@ -239,9 +233,9 @@ describe('runner for operators (embedded default)', { timeout: 300_000 }, () => 
     ]);
     expect(declined.code, declined.stderr).toBe(0);
     const me = userInfo().username;
-    const got = await runInProcess(['paused-states', 'get', tokens.a as string, '--data', data]);
+    const got = await cli(['paused-states', 'get', tokens.a as string, '--data', data]);
     expect(got.stdout).toContain(`→ decline "too far" by ${me}`);
-    const gotJson = await runInProcess([
+    const gotJson = await cli([
       'paused-states',
       'get',
       tokens.a as string,
@@ -250,48 +244,33 @@ describe('runner for operators (embedded default)', { timeout: 300_000 }, () => 
       '--json',
     ]);
     expect(gotJson.events[0]).toMatchObject({ answeredBy: me, answer: { action: 'decline' } });
-    const stopped = await runInProcess(['stop', 'b', '--data', data]);
+    const stopped = await cli(['stop', 'b', '--data', data]);
     expect(stopped.code).toBe(0);
-    const all = await runInProcess(['paused-states', 'list', '--all', '--data', data]);
+    const all = await cli(['paused-states', 'list', '--all', '--data', data]);
     expect(all.stdout).toContain(`→ decline "too far" by ${me}`);
     expect(all.stdout).toMatch(/→ cancel "\[auto-terminated/);
 
-    const unknown = await runInProcess(['paused-states', 'get', 'no-such-token', '--data', data]);
+    const unknown = await cli(['paused-states', 'get', 'no-such-token', '--data', data]);
     expect(unknown.code).toBe(3);
     expect(errorLines(unknown)).toEqual([
       'error: no question has the token no-such-token: `runner paused-states list` lists the pending ones',
     ]);
 
     // Its run resumed and finished: purge keeps nothing of a run that may yet resume.
-    expect((await runInProcess(['wake', '--once', '--data', data])).code).toBe(0);
-    const purged = await runInProcess([
-      'paused-states',
-      'purge',
-      '--older-than',
-      '0s',
-      '--data',
-      data,
-    ]);
+    expect((await cli(['wake', '--once', '--data', data])).code).toBe(0);
+    const purged = await cli(['paused-states', 'purge', '--older-than', '0s', '--data', data]);
     expect(purged.stdout).toContain('deleted 2 answered questions');
-    const empty = await runInProcess(['paused-states', 'list', '--all', '--data', data]);
+    const empty = await cli(['paused-states', 'list', '--all', '--data', data]);
     expect(empty.stdout).not.toContain('no questions yet');
     expect(empty.stdout).toContain('answered ones are gone');
   });
 
   it('a decline is handled as a decline: the model acknowledges it and pastes it nowhere', async () => {
     const data = dataDir();
-    const exec = await runInProcess([
-      'exec',
-      'Plan',
-      '--conversation',
-      'd',
-      '--data',
-      data,
-      '--json',
-    ]);
+    const exec = await cli(['exec', 'Plan', '--conversation', 'd', '--data', data, '--json']);
     const token = last(exec.events).token as string;
-    await runInProcess(['answer', token, '--decline', 'too far', '--data', data]);
-    const wake = await runInProcess(['wake', '--once', '--data', data, '--json']);
+    await cli(['answer', token, '--decline', 'too far', '--data', data]);
+    const wake = await cli(['wake', '--once', '--data', data, '--json']);
     const done = last(wake.events);
     expect(done).toMatchObject({ type: 'run-completed' });
     const transcript = JSON.stringify(done.messages);
@@ -304,12 +283,13 @@ describe('runner for operators (embedded default)', { timeout: 300_000 }, () => 
     const cwd = scratch();
     const data = 'chats';
     copyDataTemplate(path.join(cwd, data));
-    const first = await runInProcess(['chat', '--session', 'older', '--data', data], {
+    const first = await cli(['chat', '--session', 'older', '--data', data], {
       cwd,
       input: 'Plan me a trip\n',
     });
     expect(first.code, first.stderr).toBe(0);
     // Ctrl-C at the question: the question stays saved and the command to resume it is printed.
+    await shared.close();
     const second = startCli(['chat', '--session', 'newer', '--data', data], { cwd });
     second.stdin?.write('Plan me a trip\n');
     await waitForOutput(second, '? Where would you like to go?');
@@ -320,7 +300,7 @@ describe('runner for operators (embedded default)', { timeout: 300_000 }, () => 
     expect(resume).toMatch(/^node \S+cli\.js chat --resume --session newer --data chats$/);
 
     // An out-of-range choice lists the valid ones; then the resumed session completes.
-    const resumed = await runInProcess(['chat', '--resume', '--data', data], {
+    const resumed = await cli(['chat', '--resume', '--data', data], {
       cwd,
       input: '7\n2\n5\nyes\n/quit\n',
     });
@@ -331,12 +311,13 @@ describe('runner for operators (embedded default)', { timeout: 300_000 }, () => 
 
     // The printed command (the older session's) runs as printed.
     const older = hinted(first.stdout, 'the question waits; answer it later with');
+    await shared.close();
     const finishedOlder = await runShell(older, { cwd, input: '1\n3\nno\n/quit\n' });
     expect(finishedOlder.code, finishedOlder.stderr).toBe(0);
     expect(finishedOlder.stdout).toContain('resumed session older');
     expect(finishedOlder.stdout).toContain('nothing was booked');
 
-    const none = await runInProcess(['chat', '--resume', '--data', data], { cwd, input: '' });
+    const none = await cli(['chat', '--resume', '--data', data], { cwd, input: '' });
     expect(none.code).toBe(3);
     expect(none.stderr).toContain('no chat session waits on a question');
   });

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { afterAll } from 'vitest';
+import type { OpenStorageOptions, Storage } from '../dist/storage/index.js';
 
 /**
  * The built CLI: {@link runCli} runs it as the real `runner` binary, {@link runInProcess}
@@ -239,6 +240,71 @@ async function ownConnectionPool(): Promise<() => Promise<void>> {
   };
 }
 
+/** What {@link runInProcess} takes besides the arguments. */
+export interface InProcessOptions {
+  env?: Record<string, string | undefined>;
+  input?: string;
+  cwd?: string;
+  /** A storage kept open across the commands given it ({@link sharedStorage}). */
+  storage?: SharedStorage;
+}
+
+/** One storage that the in-process commands given it share, instead of each opening its own. */
+export interface SharedStorage {
+  /** The open storage for a command's options: the one held, or a new one if they differ. */
+  open(options: OpenStorageOptions): Promise<Storage>;
+  /** Closes it: before a process of its own opens the same data folder or database. */
+  close(): Promise<void>;
+  /** {@link runInProcess} on this storage (a function of its own, to be passed around). */
+  run(args: string[], options?: Omit<InProcessOptions, 'storage'>): Promise<CliResult>;
+  /** Handles the open storage holds (the first PGlite of a process has some): not a command's. */
+  readonly handles: number;
+}
+
+/**
+ * A storage that in-process commands share (closed after the test file): a command run in a
+ * process of its own opens PGlite and checks the migrations each time, which is most of what
+ * a short command costs. The one held is reused only by a command with the same data folder,
+ * database and environment; another closes it and opens its own. It holds the data folder's
+ * lock until {@link SharedStorage.close}, so a process that opens the folder meanwhile is
+ * refused, as a second runner is; a test that writes the database itself closes it first.
+ */
+export function sharedStorage(): SharedStorage {
+  let held: { key: string; storage: Storage; handles: number } | undefined;
+  const shared: SharedStorage = {
+    get handles() {
+      return held?.handles ?? 0;
+    },
+    async open(options) {
+      const env = Object.entries(process.env).sort(([a], [b]) => a.localeCompare(b));
+      const key = JSON.stringify([path.resolve(options.dataDir), options.databaseUrl, env]);
+      if (held?.key !== key) {
+        await shared.close();
+        const { openStorage } = await import('../dist/storage/index.js');
+        const before = emitter().listeners('exit');
+        const handles = process.getActiveResourcesInfo().length;
+        const storage = await openStorage(options);
+        // The lock's release on exit belongs to the storage, not to the command that opened it:
+        // runInProcess would run it when that command ends. close() releases the lock.
+        for (const listener of emitter().listeners('exit')) {
+          if (!before.includes(listener)) emitter().off('exit', listener as () => void);
+        }
+        const opened = process.getActiveResourcesInfo().length - handles;
+        held = { key, storage, handles: Math.max(0, opened) };
+      }
+      return { ...held.storage, close: async () => {} };
+    },
+    run: (args, options = {}) => runInProcess(args, { ...options, storage: shared }),
+    async close() {
+      const closing = held;
+      held = undefined;
+      await closing?.storage.close();
+    },
+  };
+  afterAll(() => shared.close());
+  return shared;
+}
+
 /** Commands run in this process one at a time: each owns the process's globals while it runs. */
 let inProcessQueue: Promise<unknown> = Promise.resolve();
 
@@ -253,20 +319,15 @@ let inProcessQueue: Promise<unknown> = Promise.resolve();
  * watchers, fetch's connection pool) is put back after it, and a command that leaves a
  * handle open fails.
  */
-export function runInProcess(
-  args: string[],
-  options: { env?: Record<string, string | undefined>; input?: string; cwd?: string } = {},
-): Promise<CliResult> {
+export function runInProcess(args: string[], options: InProcessOptions = {}): Promise<CliResult> {
   const run = inProcessQueue.then(() => inProcess(args, options));
   inProcessQueue = run.catch(() => {});
   return run;
 }
 
-async function inProcess(
-  args: string[],
-  options: { env?: Record<string, string | undefined>; input?: string; cwd?: string },
-): Promise<CliResult> {
+async function inProcess(args: string[], options: InProcessOptions): Promise<CliResult> {
   const env = commandEnv(options.env);
+  const shared = options.storage;
   // The scripted model counts its simulated outages per process, as the binary's one command.
   if (env.RUNNER_SCRIPTED_FAIL) throw new Error('RUNNER_SCRIPTED_FAIL needs runCli');
   const { main } = await import('../dist/cli.js');
@@ -300,7 +361,7 @@ async function inProcess(
     listeners: Object.fromEntries(
       PROCESS_EVENTS.map((event) => [event, emitter().listeners(event)]),
     ),
-    resources: process.getActiveResourcesInfo().length,
+    resources: process.getActiveResourcesInfo().length - (shared?.handles ?? 0),
   };
   for (const key of Object.keys(process.env)) if (!(key in env)) delete process.env[key];
   Object.assign(process.env, env);
@@ -322,7 +383,7 @@ async function inProcess(
   let left: string[] = [];
   try {
     code = await Promise.race([
-      main(args).catch((error: unknown) => {
+      main(args, shared && ((opening) => shared.open(opening))).catch((error: unknown) => {
         if (error instanceof ProcessExit) return error.code;
         throw error;
       }),
@@ -357,7 +418,7 @@ async function inProcess(
   if (left.some((event) => event !== 'exit')) {
     throw new Error(`runner ${args.join(' ')} left listeners on ${left.join(', ')}`);
   }
-  await handlesClosed(saved.resources, args);
+  await handlesClosed(saved.resources + (shared?.handles ?? 0), args);
   // Parsed when read: help texts hold lines that start with `{` and are not JSON.
   return {
     code,

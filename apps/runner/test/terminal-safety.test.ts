@@ -4,13 +4,16 @@ import { AskUserStore } from '@x/askuser';
 import { PostgresRunQueue } from '@x/continuation-postgres';
 import { drizzle } from 'drizzle-orm/pglite';
 import { describe, expect, it } from 'vitest';
-import { type CliResult, dataDirs, runInProcess } from './run-cli.js';
+import { type CliResult, dataDirs, sharedStorage } from './run-cli.js';
 
 // Whatever a person or a model typed reaches an operator's terminal as text, never as
 // terminal commands: ids are safe ids at entry; free text is printed with control
 // characters escaped; --json prints the data as it is.
 
 const dataDir = dataDirs();
+// One storage open across the commands of a folder.
+const shared = sharedStorage();
+const cli = shared.run;
 const last = <T>(list: T[]): T => list[list.length - 1] as T;
 const errorLines = (result: CliResult) => result.stderr.trimEnd().split('\n');
 // biome-ignore lint/suspicious/noControlCharactersInRegex: finding them is the point.
@@ -31,7 +34,7 @@ describe('runner output is safe for a terminal (embedded default)', { timeout: 3
       ['show', 'a'.repeat(201)],
     ];
     // The ids are checked before the data folder is opened, so these can run side by side.
-    const results = await Promise.all(cases.map((args) => runInProcess([...args, '--data', data])));
+    const results = await Promise.all(cases.map((args) => cli([...args, '--data', data])));
     for (const [i, result] of results.entries()) {
       const args = cases[i]?.join(' ');
       expect(result.code, args).toBe(2);
@@ -46,7 +49,7 @@ describe('runner output is safe for a terminal (embedded default)', { timeout: 3
 
   it('goals, questions, answers and ids from the store print with control characters escaped; --json is unchanged', async () => {
     const data = dataDir();
-    const exec = await runInProcess([
+    const exec = await cli([
       'exec',
       'Plan \u001b[2J a trip',
       '--conversation',
@@ -57,11 +60,12 @@ describe('runner output is safe for a terminal (embedded default)', { timeout: 3
     ]);
     const token = last(exec.events).token as string;
     const accept = 'Kyoto\u001b]0;pwned\u0007\u202e';
-    const answered = await runInProcess(['answer', token, '--accept', accept, '--data', data]);
+    const answered = await cli(['answer', token, '--accept', accept, '--data', data]);
     expect(answered.stdout).toContain('accept "Kyoto\\x1b]0;pwned\\x07\\u202e"');
 
     // Rows another program wrote (the packages take any conversation id) before ids were checked.
     const legacy = 'legacy\u001b[2J';
+    await shared.close();
     const client = new PGlite(path.join(data, 'pglite'));
     try {
       const db = drizzle({ client });
@@ -84,10 +88,10 @@ describe('runner output is safe for a terminal (embedded default)', { timeout: 3
 
     const printed = {
       answered,
-      list: await runInProcess(['paused-states', 'list', '--data', data]),
-      all: await runInProcess(['paused-states', 'list', '--all', '--data', data]),
-      show: await runInProcess(['show', 't', '--data', data]),
-      runs: await runInProcess(['runs', '--data', data]),
+      list: await cli(['paused-states', 'list', '--data', data]),
+      all: await cli(['paused-states', 'list', '--all', '--data', data]),
+      show: await cli(['show', 't', '--data', data]),
+      runs: await cli(['runs', '--data', data]),
     };
     for (const [name, result] of Object.entries(printed)) {
       expect(result.code, `${name}: ${result.stderr}`).toBe(0);
@@ -98,7 +102,7 @@ describe('runner output is safe for a terminal (embedded default)', { timeout: 3
     expect(printed.show.stdout).toContain('user: Plan \\x1b[2J a trip');
     expect(printed.runs.stdout).toContain('legacy-run  completed [legacy\\x1b[2J]');
 
-    const json = await runInProcess(['paused-states', 'list', '--all', '--data', data, '--json']);
+    const json = await cli(['paused-states', 'list', '--all', '--data', data, '--json']);
     const questions = json.events.map((e) => e.question);
     expect(questions).toContain('Deploy?\u001b[31m\r');
     expect(json.events.find((e) => e.token === token)?.answer).toEqual({

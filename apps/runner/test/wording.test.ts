@@ -3,17 +3,20 @@ import { createServer } from 'node:net';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { HELP } from '../src/cli/help.js';
-import { type CliResult, dataDirs, runCli, runInProcess, runShell } from './run-cli.js';
+import { type CliResult, dataDirs, runCli, runShell, sharedStorage } from './run-cli.js';
 
 // What the runner says must help: options where a person puts them, a version, each
 // command's help, ids and commands printed whole, and errors that name what to do next.
 
 const dataDir = dataDirs();
+// One storage open across the commands of a folder; closed before a process opens the folder.
+const shared = sharedStorage();
+const cli = shared.run;
 const errorLines = (result: CliResult) => result.stderr.trimEnd().split('\n');
 
 /** What the CLI prints on stdout, having ended with exit 0. */
 async function runText(args: string[]): Promise<string> {
-  const result = await runInProcess(args);
+  const result = await cli(args);
   expect(result.code, result.stderr).toBe(0);
   return result.stdout;
 }
@@ -30,10 +33,10 @@ async function closedPort(): Promise<number> {
 describe('the runner says what helps', { timeout: 300_000 }, () => {
   it('options of every command may come before the command (--json, --data, --model); the priority in words', async () => {
     const data = dataDir();
-    const runs = await runInProcess(['--json', 'runs', '--data', data]);
+    const runs = await cli(['--json', 'runs', '--data', data]);
     expect(runs.code, runs.stderr).toBe(0);
     expect(runs.events).toEqual([{ type: 'none' }]);
-    const exec = await runInProcess([
+    const exec = await cli([
       '--data',
       data,
       '--json',
@@ -45,14 +48,14 @@ describe('the runner says what helps', { timeout: 300_000 }, () => {
     ]);
     expect(exec.code, exec.stderr).toBe(0);
     expect(exec.events.at(-1)).toMatchObject({ type: 'run-waiting', conversationId: 'before' });
-    const listed = await runInProcess(['--data', data, '--json', 'paused-states', 'list']);
+    const listed = await cli(['--data', data, '--json', 'paused-states', 'list']);
     expect(listed.code, listed.stderr).toBe(0);
     expect(listed.events).toEqual([expect.objectContaining({ conversationId: 'before' })]);
     // The priority in the page's word (1 is "high"), not "p1".
-    const text = await runInProcess(['paused-states', 'list', '--data', data]);
+    const text = await cli(['paused-states', 'list', '--data', data]);
     expect(text.stdout).toContain('[before] high ask_user: Where would you like to go?');
     expect(text.stdout).not.toMatch(/ p\d /);
-    const unknown = await runInProcess(['--json', 'nope']);
+    const unknown = await cli(['--json', 'nope']);
     expect(unknown.code).toBe(2);
     expect(JSON.parse(unknown.stderr)).toMatchObject({
       message: expect.stringContaining('"nope"'),
@@ -66,7 +69,7 @@ describe('the runner says what helps', { timeout: 300_000 }, () => {
     const text = await runCli(['--version']);
     expect(text.code).toBe(0);
     expect(text.stdout).toBe(`runner ${version}\n`);
-    const json = await runInProcess(['--json', '--version']);
+    const json = await cli(['--json', '--version']);
     expect(json.events).toEqual([{ type: 'version', version }]);
   });
 
@@ -87,7 +90,7 @@ describe('the runner says what helps', { timeout: 300_000 }, () => {
       }),
     );
     for (const args of [['help', 'nope'], ['nope']]) {
-      const unknown = await runInProcess(args);
+      const unknown = await cli(args);
       expect(unknown.code).toBe(2);
       expect(unknown.stderr).toContain('unknown command "nope"');
     }
@@ -95,19 +98,19 @@ describe('the runner says what helps', { timeout: 300_000 }, () => {
 
   it('exec prints the conversation id it made, and the hints name each answer once', async () => {
     const data = dataDir();
-    const exec = await runInProcess(['exec', 'Plan me a trip', '--data', data]);
+    const exec = await cli(['exec', 'Plan me a trip', '--data', data]);
     expect(exec.code, exec.stderr).toBe(0);
     const id = /^conversation (c-[a-z0-9]+)$/m.exec(exec.stdout)?.[1];
     expect(id, exec.stdout).toBeDefined();
-    const show = await runInProcess(['show', id as string, '--data', data, '--json']);
+    const show = await cli(['show', id as string, '--data', data, '--json']);
     expect(show.code, show.stderr).toBe(0);
     const token = /waiting — token (\S+)/.exec(exec.stdout)?.[1] as string;
-    await runInProcess(['answer', token, '--option', '2', '--data', data]);
-    const free = await runInProcess(['wake', '--once', '--data', data]);
+    await cli(['answer', token, '--option', '2', '--data', data]);
+    const free = await cli(['wake', '--once', '--data', data]);
     expect(free.code, free.stderr).toBe(0);
     const next = /waiting — token (\S+)/.exec(free.stdout)?.[1] as string;
-    await runInProcess(['answer', next, '--accept', '5', '--data', data]);
-    const approval = await runInProcess(['wake', '--once', '--data', data]);
+    await cli(['answer', next, '--accept', '5', '--data', data]);
+    const approval = await cli(['wake', '--once', '--data', data]);
     expect(approval.stdout).toContain('? Approve: Book flights');
     const hints = [exec, free, approval].map(
       (r) => r.stdout.split('\n').find((l) => l.includes('answer: ')) ?? '',
@@ -128,13 +131,13 @@ describe('the runner says what helps', { timeout: 300_000 }, () => {
     const file = path.join(data, 'goal.txt');
     writeFileSync(file, `${goal}\n`);
     const firstUserText = async (conversation: string) => {
-      const show = await runInProcess(['show', conversation, '--data', data, '--json']);
+      const show = await cli(['show', conversation, '--data', data, '--json']);
       const [told] = show.events as unknown as Array<{
         messages: Array<{ role: string; content: Array<{ text?: string }> }>;
       }>;
       return told?.messages.find((m) => m.role === 'user')?.content[0]?.text;
     };
-    const fromFile = await runInProcess([
+    const fromFile = await cli([
       'exec',
       '--goal-file',
       file,
@@ -145,7 +148,7 @@ describe('the runner says what helps', { timeout: 300_000 }, () => {
     ]);
     expect(fromFile.code, fromFile.stderr).toBe(0);
     expect(await firstUserText('long')).toBe(goal);
-    const fromStdin = await runInProcess(
+    const fromStdin = await cli(
       ['exec', '--goal-file', '-', '--conversation', 'piped', '--data', data],
       { input: goal },
     );
@@ -158,7 +161,7 @@ describe('the runner says what helps', { timeout: 300_000 }, () => {
       [['--goal-file', '-'], 'holds no goal'],
     ];
     for (const [args, message] of refusals) {
-      const refused = await runInProcess(['exec', ...args, '--data', data], { input: '' });
+      const refused = await cli(['exec', ...args, '--data', data], { input: '' });
       expect(refused.code, args.join(' ')).toBe(2);
       expect(errorLines(refused)).toHaveLength(1);
       expect(refused.stderr).toContain(message);
@@ -177,7 +180,7 @@ describe('the runner says what helps', { timeout: 300_000 }, () => {
       ],
     ];
     for (const [model, env, suffix] of cases) {
-      const exec = await runInProcess(['exec', 'Hello', '--model', model, '--data', data], {
+      const exec = await cli(['exec', 'Hello', '--model', model, '--data', data], {
         env: { ...env, RUNNER_MODEL_RETRIES: '0' },
       });
       expect(exec.code, model).toBe(1);
@@ -210,27 +213,28 @@ describe('the runner says what helps', { timeout: 300_000 }, () => {
   it('chat --list lists the sessions and how to resume each; chat --resume points to it', async () => {
     const cwd = dataDir({ empty: true });
     const data = 'chats';
-    const empty = await runInProcess(['chat', '--list', '--data', data], { cwd });
+    const empty = await cli(['chat', '--list', '--data', data], { cwd });
     expect(empty.code, empty.stderr).toBe(0);
     expect(empty.stdout).toContain('no chat sessions yet');
-    const none = await runInProcess(['chat', '--resume', '--data', data], { cwd, input: '' });
+    const none = await cli(['chat', '--resume', '--data', data], { cwd, input: '' });
     expect(none.code).toBe(3);
     expect(none.stderr).toContain(`chat --list --data ${data}`);
 
-    const asked = await runInProcess(['chat', '--session', 'trip', '--data', data], {
+    const asked = await cli(['chat', '--session', 'trip', '--data', data], {
       cwd,
       input: 'Plan me a trip\n',
     });
     expect(asked.code, asked.stderr).toBe(0);
-    const listed = await runInProcess(['chat', '--list', '--data', data], { cwd });
+    const listed = await cli(['chat', '--list', '--data', data], { cwd });
     expect(listed.code, listed.stderr).toBe(0);
     expect(listed.stdout).toContain('trip  waits on a question: Where would you like to go?');
     const resume = /resume: (.+)$/m.exec(listed.stdout)?.[1] ?? '';
     expect(resume).toMatch(/chat --resume --session trip --data chats$/);
+    await shared.close();
     const resumed = await runShell(resume, { cwd, input: '2\n/quit\n' });
     expect(resumed.code, resumed.stderr).toBe(0);
     expect(resumed.stdout).toContain('resumed session trip');
-    const json = await runInProcess(['chat', '--list', '--data', data, '--json'], { cwd });
+    const json = await cli(['chat', '--list', '--data', data, '--json'], { cwd });
     expect(json.events).toEqual([
       {
         type: 'session',
@@ -239,7 +243,7 @@ describe('the runner says what helps', { timeout: 300_000 }, () => {
         question: 'How many days in Kyoto?',
       },
     ]);
-    const missing = await runInProcess(['chat', '--resume', '--session', 'nope', '--data', data], {
+    const missing = await cli(['chat', '--resume', '--session', 'nope', '--data', data], {
       cwd,
       input: '',
     });
