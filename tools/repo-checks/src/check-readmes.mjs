@@ -233,6 +233,64 @@ export function linkWorks({ root, web, from, closure, published }) {
   };
 }
 
+// The repository's own pages whose links are checked too: the runner's README, its topic
+// pages and the bench's history (they are read in the repository, not from a package).
+const REPO_PAGES = ['apps/runner/README.md', 'apps/runner/docs', 'tools/bench/HISTORY.md'];
+
+/** The anchors of a Markdown page's headings, as the forge makes them, and its `<a id>`s. */
+export function anchorsOf(markdown) {
+  const anchors = new Set();
+  const text = markdown.replace(/^```[\s\S]*?^```/gm, '');
+  for (const match of text.matchAll(/^#{1,6} (.+)$/gm)) {
+    anchors.add(
+      match[1]
+        .trim()
+        .toLowerCase()
+        .replace(/[^\p{L}\p{N}\- _]/gu, '')
+        .replace(/ /g, '-'),
+    );
+  }
+  for (const match of markdown.matchAll(/<a id="([^"]+)"/g)) anchors.add(match[1]);
+  return anchors;
+}
+
+/**
+ * The relative links of REPO_PAGES that reach no file, or no heading of the page they name,
+ * each as `page:line: link`.
+ * @param {string} root
+ * @returns {string[]}
+ */
+export function repoPageProblems(root) {
+  const pages = REPO_PAGES.flatMap((at) => {
+    const full = path.join(root, at);
+    if (!existsSync(full)) return [];
+    if (!full.endsWith('.md')) {
+      return readdirSync(full)
+        .filter((f) => f.endsWith('.md'))
+        .map((f) => path.join(full, f));
+    }
+    return [full];
+  });
+  const problems = [];
+  for (const page of pages) {
+    const markdown = readFileSync(page, 'utf8');
+    const works = (link) => {
+      if (/^[a-z][a-z0-9+.-]*:/i.test(link)) return true;
+      const [file, anchor] = link.split('#');
+      const target = file === '' ? page : path.resolve(path.dirname(page), file);
+      if (!existsSync(target)) return false;
+      if (anchor === undefined || !target.endsWith('.md')) return true;
+      return anchorsOf(readFileSync(target, 'utf8')).has(anchor);
+    };
+    for (const match of markdown.matchAll(/\]\(([^)\s]+)\)/g)) {
+      if (works(match[1])) continue;
+      const line = markdown.slice(0, match.index).split('\n').length;
+      problems.push(`${path.relative(root, page)}:${line}: ${match[1]} reaches nothing`);
+    }
+  }
+  return problems;
+}
+
 /** The web address of the root manifest's git repository (`git+https://…/x.git` → `https://…/x`). */
 export function webOf(repository) {
   return repository?.url?.replace(/^git\+/, '').replace(/\.git$/, '');
@@ -448,13 +506,15 @@ run; the registry must be reachable). The READMEs --follow names (${FOLLOWED.joi
 unless told) are followed literally in a project each: the section's line run by sh
 with ${PACKED_VARIABLE} set, then the install lines' other packages. \`ts server\` blocks run
 twice against one throwaway database. A backticked \`…Error\` name must be exported by
-our packages, JavaScript or a dependency. --static checks the READMEs' text only (their
+our packages, JavaScript or a dependency. The relative links of the runner's README,
+its docs/ pages and tools/bench/HISTORY.md must reach a file (and heading). --static checks the READMEs' text only (their
 lines, links and names), packing and running nothing. Build first. Exit code 1 on any failure.`);
     return 0;
   }
   const root = rootOf(argv);
   const catalog = catalogOf(readFileSync(path.join(root, 'pnpm-workspace.yaml'), 'utf8'));
   const { problems, readmes, published } = readReadmes(root, catalog);
+  problems.push(...repoPageProblems(root));
   const examples = readmes.flatMap((r) => r.blocks);
   const follow = argv.includes('--follow')
     ? (argv[argv.indexOf('--follow') + 1] ?? '').split(',')
@@ -490,7 +550,7 @@ lines, links and names), packing and running nothing. Build first. Exit code 1 o
   }
   console.log(
     quick
-      ? `check-readmes: ${readmes.length} READMEs start with their install lines, their links work from the installed packages (--static: nothing packed or run)`
+      ? `check-readmes: ${readmes.length} READMEs start with their install lines, their links work from the installed packages, and the runner's pages' links resolve (--static: nothing packed or run)`
       : `check-readmes: ${readmes.length} READMEs start with their install lines; their ${examples.length} code blocks compile and run from the packed packages (${seconds()})`,
   );
   return 0;

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
+  anchorsOf,
   catalogOf,
   codeBlocks,
   deadLinks,
@@ -10,6 +11,7 @@ import {
   installLine,
   linkWorks,
   packedSection,
+  repoPageProblems,
   unknownErrorNames,
   unnamedImports,
   webOf,
@@ -149,6 +151,44 @@ describe('deadLinks and linkWorks', () => {
       { target: 'docs/api/gone.md', line: 2 },
       { target: 'https://example.org/x/blob/main/packages/gone.md', line: 2 },
     ]);
+  });
+});
+
+describe('anchorsOf and repoPageProblems', () => {
+  it("makes the forge's anchors of headings, leaving code blocks out", () => {
+    const markdown =
+      '# Runs, leases and retries\n## Sub-agents (`delegate`)\n```sh\n# not a heading\n```\n<a id="here"></a>';
+    expect([...anchorsOf(markdown)]).toEqual([
+      'runs-leases-and-retries',
+      'sub-agents-delegate',
+      'here',
+    ]);
+  });
+
+  it("names the runner's pages' links that reach no file or no heading", () => {
+    const root = mkdtempSync(path.join(tmpdir(), 'x-repo-pages-'));
+    try {
+      const write = (file: string, text: string) => {
+        mkdirSync(path.dirname(path.join(root, file)), { recursive: true });
+        writeFileSync(path.join(root, file), text);
+      };
+      write(
+        'apps/runner/README.md',
+        '# runner\n[ok](docs/a.md#the-part) [ok](#runner) [bad](docs/a.md#gone) [bad](docs/none.md) [web](https://example.org/x#y)\n',
+      );
+      write(
+        'apps/runner/docs/a.md',
+        '# A\n## The part\n[ok](../../../tools/bench/HISTORY.md) [bad](#nowhere)\n',
+      );
+      write('tools/bench/HISTORY.md', '# Bench history\n');
+      expect(repoPageProblems(root)).toEqual([
+        'apps/runner/README.md:2: docs/a.md#gone reaches nothing',
+        'apps/runner/README.md:2: docs/none.md reaches nothing',
+        'apps/runner/docs/a.md:3: #nowhere reaches nothing',
+      ]);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 });
 
