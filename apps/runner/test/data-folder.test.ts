@@ -76,7 +76,7 @@ describe('the data folder', { timeout: 120_000 }, () => {
       `created the data folder ${fresh} (first use), with the audit key ${path.join(fresh, 'audit.key')} (mode 0600)\n`,
     );
     expect(first.stdout).not.toContain('created the data folder');
-    // The other commands the README's Storage section names as creating one.
+    // The other commands the Storage section of docs/runs-and-leases.md names as creating one.
     for (const args of [
       ['operators', 'add', 'ada'],
       ['chat', '--list'],

@@ -1,16 +1,22 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createTestDatabase, freePort, serverForTests } from '@internal/pg-test';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CLI, runShell } from './run-cli.js';
 
-// The README's ```sh run blocks, run as a person follows them: line by line in one shell,
-// from a fresh folder, `runner` standing for the built CLI and `<token>` for the last token
-// printed before it. Each line must exit 0, or the code its comment names (`exit 22`); a
+// The ```sh run blocks of the README and of its topic pages (docs/*.md), run as a person
+// follows them: line by line in one shell, from a fresh folder, `runner` standing for the
+// built CLI and `<token>` for the last token printed before it. Each line must exit 0, or the code its comment names (`exit 22`); a
 // background line (`&`) must print something before the next one runs.
 
-const README = new URL('../README.md', import.meta.url);
+const PAGES = [
+  'README.md',
+  ...readdirSync(new URL('../docs/', import.meta.url))
+    .filter((f) => f.endsWith('.md'))
+    .sort()
+    .map((f) => `docs/${f}`),
+];
 const root = mkdtempSync(path.join(tmpdir(), 'runner-readme-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 const server = await serverForTests();
@@ -39,7 +45,7 @@ function commands(code: string, line: number): { text: string; line: number }[] 
 }
 
 /** One shell script that runs the block's commands and stops at the first unexpected exit. */
-function blockScript(code: string, line: number): string {
+function blockScript(code: string, line: number, page: string): string {
   const uuid = '[0-9a-f]\\{8\\}-[0-9a-f]\\{4\\}-[0-9a-f]\\{4\\}-[0-9a-f]\\{4\\}-[0-9a-f]\\{12\\}';
   const steps = commands(code, line).flatMap(({ text, line: at }) => {
     const command = text.replace(/\s{2,}#.*$/, '').trim();
@@ -55,7 +61,7 @@ function blockScript(code: string, line: number): string {
     const quoted = command.replace(/[\\"$`]/g, '\\$&');
     return [
       `{ ${shell}\n} >last.out 2>&1; code=$?; cat last.out >>all.out`,
-      `if [ "$code" != ${expected} ]; then echo "README line ${at}: exit $code, not ${expected}: ${quoted}"; cat last.out; stop; exit 1; fi`,
+      `if [ "$code" != ${expected} ]; then echo "${page} line ${at}: exit $code, not ${expected}: ${quoted}"; cat last.out; stop; exit 1; fi`,
     ];
   });
   return [
@@ -69,17 +75,22 @@ function blockScript(code: string, line: number): string {
   ].join('\n');
 }
 
-describe('the README', { timeout: 300_000 }, () => {
-  const blocks = runBlocks(readFileSync(README, 'utf8'));
+describe('the README and its pages', { timeout: 300_000 }, () => {
+  const blocks = PAGES.flatMap((page) =>
+    runBlocks(readFileSync(new URL(`../${page}`, import.meta.url), 'utf8')).map((block) => ({
+      ...block,
+      page,
+    })),
+  );
 
   it('has blocks marked to be run', () => {
     expect(blocks.length).toBeGreaterThan(0);
   });
 
   for (const block of blocks) {
-    it(`runs the block at README.md:${block.line} as written, from a fresh folder`, async (t) => {
+    it(`runs the block at ${block.page}:${block.line} as written, from a fresh folder`, async (t) => {
       const cwd = mkdtempSync(path.join(root, 'block-'));
-      let script = blockScript(block.code, block.line);
+      let script = blockScript(block.code, block.line, block.page);
       // What a team's machines are, this test's: its database, folder and local address.
       const team = script.includes('postgres://runner@db.internal/runner');
       if (team && !server) t.skip('no PostgreSQL server');
