@@ -38,6 +38,9 @@ function sizeOf(parameters: unknown[] | undefined): number {
   return bytes;
 }
 
+/** Transactions that wrote, of the saver being profiled: each waits for a commit (an fsync). */
+let commits = 0;
+
 function sent(text: string, parameters: unknown[] | undefined): void {
   const call = current.getStore();
   if (call === undefined) return;
@@ -80,14 +83,23 @@ async function main(): Promise<void> {
   const unsafe = client.unsafe.bind(client);
   (client as unknown as { unsafe: unknown }).unsafe = (t: string, p?: unknown[], o?: unknown) => {
     sent(t, p);
+    // A write of ours sent on the pool is a transaction of its own.
+    if (current.getStore()?.name.startsWith('put')) commits++;
     return unsafe(t, p as never, o as never);
+  };
+  // A batch of ours is a transaction on a reserved connection, sent behind BEGIN.
+  const reserve = client.reserve.bind(client);
+  (client as unknown as { reserve: unknown }).reserve = () => {
+    commits++;
+    return reserve();
   };
   // PostgresSaver's go through node-postgres' Client.query.
   const query = pg.Client.prototype.query;
   pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
     const [text, parameters] = args as [string | { text: string; values?: unknown[] }, unknown[]];
-    if (typeof text === 'string') sent(text, parameters);
-    else sent(text.text, text.values);
+    const statement = typeof text === 'string' ? text : text.text;
+    sent(statement, typeof text === 'string' ? parameters : text.values);
+    if (/^commit$/i.test(statement.trim())) commits++;
     return (query as (...a: unknown[]) => unknown).apply(this, args);
   } as typeof query;
   await migrate(db);
@@ -109,6 +121,7 @@ async function main(): Promise<void> {
         for (let r = 0; r < 3; r++)
           await graph.invoke({ messages }, { configurable: { thread_id: `w-${label}-${n}-${r}` } });
         calls.length = 0;
+        commits = 0;
         for (let r = 0; r < runs; r++)
           await graph.invoke({ messages }, { configurable: { thread_id: `p-${label}-${n}-${r}` } });
         for (const name of ['put', 'putWrites', 'getTuple']) {
@@ -127,6 +140,9 @@ async function main(): Promise<void> {
             ].join(' | '),
           );
         }
+        console.log(
+          `${label} | ${n} | write transactions per run | ${(commits / runs).toFixed(1)}`,
+        );
         if (saver instanceof PostgresSaver) await saver.end();
       }
     }
