@@ -18,9 +18,10 @@ interface Waiting {
 
 /**
  * The saver's writes, one transaction in flight per thread: LangGraph sends a step's
- * `putWrites` and the next `put` without waiting for the ones before, and the writes that
- * come while one is in flight go out together next, in one pipelined transaction (one round
- * trip, one commit to wait for, instead of one each). Each write is a statement that keeps
+ * `putWrites` and the next `put` without waiting for the ones before, and the writes of a
+ * thread sent in one turn of the event loop, or while its transaction is in flight, go out
+ * together on the next turn or behind it, in one pipelined transaction (one round trip, one
+ * commit to wait for, instead of one each). Each write is a statement that keeps
  * or replaces what is stored, so a batch that fails (a unique violation or a deadlock with
  * another writer, a dropped connection) is run again write by write, each settling on its
  * own.
@@ -42,17 +43,16 @@ export class ThreadWrites {
   ): Promise<PreparedRow[]> {
     // A caller's transaction runs its statements one by one on its connection anyway.
     if (this.#db instanceof PgTransaction) return this.#alone(statement, values);
-    const waiting = this.#waiting.get(thread);
-    if (waiting !== undefined) {
-      return new Promise((resolve, reject) => waiting.push({ statement, values, resolve, reject }));
+    let waiting = this.#waiting.get(thread);
+    if (waiting === undefined) {
+      waiting = [];
+      this.#waiting.set(thread, waiting);
+      // LangGraph sends a task's writes and the next checkpoint in one turn of the event
+      // loop: sent on the next turn, they share a transaction.
+      setImmediate(() => this.#next(thread));
     }
-    this.#waiting.set(thread, []);
-    const rows = this.#alone(statement, values);
-    void rows.then(
-      () => this.#next(thread),
-      () => this.#next(thread),
-    );
-    return rows;
+    const batch = waiting;
+    return new Promise((resolve, reject) => batch.push({ statement, values, resolve, reject }));
   }
 
   /** Sends what waits for `thread` as one batch, or lets the thread go when nothing does. */

@@ -240,8 +240,8 @@ for (const t of await sqlTargets()) {
         meta,
         {},
       );
-      // The first goes alone; the next three wait for it and go as one transaction, which
-      // the refused metadata fails: run again one by one, only that put fails.
+      // Sent in one turn, the four go as one transaction, which the refused metadata fails:
+      // run again one by one, only that put fails.
       const sent = [
         saver.putWrites(config, [['c', 1]], 'a'),
         saver.putWrites(config, [['c', 2]], 'b'),
