@@ -21,6 +21,8 @@ interface Call {
   firstSent?: number;
   statements: number;
   bytes: number;
+  /** For `putWrites`: how many writes (rows, one per write) it was given. */
+  writes: number;
   ended?: number;
 }
 
@@ -57,7 +59,8 @@ function recorded<T extends BaseCheckpointSaver>(saver: T, calls: Call[]): T {
   for (const name of ['put', 'putWrites', 'getTuple'] as const) {
     const original = (saver[name] as (...a: unknown[]) => Promise<unknown>).bind(saver);
     (saver as unknown as Record<string, unknown>)[name] = (...args: unknown[]) => {
-      const call: Call = { name, started: performance.now(), statements: 0, bytes: 0 };
+      const writes = name === 'putWrites' ? (args[1] as unknown[]).length : 0;
+      const call: Call = { name, started: performance.now(), statements: 0, bytes: 0, writes };
       calls.push(call);
       return current.run(call, () =>
         original(...args).finally(() => {
@@ -140,6 +143,9 @@ async function main(): Promise<void> {
             ].join(' | '),
           );
         }
+        const puts = calls.filter((c) => c.name === 'putWrites');
+        const writes = puts.reduce((sum, c) => sum + c.writes, 0) / Math.max(1, puts.length);
+        console.log(`${label} | ${n} | writes (rows) per putWrites call | ${writes.toFixed(2)}`);
         console.log(
           `${label} | ${n} | write transactions per run | ${(commits / runs).toFixed(1)}`,
         );
