@@ -327,8 +327,10 @@ export class PostgresCheckpointSaver extends BaseCheckpointSaver {
         const values = current.checkpoint.channel_values;
         const chain = chains.at(-1);
         if (chain?.tuple === current && chain.channel === channel) {
-          // A delta: the items appended to the value before it.
-          (values[channel] as unknown[]).push(...(value as unknown[]));
+          // A delta: the items appended to the value before it (a loop: a spread of a long
+          // delta would overflow the stack).
+          const whole = values[channel] as unknown[];
+          for (const item of value as unknown[]) whole.push(item);
           continue;
         }
         if (row.c != null) {
