@@ -156,5 +156,38 @@ for (const t of await sqlTargets()) {
       );
       expect(counts).toEqual([{ checkpoints: 12, blobs: 12, writes: 12 }]);
     });
+
+    it('two savers sending a checkpoint and its writes in one turn, in opposite orders, store them once', async () => {
+      // Each saver sends its two writes as one transaction; in opposite orders they may
+      // deadlock on the server, and the loser's writes then run again one by one.
+      const savers = [
+        new PostgresCheckpointSaver(tables.db),
+        new PostgresCheckpointSaver(tables.db),
+      ];
+      let parent: RunnableConfig = { configurable: { thread_id: 'turn' } };
+      let messages: unknown[] = [];
+      for (let version = 1; version <= 6; version++) {
+        messages = [...messages, message(version)];
+        const id = emptyCheckpoint().id;
+        const value = messages;
+        const config = {
+          configurable: { thread_id: 'turn', checkpoint_ns: '', checkpoint_id: id },
+        };
+        const write = (saver: PostgresCheckpointSaver) =>
+          saver.putWrites(config, [['messages', [message(-version)]]], 'task');
+        const [first, second] = savers as [PostgresCheckpointSaver, PostgresCheckpointSaver];
+        const from = parent;
+        await Promise.all([
+          putMessages(first, from, version, value, id),
+          write(first),
+          write(second),
+          putMessages(second, from, version, value, id),
+        ]);
+        const tuple = await new PostgresCheckpointSaver(tables.db).getTuple(config);
+        expect(tuple?.checkpoint.channel_values).toEqual({ messages });
+        expect(tuple?.pendingWrites).toEqual([['task', 'messages', [message(-version)]]]);
+        parent = config;
+      }
+    });
   });
 }
