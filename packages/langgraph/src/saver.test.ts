@@ -1,17 +1,13 @@
-import { type SqlTarget, sqlTargets } from '@internal/pg-test';
+import { sqlTargets } from '@internal/pg-test';
 import { Annotation, Command, END, interrupt, START, StateGraph } from '@langchain/langgraph';
 import { ERROR, emptyCheckpoint, uuid6 } from '@langchain/langgraph-checkpoint';
 import { rowsOf } from '@x/postgres-kit';
 import { sql } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import {
-  type LangGraphDatabase,
-  LangGraphError,
-  migrate,
-  PostgresCheckpointSaver,
-} from './index.js';
+import { describe, expect, it } from 'vitest';
+import { migratedTables } from '../test/targets.js';
+import { type LangGraphDatabase, LangGraphError, PostgresCheckpointSaver } from './index.js';
 
 const State = Annotation.Root({
   answers: Annotation<string[]>({ reducer: (a, b) => [...a, ...b], default: () => [] }),
@@ -30,30 +26,15 @@ const meta = { source: 'input' as const, step: -1, parents: {} };
 
 for (const t of await sqlTargets()) {
   describe.skipIf(t.skip)(t.kind, () => {
-    let target: SqlTarget;
-    let db: LangGraphDatabase;
-    beforeAll(async () => {
-      target = await t.open();
-      db = target.db;
-      await migrate(db);
-      await migrate(db);
-    });
-    afterAll(async () => {
-      await target?.close();
-    });
-    beforeEach(async () => {
-      await db.execute(
-        sql`truncate x_langgraph.checkpoints, x_langgraph.checkpoint_blobs, x_langgraph.checkpoint_writes`,
-      );
-    });
+    const tables = migratedTables(t);
 
     it('a graph stopped at interrupt() is resumed by another saver on the same database', async () => {
       const config = { configurable: { thread_id: 'trip-1' } };
-      const asked = await askingGraph(new PostgresCheckpointSaver(db)).invoke({}, config);
+      const asked = await askingGraph(new PostgresCheckpointSaver(tables.db)).invoke({}, config);
       const pause = (asked as { __interrupt__?: Array<{ value: unknown }> }).__interrupt__;
       expect(pause?.[0]?.value).toEqual({ question: 'Which city?' });
       // A new saver (as after a restart) finds the pause and resumes it once.
-      const graph = askingGraph(new PostgresCheckpointSaver(db));
+      const graph = askingGraph(new PostgresCheckpointSaver(tables.db));
       expect((await graph.getState(config)).next).toEqual(['ask']);
       const done = await graph.invoke(new Command({ resume: 'Lisbon' }), config);
       expect(done.answers).toEqual(['Lisbon']);
@@ -64,7 +45,7 @@ for (const t of await sqlTargets()) {
     });
 
     it('a regular write already stored is kept, a special channel’s is replaced', async () => {
-      const saver = new PostgresCheckpointSaver(db);
+      const saver = new PostgresCheckpointSaver(tables.db);
       const config = await saver.put(
         { configurable: { thread_id: 'w' } },
         emptyCheckpoint(),
@@ -95,7 +76,7 @@ for (const t of await sqlTargets()) {
     });
 
     it('large values and writes are stored compressed and read back as they were', async () => {
-      const saver = new PostgresCheckpointSaver(db);
+      const saver = new PostgresCheckpointSaver(tables.db);
       const notes = Array.from({ length: 200 }, (_, i) => `note ${i}: the agent keeps notes`);
       const checkpoint = { ...emptyCheckpoint(), channel_values: { notes, tiny: 'x' } };
       checkpoint.channel_versions = { notes: 1, tiny: 1 };
@@ -108,7 +89,7 @@ for (const t of await sqlTargets()) {
       expect(tuple?.checkpoint.channel_values).toEqual({ notes, tiny: 'x' });
       expect(tuple?.pendingWrites).toEqual([['task', 'notes', notes]]);
       const stored = rowsOf(
-        await db.execute(sql`select channel, type from x_langgraph.checkpoint_blobs
+        await tables.db.execute(sql`select channel, type from x_langgraph.checkpoint_blobs
           union all select channel, type from x_langgraph.checkpoint_writes order by 1, 2`),
       );
       expect(stored).toEqual([
@@ -124,14 +105,14 @@ for (const t of await sqlTargets()) {
       const notes = JSON.stringify(['a', 'b'.repeat(300)]);
       const stored = { ...emptyCheckpoint(), channel_versions: { notes: 1, cleared: 1 } };
       const { channel_values: _values, ...checkpoint } = stored;
-      await db.execute(sql`insert into x_langgraph.checkpoints
+      await tables.db.execute(sql`insert into x_langgraph.checkpoints
         (thread_id, checkpoint_ns, checkpoint_id, checkpoint, metadata)
         values ('old', '', ${stored.id}, ${JSON.stringify(checkpoint)}::jsonb, ${JSON.stringify(meta)}::jsonb)`);
-      await db.execute(sql`insert into x_langgraph.checkpoint_blobs
+      await tables.db.execute(sql`insert into x_langgraph.checkpoint_blobs
         (thread_id, checkpoint_ns, channel, version, type, blob)
         values ('old', '', 'notes', '1', 'json', convert_to(${notes}, 'UTF8')),
           ('old', '', 'cleared', '1', 'empty', null)`);
-      const saver = new PostgresCheckpointSaver(db);
+      const saver = new PostgresCheckpointSaver(tables.db);
       const tuple = await saver.getTuple({ configurable: { thread_id: 'old' } });
       expect(tuple?.checkpoint).toEqual({
         ...stored,
@@ -146,7 +127,7 @@ for (const t of await sqlTargets()) {
     });
 
     it('pending writes come in LangGraph’s order: task path, then task id, by code point', async () => {
-      const saver = new PostgresCheckpointSaver(db);
+      const saver = new PostgresCheckpointSaver(tables.db);
       const config = await saver.put(
         { configurable: { thread_id: 'o' } },
         emptyCheckpoint(),
@@ -162,7 +143,7 @@ for (const t of await sqlTargets()) {
     });
 
     it('list filters metadata key by key, nested values included, newest first', async () => {
-      const saver = new PostgresCheckpointSaver(db);
+      const saver = new PostgresCheckpointSaver(tables.db);
       const ids = [uuid6(1), uuid6(1), uuid6(1)];
       for (const [i, id] of ids.entries()) {
         await saver.put(
@@ -186,7 +167,7 @@ for (const t of await sqlTargets()) {
     });
 
     it('deleteThread removes every namespace of the thread and nothing of another', async () => {
-      const saver = new PostgresCheckpointSaver(db);
+      const saver = new PostgresCheckpointSaver(tables.db);
       for (const [thread_id, checkpoint_ns] of [
         ['d', ''],
         ['d', 'sub'],
@@ -202,7 +183,7 @@ for (const t of await sqlTargets()) {
       }
       await saver.deleteThread('d');
       const counts = async (table: string) =>
-        (await db.execute(sql.raw(`select thread_id from x_langgraph.${table}`))) as unknown;
+        (await tables.db.execute(sql.raw(`select thread_id from x_langgraph.${table}`))) as unknown;
       for (const table of ['checkpoints', 'checkpoint_blobs', 'checkpoint_writes']) {
         const rows = await counts(table);
         const list = Array.isArray(rows) ? rows : (rows as { rows: unknown[] }).rows;
@@ -211,7 +192,7 @@ for (const t of await sqlTargets()) {
     });
 
     it('a put in a caller’s transaction that rolls back leaves nothing', async () => {
-      await db
+      await tables.db
         .transaction(async (tx) => {
           await new PostgresCheckpointSaver(tx).put(
             { configurable: { thread_id: 'tx' } },
@@ -223,17 +204,21 @@ for (const t of await sqlTargets()) {
         })
         .catch(() => {});
       expect(
-        await new PostgresCheckpointSaver(db).getTuple({ configurable: { thread_id: 'tx' } }),
+        await new PostgresCheckpointSaver(tables.db).getTuple({
+          configurable: { thread_id: 'tx' },
+        }),
       ).toBeUndefined();
     });
 
     it('synchronousCommit: false stores what it is given, and leaves a caller’s transaction as it was', async () => {
-      const graph = askingGraph(new PostgresCheckpointSaver(db, { synchronousCommit: false }));
+      const graph = askingGraph(
+        new PostgresCheckpointSaver(tables.db, { synchronousCommit: false }),
+      );
       const config = { configurable: { thread_id: 'async-1' } };
       await graph.invoke({}, config);
       const done = await graph.invoke(new Command({ resume: 'Porto' }), config);
       expect(done.answers).toEqual(['Porto']);
-      const setting = await db.transaction(async (tx) => {
+      const setting = await tables.db.transaction(async (tx) => {
         const saver = new PostgresCheckpointSaver(tx, { synchronousCommit: false });
         const stored = await saver.put(
           { configurable: { thread_id: 'async-2' } },
@@ -247,8 +232,41 @@ for (const t of await sqlTargets()) {
       expect(setting).toEqual([{ s: 'on' }]);
     });
 
+    it('writes sent while one is in flight go out together, and each settles on its own', async () => {
+      const saver = new PostgresCheckpointSaver(tables.db);
+      const config = await saver.put(
+        { configurable: { thread_id: 'batch' } },
+        emptyCheckpoint(),
+        meta,
+        {},
+      );
+      // Sent in one turn, the four go as one transaction, which the refused metadata fails:
+      // run again one by one, only that put fails.
+      const sent = [
+        saver.putWrites(config, [['c', 1]], 'a'),
+        saver.putWrites(config, [['c', 2]], 'b'),
+        saver.put(config, emptyCheckpoint(), { ...meta, note: 'a\u0000b' } as never, {}),
+        saver.putWrites(config, [['c', 3]], 'c'),
+      ];
+      const settled = await Promise.allSettled(sent);
+      expect(settled.map((s) => s.status)).toEqual([
+        'fulfilled',
+        'fulfilled',
+        'rejected',
+        'fulfilled',
+      ]);
+      const refused = settled[2] as PromiseRejectedResult;
+      expect(LangGraphError.hasCode(refused.reason, 'invalid')).toBe(true);
+      const tuple = await saver.getTuple(config);
+      expect(tuple?.pendingWrites).toEqual([
+        ['a', 'c', 1],
+        ['b', 'c', 2],
+        ['c', 'c', 3],
+      ]);
+    });
+
     it('bad ids and values the database refuses are invalid, and change nothing', async () => {
-      const saver = new PostgresCheckpointSaver(db);
+      const saver = new PostgresCheckpointSaver(tables.db);
       const refused = async (call: Promise<unknown>) => {
         const error = await call.catch((e: unknown) => e);
         expect(LangGraphError.hasCode(error, 'invalid')).toBe(true);

@@ -14,17 +14,12 @@ import {
   TASKS,
   WRITES_IDX_MAP,
 } from '@langchain/langgraph-checkpoint';
-import {
-  type PreparedRow,
-  type PreparedStatement,
-  retryRead,
-  rowsOf,
-  runPrepared,
-  sqlStateOf,
-} from '@x/postgres-kit';
+import { type PreparedRow, retryRead, rowsOf, runPrepared } from '@x/postgres-kit';
 import { PgTransaction } from 'drizzle-orm/pg-core';
+import { ThreadWrites } from './batches.js';
 import { packBlob, unpackBlob } from './compression.js';
 import type { LangGraphDatabase } from './database.js';
+import { DeltaBases } from './deltas.js';
 import { LangGraphError, wrapDatabaseError } from './errors.js';
 import * as statements from './statements.js';
 
@@ -58,8 +53,10 @@ const decoder = new TextDecoder();
  * with it (`compile({ checkpointer })`) and its threads survive restarts. Run {@link migrate}
  * once first. Each call is one SQL statement: `put` stores the checkpoint and only the
  * channel values `newVersions` names (a value is stored once per version and shared by the
- * checkpoints after it), `putWrites` a task's writes (a regular write already stored is kept,
- * a special channel's replaced), `deleteThread` everything of a thread. Ids compare by code
+ * checkpoints after it; an array that only grew, as the items appended to the one stored
+ * before), `putWrites` a task's writes (a regular write already stored is kept, a special
+ * channel's replaced), `deleteThread` everything of a thread. The writes of a thread sent
+ * while one is in flight go out together next, in one transaction. Ids compare by code
  * point, as LangGraph compares them. A transaction handle writes in the caller's transaction.
  *
  * @throws {LangGraphError} `invalid` when a config lacks what the call needs (a `thread_id`
@@ -80,10 +77,14 @@ export class PostgresCheckpointSaver extends BaseCheckpointSaver {
   readonly #db: LangGraphDatabase;
   /** `synchronous_commit` for the saver's writes: `off`, or null for the server's own. */
   readonly #commit: 'off' | null;
+  /** The values the next deltas extend. */
+  readonly #bases = new DeltaBases();
+  readonly #writes: ThreadWrites;
 
   constructor(db: LangGraphDatabase, options: PostgresCheckpointSaverOptions = {}) {
     super(options.serde);
     this.#db = db;
+    this.#writes = new ThreadWrites(db);
     this.#commit =
       options.synchronousCommit === false && !(db instanceof PgTransaction) ? 'off' : null;
   }
@@ -107,7 +108,8 @@ export class PostgresCheckpointSaver extends BaseCheckpointSaver {
             id: checkpointId,
           }),
     );
-    return (await this.#tuples(rows))[0];
+    // What LangGraph reads here it usually extends and puts next: the base of its deltas.
+    return (await this.#tuples(rows, true))[0];
   }
 
   /**
@@ -159,25 +161,47 @@ export class PostgresCheckpointSaver extends BaseCheckpointSaver {
     // cleared at its new version gets no row: read, it is absent either way.
     const changed = Object.entries(newVersions)
       .filter(([channel]) => channel in values)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    const blobs = await Promise.all(changed.map(([channel]) => this.#dumpBlob(values[channel])));
-    const values_ = {
-      thread: threadId,
-      ns: checkpointNs,
-      id: checkpointId,
-      parent: parent ?? null,
-      checkpoint: JSON.stringify(stored),
-      metadata: await this.#metadataJson(metadata),
-      channels: changed.map(([channel]) => channel),
-      versions: changed.map(([, version]) => String(version)),
-      types: blobs.map(([type]) => type),
-      blobs: blobs.map(([, blob]) => statements.hexBytes(blob)),
-      commit: this.#commit,
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([channel, version]) => ({
+        channel,
+        version: String(version),
+        value: values[channel],
+        delta: this.#bases.deltaOf(threadId, checkpointNs, channel, values[channel]),
+      }));
+    const write = async () => {
+      const blobs = await Promise.all(
+        changed.map(({ value, delta }) =>
+          this.#dumpBlob(delta === undefined ? value : delta.items),
+        ),
+      );
+      return this.#writes.write(threadId, statements.putCheckpoint, {
+        thread: threadId,
+        ns: checkpointNs,
+        id: checkpointId,
+        parent: parent ?? null,
+        checkpoint: JSON.stringify(stored),
+        metadata: await this.#metadataJson(metadata),
+        channels: changed.map(({ channel }) => channel),
+        versions: changed.map(({ version }) => version),
+        types: blobs.map(([type]) => type),
+        blobs: blobs.map(([, blob]) => statements.hexBytes(blob)),
+        bases: changed.map(({ delta }) => delta?.base ?? null),
+        commit: this.#commit,
+      });
     };
     try {
-      await this.#write(statements.putCheckpoint, values_);
+      const missing = new Set((await write()).map((row) => String(row.channel)));
+      if (missing.size > 0) {
+        // A base deleted meanwhile (the thread deleted and written again): write them whole.
+        for (const entry of changed) if (missing.has(entry.channel)) entry.delta = undefined;
+        await write();
+      }
     } catch (error) {
+      this.#bases.forget(threadId);
       throw wrapDatabaseError(error, `writing a checkpoint of thread "${threadId}"`, threadId);
+    }
+    for (const { channel, version, value, delta } of changed) {
+      this.#bases.remember(threadId, checkpointNs, channel, version, value, delta?.depth ?? 0);
     }
     return {
       configurable: {
@@ -216,7 +240,7 @@ export class PostgresCheckpointSaver extends BaseCheckpointSaver {
     const rows = [...byIndex];
     const dumped = await Promise.all(rows.map(([, [, value]]) => this.#dumpBlob(value)));
     try {
-      await this.#write(statements.putWrites, {
+      await this.#writes.write(threadId, statements.putWrites, {
         thread: threadId,
         ns: checkpointNs,
         id: checkpointId,
@@ -236,23 +260,11 @@ export class PostgresCheckpointSaver extends BaseCheckpointSaver {
   /** Deletes the thread's checkpoints, channel values and writes, every namespace. */
   async deleteThread(threadId: string): Promise<void> {
     requiredId(threadId, 'threadId', 'deleteThread');
+    this.#bases.forget(threadId);
     try {
       await runPrepared(this.#db, statements.deleteThread, { thread: threadId });
     } catch (error) {
       throw wrapDatabaseError(error, `deleting thread "${threadId}"`, threadId);
-    }
-  }
-
-  /**
-   * Runs a write, once more when it lost a race to insert the same row (`23505`): run again,
-   * it keeps or replaces what the other writer stored, as the statement says.
-   */
-  async #write(statement: PreparedStatement, values: Record<string, unknown>): Promise<void> {
-    try {
-      await runPrepared(this.#db, statement, values);
-    } catch (error) {
-      if (sqlStateOf(error) !== '23505') throw error;
-      await runPrepared(this.#db, statement, values);
     }
   }
 
@@ -286,8 +298,9 @@ export class PostgresCheckpointSaver extends BaseCheckpointSaver {
   }
 
   /** The tuples of {@link statements.checkpointRows}' rows, in their order. */
-  async #tuples(rows: PreparedRow[]): Promise<CheckpointTuple[]> {
+  async #tuples(rows: PreparedRow[], remember = false): Promise<CheckpointTuple[]> {
     const tuples: CheckpointTuple[] = [];
+    const chains: Array<{ tuple: CheckpointTuple; channel: string; depth: number }> = [];
     const legacy: Array<{ tuple: CheckpointTuple; address: Address; parent: string }> = [];
     let current: CheckpointTuple | undefined;
     for (const row of rows) {
@@ -308,9 +321,26 @@ export class PostgresCheckpointSaver extends BaseCheckpointSaver {
         }
         tuples.push(current);
       } else if (current !== undefined && part === 1) {
-        if (row.b !== 'empty') {
-          current.checkpoint.channel_values[String(row.a)] = await this.#loadBlob(row.b, row.blob);
+        if (row.b === 'empty') continue;
+        const channel = String(row.a);
+        const value = await this.#loadBlob(row.b, row.blob);
+        const values = current.checkpoint.channel_values;
+        const chain = chains.at(-1);
+        if (chain?.tuple === current && chain.channel === channel) {
+          // A delta: the items appended to the value before it (a loop: a spread of a long
+          // delta would overflow the stack).
+          const whole = values[channel] as unknown[];
+          for (const item of value as unknown[]) whole.push(item);
+          continue;
         }
+        if (row.c != null) {
+          throw new LangGraphError(
+            'unavailable',
+            `reading channel "${channel}" of thread "${current.config.configurable?.thread_id}": the version its delta extends is not stored`,
+          );
+        }
+        values[channel] = value;
+        chains.push({ tuple: current, channel, depth: -Number(row.idx) });
       } else if (current !== undefined) {
         const write: CheckpointPendingWrite = [
           String(row.a),
@@ -318,6 +348,21 @@ export class PostgresCheckpointSaver extends BaseCheckpointSaver {
           await this.#loadBlob(row.c, row.blob),
         ];
         current.pendingWrites?.push(write);
+      }
+    }
+    if (remember) {
+      for (const { tuple, channel, depth } of chains) {
+        const { thread_id, checkpoint_ns } = tuple.config.configurable ?? {};
+        const { channel_values, channel_versions } = tuple.checkpoint;
+        const version = String(channel_versions[channel]);
+        this.#bases.remember(
+          thread_id,
+          checkpoint_ns,
+          channel,
+          version,
+          channel_values[channel],
+          depth,
+        );
       }
     }
     if (legacy.length > 0) await this.#migratePendingSends(legacy);

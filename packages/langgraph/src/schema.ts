@@ -34,7 +34,9 @@ export const checkpoints = langgraphSchema.table(
 /**
  * One row per channel value and version of a thread's namespace, as the serializer wrote it
  * (Brotli-compressed when its type ends in `+br`). A channel cleared at a version has no row
- * (earlier versions of this package wrote one of `type` `empty` and no `blob`).
+ * (earlier versions of this package wrote one of `type` `empty` and no `blob`). A row with a
+ * `base_version` holds only the items appended to that version's array (a delta); the value
+ * is its base's with them at the end.
  */
 export const checkpointBlobs = langgraphSchema.table(
   'checkpoint_blobs',
@@ -45,6 +47,8 @@ export const checkpointBlobs = langgraphSchema.table(
     version: text('version').notNull(),
     type: text('type').notNull(),
     blob: bytes('blob'),
+    /** The version whose array this row's items extend, or null when `blob` is the whole value. */
+    baseVersion: text('base_version'),
   },
   (t) => [primaryKey({ columns: [t.threadId, t.checkpointNs, t.channel, t.version] })],
 );

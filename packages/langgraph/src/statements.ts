@@ -22,24 +22,35 @@ export function hexBytes(bytes: Uint8Array | null): string | null {
 /**
  * The rows of the checkpoints `selected` (a query of the `checkpoints` table): per
  * checkpoint one row of `part` 0 (`a` its parent's id, `b` the checkpoint's JSON, `c` its
- * metadata's JSON), one of `part` 1 per channel value at its version (`a` the channel, `b`
- * the serializer's type, `blob`), one of `part` 2 per pending write (`a` the task, `b` the
- * channel, `c` the type, `d` the task's path, `idx`, `blob`); newest checkpoint first, its
- * writes in LangGraph's order (task path, task id, index, by code point).
+ * metadata's JSON), rows of `part` 1 per channel value at its version (`a` the channel, `b`
+ * the serializer's type, `c` the base version of a delta, `blob`: its last whole value
+ * first, then the deltas after it, oldest first), one of `part` 2 per pending write (`a` the
+ * task, `b` the channel, `c` the type, `d` the task's path, `idx`, `blob`); newest
+ * checkpoint first, its writes in LangGraph's order (task path, task id, index, by code point).
  */
 export function checkpointRows(selected: SQL): SQL {
   // A UNION orders by result columns only: the explicit collations of the first branch
-  // make `a` and `d` compare by code point in every branch.
-  return sql`with cp as (${selected})
+  // make `a` and `d` compare by code point in every branch. A delta's chain is walked back
+  // to its whole value; `idx` (minus the depth) puts that first.
+  return sql`with recursive cp as (${selected}),
+chain as (
+  select cp.thread_id, cp.checkpoint_ns, cp.checkpoint_id, bl.channel, bl.base_version, bl.type, bl.blob, 0 as depth
+  from cp
+  cross join lateral jsonb_each_text(cp.checkpoint -> 'channel_versions') as v
+  join ${checkpointBlobs} bl on bl.thread_id = cp.thread_id and bl.checkpoint_ns = cp.checkpoint_ns
+    and bl.channel = v.key and bl.version = v.value
+  union all
+  select c.thread_id, c.checkpoint_ns, c.checkpoint_id, bl.channel, bl.base_version, bl.type, bl.blob, c.depth + 1
+  from chain c
+  join ${checkpointBlobs} bl on bl.thread_id = c.thread_id and bl.checkpoint_ns = c.checkpoint_ns
+    and bl.channel = c.channel and bl.version = c.base_version
+)
 select 0 as part, cp.thread_id, cp.checkpoint_ns, cp.checkpoint_id, cp.parent_checkpoint_id collate "C" as a,
   cp.checkpoint::text as b, cp.metadata::text as c, null::text collate "C" as d, null::int as idx, null::bytea as blob
 from cp
 union all
-select 1, cp.thread_id, cp.checkpoint_ns, cp.checkpoint_id, bl.channel, bl.type, null, null, null, bl.blob
-from cp
-cross join lateral jsonb_each_text(cp.checkpoint -> 'channel_versions') as v
-join ${checkpointBlobs} bl on bl.thread_id = cp.thread_id and bl.checkpoint_ns = cp.checkpoint_ns
-  and bl.channel = v.key and bl.version = v.value
+select 1, thread_id, checkpoint_ns, checkpoint_id, channel, type, base_version, null, -depth, blob
+from chain
 union all
 select 2, cp.thread_id, cp.checkpoint_ns, cp.checkpoint_id, cw.task_id, cw.channel, cw.type, cw.task_path, cw.idx, cw.blob
 from cp
@@ -106,31 +117,43 @@ const commitMode = sql`(select set_config('synchronous_commit', coalesce(${p('co
 /**
  * Writes a checkpoint (`thread`, `ns`, `id`, `parent`, `checkpoint` and `metadata` as JSON
  * text) and the channel values it changed (the arrays `channels`, `versions`, `types`,
- * `blobs`, the blobs in bytea's hex text, as {@link hexBytes} writes them; `commit` as
- * {@link commitMode} takes it); a value already
- * stored at its version is kept, a checkpoint written again is replaced. Plain inserts behind
- * a `not exists`, not `on conflict`: a speculative insert logs a second WAL record per row.
- * Two writers racing to insert the same row fail with a unique violation (`23505`) instead;
- * the statement run again keeps or replaces what the other wrote.
+ * `blobs`, the blobs in bytea's hex text, as {@link hexBytes} writes them, and `bases`: the
+ * version a delta extends, null for a whole value; `commit` as {@link commitMode} takes it);
+ * a value already stored at its version is kept, a checkpoint written again is replaced.
+ * Returns the channels whose base version is not stored (deleted meanwhile): then nothing is
+ * written, and the caller writes those values whole. Plain inserts behind a `not exists`,
+ * not `on conflict`: a speculative insert logs a second WAL record per row. Two writers
+ * racing to insert the same row fail with a unique violation (`23505`) instead; the
+ * statement run again keeps or replaces what the other wrote.
  */
 export const putCheckpoint = prepareOnce(
-  () => sql`with blobs as (
-  insert into ${checkpointBlobs} (thread_id, checkpoint_ns, channel, version, type, blob)
-  select ${p('thread')}, ${p('ns')}, b.channel, b.version, b.type, b.blob
-  from unnest(${p('channels')}::text[], ${p('versions')}::text[], ${p('types')}::text[], ${p('blobs')}::text[]::bytea[])
-    as b(channel, version, type, blob)
-  where not exists (select from ${checkpointBlobs} x where x.thread_id = ${p('thread')}
-    and x.checkpoint_ns = ${p('ns')} and x.channel = b.channel and x.version = b.version)
+  () => sql`with b as (
+  select * from unnest(${p('channels')}::text[], ${p('versions')}::text[], ${p('types')}::text[], ${p('blobs')}::text[]::bytea[], ${p('bases')}::text[])
+    as b(channel, version, type, blob, base)
+), missing as (
+  select b.channel from b
+  where b.base is not null and not exists (select from ${checkpointBlobs} x where x.thread_id = ${p('thread')}
+    and x.checkpoint_ns = ${p('ns')} and x.channel = b.channel and x.version = b.base)
+), blobs as (
+  insert into ${checkpointBlobs} (thread_id, checkpoint_ns, channel, version, type, blob, base_version)
+  select ${p('thread')}, ${p('ns')}, b.channel, b.version, b.type, b.blob, b.base
+  from b
+  where not exists (select from missing) and not exists (select from ${checkpointBlobs} x
+    where x.thread_id = ${p('thread')} and x.checkpoint_ns = ${p('ns')} and x.channel = b.channel
+    and x.version = b.version)
 ), replaced as (
   update ${checkpoints} set parent_checkpoint_id = ${p('parent')}, checkpoint = null,
     checkpoint_json = ${p('checkpoint')}::json, metadata = ${p('metadata')}::jsonb
   where thread_id = ${p('thread')} and checkpoint_ns = ${p('ns')} and checkpoint_id = ${p('id')}
+    and not exists (select from missing)
   returning checkpoint_id
+), inserted as (
+  insert into ${checkpoints} (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint_json, metadata)
+  select ${p('thread')}, ${p('ns')}, ${p('id')}, ${p('parent')}, ${p('checkpoint')}::json, ${p('metadata')}::jsonb
+  from ${commitMode}
+  where not exists (select from replaced) and not exists (select from missing)
 )
-insert into ${checkpoints} (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint_json, metadata)
-select ${p('thread')}, ${p('ns')}, ${p('id')}, ${p('parent')}, ${p('checkpoint')}::json, ${p('metadata')}::jsonb
-from ${commitMode}
-where not exists (select from replaced)`,
+select channel from missing`,
 );
 
 /**

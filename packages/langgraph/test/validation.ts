@@ -1,7 +1,7 @@
 import type { SqlTarget } from '@internal/pg-test';
-import { sql } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { migrate, PostgresCheckpointSaver } from '../src/index.js';
+import { emptyTables } from './targets.js';
 
 /**
  * Registers LangGraph's own validation suite for the saver on the target `open` gives: one
@@ -25,9 +25,7 @@ export async function validateOn(name: string, open: () => Promise<SqlTarget>): 
     },
     async createCheckpointer() {
       if (target === undefined) throw new Error('the target did not open');
-      await target.db.execute(
-        sql`truncate x_langgraph.checkpoints, x_langgraph.checkpoint_blobs, x_langgraph.checkpoint_writes`,
-      );
+      await emptyTables(target.db);
       return new PostgresCheckpointSaver(target.db);
     },
   });

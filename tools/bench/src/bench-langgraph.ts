@@ -16,7 +16,7 @@ const State = Annotation.Root({
 });
 
 /** The graph's super-steps per run: three nodes in a row, each adding one message. */
-const STEPS = 3;
+export const STEPS = 3;
 
 /** Batches of runs whose WAL is measured, per saver and size; the smallest counts. */
 const WAL_BATCHES = 3;
@@ -25,7 +25,7 @@ function reply(text: string): Message {
   return { role: 'assistant', content: [{ type: 'text', text }] };
 }
 
-function graphWith(checkpointer: BaseCheckpointSaver) {
+export function graphWith(checkpointer: BaseCheckpointSaver) {
   return new StateGraph(State)
     .addNode('plan', () => ({ messages: [reply('plan')] }))
     .addNode('act', () => ({ messages: [reply('act')] }))

@@ -25,7 +25,8 @@ bench-results/latest.json).
 
   --quick   a smoke run: short budgets and smaller tables (numbers are rough)
   --only    run only these sections: file, pg, askuser, session, wire, runner, telemetry,
-            peers, memory, queue, takeover, audit
+            peers, memory, queue, takeover, audit; langgraph-saver runs only the rows of
+            peers that compare @x/langgraph's saver with LangGraph's PostgresSaver
   --out     where to write the JSON
 
 PostgreSQL: BENCH_DATABASE_URL, else TEST_DATABASE_URL, else
@@ -45,6 +46,7 @@ const SECTIONS = [
   'queue',
   'takeover',
   'audit',
+  'langgraph-saver',
 ] as const;
 type Section = (typeof SECTIONS)[number];
 
@@ -215,6 +217,8 @@ or point BENCH_DATABASE_URL at one whose user may CREATE DATABASE; those rows ar
           await (await import('./bench-langgraph.js')).benchLangGraphSaver(ctx, server);
           await peers.benchAnswerToResume(ctx, server);
           await peers.benchCliAnswer(ctx, server);
+        } else if (on('langgraph-saver')) {
+          await (await import('./bench-langgraph.js')).benchLangGraphSaver(ctx, server);
         }
         if (on('memory')) {
           const { benchMemory } = await import('./bench-memory.js');

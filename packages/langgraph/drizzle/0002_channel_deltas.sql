@@ -1,0 +1,1 @@
+ALTER TABLE "x_langgraph"."checkpoint_blobs" ADD COLUMN "base_version" text;
