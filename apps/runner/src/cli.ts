@@ -24,6 +24,7 @@ import type { HostedCommand, Serving } from './storage/via-serve.js';
 // Each command's module loads only when it runs: a process pays for one command's imports
 // (and for none of the packages' when it prints help, refuses its usage or goes through serve).
 const help = async () => (await import('./cli/help.js')).HELP;
+const helpTopics = async () => (await import('./cli/help.js')).HELP_TOPICS;
 const commands: Record<string, () => Promise<Command>> = {
   demo: async () => (await import('./commands/demo.js')).demo,
   chat: async () => (await import('./commands/chat.js')).chat,
@@ -194,6 +195,11 @@ export async function main(
   if (!command || command === '--help' || command === '-h' || (command === 'help' && !topic)) {
     console.log((await help()).main);
     return command ? 0 : FAILURES.usage.exitCode;
+  }
+  const topicText = topic === undefined ? undefined : (await helpTopics())[topic];
+  if (topicText !== undefined) {
+    console.log(topicText);
+    return 0;
   }
   const named = topic ?? command;
   const run = commands[named];
