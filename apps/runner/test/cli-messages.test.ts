@@ -1,7 +1,7 @@
 import { readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { HELP } from '../src/cli/help.js';
+import { HELP } from '../src/commands/help.js';
 import { openStorage } from '../src/storage/index.js';
 import { dataDirs, finished, runCli, runInProcess, startCli } from './run-cli.js';
 import { call, exec, type Served, serve, start, until } from './serve-harness.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { HELP, HELP_TOPICS } from '../src/cli/help.js';
+import { HELP, HELP_TOPICS } from '../src/commands/help.js';
 import { parseGrace } from '../src/commands/wake.js';
 import { leasePolicyFromEnv } from '../src/config/executive-policy.js';
 import {

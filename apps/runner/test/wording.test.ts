@@ -2,7 +2,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { HELP, HELP_TOPICS } from '../src/cli/help.js';
+import { HELP, HELP_TOPICS } from '../src/commands/help.js';
 import { VARIABLES, type Variable } from '../src/config/index.js';
 import { type CliResult, dataDirs, runCli, runShell, sharedStorage } from './run-cli.js';
 
