@@ -3,9 +3,6 @@ import { readFileSync, realpathSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { text } from 'node:stream/consumers';
 import { fileURLToPath } from 'node:url';
-import { invocation, shellQuote } from './cli/invocation.js';
-import { createLineReader, type LineReader } from './cli/lines.js';
-import { createOutput, type Output } from './cli/output.js';
 import type { Command, Context } from './commands/command.js';
 import {
   checkEnvironment,
@@ -20,10 +17,14 @@ import { watching } from './executive/telemetry.js';
 import type { HostCommand } from './serve/api-cli.js';
 import type { OpenStorageOptions, Storage } from './storage/index.js';
 import type { HostedCommand, Serving } from './storage/via-serve.js';
+import { invocation, shellQuote } from './terminal/invocation.js';
+import { createLineReader, type LineReader } from './terminal/lines.js';
+import { createOutput, type Output } from './terminal/output.js';
 
 // Each command's module loads only when it runs: a process pays for one command's imports
 // (and for none of the packages' when it prints help, refuses its usage or goes through serve).
-const help = async () => (await import('./cli/help.js')).HELP;
+const help = async () => (await import('./commands/help.js')).HELP;
+const helpTopics = async () => (await import('./commands/help.js')).HELP_TOPICS;
 const commands: Record<string, () => Promise<Command>> = {
   demo: async () => (await import('./commands/demo.js')).demo,
   chat: async () => (await import('./commands/chat.js')).chat,
@@ -194,6 +195,11 @@ export async function main(
   if (!command || command === '--help' || command === '-h' || (command === 'help' && !topic)) {
     console.log((await help()).main);
     return command ? 0 : FAILURES.usage.exitCode;
+  }
+  const topicText = topic === undefined ? undefined : (await helpTopics())[topic];
+  if (topicText !== undefined) {
+    console.log(topicText);
+    return 0;
   }
   const named = topic ?? command;
   const run = commands[named];

@@ -99,7 +99,7 @@ export class ModelError extends Error {
   }
 }
 
-/** Each failure's exit code (as `runner --help` has them) and the approval center's answer. */
+/** Each failure's exit code (as `runner help exit-codes` has them) and the approval center's answer. */
 export const FAILURES = {
   failed: {
     exitCode: 1,

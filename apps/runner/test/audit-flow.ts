@@ -1,6 +1,6 @@
 import { userInfo } from 'node:os';
 import { describe, expect, it } from 'vitest';
-import { type CliResult, runCli, runInProcess } from './run-cli.js';
+import { type CliResult, runCli, runInProcess, sharedStorage } from './run-cli.js';
 
 /** Where one test's runner keeps its state, and a way around the runner into its database. */
 export interface AuditTarget {
@@ -19,13 +19,30 @@ const last = <T>(list: T[]): T => list[list.length - 1] as T;
  * record, the seal that moves `audit head`, tampering that `audit verify` names, and purges
  * that keep it passing.
  */
-export function describeAuditFlow(name: string, target: () => Promise<AuditTarget>): void {
+export function describeAuditFlow(
+  name: string,
+  target: () => Promise<AuditTarget>,
+  options: { shareStorage?: boolean } = {},
+): void {
   describe(`the audit log (${name})`, { timeout: 300_000 }, () => {
+    // With shareStorage, a test's commands share one open storage (PGlite's opening is most of
+    // a short command); closed before the test reaches around the runner into its database,
+    // and before the target goes. Without it, each command opens its own.
+    const shared = sharedStorage();
+    const run = options.shareStorage ? shared.run : runInProcess;
     const withTarget = (test: (t: AuditTarget, cli: Cli) => Promise<void>) => async () => {
       const t = await target();
+      const around: AuditTarget = {
+        ...t,
+        sql: async (query) => {
+          await shared.close();
+          return t.sql(query);
+        },
+      };
       try {
-        await test(t, (args) => runInProcess([...args, ...t.args], { env: t.env }));
+        await test(around, (args) => run([...args, ...t.args], { env: t.env }));
       } finally {
+        await shared.close();
         await t.close();
       }
     };
@@ -58,6 +75,7 @@ export function describeAuditFlow(name: string, target: () => Promise<AuditTarge
         const human = await cli(['audit']);
         expect(human.stdout).toContain(`question-answered  ${token}  accept "Kyoto" by `);
         // As the real binary once: the other commands run in the tests' process.
+        await shared.close();
         const verified = await runCli(['audit', 'verify', ...t.args], { env: t.env });
         expect(verified.code, verified.stderr).toBe(0);
         expect(verified.stdout).toContain('verified 2 entries in 1 chain: no tampering found');

@@ -1,9 +1,9 @@
 import { readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { HELP } from '../src/cli/help.js';
+import { HELP } from '../src/commands/help.js';
 import { openStorage } from '../src/storage/index.js';
-import { dataDirs, finished, runCli, runInProcess, startCli } from './run-cli.js';
+import { dataDirs, finished, runInProcess, startCli } from './run-cli.js';
 import { call, exec, type Served, serve, start, until } from './serve-harness.js';
 
 // What the CLI says when something is off: it names the question and the command to run,
@@ -46,12 +46,12 @@ describe('what the CLI says', { timeout: 120_000 }, () => {
   it('an unknown token names the question and the command that lists the pending ones; retry names a conversation id for what it is', async () => {
     const data = dataDir();
     await exec('trip-1', { data });
-    const answered = await runCli(['answer', 'nope', '--accept', 'x', '--data', data]);
+    const answered = await runInProcess(['answer', 'nope', '--accept', 'x', '--data', data]);
     expect(answered.code).toBe(3);
     expect(answered.stderr).toBe(
       'error: no question has the token nope: `runner paused-states list` lists the pending ones\n',
     );
-    const retried = await runCli(['retry', 'trip-1', '--data', data]);
+    const retried = await runInProcess(['retry', 'trip-1', '--data', data]);
     expect(retried.code).toBe(3);
     expect(retried.stderr).toContain(
       'no run "trip-1": trip-1 is a conversation id; retry takes a RUN id (',
@@ -117,7 +117,7 @@ describe('what the CLI says', { timeout: 120_000 }, () => {
     const data = dataDir();
     await exec('audited', { data });
     rmSync(path.join(data, 'audit.key'));
-    const verified = await runCli(['audit', 'verify', '--data', data]);
+    const verified = await runInProcess(['audit', 'verify', '--data', data]);
     expect(verified.code).toBe(4);
     expect(verified.stderr).toContain('audit.key is missing');
     expect(HELP.audit).toContain("· 4 the data folder's audit.key is\n        gone");

@@ -16,7 +16,7 @@ describe('a bad environment variable', { timeout: 120_000 }, () => {
         env: { RUNNER_WORKER_CONCURRENCY: 'two' },
       }),
       runCli(['runs', '--json', '--data', dataDir()], { env: { RUNNER_LEASE_MS: '0' } }),
-      runCli(['--help'], { env: { RUNNER_LEASE_MS: '0' } }),
+      runCli(['help', 'environment'], { env: { RUNNER_LEASE_MS: '0' } }),
     ]);
     expect(exec.code).toBe(2);
     expect(exec.stderr).toBe(

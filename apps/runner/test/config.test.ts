@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { HELP } from '../src/cli/help.js';
+import { HELP, HELP_TOPICS } from '../src/commands/help.js';
 import { parseGrace } from '../src/commands/wake.js';
 import { leasePolicyFromEnv } from '../src/config/executive-policy.js';
 import {
@@ -8,6 +8,7 @@ import {
   type Env,
   OPTION_DEFAULTS,
   setting,
+  VARIABLE_GROUPS,
   VARIABLES,
   type Variable,
 } from '../src/config/index.js';
@@ -278,12 +279,18 @@ describe('the declarations', () => {
     );
   });
 
-  it('the help lists every documented variable with what it takes and its default', () => {
+  it('`runner help environment` lists every documented variable under a heading, with what it takes and its default', () => {
     const listed = describeVariables();
-    expect(HELP.main).toContain(listed);
+    expect(HELP_TOPICS.environment).toContain(listed);
+    // Each group's heading is the line before its first variable, in the table's order.
+    for (const group of VARIABLE_GROUPS) {
+      expect(listed, group.heading).toMatch(
+        new RegExp(`^${group.heading}:\n {2}${group.from} {2}`, 'm'),
+      );
+    }
     for (const variable of Object.values(VARIABLES) as Variable<unknown>[]) {
-      // Each entry starts a line of its own; its continuation lines are indented further.
-      const entries = listed.split(/\n(?= {2}\S)/).map((e) => e.trim());
+      // Each entry starts a line of its own (a heading too); its continuation lines are indented further.
+      const entries = listed.split(/\n(?=\S| {2}\S)/).map((e) => e.trim());
       const entry = entries.find((e) => e.startsWith(`${variable.name}  `));
       if (variable.description === undefined) {
         expect(entry, variable.name).toBeUndefined();
@@ -296,7 +303,7 @@ describe('the declarations', () => {
       );
     }
     expect(listed).toContain('RUNNER_LEASE_MS  how long a worker holds a run');
-    expect(listed).not.toContain('npm_command');
+    expect(listed).toMatch(/^also read, as the system or a launcher sets them: USER, /m);
   });
 
   it('option defaults are the ones the help states', () => {

@@ -1,11 +1,12 @@
 import { createServer as createHttpServer } from 'node:http';
 import { createServer, type Server, type Socket } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
-import { dataDirs, runCli } from './run-cli.js';
+import { dataDirs, runCli, runInProcess } from './run-cli.js';
 
 // A DATABASE_URL that cannot lead to a PostgreSQL is refused in one line: before connecting
 // when the URL itself is wrong, within the connect timeout when what answers is not
-// PostgreSQL. Every listener here is the test's own, on 127.0.0.1.
+// PostgreSQL. Every listener here is the test's own, on 127.0.0.1. Most commands run in this
+// process: what they print and their exit code are the CLI's, without a process each.
 
 const dataDir = dataDirs();
 const servers: Server[] = [];
@@ -28,8 +29,13 @@ async function listen(server: Server): Promise<number> {
 const url = (port: number, query = '') =>
   `postgres://ada:secret-pw@127.0.0.1:${port}/runner${query}`;
 
-async function expectUnusable(args: string[], databaseUrl: string, cause: string) {
-  const result = await runCli([...args, '--data', dataDir({ empty: true })], {
+async function expectUnusable(
+  args: string[],
+  databaseUrl: string,
+  cause: string,
+  run: typeof runCli = runInProcess,
+) {
+  const result = await run([...args, '--data', dataDir({ empty: true })], {
     env: { DATABASE_URL: databaseUrl },
   });
   const what = `${args.join(' ')} against ${databaseUrl}`;
@@ -92,9 +98,13 @@ describe('a DATABASE_URL that reaches no PostgreSQL', { timeout: 120_000 }, () =
         'the server accepted the connection but did not answer within 1 s (connect_timeout)',
       ],
     ];
-    for (const [port, cause] of cases) {
-      await expectUnusable(['runs'], url(port, '?connect_timeout=1'), cause);
-    }
+    // A process each: against the banner, the driver's own attempt outlives the command by
+    // up to its connect timeout, which ends with the process, not with an in-process command.
+    await Promise.all(
+      cases.map(([port, cause]) =>
+        expectUnusable(['runs'], url(port, '?connect_timeout=1'), cause, runCli),
+      ),
+    );
   });
 
   it('sslmode=require against a server that offers no TLS says so', async () => {
@@ -132,7 +142,7 @@ describe('a DATABASE_URL that reaches no PostgreSQL', { timeout: 120_000 }, () =
     ];
     const results = await Promise.all(
       cases.map(([databaseUrl]) =>
-        runCli(['runs', '--data', dataDir({ empty: true })], {
+        runInProcess(['runs', '--data', dataDir({ empty: true })], {
           env: { DATABASE_URL: databaseUrl },
         }),
       ),
@@ -145,7 +155,7 @@ describe('a DATABASE_URL that reaches no PostgreSQL', { timeout: 120_000 }, () =
       expect(result.stderr).not.toContain('secret-pw');
       expect(result.stderr).not.toContain('12345');
     });
-    const listen = await runCli(['wake', '--once', '--data', dataDir({ empty: true })], {
+    const listen = await runInProcess(['wake', '--once', '--data', dataDir({ empty: true })], {
       env: {
         DATABASE_URL: 'postgres://ada@127.0.0.1/runner?pgbouncer=true',
         RUNNER_LISTEN_URL: 'postgres://ada@127.0.0.1:70000/runner',

@@ -8,7 +8,7 @@ import { classifyFailure } from '../src/failure.js';
 import { statusFailure, withRetry } from '../src/model/call-retry.js';
 
 // The one classifier: each error the runner meets gets one kind, and the kind one exit code
-// (as `runner --help` documents them) and one HTTP status of the approval center.
+// (as `runner help exit-codes` documents them) and one HTTP status of the approval center.
 
 /** A driver error as drizzle wraps it: the SQLSTATE or Node code on the cause. */
 function driverError(code: string, message = 'driver says no'): Error {

@@ -129,14 +129,18 @@ describe('notifications (embedded default)', { timeout: 300_000 }, () => {
       expect((await call(`${api}notifications/${one.id}/retry`, json({}))).status).toBe(409);
       expect((await call(`${api}notifications/nope/retry`, json({}))).status).toBe(404);
       // The CLI's list and retry go through the serve that holds the folder, as the others do.
-      const listedCli = await runCli(['notifications', 'list', '--data', data, '--json'], { env });
+      const listedCli = await runInProcess(['notifications', 'list', '--data', data, '--json'], {
+        env,
+      });
       expect(listedCli.code, listedCli.stderr).toBe(0);
       expect(listedCli.stderr).toContain(`"type":"via-serve","pid":${served.child.pid}`);
       // serve's deliverer may have sent the retried one again meanwhile.
       expect(['pending', 'delivered']).toContain(
         listedCli.events.find((n) => n.id === one.id)?.status,
       );
-      const retriedCli = await runCli(['notifications', 'retry', 'nope', '--data', data], { env });
+      const retriedCli = await runInProcess(['notifications', 'retry', 'nope', '--data', data], {
+        env,
+      });
       expect(retriedCli.code).toBe(3);
       expect(retriedCli.stderr).toContain(`via serve (pid ${served.child.pid})`);
       expect(retriedCli.stderr).toContain('no notification has the id nope');

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createOutput, labelledLines, printable } from '../src/cli/output.js';
+import { createOutput, labelledLines, printable } from '../src/terminal/output.js';
 
 // The one printer of the runner's text mode: nothing it prints can drive the terminal.
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { openStorage } from '../src/storage/index.js';
+import { sharedStorage } from './run-cli.js';
 import { call, dataDirs, exec, json, run, serve, until } from './serve-harness.js';
 
 // RUNNER_QUORUM: a question needs M distinct approvals of its audience; each is recorded and
@@ -9,6 +10,8 @@ import { call, dataDirs, exec, json, run, serve, until } from './serve-harness.j
 const newDataDir = dataDirs();
 const OPERATORS = ['ada', 'bob', 'cy', 'dee', 'eve'];
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, Math.max(0, ms)));
+// The reminder's commands share one open storage instead of opening PGlite each.
+const shared = sharedStorage();
 
 describe('quorum, reminders and escalation (embedded default)', { timeout: 300_000 }, () => {
   it('3 of 5 through serve: the same person twice counts once, answers landing together resolve it once', async () => {
@@ -92,15 +95,29 @@ describe('quorum, reminders and escalation (embedded default)', { timeout: 300_0
 
   it('a reminder and an escalation are applied once when due, and not again by the next wake', async () => {
     const data = newDataDir();
+    // Due 1 and 2 ms after the question: the wake loop applies them by the run's due time
+    // whatever the duration, so a few ms of waiting stand in for hours.
     const env = {
-      RUNNER_REMIND: 'ask_user=1s',
-      RUNNER_ESCALATE: 'ask_user=2s:lead+@ada',
+      RUNNER_TOKEN: '',
+      RUNNER_REMIND: 'ask_user=1ms',
+      RUNNER_ESCALATE: 'ask_user=2ms:lead+@ada',
       RUNNER_AUDIENCE: 'ask_user=travel',
       RUNNER_DEADLINE: 'ask_user=1h:decline',
     };
-    const token = await exec('reminded', { data, env });
-    await sleep(2_500);
-    const woke = await run(['wake', '--once', '--data', data, '--json'], env);
+    const cli = (args: string[]) => shared.run(args, { env });
+    const started = await cli([
+      'exec',
+      'Plan a trip',
+      '--conversation',
+      'reminded',
+      '--json',
+      '--data',
+      data,
+    ]);
+    const token = started.events.find((e) => e.type === 'run-waiting')?.token;
+    expect(token, started.stderr).toBeDefined();
+    await sleep(10);
+    const woke = await cli(['wake', '--once', '--data', data, '--json']);
     expect(woke.code, woke.stderr).toBe(0);
     expect(woke.events.filter((e) => e.type === 'question-reminded')).toEqual([
       expect.objectContaining({ token }),
@@ -108,16 +125,16 @@ describe('quorum, reminders and escalation (embedded default)', { timeout: 300_0
     expect(woke.events.filter((e) => e.type === 'question-escalated')).toEqual([
       expect.objectContaining({ token, roles: ['lead'], names: ['ada'] }),
     ]);
-    const again = await run(['wake', '--once', '--data', data, '--json'], env);
+    const again = await cli(['wake', '--once', '--data', data, '--json']);
     expect(
       again.events.filter((e) => String(e.type).startsWith('question-')),
       again.stdout,
     ).toEqual([]);
-    const audit = await run(['audit', '--data', data, '--json'], env);
+    const audit = await cli(['audit', '--data', data, '--json']);
     const kinds = audit.events.filter((e) => e.token === token).map((e) => e.kind);
     expect(kinds).toEqual(['question-created', 'question-reminded', 'question-escalated']);
     // The question still waits, for its widened audience, until its deadline.
-    const list = await run(['paused-states', 'list', '--data', data, '--json'], env);
+    const list = await cli(['paused-states', 'list', '--data', data, '--json']);
     expect(list.events[0]).toMatchObject({
       token,
       audience: { names: ['ada'], roles: ['lead', 'travel'] },

@@ -2,7 +2,8 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { HELP } from '../src/cli/help.js';
+import { HELP, HELP_TOPICS } from '../src/commands/help.js';
+import { VARIABLES, type Variable } from '../src/config/index.js';
 import { type CliResult, dataDirs, runCli, runShell, sharedStorage } from './run-cli.js';
 
 // What the runner says must help: options where a person puts them, a version, each
@@ -93,6 +94,23 @@ describe('the runner says what helps', { timeout: 300_000 }, () => {
       const unknown = await cli(args);
       expect(unknown.code).toBe(2);
       expect(unknown.stderr).toContain('unknown command "nope"');
+    }
+  });
+
+  it('`runner --help` fits a screen (60 lines) and names its topics; `runner help environment` lists every variable', async () => {
+    const main = await runText(['--help']);
+    expect(main.trimEnd().split('\n').length).toBeLessThanOrEqual(60);
+    for (const topic of Object.keys(HELP_TOPICS)) {
+      expect(main, topic).toContain(`  ${topic}  `);
+      expect(await runText(['help', topic]), topic).toBe(`${HELP_TOPICS[topic]}\n`);
+    }
+    const environment = await runText(['help', 'environment']);
+    for (const variable of Object.values(VARIABLES) as Variable<unknown>[]) {
+      // A documented variable has an entry of its own; the system's are named in one line.
+      const entry = variable.description === undefined ? '(^|[ ,:])' : '^ {2}';
+      expect(environment, variable.name).toMatch(
+        new RegExp(`${entry}${variable.name}($|[ ,])`, 'm'),
+      );
     }
   });
 

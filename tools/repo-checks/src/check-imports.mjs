@@ -4,7 +4,8 @@
 //  - every third-party import is declared in that workspace's package.json
 //    (dependencies/peerDependencies for shipped code, devDependencies too for tests);
 //  - relative imports stay inside their workspace and form no cycle, type-only ones included.
-//  - files that two core packages keep as one implementation (MIRRORED) stay byte-identical.
+//  - files that two core packages keep as one implementation (MIRRORED) stay byte-identical;
+//  - the runner's folders import only the layers below their own (RUNNER_LAYERS).
 // Exits 1 and lists each violation, so CI fails on any.
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { builtinModules } from 'node:module';
@@ -96,6 +97,86 @@ export function checkMirrors(root, pairs = MIRRORED) {
         `${b}: must stay byte-identical to ${a} (one implementation in two packages); copy the change over`,
       );
     }
+  }
+  return violations;
+}
+
+/**
+ * The runner's layers, top to bottom (DESIGN.md's "The runner after the cut"): a file may
+ * import its own layer and the layers below it, never one above. A layer is a list of
+ * folders (`name/`) and files of `src`; a folder or file that no layer names is refused.
+ */
+export const RUNNER_LAYERS = {
+  src: 'apps/runner/src',
+  layers: [
+    ['cli.ts'],
+    ['commands/'],
+    ['chat/', 'serve/'],
+    ['demo/', 'model/'],
+    ['executive/'],
+    ['notify/'],
+    ['storage/'],
+    ['telemetry/'],
+    ['terminal/', 'config/'],
+    ['failure.ts'],
+    ['errors.ts'],
+  ],
+  // Imports against the order in the folders that are moving into packages (@x/executive,
+  // @x/notify, the run queue's stores) now: each is one file to one file, so a new one still
+  // fails; delete each line when its move lands (a line that matches nothing fails too).
+  allowed: [
+    'executive/record-answer.ts -> demo/tools.ts',
+    'executive/resume.ts -> demo/tools.ts',
+    'executive/start.ts -> demo/tools.ts',
+    'notify/decision-link.ts -> executive/answer-limit.ts',
+    'notify/decision-link.ts -> executive/record-answer.ts',
+  ],
+};
+
+/**
+ * The imports of the runner's `src` against {@link RUNNER_LAYERS}' order, one line each
+ * naming the file, its line and both layers; and the allowances that no import uses.
+ * @param {string} root
+ * @param {typeof RUNNER_LAYERS} [order]
+ * @returns {string[]}
+ */
+export function checkLayers(root, order = RUNNER_LAYERS) {
+  const src = path.join(root, order.src);
+  if (!existsSync(src)) return [];
+  const unitOf = (relative) => {
+    const [head, ...rest] = relative.split(path.sep);
+    return rest.length ? `${head}/` : head;
+  };
+  const layerOf = (unit) => order.layers.findIndex((layer) => layer.includes(unit));
+  const name = (at) => order.layers[at].join(' ');
+  const unused = new Set(order.allowed);
+  const violations = [];
+  for (const file of walk(src)) {
+    const from = path.relative(src, file);
+    const fromLayer = layerOf(unitOf(from));
+    if (fromLayer < 0) {
+      violations.push(
+        `${order.src}/${from}: ${unitOf(from)} is in none of the runner's layers; add it to RUNNER_LAYERS in tools/repo-checks/src/check-imports.mjs`,
+      );
+      continue;
+    }
+    for (const { specifier, line } of importsOf(readFileSync(file, 'utf8'))) {
+      const target = specifier.startsWith('.') ? resolveRelative(file, specifier) : undefined;
+      if (!target || path.relative(src, target).startsWith('..')) continue;
+      const to = path.relative(src, target);
+      const toLayer = layerOf(unitOf(to));
+      if (toLayer < 0 || toLayer >= fromLayer) continue;
+      const edge = `${from} -> ${to}`.split(path.sep).join('/');
+      if (unused.delete(edge) || order.allowed.includes(edge)) continue;
+      violations.push(
+        `${order.src}/${from}:${line}: imports ${to}, against the runner's layers: ${unitOf(from)} (layer ${fromLayer + 1}: ${name(fromLayer)}) may not import ${unitOf(to)} (layer ${toLayer + 1}: ${name(toLayer)}), which is above it`,
+      );
+    }
+  }
+  for (const edge of unused) {
+    violations.push(
+      `${order.src}: the allowance "${edge}" in RUNNER_LAYERS matches no import any more; delete it`,
+    );
   }
   return violations;
 }
@@ -342,11 +423,12 @@ function main(argv) {
 Checks the imports of every workspace (packages/*, apps/*, tools/*, examples/*) under DIR
 (default: the repository root): DESIGN.md's rules between @x/* packages, that every
 import is declared in the workspace's package.json, and that relative imports stay
-inside the workspace without cycles (type-only imports count). Exit code 0 when clean, 1 on any violation.`);
+inside the workspace without cycles (type-only imports count), and that the runner's files
+import no layer above their own (RUNNER_LAYERS). Exit code 0 when clean, 1 on any violation.`);
     return 0;
   }
   const root = rootOf(argv);
-  const violations = [...checkImports(root), ...checkMirrors(root)];
+  const violations = [...checkImports(root), ...checkMirrors(root), ...checkLayers(root)];
   for (const v of violations) console.error(v);
   if (violations.length) {
     console.error(`check-imports: ${violations.length} violation(s)`);

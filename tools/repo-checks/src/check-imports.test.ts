@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -7,9 +7,11 @@ import { afterEach, describe, expect, it } from 'vitest';
 import {
   allowedSiblings,
   checkImports,
+  checkLayers,
   checkMirrors,
   codeOnly,
   importsOf,
+  RUNNER_LAYERS,
 } from './check-imports.mjs';
 
 const cli = fileURLToPath(new URL('./check-imports.mjs', import.meta.url));
@@ -25,8 +27,10 @@ function monorepo(
   for (const [dir, { manifest, files }] of Object.entries(workspaces)) {
     mkdirSync(path.join(root, dir, 'src'), { recursive: true });
     writeFileSync(path.join(root, dir, 'package.json'), JSON.stringify(manifest));
-    for (const [file, text] of Object.entries(files))
+    for (const [file, text] of Object.entries(files)) {
+      mkdirSync(path.dirname(path.join(root, dir, file)), { recursive: true });
       writeFileSync(path.join(root, dir, file), text);
+    }
   }
   return root;
 }
@@ -42,6 +46,7 @@ describe('check-imports', () => {
   it('passes on this repository', () => {
     expect(checkImports(repoRoot)).toEqual([]);
     expect(checkMirrors(repoRoot)).toEqual([]);
+    expect(checkLayers(repoRoot)).toEqual([]);
   });
 
   it('fails when a mirrored file drifts from its twin', () => {
@@ -147,6 +152,80 @@ describe('check-imports', () => {
     expect(
       violations.some((v) => v.includes('import cycle src/a.ts -> src/b.ts -> src/a.ts')),
     ).toBe(true);
+  });
+
+  it('fails on a runner import against the layer order, naming the file, its line and both layers', () => {
+    const runner = (extra: Record<string, string> = {}) =>
+      monorepo({
+        'apps/runner': {
+          manifest: { name: 'runner' },
+          files: {
+            'src/cli.ts': importFrom('{ run }', './commands/run.js'),
+            'src/commands/run.ts':
+              importFrom('{ db }', '../storage/db.js') + line('export const run = 1;'),
+            'src/storage/db.ts': line('export const db = 1;'),
+            'src/errors.ts': line('export const e = 1;'),
+            ...extra,
+          },
+        },
+      });
+    // The order with no allowances: the runner's own name files this tree does not have.
+    const strict = { ...RUNNER_LAYERS, allowed: [] };
+    const clean = runner();
+    expect(checkLayers(clean, strict)).toEqual([]);
+    // The planted import: storage (low) reaches up to commands.
+    const planted = runner({
+      'src/storage/db.ts':
+        line('export const db = 1;') + importFrom('{ run }', '../commands/run.js'),
+    });
+    const violation =
+      "apps/runner/src/storage/db.ts:2: imports commands/run.ts, against the runner's layers: storage/ (layer 7: storage/) may not import commands/ (layer 2: commands/), which is above it";
+    expect(checkLayers(planted, strict)).toEqual([violation]);
+    const run = spawnSync(process.execPath, [cli, '--root', planted], { encoding: 'utf8' });
+    expect(run.status).toBe(1);
+    expect(run.stderr).toContain(violation);
+    // An allowance names one file to one file: it lets that import through, not another.
+    const order = { ...RUNNER_LAYERS, allowed: ['storage/db.ts -> commands/run.ts'] };
+    expect(checkLayers(planted, order)).toEqual([]);
+    const another = runner({
+      'src/storage/db.ts':
+        line('export const db = 1;') + importFrom('{ run }', '../commands/run.js'),
+      'src/storage/more.ts': importFrom('type { run }', '../commands/run.js'),
+    });
+    expect(checkLayers(another, order)).toEqual([
+      expect.stringContaining('apps/runner/src/storage/more.ts:1: imports commands/run.ts'),
+    ]);
+    // An allowance no import uses any more fails, so that it is deleted when its move lands.
+    expect(checkLayers(clean, order)).toEqual([
+      'apps/runner/src: the allowance "storage/db.ts -> commands/run.ts" in RUNNER_LAYERS matches no import any more; delete it',
+    ]);
+    // A new folder belongs to no layer until it is placed in the order.
+    expect(checkLayers(runner({ 'src/extra/x.ts': line('export const x = 1;') }), strict)).toEqual([
+      expect.stringContaining('apps/runner/src/extra/x.ts: extra/ is in none of the runner'),
+    ]);
+  });
+
+  it("the runner's docs/layout.md lists RUNNER_LAYERS in their order and names every file of src", () => {
+    const page = readFileSync(path.join(repoRoot, 'apps/runner/docs/layout.md'), 'utf8');
+    const block = page.split('```\n')[1] ?? '';
+    const entries = block
+      .trimEnd()
+      .split(/\n(?=\d)/)
+      .map((entry) => /^(\d+)\s+(\S+)\s+([\s\S]*)$/.exec(entry));
+    expect(entries.map((m) => [Number(m?.[1]), m?.[2]])).toEqual(
+      RUNNER_LAYERS.layers.flatMap((layer, at) => layer.map((unit) => [at + 1, unit])),
+    );
+    const src = path.join(repoRoot, RUNNER_LAYERS.src);
+    const files = readdirSync(src, { recursive: true, encoding: 'utf8' }).filter((f) =>
+      f.endsWith('.ts'),
+    );
+    for (const file of files) {
+      const [head, ...rest] = file.split(path.sep);
+      if (rest.length === 0) continue;
+      const text = entries.find((m) => m?.[2] === `${head}/`)?.[3] ?? '';
+      const stem = path.basename(file, '.ts');
+      expect(text, file).toMatch(new RegExp(`(^|[\\s(,;:])${stem}(\\.ts)?([\\s),;:]|$)`));
+    }
   });
 
   it('ignores imports in comments and template text, and sees type-only and dynamic ones', () => {

@@ -1,8 +1,8 @@
 import type { Suspension } from '@x/continuation';
 import { questionOf } from '@x/executive';
 import type { ToolUseBlock } from '@x/wire';
-import type { Output } from '../cli/output.js';
 import type { Storage } from '../storage/index.js';
+import type { Output } from '../terminal/output.js';
 
 /** The interactive sessions (not their delegate calls' threads), each with its open question. */
 async function chatSessions(

@@ -28,15 +28,15 @@ import {
 import { Checkpointer, SessionManager } from '@x/session';
 import type { Message } from '@x/wire';
 import { userMessage } from '@x/wire';
-import { shellQuote } from '../cli/invocation.js';
-import { createLineReader, type LineReader } from '../cli/lines.js';
-import { type Output, plural } from '../cli/output.js';
-import { modelRetried, workerLabel } from '../cli/turn-output.js';
 import { demoTools, demoWorkers, SYSTEM_PROMPT } from '../demo/tools.js';
 import { notFoundError, usageError } from '../errors.js';
 import { checkAnswerSize } from '../executive/index.js';
 import { modelFromId } from '../model/index.js';
 import type { Storage } from '../storage/index.js';
+import { shellQuote } from '../terminal/invocation.js';
+import { createLineReader, type LineReader } from '../terminal/lines.js';
+import { type Output, plural } from '../terminal/output.js';
+import { modelRetried, workerLabel } from '../terminal/turn-output.js';
 import { choices, describeQuestion, parseReply } from './prompt.js';
 import { latestWaitingSession, toolUseOf } from './saved-sessions.js';
 

@@ -1,7 +1,5 @@
 import { parseArgs } from 'node:util';
 import type { ResumeAnswer } from '@x/askuser';
-import { osUserName } from '../cli/os-user.js';
-import { plural } from '../cli/output.js';
 import { usageError } from '../errors.js';
 // Not the executive's index: a command pays only for the modules it runs.
 import {
@@ -10,6 +8,8 @@ import {
   quorumText,
   refusal,
 } from '../executive/record-answer.js';
+import { osUserName } from '../terminal/os-user.js';
+import { plural } from '../terminal/output.js';
 import { type Command, type Context, globalOptions, withStorage } from './command.js';
 
 function parseAnswer(

@@ -1,8 +1,8 @@
 import { parseArgs } from 'node:util';
 import { type AuditEntry, auditHead, exportAudit, verifyAudit } from '@x/askuser';
-import { plural } from '../cli/output.js';
 import { FAILURES, usageError } from '../errors.js';
 import type { Storage } from '../storage/index.js';
+import { plural } from '../terminal/output.js';
 import { type Command, type Context, globalOptions, withStorage } from './command.js';
 import { parseAge } from './paused-states.js';
 

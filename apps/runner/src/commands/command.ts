@@ -1,7 +1,7 @@
-import type { LineReader } from '../cli/lines.js';
-import type { Output } from '../cli/output.js';
 import type { HostCommand } from '../serve/api-cli.js';
 import type { Storage } from '../storage/index.js';
+import type { LineReader } from '../terminal/lines.js';
+import type { Output } from '../terminal/output.js';
 
 /** The options every command takes. */
 export const globalOptions = {

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { invocation, shellQuote } from '../cli/invocation.js';
+import { invocation, shellQuote } from '../terminal/invocation.js';
 import { type Command, globalOptions } from './command.js';
 
 /** `runner demo`: the scripted trip planner, unattended, start to finish. */

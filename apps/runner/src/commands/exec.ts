@@ -1,12 +1,12 @@
 import { parseArgs } from 'node:util';
 import { assertSafeId } from '@x/continuation';
-import { shellQuote } from '../cli/invocation.js';
-import { plural } from '../cli/output.js';
-import { observer } from '../cli/turn-output.js';
 import { questionPolicyFromEnv } from '../config/executive-policy.js';
 import { usageError } from '../errors.js';
 import { startRun } from '../executive/index.js';
 import { modelFromId } from '../model/index.js';
+import { shellQuote } from '../terminal/invocation.js';
+import { plural } from '../terminal/output.js';
+import { observer } from '../terminal/turn-output.js';
 import { type Command, type Context, globalOptions, withStorage } from './command.js';
 import { report } from './run-report.js';
 

@@ -1,5 +1,4 @@
 import { parseArgs } from 'node:util';
-import { plural } from '../cli/output.js';
 import { usageError } from '../errors.js';
 import {
   type NotificationRecord,
@@ -8,6 +7,7 @@ import {
   retryNotification,
   NOTIFICATION_STATUSES as STATUSES,
 } from '../storage/notifications.js';
+import { plural } from '../terminal/output.js';
 import { type Command, globalOptions, withStorage } from './command.js';
 
 const USAGE =

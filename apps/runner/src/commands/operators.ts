@@ -1,10 +1,10 @@
 import { parseArgs } from 'node:util';
 import { appendAuditEvent } from '@x/askuser';
-import { osUserName } from '../cli/os-user.js';
-import { plural } from '../cli/output.js';
 import { usageError } from '../errors.js';
 import type { Storage } from '../storage/index.js';
 import type { OperatorStore } from '../storage/operators.js';
+import { osUserName } from '../terminal/os-user.js';
+import { plural } from '../terminal/output.js';
 import { type Command, globalOptions, withStorage } from './command.js';
 
 const USAGE =

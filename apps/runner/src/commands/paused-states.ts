@@ -2,8 +2,6 @@ import { parseArgs } from 'node:util';
 import { AskUserError, type PauseRecord, type Pending } from '@x/askuser';
 import { assertSafeId } from '@x/continuation';
 import { durationMs } from '@x/executive';
-import { plural } from '../cli/output.js';
-import { workerLabel } from '../cli/turn-output.js';
 import { notFoundError, usageError } from '../errors.js';
 import {
   deadlineText,
@@ -13,6 +11,8 @@ import {
   type ResumeContext,
 } from '../executive/index.js';
 import { priorityLabel } from '../serve/views.js';
+import { plural } from '../terminal/output.js';
+import { workerLabel } from '../terminal/turn-output.js';
 import { type Command, type Context, globalOptions, withStorage } from './command.js';
 
 /**

@@ -1,6 +1,6 @@
-import { type Output, plural } from '../cli/output.js';
-import { workerLabel } from '../cli/turn-output.js';
 import type { RunResult } from '../executive/index.js';
+import { type Output, plural } from '../terminal/output.js';
+import { workerLabel } from '../terminal/turn-output.js';
 
 type Waiting = Extract<RunResult, { status: 'waiting' }>;
 

@@ -1,10 +1,10 @@
 import { parseArgs } from 'node:util';
-import { osUserName } from '../cli/os-user.js';
 import { OPTION_DEFAULTS, setting, VARIABLES, type Variable } from '../config/index.js';
 import { usageError } from '../errors.js';
 import { modelFromId } from '../model/index.js';
 import type { HostCommand } from '../serve/api-cli.js';
 import type { ConnectionLimits } from '../serve/connections.js';
+import { osUserName } from '../terminal/os-user.js';
 import { type Command, globalOptions, withStorage } from './command.js';
 import {
   metricsAddress,

@@ -1,8 +1,8 @@
 import { parseArgs } from 'node:util';
 import { assertSafeId } from '@x/continuation';
-import { plural } from '../cli/output.js';
 import { usageError } from '../errors.js';
 import { stopKnownConversation } from '../executive/index.js';
+import { plural } from '../terminal/output.js';
 import { type Command, globalOptions, withStorage } from './command.js';
 
 /** `runner stop CONVERSATION`: closes its open questions and cancels its runs. */

@@ -1,8 +1,6 @@
 import { constants } from 'node:os';
 import { parseArgs } from 'node:util';
 import { DEFAULT_GRACE_MS, describeAttempts, type LeaseRecord } from '@x/continuation-postgres';
-import { createOutput, labelledLines, type Output, plural } from '../cli/output.js';
-import { observer } from '../cli/turn-output.js';
 import { leasePolicyFromEnv, questionPolicyFromEnv } from '../config/executive-policy.js';
 import { OPTION_DEFAULTS, setting, VARIABLES } from '../config/index.js';
 import { postgresCause, RunnerError, usageError } from '../errors.js';
@@ -16,6 +14,8 @@ import { modelFromId } from '../model/index.js';
 import { type DeliveryEvent, deliveryFromEnv } from '../notify/deliver.js';
 import type { MetricsListener, RunnerMetrics } from '../serve/metrics.js';
 import type { Storage } from '../storage/index.js';
+import { createOutput, labelledLines, type Output, plural } from '../terminal/output.js';
+import { observer } from '../terminal/turn-output.js';
 import { type Command, globalOptions } from './command.js';
 import { parseAge } from './paused-states.js';
 import { report } from './run-report.js';

@@ -24,7 +24,7 @@ export interface Variable<T, D extends T | undefined = T | undefined> {
   readonly default: D;
   /** The default as the help says it, when it is not the value itself. */
   readonly defaultText?: string;
-  /** What it sets, for `runner --help`; none for variables of the system or a launcher. */
+  /** What it sets, for `runner help environment`; none for variables of the system or a launcher. */
   readonly description?: string;
 }
 
@@ -393,7 +393,7 @@ function variable<T, const D extends T | undefined>(v: Variable<T, D>): Variable
   return v;
 }
 
-/** Every environment variable the runner reads, in the order `runner --help` lists them. */
+/** Every environment variable the runner reads, in the order `runner help environment` lists them. */
 export const VARIABLES = {
   DATABASE_URL: variable({
     name: 'DATABASE_URL',
@@ -1029,15 +1029,45 @@ export function tracesWanted(env: Env = process.env): boolean {
   );
 }
 
-/** The documented variables, one entry each, as `runner --help` lists them. */
+/**
+ * The headings `runner help environment` lists the variables under, in the table's order:
+ * each heading's group runs from the variable it names to the next heading's.
+ */
+export const VARIABLE_GROUPS: ReadonlyArray<{
+  readonly heading: string;
+  readonly from: keyof typeof VARIABLES;
+}> = [
+  { heading: 'storage and the model', from: 'DATABASE_URL' },
+  { heading: 'serve: the approval center', from: 'RUNNER_TOKEN' },
+  { heading: 'serve: signing in through an OpenID Connect provider', from: 'RUNNER_OIDC_ISSUER' },
+  { heading: 'questions: who answers, by when, how many', from: 'RUNNER_AUDIENCE' },
+  { heading: 'notifications', from: 'RUNNER_WEBHOOK_URL' },
+  { heading: 'the audit log', from: 'RUNNER_AUDIT_KEY_FILE' },
+  { heading: 'wake: workers, leases and the database', from: 'RUNNER_WAKE_POLL_MS' },
+  { heading: 'models', from: 'ANTHROPIC_API_KEY' },
+  { heading: 'output', from: 'NO_COLOR' },
+];
+
+/**
+ * The documented variables, one entry each under its group's heading, as
+ * `runner help environment` lists them.
+ */
 export function describeVariables(width = 90): string {
+  const headings = new Map<string, string>(VARIABLE_GROUPS.map((g) => [g.from, g.heading]));
   const lines: string[] = [];
   for (const v of Object.values(VARIABLES) as Variable<unknown>[]) {
+    const heading = headings.get(v.name);
+    if (heading !== undefined) lines.push(...(lines.length ? [''] : []), `${heading}:`);
     if (v.description === undefined) continue;
     const shown = v.defaultText ?? String(v.default);
     const entry = `${v.name}  ${v.description}; takes ${v.kind.accepts}, default ${shown}`;
     lines.push(...wrap(entry, width - 2).map((line) => `  ${line}`));
   }
+  const system = (Object.values(VARIABLES) as Variable<unknown>[]).filter(
+    (v) => v.description === undefined,
+  );
+  const also = `also read, as the system or a launcher sets them: ${system.map((v) => v.name).join(', ')}`;
+  lines.push('', ...wrap(also, width).map((line) => line.trim()));
   return lines.join('\n');
 }
 

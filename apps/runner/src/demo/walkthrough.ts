@@ -1,13 +1,13 @@
 import { rmSync } from 'node:fs';
 import type { ResumeAnswer } from '@x/askuser';
 import { checkTranscript, textOf, toolUses } from '@x/wire';
-import { shellQuote } from '../cli/invocation.js';
-import type { Output } from '../cli/output.js';
 import { leasePolicyFromEnv, questionPolicyFromEnv } from '../config/executive-policy.js';
 import { setting, VARIABLES } from '../config/index.js';
 import { answer, type RunResult, resumeNext, startRun } from '../executive/index.js';
 import { modelFromId } from '../model/index.js';
 import { openStorage } from '../storage/index.js';
+import { shellQuote } from '../terminal/invocation.js';
+import type { Output } from '../terminal/output.js';
 
 /** The answers the demo's operator gives, in order. */
 const OPERATOR: Array<{ say: string; answer: (options: unknown) => ResumeAnswer }> = [

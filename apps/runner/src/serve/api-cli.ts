@@ -1,9 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createInterface } from 'node:readline';
 import { z } from 'zod';
-import type { LineReader } from '../cli/lines.js';
-import type { Sink } from '../cli/output.js';
 import type { HostedCommand, HostedFrame, InputFrame } from '../storage/via-serve.js';
+import type { LineReader } from '../terminal/lines.js';
+import type { Sink } from '../terminal/output.js';
 import { baseHeaders, checkWrite, readJson } from './http.js';
 import { HttpError } from './http-error.js';
 import { fromLocalSocket } from './local-socket.js';

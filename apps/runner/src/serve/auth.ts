@@ -7,11 +7,11 @@ import type {
   SessionResponse,
   SignOutResponse,
 } from '../../web/src/api-types.d.ts';
-import { osUserName } from '../cli/os-user.js';
 import { forbiddenError, usageError } from '../errors.js';
 import { refuseAnswerer } from '../executive/index.js';
 import type { Storage } from '../storage/index.js';
 import type { AccessRole } from '../storage/operators.js';
+import { osUserName } from '../terminal/os-user.js';
 import { checkWrite, readJson, sameSecret, sendJson } from './http.js';
 import { HttpError } from './http-error.js';
 import { fromLocalSocket } from './local-socket.js';

@@ -2,8 +2,8 @@ import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { LineReader } from '../cli/lines.js';
 import { RunnerError } from '../errors.js';
+import type { LineReader } from '../terminal/lines.js';
 import { alive, lockHolder } from './data-lock.js';
 
 /** The socket `runner serve` listens on inside the data folder it holds. */

@@ -11,7 +11,7 @@ if (dir) {
   // The CLI's own imports, evaluated now, so that after the barrier only the command runs.
   const dist = dirname(createRequire(import.meta.url).resolve('runner/dist/cli.js'));
   const modules = [
-    ...['cli/help.js', 'errors.js', 'cli/invocation.js', 'cli/output.js', 'storage/index.js'],
+    ...['errors.js', 'terminal/invocation.js', 'terminal/output.js', 'storage/index.js'],
     ...readdirSync(join(dist, 'commands'))
       .filter((name) => name.endsWith('.js'))
       .map((name) => `commands/${name}`),

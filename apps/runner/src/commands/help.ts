@@ -41,53 +41,29 @@ options for every command (--data, --model, --json and --log-format may also com
   --data DIR     the embedded default's data folder (default ${VARIABLES.RUNNER_DATA.default}, or RUNNER_DATA; not
                  empty). Only exec, chat (not --resume), serve, migrate and operators add
                  create a missing one (and say so); the other commands say it does not exist
-  --model ID     scripted:trip | scripted:tools | scripted:siblings | scripted:team |
-                 scripted:payment | scripted:gated | anthropic:MODEL | openai:MODEL (default ${VARIABLES.RUNNER_MODEL.default}, or RUNNER_MODEL);
-                 scripted:team delegates sub-tasks to worker sub-agents w1..w3, two of
-                 which ask a question (the delegate tool); scripted:payment asks an
-                 approval whose audience (finance, travel) the model names itself;
-                 scripted:gated calls transfer_funds and send_email, which run only once
-                 approved (exec only)
+  --model ID     (default ${VARIABLES.RUNNER_MODEL.default}, or RUNNER_MODEL) scripted:trip | scripted:tools |
+                 scripted:siblings | scripted:team (workers w1..w3, two of which ask) |
+                 scripted:payment (an approval for the audience the model names) |
+                 scripted:gated (exec only: transfer_funds, send_email run once approved) |
+                 anthropic:MODEL | openai:MODEL
   --json         one JSON object per line, for scripts
-  --log-format F text (the default) or json (or RUNNER_LOG_FORMAT): json makes every line
-                 one pino object for a log collector, {"level","time","pid","msg",
-                 "event", and the runId, conversationId and token it is about}; errors
-                 on stderr
+  --log-format F text (the default) or json (or RUNNER_LOG_FORMAT): one pino object a line,
+                 {"level","time","pid","msg","event", and the runId, conversationId and
+                 token it is about}; errors on stderr
   -h, --help     help for the command
   --version      the runner's version
 
-environment (unset or empty is the default; a value a variable does not take is refused,
-exit 2, naming it and what it takes):
-${describeVariables()}
+help topics (runner help TOPIC):
+  environment    every environment variable by group, its meaning and default; storage,
+                 real models and telemetry
+  exit-codes     what each exit code means, and the approval center's statuses
 
-real models: anthropic:MODEL needs ANTHROPIC_API_KEY; openai:MODEL needs OPENAI_API_KEY, or
-OPENAI_BASE_URL for a local OpenAI-compatible server, which takes no key.
+exit codes: 0 done · 1 failed · 2 bad usage or input · 3 no such question, run, conversation
+or session · 4 unavailable · 5 conflict · 6 forbidden · 7 expired (runner help exit-codes).
+hints (answer, chat --resume, retry) are printed as this command was started (runner, node
+path/to/cli.js, npx pnpm@12.4.2 runner, ...), with its --data folder: they run as printed.
+Every command's help and topic on one page: apps/runner/docs/cli.md`,
 
-storage: the embedded default keeps PGlite and files in the data folder (one process at a
-time). Set DATABASE_URL=postgres://USER@HOST:PORT/DATABASE to keep everything in
-PostgreSQL instead, where many runner processes can work at once. The URL must name a
-database; a command gives up on a server it cannot reach after ?connect_timeout=SECONDS
-(or PGCONNECT_TIMEOUT; default 10), and names what answered when it is not PostgreSQL.
-
-telemetry: serve serves Prometheus metrics at /metrics (admins), and serve and wake on
---metrics-port; --log-format json logs one pino object per line; traces go over OTLP/HTTP
-when the standard OTEL_* variables ask (OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_SERVICE_NAME, ...;
-off by default, and then nothing of OpenTelemetry is loaded).
-
-exit codes: 0 done (completed, waiting, or answered) · 1 failed · 2 bad usage or input ·
-3 no such pending question, run, conversation or session · 4 unavailable (the database
-server cannot be reached or refuses, the data folder cannot be used or is in use, serve's
-port is in use) · 5 conflict (someone else changed it first: the question was answered
-already, retry of a run that is not failed, or exec meets a conversation with open work
-and no --replace) · 6 forbidden (an operator's roles or the question's audience do not allow
-it) · 7 expired (the answer came after the question's deadline; its default is applied).
-The approval center's API answers 400, 404, 503, 409, 403 and 410 for the same.
-With --json an error is one JSON object on stderr: {"type":"error","message","failure",
-"exitCode"}.
-
-hints: commands the runner suggests (answer, chat --resume, retry) are printed the way this
-one was started (node path/to/cli.js, runner, npx pnpm@12.4.2 runner, ... exec runner),
-with the --data folder it was given, so they run as printed from the same place.`,
   demo: `usage: runner demo [--data DIR] [--json]
 
 Runs the scripted trip planner unattended on the embedded default (or DATABASE_URL):
@@ -230,7 +206,7 @@ requester when separation of duties bars them); a viewer reads (403 forbidden on
 the page shows no answer form). Without operators and without --token, on this machine
 only, the page works for one local operator without a key. With RUNNER_OIDC_ISSUER set, the users of that OpenID provider
 sign in too, by a bearer JWT or through /auth/oidc/login on the page, their roles mapped
-from a claim (RUNNER_OIDC_*, in \`runner --help\`); then every request needs a key or a JWT.
+from a claim (RUNNER_OIDC_*, in \`runner help environment\`); then every request needs a key or a JWT.
 
 --port N        default ${OPTION_DEFAULTS.port}
 --host ADDR     default ${OPTION_DEFAULTS.host} (this machine only). Any other address needs operators,
@@ -366,4 +342,40 @@ ends.`,
 
 Applies the database migrations of every package (idempotent). Other commands also apply
 them on first use.`,
+};
+
+/** What `runner help TOPIC` prints for a topic that is not a command. */
+export const HELP_TOPICS: Record<string, string> = {
+  environment: `runner help environment — the environment variables the runner reads
+
+Unset or empty is the default; a value a variable does not take is refused before the
+command starts (exit 2), naming it and what it takes.
+
+${describeVariables()}
+
+real models: anthropic:MODEL needs ANTHROPIC_API_KEY; openai:MODEL needs OPENAI_API_KEY, or
+OPENAI_BASE_URL for a local OpenAI-compatible server, which takes no key.
+
+storage: the embedded default keeps PGlite and files in the data folder (one process at a
+time). Set DATABASE_URL=postgres://USER@HOST:PORT/DATABASE to keep everything in
+PostgreSQL instead, where many runner processes can work at once. The URL must name a
+database; a command gives up on a server it cannot reach after ?connect_timeout=SECONDS
+(or PGCONNECT_TIMEOUT; default 10), and names what answered when it is not PostgreSQL.
+
+telemetry: serve serves Prometheus metrics at /metrics (admins), and serve and wake on
+--metrics-port; --log-format json logs one pino object per line; traces go over OTLP/HTTP
+when the standard OTEL_* variables ask (OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_SERVICE_NAME, ...;
+off by default, and then nothing of OpenTelemetry is loaded).`,
+  'exit-codes': `runner help exit-codes — what the runner's exit codes mean
+
+0 done (completed, waiting, or answered) · 1 failed · 2 bad usage or input ·
+3 no such pending question, run, conversation or session · 4 unavailable (the database
+server cannot be reached or refuses, the data folder cannot be used or is in use, serve's
+port is in use) · 5 conflict (someone else changed it first: the question was answered
+already, retry of a run that is not failed, or exec meets a conversation with open work
+and no --replace) · 6 forbidden (an operator's roles or the question's audience do not allow
+it) · 7 expired (the answer came after the question's deadline; its default is applied).
+The approval center's API answers 400, 404, 503, 409, 403 and 410 for the same.
+With --json an error is one JSON object on stderr: {"type":"error","message","failure",
+"exitCode"}.`,
 };
