@@ -46,6 +46,8 @@ export function allowedSiblings(name) {
       return ['@x/wire'];
     case '@x/mcp':
       return ['@x/askuser'];
+    case '@x/notify':
+      return ['@x/askuser', '@x/postgres-kit'];
     case '@x/executive':
       return EXECUTIVE_IMPORTS;
     // A framework adapter: @x/executive and what the executive may import.
