@@ -1,5 +1,4 @@
 import type { NotificationRecord } from '@x/askuser';
-import { createTransport } from 'nodemailer';
 import { LINK_TTL_MS, shownDigest, signDecisionLink } from './decision-link.js';
 import { NotifyError } from './errors.js';
 import { eventDataOf } from './event-data.js';
@@ -157,7 +156,7 @@ function transportOf(target: EmailTarget): EmailTransport {
   if (!target.url) {
     throw new NotifyError('invalid_argument', 'an email sender needs `url` or `transport`');
   }
-  return createTransport(target.url) as EmailTransport;
+  return emailTransport(target.url);
 }
 
 /**
@@ -197,5 +196,19 @@ export function emailSender(target: EmailTarget): Sender {
         });
       }
     }
+  };
+}
+
+/**
+ * A nodemailer transport of the SMTP server at `url` (`smtp://host:25`), made on the first
+ * message: importing this package does not load nodemailer.
+ */
+export function emailTransport(url: string): EmailTransport {
+  let transport: Promise<EmailTransport> | undefined;
+  return {
+    async sendMail(message) {
+      transport ??= import('nodemailer').then((m) => m.createTransport(url) as EmailTransport);
+      return (await transport).sendMail(message);
+    },
   };
 }

@@ -30,6 +30,7 @@ export {
   type EmailTransport,
   emailOf,
   emailSender,
+  emailTransport,
 } from './email.js';
 export { NotifyError, type NotifyErrorCode, type NotifyErrorOptions } from './errors.js';
 export { type EventData, eventDataOf, QUESTION_ENDINGS } from './event-data.js';

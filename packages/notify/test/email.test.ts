@@ -1,61 +1,20 @@
-import type { AddressInfo } from 'node:net';
-import type { NotificationRecord } from '@x/askuser';
-import { SMTPServer } from 'smtp-server';
+import { type SmtpReceiver, startSmtpReceiver, unquote } from '@internal/pg-test';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { emailSender, NotifyError, readDecisionLink } from '../src/index.js';
-import { questionCreated } from './support.js';
+import { questionCreated, record } from './support.js';
 
-/** A real SMTP server on 127.0.0.1 that keeps each message it receives, raw. */
-let smtp: SMTPServer;
-let smtpUrl = '';
-const messages: string[] = [];
-
+let smtp: SmtpReceiver;
 beforeAll(async () => {
-  smtp = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ['STARTTLS', 'AUTH'],
-    onData(stream, _session, callback) {
-      let raw = '';
-      stream.on('data', (chunk) => {
-        raw += chunk;
-      });
-      stream.on('end', () => {
-        messages.push(raw);
-        callback();
-      });
-    },
-  });
-  await new Promise<void>((resolve) => smtp.listen(0, '127.0.0.1', resolve));
-  smtpUrl = `smtp://127.0.0.1:${(smtp.server.address() as AddressInfo).port}`;
+  smtp = await startSmtpReceiver();
 });
-afterAll(() => new Promise<void>((resolve) => smtp.close(() => resolve())));
-
-/** A quoted-printable body as text: soft line breaks joined, =XX escapes decoded. */
-const unquote = (text: string) =>
-  text
-    .replace(/=\r?\n/g, '')
-    .replace(/=([0-9A-F]{2})/g, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)));
-
-function record(n: ReturnType<typeof questionCreated>): NotificationRecord {
-  return {
-    ...n,
-    id: n.eventId,
-    status: 'pending',
-    attempts: 1,
-    nextAt: new Date(),
-    lastError: null,
-    createdAt: new Date(),
-    deliveredAt: null,
-  };
-}
+afterAll(() => smtp.close());
 
 const key = 'decision-key-of-the-test';
 
 describe('emailSender, through a real SMTP server', () => {
   it('sends each recipient their own message, decision links only to those who may answer', async () => {
-    messages.length = 0;
     const send = emailSender({
-      url: smtpUrl,
+      url: smtp.url,
       from: 'approvals@example.com',
       to: ['ana@example.com', 'bob@example.com'],
       publicUrl: 'https://approvals.example.com/',
@@ -65,8 +24,8 @@ describe('emailSender, through a real SMTP server', () => {
       subjectPrefix: '[approvals]',
     });
     await send(record(questionCreated('m1', 'email', { options: ['blue', 'green'] })));
-    expect(messages).toHaveLength(2);
-    const [ana = '', bob = ''] = messages.map(unquote);
+    expect(smtp.messages).toHaveLength(2);
+    const [ana = '', bob = ''] = smtp.messages.map(unquote);
     expect(ana).toContain('Message-ID: <evt_m1.0@notify>');
     expect(bob).toContain('Message-ID: <evt_m1.1@notify>');
     expect(ana).toContain('Subject: [approvals] question.created: Deploy m1?');

@@ -1,5 +1,4 @@
 import { createHmac } from 'node:crypto';
-import type { NotificationRecord } from '@x/askuser';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   NotifyError,
@@ -9,27 +8,7 @@ import {
   slackSigned,
   slackUserEmail,
 } from '../src/index.js';
-import { questionCreated, type Receiver, startReceiver } from './support.js';
-
-/** An outbox row of `n`, as a claim returns it. */
-function record(
-  n: ReturnType<typeof questionCreated>,
-  kind = n.kind,
-  data = {},
-): NotificationRecord {
-  return {
-    ...n,
-    kind,
-    payload: { ...n.payload, type: kind, data: { ...n.payload.data, ...data } },
-    id: `${n.eventId}-${kind}`,
-    status: 'pending',
-    attempts: 1,
-    nextAt: new Date(),
-    lastError: null,
-    createdAt: new Date(),
-    deliveredAt: null,
-  };
-}
+import { questionCreated, type Receiver, record, startReceiver } from './support.js';
 
 describe('slackSender, against a Web API on 127.0.0.1', () => {
   let slack: Receiver;

@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type SqlTarget, sqlTargets } from '@internal/pg-test';
-import { migrate, NotificationOutbox } from '@x/askuser';
+import { migrate, NotificationOutbox, type NotificationRecord } from '@x/askuser';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, beforeEach, describe } from 'vitest';
 
@@ -81,5 +81,25 @@ export function questionCreated(token: string, channel = 'webhook', extra: objec
       timestamp: new Date().toISOString(),
       data: { token, conversationId: 'conv-1', question: `Deploy ${token}?`, ...extra },
     },
+  };
+}
+
+/** The outbox row of `n` as a claim returns it, as event `kind` with more `data`. */
+export function record(
+  n: ReturnType<typeof questionCreated>,
+  kind = n.kind,
+  data = {},
+): NotificationRecord {
+  return {
+    ...n,
+    kind,
+    payload: { ...n.payload, type: kind, data: { ...n.payload.data, ...data } },
+    id: `${n.eventId}-${kind}`,
+    status: 'pending',
+    attempts: 1,
+    nextAt: new Date(),
+    lastError: null,
+    createdAt: new Date(),
+    deliveredAt: null,
   };
 }
