@@ -34,6 +34,8 @@ export class AuditSealer {
   #last = 0;
   #timer: NodeJS.Timeout | undefined;
   #sealing: Promise<void> = Promise.resolve();
+  readonly #closed = new AbortController();
+  #loop: Promise<void> | undefined;
 
   constructor(options: AuditSealerOptions) {
     this.#options = options;
@@ -64,10 +66,24 @@ export class AuditSealer {
     await this.#seal();
   }
 
-  /** Seals every `everyMs` until `signal` aborts, then once more. */
-  async run(signal: AbortSignal): Promise<void> {
+  /** Seals every `everyMs` until `signal` aborts or {@link close} is called, then once more. */
+  run(signal?: AbortSignal): Promise<void> {
+    const stop = signal ? AbortSignal.any([signal, this.#closed.signal]) : this.#closed.signal;
+    this.#loop ??= this.#run(stop);
+    return this.#loop;
+  }
+
+  /** Stops {@link run} and waits for its last seal. */
+  async close(): Promise<void> {
+    this.#closed.abort();
+    await (this.#loop ?? this.flush());
+  }
+
+  async #run(signal: AbortSignal): Promise<void> {
     while (!signal.aborted) {
       await this.#seal();
+      // An abort during the seal fired already: no listener would hear it.
+      if (signal.aborted) break;
       await new Promise<void>((resolve) => {
         const timer = setTimeout(done, this.#everyMs);
         function done() {

@@ -40,6 +40,26 @@ await describeOnEachStorage('the audit sealer', (s) => {
     expect((await verifyAudit(s.target.db, { key })).ok).toBe(true);
   });
 
+  it('stops its loop on close(), sealing once more', async () => {
+    const store = new AskUserStore(s.target.db, { audit: { key } });
+    const sealer = new AuditSealer({ db: () => s.target.db, key: () => key, everyMs: 60_000 });
+    const loop = sealer.run();
+    await store.insert({
+      token: `c-${s.target.kind}`,
+      conversationId: 'c3',
+      kind: 'ask_user',
+      question: 'c?',
+      toolCallId: 'call-c',
+    });
+    await sealer.close();
+    await loop;
+    const last = [];
+    for await (const entry of exportAudit(s.target.db, { chain: 'global' })) last.push(entry);
+    expect(last.at(-1)?.data).toMatchObject({
+      heads: expect.arrayContaining([expect.objectContaining({ chain: 'conversation:c3' })]),
+    });
+  });
+
   it('does nothing without a key, and reports a failed seal to onError', async () => {
     const errors: unknown[] = [];
     await new AuditSealer({ db: s.target.db, key: undefined }).flush();

@@ -120,6 +120,13 @@ await describeOnEachStorage('the deliverer', (s) => {
     await loop;
     await d.close();
   });
+
+  it('stops its loop on close(), with no signal', async () => {
+    const d = new Deliverer({ outbox: s.outbox, senders: {}, pollMs: 60_000 });
+    const loop = d.run();
+    await d.close();
+    await expect(loop).resolves.toBeUndefined();
+  });
 });
 
 it('refuses options out of range with invalid_argument', () => {
