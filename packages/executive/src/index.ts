@@ -41,6 +41,7 @@ export {
   type GatedResults,
   gatedCallResult,
 } from './gated-call.js';
+export { PostgresGatedResults } from './gated-results.js';
 export {
   acceptedArguments,
   type EffectLog,
@@ -51,7 +52,9 @@ export {
   isGatedTool,
 } from './gated-tools.js';
 export type { LeasePolicy } from './lease-policy.js';
+export { MIGRATIONS_SCHEMA, MIGRATIONS_TABLE, migrate } from './migrate.js';
 export type { Model, ModelRequest, ModelRetry, ModelUsage, ToolSpec } from './model-port.js';
+export { type EventRouting, outboxEvents } from './outbox-events.js';
 export {
   deadlineFor,
   NO_QUESTION_POLICY,
@@ -64,6 +67,13 @@ export {
   questionAudience,
   questionTimes,
 } from './question-policy.js';
+export {
+  lockFor,
+  lockForStatement,
+  type SqlExecutiveStorageOptions,
+  sqlExecutiveStorage,
+} from './sql-storage.js';
+export type { ExecutiveDatabase, ExecutiveStorage } from './storage.js';
 export type {
   ExecutiveTelemetry,
   ExecutiveTracer,

@@ -40,7 +40,7 @@ import { demoGatedTools, demoTools, demoWorkers, SYSTEM_PROMPT } from '../demo/t
 import { postgresCause, withoutOrigin } from '../errors.js';
 import { failureOf } from '../failure.js';
 import { outboxEvents } from '../notify/events.js';
-import { lockFor, type Storage } from '../storage/index.js';
+import type { Storage } from '../storage/index.js';
 import {
   answersOf,
   delegatedResult,
@@ -295,20 +295,19 @@ async function resultFor(
   if (!use || !isGatedTool(demoGatedTools, use.name)) {
     return expiredAt ? expiredResult(id, answer, expiredAt) : answerResult(id, answer);
   }
-  const gated = storage.gated();
   return gatedCallResult(demoGatedTools, use, answer, {
     token: job.run.interactionId ?? '',
     expiredAt,
-    effects: gated,
+    effects: storage.effects(),
     results: {
-      result: (token) => gated.result(token),
+      result: (token) => storage.gatedResults().result(token),
       // Fenced by the lease: a worker that lost the run records nothing.
       record: (given) =>
         storage.transaction(async (tx) => {
           if (!(await storage.runs(tx).renew(job.run.runId, job.owner, job.leaseMs))) {
             throw new ContinuationError('lease_lost', `run "${job.run.runId}" was taken over`);
           }
-          return storage.gated(tx).record(given);
+          return storage.gatedResults(tx).record(given);
         }),
     },
   });
@@ -576,7 +575,7 @@ async function resumeDelegation(
   await storage.transaction(async (tx) => {
     // The answer of a worker question takes this lock before it readies the run: either it
     // committed before the check below sees it, or it readies the run after this commits.
-    await lockFor(tx, token);
+    await storage.lockFor(tx, token);
     await storage.runs(tx).finish(runId, owner, { status: 'waiting', interactionId: token });
     const [answered] = (await answersOf(storage, stored, tx)).values();
     if (answered) await storage.runs(tx).markReady(token, answered);
