@@ -35,6 +35,7 @@ export {
   questionEvent,
   runEvent,
 } from './events.js';
+export type { FlowContext } from './flow.js';
 export {
   type GatedCallOptions,
   type GatedResult,
@@ -74,6 +75,29 @@ export {
   sqlExecutiveStorage,
 } from './sql-storage.js';
 export type { ExecutiveDatabase, ExecutiveStorage } from './storage.js';
+export {
+  answersOf,
+  delegatedResult,
+  isDelegation,
+  loadDelegation,
+  readDelegation,
+  type StoredDelegation,
+  saveDelegation,
+  suspendDelegation,
+} from './stored-delegation.js';
+export {
+  type DelegatedTurn,
+  type ModelFor,
+  type Reminded,
+  type ResumeContext,
+  type RunIds,
+  type RunResult,
+  requesterOf,
+  type SuspendedTurn,
+  suspend,
+  suspendNewRun,
+  type WorkerQuestionInfo,
+} from './suspend.js';
 export type {
   ExecutiveTelemetry,
   ExecutiveTracer,

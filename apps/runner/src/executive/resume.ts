@@ -10,26 +10,37 @@ import type { AttemptCounts, ClaimedRun, RetryPolicy, RunJob } from '@x/continua
 import {
   allFinished,
   answerResult,
+  answersOf,
   answerWorker,
   DELEGATE_TOOL,
+  delegatedResult,
   delegateResult,
   ExecutiveError,
   type ExecutiveTelemetry,
   expiredResult,
   gatedCallResult,
+  isDelegation,
   isGatedTool,
   isHumanTool,
   type LeasePolicy,
+  loadDelegation,
   type Model,
+  type ModelFor,
   NO_QUESTION_POLICY,
   type QuestionPolicy,
   questionEvent,
   questionKindOf,
   questionTimes,
+  type Reminded,
+  type RunResult,
+  requesterOf,
   runDelegate,
   runEvent,
   runTurn,
   runWorkers,
+  type StoredDelegation,
+  saveDelegation,
+  suspendDelegation,
   type TurnObserver,
   type TurnOutcome,
   unsettledWorkers,
@@ -41,16 +52,7 @@ import { postgresCause, withoutOrigin } from '../errors.js';
 import { failureOf } from '../failure.js';
 import { outboxEvents } from '../notify/events.js';
 import type { Storage } from '../storage/index.js';
-import {
-  answersOf,
-  delegatedResult,
-  isDelegation,
-  loadDelegation,
-  type StoredDelegation,
-  saveDelegation,
-  suspendDelegation,
-} from './stored-delegation.js';
-import { type ModelFor, type Reminded, type RunResult, requesterOf, suspend } from './suspend.js';
+import { flowOf, suspend } from './suspend.js';
 import {
   type ObservedWait,
   observeResume,
@@ -489,7 +491,7 @@ async function finishTurn(
     });
     const waiting =
       turn.status === 'delegated'
-        ? await suspendDelegation(tx, storage, ids, model, turn, next, policy)
+        ? await suspendDelegation(tx, flowOf(storage), ids, model, turn, next, policy)
         : await suspend(tx, storage, { ...ids, traceparent }, model, turn, next, policy, times);
     await storage.continuations(tx).markResolved(token);
     return waiting;
@@ -557,7 +559,7 @@ async function resumeDelegation(
           if (!(await storage.runs(tx).renew(runId, owner, job.leaseMs))) {
             throw new ContinuationError('lease_lost', `run "${runId}" was taken over`);
           }
-          await saveDelegation(tx, storage, stored);
+          await saveDelegation(tx, flowOf(storage), stored);
         }),
     });
     if (!allFinished(stored.delegation)) return undefined;

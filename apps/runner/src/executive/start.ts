@@ -7,8 +7,12 @@ import {
   NO_QUESTION_POLICY,
   type QuestionPolicy,
   questionEvent,
+  type Reminded,
+  type RunResult,
   runDelegate,
   runTurn,
+  suspendDelegation,
+  suspendNewRun,
   type TurnObserver,
 } from '@x/executive';
 import { userMessage } from '@x/wire';
@@ -16,8 +20,7 @@ import { demoGatedTools, demoTools, demoWorkers, SYSTEM_PROMPT } from '../demo/t
 import { notFoundError, RunnerError } from '../errors.js';
 import { outboxEvents } from '../notify/events.js';
 import type { Storage } from '../storage/index.js';
-import { suspendDelegation } from './stored-delegation.js';
-import { type Reminded, type RunResult, suspendNewRun } from './suspend.js';
+import { flowOf } from './suspend.js';
 import { tracedTools, tracedTurn, watchedModel, watching } from './telemetry.js';
 
 /** What stopping a conversation closed. */
@@ -230,7 +233,7 @@ export async function startRun(
           const interactionId = randomUUID();
           const result = await suspendDelegation(
             tx,
-            storage,
+            flowOf(storage),
             { ...run, traceparent },
             model,
             outcome,
@@ -247,7 +250,7 @@ export async function startRun(
           return result;
         })
       : await suspendNewRun(
-          storage,
+          flowOf(storage),
           { ...run, traceparent },
           model,
           outcome,

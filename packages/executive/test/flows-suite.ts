@@ -1,0 +1,84 @@
+import { type SqlTarget, sqlTargets } from '@internal/pg-test';
+import { AskUserError } from '@x/askuser';
+import { assistantMessage, userMessage } from '@x/wire';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  type FlowContext,
+  migrate,
+  outboxEvents,
+  type SuspendedTurn,
+  sqlExecutiveStorage,
+  suspendNewRun,
+} from '../src/index.js';
+
+let counter = 0;
+/** An id of its own for each case: the cases share one database. */
+export const fresh = (what: string) => `${what}-${process.pid}-${++counter}`;
+
+/** A turn stopped on `ask_user`, as `runTurn` returns it. */
+export function askingTurn(question = 'Which city?'): SuspendedTurn {
+  const toolUse = { type: 'tool_use' as const, id: 'tu1', name: 'ask_user', input: { question } };
+  return {
+    status: 'suspended',
+    messages: [userMessage('Plan a trip')],
+    assistant: assistantMessage(toolUse),
+    toolUse,
+    question: { kind: 'ask_user', question, options: null, priority: 0 },
+  };
+}
+
+/**
+ * Registers the flows' tests on one target kind (one PGlite instance per file), each flow
+ * through the package's public API over {@link sqlExecutiveStorage}.
+ */
+export async function describeFlowsOn(kind: SqlTarget['kind']): Promise<void> {
+  for (const spec of (await sqlTargets()).filter((t) => t.kind === kind)) {
+    describe.skipIf(spec.skip)(`the flows on ${spec.kind}`, () => {
+      let target: SqlTarget;
+      let flow: FlowContext;
+      beforeAll(async () => {
+        target = await spec.open();
+        await migrate(target.db);
+        const storage = sqlExecutiveStorage(target.db, { queue: { synchronousClaim: true } });
+        const events = outboxEvents(storage, {
+          channels: (event) => (event.kind === 'question.created' ? ['webhook'] : []),
+          wants: (k) => k === 'question.created',
+        });
+        flow = { storage, events };
+      });
+      afterAll(() => target?.close());
+
+      describe('suspendNewRun', () => {
+        it('writes the run, its question, its continuation and its notification together', async () => {
+          const token = fresh('q');
+          const run = { runId: fresh('r'), conversationId: fresh('c') };
+          const waiting = await suspendNewRun(flow, run, { id: 'm' }, askingTurn(), {}, token);
+          expect(waiting).toMatchObject({ status: 'waiting', token, question: 'Which city?' });
+          const { storage } = flow;
+          expect((await storage.runs().get(run.runId))?.status).toBe('waiting');
+          expect((await storage.pauses().getByToken(token)).resumeContext).toMatchObject({
+            run: run.runId,
+          });
+          const saved = await storage.continuations().load(token);
+          expect(saved.messages?.at(-1)?.role).toBe('assistant');
+          const sent = (await storage.notifications().list()).filter(
+            (n) => (n.payload as { data?: { token?: string } }).data?.token === token,
+          );
+          expect(sent.map((n) => n.kind)).toEqual(['question.created']);
+        });
+
+        it('writes none of them when one write fails', async () => {
+          const token = fresh('q');
+          const first = { runId: fresh('r'), conversationId: fresh('c') };
+          await suspendNewRun(flow, first, { id: 'm' }, askingTurn(), {}, token);
+          // A second run asking under the same token: its question's insert is refused.
+          const second = { runId: fresh('r'), conversationId: first.conversationId };
+          const refused = suspendNewRun(flow, second, { id: 'm' }, askingTurn('Again?'), {}, token);
+          await expect(refused).rejects.toSatisfy((error) => AskUserError.is(error));
+          expect(await flow.storage.runs().get(second.runId)).toBeUndefined();
+          expect((await flow.storage.pauses().getByToken(token)).question).toBe('Which city?');
+        });
+      });
+    });
+  }
+}
