@@ -74,6 +74,15 @@ export {
   type SqlExecutiveStorageOptions,
   sqlExecutiveStorage,
 } from './sql-storage.js';
+export {
+  OPEN_RUN_STATUSES,
+  type OpenWork,
+  openWork,
+  recordStart,
+  retry,
+  type Stopped,
+  stop,
+} from './start.js';
 export type { ExecutiveDatabase, ExecutiveStorage } from './storage.js';
 export {
   answersOf,

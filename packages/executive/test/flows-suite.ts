@@ -3,11 +3,16 @@ import { AskUserError } from '@x/askuser';
 import { assistantMessage, userMessage } from '@x/wire';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  ExecutiveError,
   type FlowContext,
   migrate,
+  openWork,
   outboxEvents,
+  recordStart,
+  retry,
   type SuspendedTurn,
   sqlExecutiveStorage,
+  stop,
   suspendNewRun,
 } from '../src/index.js';
 
@@ -77,6 +82,46 @@ export async function describeFlowsOn(kind: SqlTarget['kind']): Promise<void> {
           await expect(refused).rejects.toSatisfy((error) => AskUserError.is(error));
           expect(await flow.storage.runs().get(second.runId)).toBeUndefined();
           expect((await flow.storage.pauses().getByToken(token)).question).toBe('Which city?');
+        });
+      });
+
+      describe('start, stop and retry', () => {
+        it('records a run that completed at once with its transcript, in one statement', async () => {
+          const run = { runId: fresh('r'), conversationId: fresh('c') };
+          const messages = [userMessage('Hi'), assistantMessage('Hello')];
+          const outcome = { status: 'completed' as const, messages };
+          const done = await recordStart(flow, run, { id: 'm' }, outcome, { model: 'm' });
+          expect(done).toEqual({ status: 'completed', ...run, messages });
+          expect(await flow.storage.runs().transcript(run.runId)).toEqual(messages);
+        });
+
+        it('stop closes the questions, continuations and runs of a conversation at once', async () => {
+          const run = { runId: fresh('r'), conversationId: fresh('c') };
+          const waiting = await recordStart(flow, run, { id: 'm' }, askingTurn(), {});
+          expect(waiting.status).toBe('waiting');
+          expect((await openWork(flow.storage, run.conversationId))?.questions).toHaveLength(1);
+          expect(await stop(flow, run.conversationId)).toEqual({
+            pauses: 1,
+            continuations: 1,
+            runs: 1,
+          });
+          expect(await openWork(flow.storage, run.conversationId)).toBeUndefined();
+          expect((await flow.storage.runs().get(run.runId))?.status).toBe('cancelled');
+          expect(await stop(flow, run.conversationId)).toEqual({
+            pauses: 0,
+            continuations: 0,
+            runs: 0,
+          });
+        });
+
+        it('retry refuses a run that has not failed as a conflict, changing nothing', async () => {
+          const run = { runId: fresh('r'), conversationId: fresh('c') };
+          await recordStart(flow, run, { id: 'm' }, askingTurn(), {});
+          const refused = retry(flow.storage, run.runId);
+          await expect(refused).rejects.toSatisfy((error) =>
+            ExecutiveError.hasCode(error, 'conflict'),
+          );
+          expect((await flow.storage.runs().get(run.runId))?.status).toBe('waiting');
         });
       });
     });

@@ -11,6 +11,7 @@
  * @module
  */
 
+export { OPEN_RUN_STATUSES, type Stopped } from '@x/executive';
 export { answerContentProblem, MAX_ANSWER_CHARS, MAX_ANSWER_TEXT } from './answer-limit.js';
 export {
   AlreadyAnsweredError,
@@ -26,10 +27,8 @@ export {
 } from './record-answer.js';
 export type { Resumed, ResumeOptions } from './resume.js';
 export {
-  OPEN_RUN_STATUSES,
   retryRun,
   type StartOptions,
-  type Stopped,
   startRun,
   stopConversation,
   stopKnownConversation,
