@@ -69,6 +69,15 @@ export {
   questionTimes,
 } from './question-policy.js';
 export {
+  applyDue,
+  cancelRun,
+  finishTurn,
+  recordFailure,
+  recordGatedResult,
+  saveSettled,
+  waitAgain,
+} from './resume-writes.js';
+export {
   lockFor,
   lockForStatement,
   type SqlExecutiveStorageOptions,

@@ -1,10 +1,13 @@
 import { type SqlTarget, sqlTargets } from '@internal/pg-test';
 import { AskUserError } from '@x/askuser';
+import { ContinuationError } from '@x/continuation';
+import { type RunJob, RunWorker } from '@x/continuation-postgres';
 import { assistantMessage, userMessage } from '@x/wire';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   ExecutiveError,
   type FlowContext,
+  finishTurn,
   migrate,
   openWork,
   outboxEvents,
@@ -122,6 +125,65 @@ export async function describeFlowsOn(kind: SqlTarget['kind']): Promise<void> {
             ExecutiveError.hasCode(error, 'conflict'),
           );
           expect((await flow.storage.runs().get(run.runId))?.status).toBe('waiting');
+        });
+      });
+
+      describe('resume under the lease', () => {
+        /** A waiting run whose question was answered: its run is ready. */
+        async function answeredRun() {
+          const token = fresh('q');
+          const run = { runId: fresh('r'), conversationId: fresh('c') };
+          await suspendNewRun(flow, run, { id: 'm' }, askingTurn(), {}, token);
+          const answer = { action: 'accept' as const, content: 'Kyoto' };
+          await flow.storage.pauses().markResumed(token, answer);
+          await flow.storage.runs().markReady(token, answer);
+          return { token, run };
+        }
+
+        /** Two workers draining at once, each resuming with `resume`: how often it ran. */
+        async function drainTwice(resume: (job: RunJob) => Promise<unknown>) {
+          const { storage } = flow;
+          const workers = [1, 2].map(
+            () =>
+              new RunWorker({ queue: storage.runs(), holder: () => storage.leaseHolder(), resume }),
+          );
+          await Promise.all(workers.map((worker) => worker.drain()));
+        }
+
+        it('completes an answered run exactly once, with the turn it resumed', async () => {
+          const { run } = await answeredRun();
+          const resumed: string[] = [];
+          await drainTwice(async (job) => {
+            resumed.push(job.run.runId);
+            const suspension = job.suspension;
+            if (!suspension) throw new Error('the claim returned no continuation');
+            const messages = [...(suspension.messages ?? []), assistantMessage('Kyoto it is')];
+            const turn = { status: 'completed' as const, messages };
+            return finishTurn(flow, job, suspension, { id: 'm' }, turn);
+          });
+          expect(resumed.filter((id) => id === run.runId)).toHaveLength(1);
+          expect((await flow.storage.runs().get(run.runId))?.status).toBe('completed');
+          const transcript = await flow.storage.runs().transcript(run.runId);
+          expect(transcript?.at(-1)).toEqual(assistantMessage('Kyoto it is'));
+        });
+
+        it('writes nothing of a turn whose run was taken from it (stopped mid-resume)', async () => {
+          const { run } = await answeredRun();
+          let refused: unknown;
+          await drainTwice(async (job) => {
+            if (job.run.runId !== run.runId || !job.suspension) return undefined;
+            // The conversation is stopped while the turn runs: the lease is gone.
+            await stop(flow, run.conversationId);
+            const asked = askingTurn('A second question?');
+            const turn = { ...asked, messages: job.suspension.messages ?? [] };
+            refused = await finishTurn(flow, job, job.suspension, { id: 'm' }, turn).catch(
+              (error: unknown) => error,
+            );
+            return undefined;
+          });
+          expect(ContinuationError.hasCode(refused, 'lease_lost')).toBe(true);
+          expect((await flow.storage.runs().get(run.runId))?.status).toBe('cancelled');
+          expect(await flow.storage.pauses().listPending(run.conversationId)).toEqual([]);
         });
       });
     });
