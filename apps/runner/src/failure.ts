@@ -88,6 +88,7 @@ export function failureOf(error: unknown): Failure {
       case 'forbidden':
       case 'expired':
       case 'conflict':
+      case 'unavailable':
         return error.code;
       default:
         return 'failed';
