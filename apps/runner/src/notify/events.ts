@@ -71,25 +71,3 @@ export function outboxEvents(storage: Storage): ExecutiveEvents<Db> {
     wants: (kind) => anyRouteFor(kind),
   });
 }
-
-/** What a notification's payload `data` may hold, as the channels read it. */
-export interface EventData {
-  token?: string;
-  conversationId?: string;
-  tool?: string;
-  question?: string;
-  options?: unknown;
-  priority?: number;
-  runId?: string;
-  error?: string;
-  answer?: { action: string; content: string };
-  answeredBy?: string | null;
-  deadline?: { at: string };
-  /** Who may answer the question: operator names and roles (both empty: anyone). */
-  audience?: { names: string[]; roles: string[] };
-}
-
-/** The `data` of a notification's payload (as {@link outboxEvents} wrote it). */
-export function eventDataOf(payload: unknown): EventData {
-  return ((payload as { data?: EventData } | null)?.data ?? {}) as EventData;
-}
