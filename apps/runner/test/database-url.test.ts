@@ -5,8 +5,9 @@ import { dataDirs, runCli, runInProcess } from './run-cli.js';
 
 // A DATABASE_URL that cannot lead to a PostgreSQL is refused in one line: before connecting
 // when the URL itself is wrong, within the connect timeout when what answers is not
-// PostgreSQL. Every listener here is the test's own, on 127.0.0.1. Most commands run in this
-// process: what they print and their exit code are the CLI's, without a process each.
+// PostgreSQL. Every listener here is the test's own, on 127.0.0.1. A command that connects runs
+// as a process (the driver's attempts can outlive the command); one refused before connecting
+// runs in this process.
 
 const dataDir = dataDirs();
 const servers: Server[] = [];
@@ -33,7 +34,7 @@ async function expectUnusable(
   args: string[],
   databaseUrl: string,
   cause: string,
-  run: typeof runCli = runInProcess,
+  run: typeof runCli = runCli,
 ) {
   const result = await run([...args, '--data', dataDir({ empty: true })], {
     env: { DATABASE_URL: databaseUrl },
@@ -98,11 +99,9 @@ describe('a DATABASE_URL that reaches no PostgreSQL', { timeout: 120_000 }, () =
         'the server accepted the connection but did not answer within 1 s (connect_timeout)',
       ],
     ];
-    // A process each: against the banner, the driver's own attempt outlives the command by
-    // up to its connect timeout, which ends with the process, not with an in-process command.
     await Promise.all(
       cases.map(([port, cause]) =>
-        expectUnusable(['runs'], url(port, '?connect_timeout=1'), cause, runCli),
+        expectUnusable(['runs'], url(port, '?connect_timeout=1'), cause),
       ),
     );
   });
