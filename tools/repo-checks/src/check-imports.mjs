@@ -51,6 +51,8 @@ export function allowedSiblings(name) {
     // A framework adapter: @x/executive and what the executive may import.
     case '@x/langgraph':
       return ['@x/executive', ...EXECUTIVE_IMPORTS];
+    case '@x/approval-center':
+      return ['@x/executive', '@x/askuser', '@x/notify', '@x/postgres-kit', '@x/wire'];
   }
   // A store adapter implements one core package's interface: that package and @x/wire,
   // and the shared PostgreSQL plumbing.
