@@ -1,6 +1,7 @@
 import { AskUserError } from '@x/askuser';
 import { ContinuationError } from '@x/continuation';
 import { ExecutiveError } from '@x/executive';
+import { NotifyError } from '@x/notify';
 import { isRefusedValue, refusedValueReason } from '@x/postgres-kit';
 import { SessionError } from '@x/session';
 import {
@@ -87,7 +88,22 @@ export function failureOf(error: unknown): Failure {
       case 'forbidden':
       case 'expired':
       case 'conflict':
+      case 'unavailable':
         return error.code;
+      default:
+        return 'failed';
+    }
+  }
+  if (NotifyError.is(error)) {
+    switch (error.code) {
+      case 'invalid_link':
+        return 'forbidden';
+      case 'expired_link':
+        return 'expired';
+      case 'used_link':
+        return 'conflict';
+      case 'invalid_argument':
+        return 'usage';
       default:
         return 'failed';
     }
@@ -134,6 +150,7 @@ export function classifyFailure(error: unknown): ClassifiedFailure {
     AskUserError.is(error) ||
     ContinuationError.is(error) ||
     ExecutiveError.is(error) ||
+    NotifyError.is(error) ||
     SessionError.is(error);
   const text =
     failure === 'usage' && !typed && isRefusedValue(error)

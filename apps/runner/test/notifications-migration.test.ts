@@ -4,6 +4,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { sqlTargets } from '@internal/pg-test';
 import { migrate as migrateAskUser, NotificationOutbox } from '@x/askuser';
+import { migrate as migrateExecutive, PostgresGatedResults } from '@x/executive';
 import { applyMigrations, rowsOf } from '@x/postgres-kit';
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
@@ -38,6 +39,8 @@ for (const spec of await sqlTargets()) {
           values ('old-1', 'evt_1', 'question.created', 'webhook', '{"data":{"token":"t1"}}', 'failed', 8, 'HTTP 503', now() - interval '2 hours'),
                  ('old-2', 'evt_2', 'run.completed', 'email', '{"data":{}}', 'pending', 0, null, now() - interval '1 hour')`);
 
+        // The runner's later migrations need the executive's table (as migrateAll orders them).
+        await migrateExecutive(db);
         await migrateRunner(db);
 
         const outbox = new NotificationOutbox(db);
@@ -51,6 +54,38 @@ for (const spec of await sqlTargets()) {
         expect((await outbox.claimDue(10, 60_000)).map((n) => n.id)).toEqual(['old-2']);
         const left = rowsOf(
           await db.execute(sql`select to_regclass('runner.notifications')::text as t`),
+        );
+        expect(left).toEqual([{ t: null }]);
+      } finally {
+        before.remove();
+        await target.close();
+      }
+    });
+  });
+
+  describe.skipIf(spec.skip)(`the gated results moved to @x/executive on ${spec.kind}`, () => {
+    it("copies runner.gated_results' rows into x_executive.gated_results and drops the old table", async () => {
+      const target = await spec.open();
+      const before = foldersUpTo('0005_slack_messages');
+      try {
+        const { db } = target;
+        await migrateAskUser(db);
+        await applyMigrations(db, { folder: before.folder, schema: 'x_runner', lockKey: 1 });
+        await db.execute(sql`insert into runner.gated_results (token, tool, arguments, edited, result)
+          values ('t1', 'transfer_funds', '{"amount":40}', true, 'transferred 40')`);
+
+        await migrateExecutive(db);
+        await migrateRunner(db);
+
+        expect(await new PostgresGatedResults(db).result('t1')).toEqual({
+          token: 't1',
+          tool: 'transfer_funds',
+          arguments: { amount: 40 },
+          edited: true,
+          result: 'transferred 40',
+        });
+        const left = rowsOf(
+          await db.execute(sql`select to_regclass('runner.gated_results')::text as t`),
         );
         expect(left).toEqual([{ t: null }]);
       } finally {

@@ -28,21 +28,8 @@ export interface RetryPolicy {
 /** The default of {@link RetryPolicy.maxAttempts}. */
 export const DEFAULT_MAX_ATTEMPTS = 5;
 
-const DEFAULT_BASE_MS = 1_000;
-const DEFAULT_MAX_MS = 300_000;
-
-/**
- * The wait after the failed attempt number `failed` (0 for the first): exponential, capped at
- * `maxMs`, with jitter over its upper half so that workers that failed together do not all
- * come back at the same moment.
- */
-export function backoffMs(
-  failed: number,
-  { baseMs = DEFAULT_BASE_MS, maxMs = DEFAULT_MAX_MS }: Pick<RetryPolicy, 'baseMs' | 'maxMs'> = {},
-): number {
-  const ceiling = Math.min(maxMs, baseMs * 2 ** Math.min(Math.max(failed, 0), 20));
-  return Math.round(ceiling / 2 + Math.random() * (ceiling / 2));
-}
+/** The backoff of a failed attempt: {@link backoffMs} of `@x/postgres-kit`, one for every loop. */
+export { backoffMs } from '@x/postgres-kit';
 
 /**
  * The marker of an error that must not be retried: `retryable: false` on the error, as on

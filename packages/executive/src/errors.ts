@@ -21,7 +21,9 @@ export type ExecutiveErrorCode =
    * The worker's lease on the run was taken over by another worker (it expired): the worker
    * that lost it committed nothing, and must drop its result.
    */
-  | 'lease_lost';
+  | 'lease_lost'
+  /** The database failed or could not be reached (a migration it refused, an outage). */
+  | 'unavailable';
 
 /** Options of {@link ExecutiveError}. */
 export interface ExecutiveErrorOptions {

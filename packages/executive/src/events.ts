@@ -1,3 +1,5 @@
+import type { Pending } from '@x/askuser';
+
 /** The kinds of event the flows announce (Standard Webhooks `type`s). */
 export const EVENT_KINDS = [
   'question.created',
@@ -46,19 +48,16 @@ export interface ExecutiveEvents<Tx> {
   record(tx: Tx, event: ExecutiveEvent): Promise<void>;
 }
 
-/** What an event about a question tells of it (the askuser store's fields). */
-export interface QuestionFields {
-  token: string;
-  conversationId: string;
-  /** The human tool that asked. */
-  kind: string;
-  question: string;
-  options: unknown;
-  priority: number;
-  audience: { names: string[]; roles: string[] };
-  requester?: string | null;
-  resumeContext?: unknown;
-}
+/**
+ * What an event about a question tells of it: the askuser store's fields of the question
+ * (`Pending`), with the person it acts for and the resume context (whose `run` names the run)
+ * when known.
+ */
+export type QuestionFields = Pick<
+  Pending,
+  'token' | 'conversationId' | 'kind' | 'question' | 'options' | 'priority' | 'audience'
+> &
+  Partial<Pick<Pending, 'requester' | 'resumeContext'>>;
 
 /** An event about a question: its ids and what it asks, and `extra` (the answer, ...). */
 export function questionEvent(

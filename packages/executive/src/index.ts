@@ -35,12 +35,14 @@ export {
   questionEvent,
   runEvent,
 } from './events.js';
+export type { FlowContext } from './flow.js';
 export {
   type GatedCallOptions,
   type GatedResult,
   type GatedResults,
   gatedCallResult,
 } from './gated-call.js';
+export { PostgresGatedResults } from './gated-results.js';
 export {
   acceptedArguments,
   type EffectLog,
@@ -51,7 +53,9 @@ export {
   isGatedTool,
 } from './gated-tools.js';
 export type { LeasePolicy } from './lease-policy.js';
+export { MIGRATIONS_SCHEMA, MIGRATIONS_TABLE, migrate } from './migrate.js';
 export type { Model, ModelRequest, ModelRetry, ModelUsage, ToolSpec } from './model-port.js';
+export { type EventRouting, outboxEvents } from './outbox-events.js';
 export {
   deadlineFor,
   NO_QUESTION_POLICY,
@@ -64,6 +68,54 @@ export {
   questionAudience,
   questionTimes,
 } from './question-policy.js';
+export {
+  applyDue,
+  cancelRun,
+  finishTurn,
+  recordFailure,
+  recordGatedResult,
+  saveSettled,
+  waitAgain,
+} from './resume-writes.js';
+export {
+  lockFor,
+  lockForStatement,
+  type SqlExecutiveStorageOptions,
+  sqlExecutiveStorage,
+} from './sql-storage.js';
+export {
+  OPEN_RUN_STATUSES,
+  type OpenWork,
+  openWork,
+  recordStart,
+  retry,
+  type Stopped,
+  stop,
+} from './start.js';
+export type { ExecutiveDatabase, ExecutiveStorage } from './storage.js';
+export {
+  answersOf,
+  delegatedResult,
+  isDelegation,
+  loadDelegation,
+  readDelegation,
+  type StoredDelegation,
+  saveDelegation,
+  suspendDelegation,
+} from './stored-delegation.js';
+export {
+  type DelegatedTurn,
+  type ModelFor,
+  type Reminded,
+  type ResumeContext,
+  type RunIds,
+  type RunResult,
+  requesterOf,
+  type SuspendedTurn,
+  suspend,
+  suspendNewRun,
+  type WorkerQuestionInfo,
+} from './suspend.js';
 export type {
   ExecutiveTelemetry,
   ExecutiveTracer,

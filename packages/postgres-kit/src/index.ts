@@ -5,8 +5,10 @@
  * SQLSTATE lookup, the reason of a failure (and of a refused value, and the text a database
  * cannot store), quiet, idempotent migrations (and the error of
  * one that fails), a retry of reads over a dropped connection, statements built on
- * first use, and statements compiled once per process run in pipelined transactions.
+ * first use, statements compiled once per process run in pipelined transactions, and the
+ * backoff of a retried attempt.
  */
+export { type BackoffOptions, backoffMs } from './backoff.js';
 export { isConnectionDrop, retryRead } from './connection.js';
 export { rowsOf, type StoreDatabase } from './database.js';
 export {

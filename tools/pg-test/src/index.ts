@@ -24,6 +24,7 @@ export { listenEvents, type RawReply, type StreamedEvent, sendBytes } from './ht
 export { refusedMigration } from './migrations.js';
 export { type PgBouncer, pgBouncerProblem, startPgBouncer } from './pgbouncer.js';
 export { serverProblem, serverReachable, serverSuitesSkipped, testServerUrl } from './probe.js';
+export { type SmtpReceiver, startSmtpReceiver, unquote } from './smtp.js';
 export { dropConnection, loadStockPostgres } from './stock-postgres.js';
 
 /**

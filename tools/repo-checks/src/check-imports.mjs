@@ -47,6 +47,8 @@ export function allowedSiblings(name) {
       return ['@x/wire'];
     case '@x/mcp':
       return ['@x/askuser'];
+    case '@x/notify':
+      return ['@x/askuser', '@x/postgres-kit'];
     case '@x/executive':
       return EXECUTIVE_IMPORTS;
     // A framework adapter: @x/executive and what the executive may import.
@@ -131,7 +133,6 @@ export const RUNNER_LAYERS = {
     'executive/record-answer.ts -> demo/tools.ts',
     'executive/resume.ts -> demo/tools.ts',
     'executive/start.ts -> demo/tools.ts',
-    'notify/decision-link.ts -> executive/answer-limit.ts',
     'notify/decision-link.ts -> executive/record-answer.ts',
   ],
 };

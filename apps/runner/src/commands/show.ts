@@ -3,6 +3,7 @@ import type { PauseRecord } from '@x/askuser';
 import { assertSafeId } from '@x/continuation';
 import type { RunRecord } from '@x/continuation-postgres';
 import type { Delegation } from '@x/executive';
+import { readDelegation } from '@x/executive';
 import type { Message } from '@x/wire';
 import { notFoundError, usageError } from '../errors.js';
 import {
@@ -13,7 +14,6 @@ import {
   runMessages,
   runOf,
 } from '../executive/index.js';
-import { readDelegation } from '../executive/stored-delegation.js';
 import type { Storage } from '../storage/index.js';
 import { type Command, globalOptions, withStorage } from './command.js';
 import { describeRun } from './runs.js';

@@ -3,7 +3,7 @@
  *
  * Approval-gated tools (`send_email`, `transfer_funds`): a call pauses the run as an approval
  * question; on accept, `resumeRun` invokes the tool with the question's token as its
- * idempotency key and records its result (`runner.gated_results`, fenced by the lease) before
+ * idempotency key and records its result (`@x/executive`'s gated results, fenced by the lease) before
  * the model sees it. A crash between the invocation and the record invokes it again with the
  * same key: at-least-once invocation with a stable key, so a tool that deduplicates by key has
  * exactly one effect per approval. An accepting answer's content is empty (run as asked) or
@@ -11,6 +11,7 @@
  * @module
  */
 
+export { OPEN_RUN_STATUSES, type Stopped } from '@x/executive';
 export { answerContentProblem, MAX_ANSWER_CHARS, MAX_ANSWER_TEXT } from './answer-limit.js';
 export {
   AlreadyAnsweredError,
@@ -26,10 +27,8 @@ export {
 } from './record-answer.js';
 export type { Resumed, ResumeOptions } from './resume.js';
 export {
-  OPEN_RUN_STATUSES,
   retryRun,
   type StartOptions,
-  type Stopped,
   startRun,
   stopConversation,
   stopKnownConversation,

@@ -8,13 +8,19 @@ import {
   AUTO_TERMINATED_MARKER,
   type ResumeAnswer,
 } from '@x/askuser';
-import { acceptedArguments, type ExecutiveEvents, isGatedTool, questionEvent } from '@x/executive';
+import {
+  acceptedArguments,
+  type ExecutiveEvents,
+  isGatedTool,
+  lockForStatement,
+  questionEvent,
+} from '@x/executive';
 import { type Pipeline, pipelinedTransaction } from '@x/postgres-kit';
 import { demoGatedTools } from '../demo/tools.js';
 import { forbiddenError, RunnerError, usageError } from '../errors.js';
 import { failureOf } from '../failure.js';
 import { outboxEvents } from '../notify/events.js';
-import { type Db, lockFor, lockForStatement, type Storage } from '../storage/index.js';
+import type { Db, Storage } from '../storage/index.js';
 import { answerContentProblem } from './answer-limit.js';
 import type { ResumeContext } from './suspend.js';
 import { traceWait, watching } from './telemetry.js';
@@ -297,7 +303,7 @@ async function answerAs(
       const parent = await parentOf(tx, storage, token);
       if (!parent) return outcome;
       // Serialised with the delegated run's terminal write (see resumeDelegation).
-      await lockFor(tx, parent);
+      await storage.lockFor(tx, parent);
       await storage.runs(tx).markReady(parent, given);
       return outcome;
     })
@@ -446,7 +452,7 @@ async function answerMany(
           if (parent) parents.set(parent, a.answer);
         }
         // In one order, so that two batches never wait on each other's locks.
-        for (const parent of [...parents.keys()].sort()) await lockFor(tx, parent);
+        for (const parent of [...parents.keys()].sort()) await storage.lockFor(tx, parent);
         await runs.markReadyMany(
           [...parents].map(([interactionId, input]) => ({ interactionId, input })),
         );

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import {
   type AnsweredPause,
   AskUserError,
@@ -10,47 +9,48 @@ import type { AttemptCounts, ClaimedRun, RetryPolicy, RunJob } from '@x/continua
 import {
   allFinished,
   answerResult,
+  answersOf,
   answerWorker,
+  applyDue,
+  cancelRun,
   DELEGATE_TOOL,
   delegateResult,
   ExecutiveError,
   type ExecutiveTelemetry,
   expiredResult,
+  finishTurn,
   gatedCallResult,
+  isDelegation,
   isGatedTool,
   isHumanTool,
   type LeasePolicy,
+  loadDelegation,
   type Model,
+  type ModelFor,
   NO_QUESTION_POLICY,
   type QuestionPolicy,
-  questionEvent,
   questionKindOf,
-  questionTimes,
+  type Reminded,
+  type RunResult,
+  recordGatedResult,
+  requesterOf,
   runDelegate,
-  runEvent,
   runTurn,
   runWorkers,
+  type StoredDelegation,
+  saveSettled,
   type TurnObserver,
   type TurnOutcome,
   unsettledWorkers,
+  waitAgain,
 } from '@x/executive';
 import { SessionError } from '@x/session';
 import type { ToolResultBlock, ToolUseBlock } from '@x/wire';
 import { demoGatedTools, demoTools, demoWorkers, SYSTEM_PROMPT } from '../demo/tools.js';
 import { postgresCause, withoutOrigin } from '../errors.js';
 import { failureOf } from '../failure.js';
-import { outboxEvents } from '../notify/events.js';
-import { lockFor, type Storage } from '../storage/index.js';
-import {
-  answersOf,
-  delegatedResult,
-  isDelegation,
-  loadDelegation,
-  type StoredDelegation,
-  saveDelegation,
-  suspendDelegation,
-} from './stored-delegation.js';
-import { type ModelFor, type Reminded, type RunResult, requesterOf, suspend } from './suspend.js';
+import type { Storage } from '../storage/index.js';
+import { flowOf } from './suspend.js';
 import {
   type ObservedWait,
   observeResume,
@@ -183,7 +183,7 @@ export async function resumeRun(
   const refusal = unresumable(job);
   // Claimed at its due time: the question's reminder, escalation or deadline is applied
   // (each once); it waits again, or resumes from the outcome.
-  const due = run.input === null && !job.unreadable ? await applyDue(storage, job) : undefined;
+  const due = run.input === null && !job.unreadable ? await applyDueOf(storage, job) : undefined;
   if (due?.status === 'reminded') return due;
   const applied = due?.resolved;
   if (applied) resolvedAtDue.set(job, applied);
@@ -206,15 +206,13 @@ export async function resumeRun(
   }
   if (isDelegation(suspension)) return resumeDelegation(storage, job, suspension, options);
   if (answer.action === 'cancel') {
-    await storage.transaction(async (tx) => {
-      await storage.runs(tx).finish(runId, job.owner, {
-        status: 'cancelled',
-        reason: expiredAt
-          ? `no answer came before the deadline (${expiredAt.toISOString()}); its default (cancel) was applied`
-          : 'the person cancelled',
-      });
-      await storage.continuations(tx).markResolved(token);
-    });
+    await cancelRun(
+      storage,
+      job,
+      expiredAt
+        ? `no answer came before the deadline (${expiredAt.toISOString()}); its default (cancel) was applied`
+        : 'the person cancelled',
+    );
     if (telemetry) watchWait(telemetry, job, suspension, answer, applied, false);
     return { status: 'cancelled', ...ids };
   }
@@ -238,7 +236,7 @@ export async function resumeRun(
       ...tracedTools(span),
     });
   });
-  return finishTurn(storage, job, suspension, model, turn, options, traceparent);
+  return finishTurnOf(storage, job, suspension, model, turn, options, traceparent);
 }
 
 /**
@@ -295,85 +293,27 @@ async function resultFor(
   if (!use || !isGatedTool(demoGatedTools, use.name)) {
     return expiredAt ? expiredResult(id, answer, expiredAt) : answerResult(id, answer);
   }
-  const gated = storage.gated();
   return gatedCallResult(demoGatedTools, use, answer, {
     token: job.run.interactionId ?? '',
     expiredAt,
-    effects: gated,
+    effects: storage.effects(),
     results: {
-      result: (token) => gated.result(token),
+      result: (token) => storage.gatedResults().result(token),
       // Fenced by the lease: a worker that lost the run records nothing.
-      record: (given) =>
-        storage.transaction(async (tx) => {
-          if (!(await storage.runs(tx).renew(job.run.runId, job.owner, job.leaseMs))) {
-            throw new ContinuationError('lease_lost', `run "${job.run.runId}" was taken over`);
-          }
-          return storage.gated(tx).record(given);
-        }),
+      record: (given) => recordGatedResult(storage, job, given),
     },
   });
 }
 
 /**
- * Applies what is due of the question a run was claimed at (it was due, and no answer readied
- * it), through the askuser store, exactly once and only while this worker holds the lease, in
- * one transaction: its reminder and escalation, then its deadline once passed. Returns the
- * question's outcome to resume from (expired with its default, or the answer that came in
- * time: it found the run claimed already, so it could not ready it), or, while it still
- * waits, the run waiting again until its next due time.
+ * The deadline sweep of a run claimed at its question's due time (`applyDue` of
+ * `@x/executive`); an expiry is the wait's end, recorded once, by the first attempt.
  */
-async function applyDue(
+async function applyDueOf(
   storage: Storage,
   job: RunJob,
 ): Promise<{ status: 'resolved'; resolved: AnsweredPause } | Reminded> {
-  const { runId, conversationId, deadlineAt } = job.run;
-  const token = job.run.interactionId ?? '';
-  const events = outboxEvents(storage);
-  const outcome = await storage.transaction(
-    async (tx): Promise<{ status: 'resolved'; resolved: AnsweredPause } | Reminded> => {
-      const pauses = storage.pauses(tx);
-      // The pause row first (as an answer takes it before the run's), then the run's lease.
-      const due = await pauses.applyDue(token);
-      // Their notifications, in the transaction that applied them (read only when routed).
-      const notify = [
-        ...(due.reminded ? (['question.reminded'] as const) : []),
-        ...(due.escalated ? (['question.escalated'] as const) : []),
-      ].filter((kind) => events.wants(kind));
-      if (notify.length > 0) {
-        const pause = await pauses.getByToken(token).catch(() => undefined);
-        for (const kind of notify) {
-          if (pause) await events.record(tx, questionEvent(kind, pause, due.escalated ?? {}));
-        }
-      }
-      const resolved = deadlineAt || !due.pending ? await pauses.expire(token) : undefined;
-      if (resolved) {
-        if (!(await storage.runs(tx).renew(runId, job.owner, job.leaseMs))) {
-          throw new ContinuationError('lease_lost', `run "${runId}" was taken over`);
-        }
-        if (resolved.expiredAt) {
-          const extra = { answer: resolved.answer, expiredAt: resolved.expiredAt.toISOString() };
-          await events.record(tx, questionEvent('question.expired', resolved, extra));
-        }
-        return { status: 'resolved', resolved };
-      }
-      await storage.runs(tx).finish(runId, job.owner, {
-        status: 'waiting',
-        interactionId: token,
-        ...(deadlineAt ? { deadlineAt } : {}),
-        ...(due.nextAt ? { dueAt: due.nextAt } : {}),
-      });
-      return {
-        status: 'reminded',
-        runId,
-        conversationId,
-        token,
-        reminded: due.reminded,
-        escalated: due.escalated,
-        nextAt: due.nextAt,
-      };
-    },
-  );
-  // The expiry is the wait's end: recorded once, by the first attempt.
+  const outcome = await applyDue(flowOf(storage), job);
   if (outcome.status === 'resolved' && outcome.resolved.expiredAt && job.run.attempts <= 1) {
     traceWait(outcome.resolved);
   }
@@ -450,51 +390,17 @@ function writtenByNewer(error: Error): string {
   return `its saved turn was written by a newer version of the runner (${withoutOrigin(error.message)}); it is not resumed`;
 }
 
-/** The fenced terminal write of a turn that reached a terminal state. */
-async function finishTurn(
+/** The fenced terminal write of a turn that reached a terminal state (`finishTurn` of `@x/executive`). */
+function finishTurnOf(
   storage: Storage,
   job: RunJob,
   suspension: Suspension,
   model: Model,
   turn: TurnOutcome,
-  { questionPolicy: policy = NO_QUESTION_POLICY }: ResumeOptions,
+  { questionPolicy }: ResumeOptions,
   traceparent?: string,
 ): Promise<RunResult> {
-  const { runId, conversationId } = job.run;
-  const token = job.run.interactionId ?? '';
-  const requester = requesterOf(job.run.meta);
-  if (turn.status === 'completed') {
-    const added = turn.messages.slice(suspension.messages?.length ?? 0);
-    // One statement unless run.completed is wanted: then its event commits with it.
-    const events = outboxEvents(storage);
-    if (!events.wants('run.completed')) await job.complete(added);
-    else {
-      await storage.transaction(async (tx) => {
-        await storage.runs(tx).complete(runId, job.owner, added);
-        await events.record(tx, runEvent('run.completed', job.run));
-      });
-    }
-    return { status: 'completed', runId, conversationId, messages: turn.messages };
-  }
-  return storage.transaction(async (tx): Promise<RunResult> => {
-    // The run first: a worker that lost its lease stops here, and the run row stays locked
-    // until the rest is written.
-    const next = randomUUID();
-    const ids = { runId, conversationId, ...(requester === undefined ? {} : { requester }) };
-    const times = turn.status === 'delegated' ? {} : questionTimes(turn.question, policy);
-    await storage.runs(tx).finish(runId, job.owner, {
-      status: 'waiting',
-      interactionId: next,
-      ...(times.deadline ? { deadlineAt: times.deadline.at } : {}),
-      ...(times.dueAt ? { dueAt: times.dueAt } : {}),
-    });
-    const waiting =
-      turn.status === 'delegated'
-        ? await suspendDelegation(tx, storage, ids, model, turn, next, policy)
-        : await suspend(tx, storage, { ...ids, traceparent }, model, turn, next, policy, times);
-    await storage.continuations(tx).markResolved(token);
-    return waiting;
-  });
+  return finishTurn(flowOf(storage), job, suspension, model, turn, questionPolicy, traceparent);
 }
 
 /**
@@ -513,7 +419,6 @@ async function resumeDelegation(
   options: ResumeOptions,
 ): Promise<RunResult> {
   const { runId, conversationId } = job.run;
-  const { owner } = job;
   const token = job.run.interactionId ?? '';
   const ids = { runId, conversationId };
   const requester = requesterOf(job.run.meta);
@@ -527,13 +432,8 @@ async function resumeDelegation(
   );
   const answers = await answersOf(storage, stored);
   if ([...answers.values()].some((a) => a.action === 'cancel')) {
-    await storage.transaction(async (tx) => {
-      await storage.runs(tx).finish(runId, owner, {
-        status: 'cancelled',
-        reason: 'the person cancelled a worker question',
-      });
-      await storage.continuations(tx).markResolved(token);
-      await storage.pauses(tx).autoResolveForConversation(conversationId);
+    await cancelRun(storage, job, 'the person cancelled a worker question', {
+      closeQuestions: true,
     });
     return { status: 'cancelled', ...ids };
   }
@@ -553,13 +453,7 @@ async function resumeDelegation(
       ...demoWorkers(),
       signal: job.signal,
       // Each settled worker is recorded at once, only while this worker holds the lease.
-      settled: () =>
-        storage.transaction(async (tx) => {
-          if (!(await storage.runs(tx).renew(runId, owner, job.leaseMs))) {
-            throw new ContinuationError('lease_lost', `run "${runId}" was taken over`);
-          }
-          await saveDelegation(tx, storage, stored);
-        }),
+      settled: () => saveSettled(flowOf(storage), job, stored),
     });
     if (!allFinished(stored.delegation)) return undefined;
     const messages = resumeMessages(suspension, delegateResult(stored.delegation));
@@ -572,14 +466,6 @@ async function resumeDelegation(
       ...tracedTools(span),
     });
   });
-  if (turn) return finishTurn(storage, job, suspension, model, turn, options, traceparent);
-  await storage.transaction(async (tx) => {
-    // The answer of a worker question takes this lock before it readies the run: either it
-    // committed before the check below sees it, or it readies the run after this commits.
-    await lockFor(tx, token);
-    await storage.runs(tx).finish(runId, owner, { status: 'waiting', interactionId: token });
-    const [answered] = (await answersOf(storage, stored, tx)).values();
-    if (answered) await storage.runs(tx).markReady(token, answered);
-  });
-  return delegatedResult(stored);
+  if (turn) return finishTurnOf(storage, job, suspension, model, turn, options, traceparent);
+  return waitAgain(storage, job, stored);
 }

@@ -1,58 +1,34 @@
 import { randomUUID } from 'node:crypto';
-import type { Pending } from '@x/askuser';
-import { ContinuationError } from '@x/continuation';
-import type { RunRecord, RunStatus } from '@x/continuation-postgres';
+import type { RunRecord } from '@x/continuation-postgres';
 import {
   type Model,
   NO_QUESTION_POLICY,
+  type OpenWork,
+  openWork,
   type QuestionPolicy,
-  questionEvent,
+  type Reminded,
+  type RunResult,
+  recordStart,
+  retry,
   runDelegate,
   runTurn,
+  type Stopped,
+  stop,
   type TurnObserver,
 } from '@x/executive';
 import { userMessage } from '@x/wire';
 import { demoGatedTools, demoTools, demoWorkers, SYSTEM_PROMPT } from '../demo/tools.js';
 import { notFoundError, RunnerError } from '../errors.js';
-import { outboxEvents } from '../notify/events.js';
 import type { Storage } from '../storage/index.js';
-import { suspendDelegation } from './stored-delegation.js';
-import { type Reminded, type RunResult, suspendNewRun } from './suspend.js';
+import { flowOf } from './suspend.js';
 import { tracedTools, tracedTurn, watchedModel, watching } from './telemetry.js';
 
-/** What stopping a conversation closed. */
-export interface Stopped {
-  pauses: number;
-  continuations: number;
-  runs: number;
-}
-
 /**
- * The loop-stop path: resolves every open pause of the conversation with the
- * auto-terminated marker, marks its continuations resolved and cancels its runs, in one
- * transaction (a worker running one of them then has its terminal write refused).
+ * The loop-stop path (`stop` of `@x/executive`): resolves every open pause of the
+ * conversation, marks its continuations resolved and cancels its runs, in one transaction.
  */
 export async function stopConversation(storage: Storage, conversationId: string): Promise<Stopped> {
-  const events = outboxEvents(storage);
-  const stopped = await storage.transaction(async (tx) => {
-    // Read first only when question.cancelled is wanted: each closed question is one event.
-    const open = events.wants('question.cancelled')
-      ? await storage.pauses(tx).listPending(conversationId)
-      : [];
-    const pauses = await storage.pauses(tx).autoResolveForConversation(conversationId);
-    for (const pause of open) {
-      const event = questionEvent('question.cancelled', pause, { reason: 'stopped' });
-      await events.record(tx, event);
-    }
-    const store = storage.continuations(tx);
-    let continuations = 0;
-    for (const open of await store.listUnresolved({ sessionId: conversationId })) {
-      await store.markResolved(open.interactionId);
-      continuations++;
-    }
-    const runs = await storage.runs(tx).cancelConversation(conversationId);
-    return { pauses, continuations, runs };
-  });
+  const stopped = await stop(flowOf(storage), conversationId);
   for (let run = 0; run < stopped.runs; run++) watching.telemetry?.runEnded('cancelled');
   return stopped;
 }
@@ -71,35 +47,6 @@ export async function stopKnownConversation(
     throw notFoundError(`no conversation ${conversationId}: no run of it is recorded`);
   }
   return closed;
-}
-
-/**
- * Runs that may yet resume and so still need their questions and answers: a failed one too,
- * which `retry` makes ready again.
- */
-export const OPEN_RUN_STATUSES: readonly RunStatus[] = ['waiting', 'ready', 'running', 'failed'];
-
-/** What a conversation still has open: pending questions, and runs that may yet resume. */
-export interface OpenWork {
-  conversationId: string;
-  questions: Pending[];
-  /** Waiting, ready, running or failed (`retry` resumes a failed one): each holds an answer or a wait. */
-  runs: RunRecord[];
-}
-
-/** The conversation's open questions and unfinished runs, or undefined when it has none. */
-export async function openWork(
-  storage: Storage,
-  conversationId: string,
-): Promise<OpenWork | undefined> {
-  const questions = await storage.pauses().listPending(conversationId);
-  const open = await storage.continuations().listUnresolved({ sessionId: conversationId });
-  const runIds = [...new Set(open.flatMap((s) => (s.runId ? [s.runId] : [])))];
-  const runs = [...(await storage.runs().getMany(runIds)).values()].filter((run) =>
-    OPEN_RUN_STATUSES.includes(run.status),
-  );
-  if (questions.length === 0 && runs.length === 0) return undefined;
-  return { conversationId, questions, runs };
 }
 
 /**
@@ -212,63 +159,22 @@ export async function startRun(
     ...(requester === undefined ? {} : { requester }),
     ...(traceparent ? { traceparent } : {}),
   };
-  if (outcome.status === 'completed') {
-    await storage.runs().create({
-      runId,
-      conversationId,
-      status: 'completed',
-      messages: outcome.messages,
-      meta,
-    });
+  const run = {
+    runId,
+    conversationId,
+    ...(requester === undefined ? {} : { requester }),
+    traceparent,
+  };
+  const result = await recordStart(flowOf(storage), run, model, outcome, meta, policy);
+  if (result.status === 'completed') {
     watching.telemetry?.runEnded('completed', (Date.now() - started) / 1000);
-    return { status: 'completed', runId, conversationId, messages: outcome.messages, stopped };
   }
-  const run = { runId, conversationId, ...(requester === undefined ? {} : { requester }) };
-  const waiting =
-    outcome.status === 'delegated'
-      ? await storage.transaction(async (tx) => {
-          const interactionId = randomUUID();
-          const result = await suspendDelegation(
-            tx,
-            storage,
-            { ...run, traceparent },
-            model,
-            outcome,
-            interactionId,
-            policy,
-          );
-          await storage.runs(tx).create({
-            runId,
-            conversationId,
-            status: 'waiting',
-            interactionId,
-            meta,
-          });
-          return result;
-        })
-      : await suspendNewRun(
-          storage,
-          { ...run, traceparent },
-          model,
-          outcome,
-          meta,
-          undefined,
-          policy,
-        );
-  return { ...waiting, stopped };
+  return { ...result, stopped };
 }
 
 /**
- * Makes a failed run ready again (`runner retry`, `POST /api/runs/:id/retry`).
- * @throws {RunnerError} `conflict` for a run that is not failed: it stands as someone else left it.
+ * Makes a failed run ready again (`runner retry`, `POST /api/runs/:id/retry`): `retry` of
+ * `@x/executive`, whose `conflict` for a run that is not failed the runner's error table maps.
  */
-export async function retryRun(storage: Storage, runId: string): Promise<RunRecord> {
-  return storage
-    .runs()
-    .retry(runId)
-    .catch((error: unknown) => {
-      if (ContinuationError.hasCode(error, 'invalid'))
-        throw new RunnerError('conflict', error.message, { cause: error });
-      throw error;
-    });
-}
+export const retryRun = (storage: Storage, runId: string): Promise<RunRecord> =>
+  retry(storage, runId);

@@ -7,9 +7,8 @@ import {
   type RunWorkerConnection,
   type RunWorkerEvent,
 } from '@x/continuation-postgres';
-import { runEvent } from '@x/executive';
+import { recordFailure as recordRunFailure } from '@x/executive';
 import { Deliverer, type DeliveryEvent, type DeliveryOptions } from '../notify/deliver.js';
-import { outboxEvents } from '../notify/events.js';
 import type { Storage } from '../storage/index.js';
 import { AuditSealer } from './audit-seal.js';
 import {
@@ -20,7 +19,7 @@ import {
   resumeRun,
   retryPolicyOf,
 } from './resume.js';
-import type { RunResult } from './suspend.js';
+import { flowOf, type RunResult } from './suspend.js';
 import { watching } from './telemetry.js';
 
 export { DEFAULT_GRACE_MS };
@@ -107,12 +106,7 @@ export async function wake(
     record: (queue: PostgresRunQueue) => Promise<void>,
   ) => {
     const using = storageOf.get(job.queue) ?? storage;
-    const events = outboxEvents(using);
-    if (!events.wants('run.failed')) return record(job.queue);
-    await using.transaction(async (tx) => {
-      await record(using.runs(tx));
-      await events.record(tx, runEvent('run.failed', job.run, { error: failure.reason }));
-    });
+    await recordRunFailure(flowOf(using), job, failure.reason, record);
   };
   const worker = new RunWorker<RunResult>({
     ...connect(storage),

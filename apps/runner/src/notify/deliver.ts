@@ -1,33 +1,18 @@
+import type { NotificationRecord } from '@x/askuser';
+import {
+  type DelivererOptions,
+  type DeliveryEvent,
+  Deliverer as NotifyDeliverer,
+  webhookSender,
+} from '@x/notify';
 import { type Env, setting, VARIABLES } from '../config/index.js';
 import type { Storage } from '../storage/index.js';
-import type { NotificationRecord } from '../storage/notifications.js';
 import { emailSender } from './email.js';
 import type { Sender } from './sender.js';
 import { slackSender } from './slack.js';
-import { sendWebhook } from './webhook.js';
 
+export type { DeliveryEvent } from '@x/notify';
 export type { Sender } from './sender.js';
-
-/** How one delivery attempt ended, for a caller's report. */
-export type DeliveryEvent =
-  | {
-      type: 'notification-delivered';
-      id: string;
-      eventId: string;
-      kind: string;
-      channel: string;
-      attempt: number;
-    }
-  | {
-      type: 'notification-retrying' | 'notification-failed';
-      id: string;
-      eventId: string;
-      kind: string;
-      channel: string;
-      attempt: number;
-      error: string;
-      retryInMs?: number;
-    };
 
 /** Options of {@link Deliverer}. */
 export interface DeliveryOptions {
@@ -44,7 +29,6 @@ export interface DeliveryOptions {
   onDelivery?: (event: DeliveryEvent) => void;
 }
 
-const HOUR = 3600e3;
 const WEBHOOK_TIMEOUT_MS = 10_000;
 
 /**
@@ -60,7 +44,7 @@ export function sendersFromEnv(env?: Env): Record<string, Sender> {
       secrets: setting(VARIABLES.RUNNER_WEBHOOK_SECRET, env) ?? [],
       timeoutMs: WEBHOOK_TIMEOUT_MS,
     };
-    senders.webhook = (n) => sendWebhook(target, n.eventId, n.payload);
+    senders.webhook = webhookSender(target);
   }
   const smtp = setting(VARIABLES.RUNNER_SMTP_URL, env);
   const to = setting(VARIABLES.RUNNER_EMAIL_TO, env);
@@ -92,43 +76,57 @@ export function deliveryFromEnv(env?: Env): DeliveryOptions {
   };
 }
 
-/** The wait before attempt `attempt + 1`: doubling from `baseMs` up to an hour, half of it random. */
-export function backoffMs(baseMs: number, attempt: number): number {
-  const full = Math.min(HOUR, baseMs * 2 ** Math.min(attempt - 1, 30));
-  return Math.round(full / 2 + (Math.random() * full) / 2);
-}
-
 /**
- * Delivers the outbox at least once: claims due notifications with a short statement, sends
- * them with no transaction open, then records each outcome (delivered, due again after a
- * backoff, or failed after `maxAttempts`). A deliverer that dies mid-send leaves its claims
- * due again when their lease runs out, so a receiver may see an event twice, never none:
- * it keeps `webhook-id`, the event id, to drop duplicates.
+ * @x/notify's deliverer over the runner's storage: the runner's senders given the storage
+ * they need, and a notification of a channel the environment does not configure failed with
+ * the variables to set.
  */
 export class Deliverer {
-  #wake: () => void = () => {};
+  readonly #storage: () => Storage;
+  readonly #options: DeliveryOptions;
+  #running: NotifyDeliverer | undefined;
+  #once: NotifyDeliverer | undefined;
 
-  constructor(
-    private readonly storage: () => Storage,
-    private readonly options: DeliveryOptions,
-  ) {}
+  constructor(storage: () => Storage, options: DeliveryOptions) {
+    this.#storage = storage;
+    this.#options = options;
+  }
+
+  #make(loop: Pick<DelivererOptions, 'pollMs' | 'onError'> = {}): NotifyDeliverer {
+    const storage = this.#storage;
+    const senders = Object.fromEntries(
+      Object.entries(this.#options.senders).map(([channel, send]) => [
+        channel,
+        (n: NotificationRecord) => send(n, storage()),
+      ]),
+    );
+    const { maxAttempts, baseMs, leaseMs, batch, onDelivery } = this.#options;
+    return new NotifyDeliverer({
+      outbox: () => storage().notifications(),
+      senders,
+      fallback: async (n) => {
+        throw new Error(
+          `no ${n.channel} channel is configured (RUNNER_WEBHOOK_URL, RUNNER_SMTP_URL and RUNNER_EMAIL_TO)`,
+        );
+      },
+      maxAttempts,
+      baseMs,
+      ...(leaseMs === undefined ? {} : { leaseMs }),
+      ...(batch === undefined ? {} : { batch }),
+      ...(onDelivery ? { onDelivery } : {}),
+      ...loop,
+    });
+  }
 
   /** Delivers what is due now, batch by batch, until nothing is; returns how many were tried. */
-  async deliverDue(): Promise<number> {
-    let tried = 0;
-    for (;;) {
-      const claimed = await this.storage()
-        .notifications()
-        .claimDue(this.options.batch ?? 16, this.options.leaseMs ?? 60_000);
-      if (claimed.length === 0) return tried;
-      tried += claimed.length;
-      await Promise.all(claimed.map((n) => this.#attempt(n)));
-    }
+  deliverDue(): Promise<number> {
+    this.#once ??= this.#make();
+    return (this.#running ?? this.#once).deliverDue();
   }
 
   /** Something was enqueued in this process: look now rather than at the next poll. */
   poke(): void {
-    this.#wake();
+    this.#running?.poke();
   }
 
   /**
@@ -136,61 +134,9 @@ export class Deliverer {
    * or `pollMs` (other processes enqueue too). A database failure is waited out.
    */
   async run(stop: Promise<void>, pollMs: number, onError: (error: unknown) => void) {
-    let stopped = false;
-    void stop.then(() => {
-      stopped = true;
-      this.#wake();
-    });
-    while (!stopped) {
-      let waitMs = pollMs;
-      try {
-        await this.deliverDue();
-        const next = await this.storage().notifications().nextDue();
-        if (next) waitMs = Math.max(0, Math.min(pollMs, next.getTime() - Date.now()));
-      } catch (error) {
-        onError(error);
-      }
-      if (stopped) break;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, waitMs);
-        this.#wake = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-    }
-  }
-
-  async #attempt(n: NotificationRecord): Promise<void> {
-    const store = this.storage().notifications();
-    const said = {
-      id: n.id,
-      eventId: n.eventId,
-      kind: n.kind,
-      channel: n.channel,
-      attempt: n.attempts,
-    };
-    const send = this.options.senders[n.channel];
-    try {
-      if (!send) {
-        throw new Error(
-          `no ${n.channel} channel is configured (RUNNER_WEBHOOK_URL, RUNNER_SMTP_URL and RUNNER_EMAIL_TO)`,
-        );
-      }
-      await send(n, this.storage());
-    } catch (thrown) {
-      const error = thrown instanceof Error ? thrown.message : String(thrown);
-      if (n.attempts >= this.options.maxAttempts) {
-        await store.attemptFailed(n.id, error, undefined);
-        this.options.onDelivery?.({ type: 'notification-failed', ...said, error });
-      } else {
-        const retryInMs = backoffMs(this.options.baseMs, n.attempts);
-        await store.attemptFailed(n.id, error, retryInMs);
-        this.options.onDelivery?.({ type: 'notification-retrying', ...said, error, retryInMs });
-      }
-      return;
-    }
-    await store.delivered(n.id);
-    this.options.onDelivery?.({ type: 'notification-delivered', ...said });
+    const stopped = new AbortController();
+    void stop.then(() => stopped.abort());
+    this.#running = this.#make({ pollMs, onError });
+    await this.#running.run(stopped.signal);
   }
 }

@@ -1,5 +1,8 @@
-import { randomUUID } from 'node:crypto';
-import type { ExecutiveEvent, ExecutiveEvents } from '@x/executive';
+import {
+  type ExecutiveEvent,
+  type ExecutiveEvents,
+  outboxEvents as executiveOutbox,
+} from '@x/executive';
 import { type Env, type EventKind, type NotifyRule, notifyRules } from '../config/index.js';
 import type { Db, Storage } from '../storage/index.js';
 
@@ -57,56 +60,14 @@ export function anyRouteFor(kind: EventKind, env?: Env): boolean {
 }
 
 /**
- * Writes `event`'s notifications into the outbox inside `tx`, the event's own transaction:
- * they commit with it, or not at all. Nothing when no rule takes it. Returns the event id.
- */
-export async function recordEvent(
-  tx: Db,
-  storage: Storage,
-  event: ExecutiveEvent,
-): Promise<string | undefined> {
-  const channels = channelsFor(notifyRules(), event);
-  if (channels.length === 0) return undefined;
-  const eventId = `evt_${randomUUID()}`;
-  const payload = { type: event.kind, timestamp: new Date().toISOString(), data: event.data };
-  await storage
-    .notifications(tx)
-    .enqueue(channels.map((channel) => ({ eventId, kind: event.kind, channel, payload })));
-  return eventId;
-}
-
-/**
- * The executive's events port over the notification outbox of `storage`: an event's
- * notifications go to the channels the routing rules give it ({@link recordEvent}), in the
- * event's own transaction; an event no rule takes is not wanted.
+ * The executive's events port over the notification outbox of `storage` (`outboxEvents` of
+ * `@x/executive`), routed by the runner's rules: an event's notifications go to the channels
+ * {@link channelsFor} gives it, in the event's own transaction; an event no rule takes is
+ * not wanted.
  */
 export function outboxEvents(storage: Storage): ExecutiveEvents<Db> {
-  return {
+  return executiveOutbox(storage, {
+    channels: (event) => channelsFor(notifyRules(), event),
     wants: (kind) => anyRouteFor(kind),
-    record: async (tx, event) => {
-      await recordEvent(tx, storage, event);
-    },
-  };
-}
-
-/** What a notification's payload `data` may hold, as the channels read it. */
-export interface EventData {
-  token?: string;
-  conversationId?: string;
-  tool?: string;
-  question?: string;
-  options?: unknown;
-  priority?: number;
-  runId?: string;
-  error?: string;
-  answer?: { action: string; content: string };
-  answeredBy?: string | null;
-  deadline?: { at: string };
-  /** Who may answer the question: operator names and roles (both empty: anyone). */
-  audience?: { names: string[]; roles: string[] };
-}
-
-/** The `data` of a notification's payload ({@link recordEvent} wrote it). */
-export function eventDataOf(payload: unknown): EventData {
-  return ((payload as { data?: EventData } | null)?.data ?? {}) as EventData;
+  });
 }

@@ -1,5 +1,5 @@
+import type { NotificationRecord } from '@x/askuser';
 import type { Storage } from '../storage/index.js';
-import type { NotificationRecord } from '../storage/notifications.js';
 
 /**
  * Sends one notification on its channel (`storage` keeps what the channel needs, e.g. where

@@ -1,18 +1,18 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AskUserError, type Pending } from '@x/askuser';
+import {
+  type DecisionClaims,
+  decisionCsrf,
+  escapeHtml,
+  readDecisionLink as readDecision,
+  shownDigest,
+} from '@x/notify';
 import { setting, VARIABLES } from '../config/index.js';
 import { RunnerError } from '../errors.js';
 import { answer } from '../executive/index.js';
 import { classifyFailure } from '../failure.js';
-import {
-  type DecisionClaims,
-  decisionCsrf,
-  linkAnswerer,
-  readDecision,
-  shownDigest,
-} from '../notify/decision-link.js';
-import { escapeHtml } from '../notify/html.js';
+import { linkAnswerer } from '../notify/decision-link.js';
 import type { Storage } from '../storage/index.js';
 import { useDecisionLink } from '../storage/notifications.js';
 import type { ChannelRoute } from './http.js';

@@ -1,12 +1,12 @@
 import type { IncomingMessage } from 'node:http';
 import type { AnswerOptions } from '@x/askuser';
+import { slackSigned, slackUserEmail } from '@x/notify';
 import { z } from 'zod';
 import { setting, VARIABLES } from '../config/index.js';
 import { forbiddenError } from '../errors.js';
 import { MAX_ANSWER_CHARS } from '../executive/answer-limit.js';
 import { answer, refuseAnswerer } from '../executive/index.js';
 import { classifyFailure } from '../failure.js';
-import { slackSigned, slackUserEmail } from '../notify/slack.js';
 import type { Storage } from '../storage/index.js';
 import { accessOf } from '../storage/operators.js';
 import { type ChannelRoute, sendJson } from './http.js';

@@ -4,21 +4,18 @@ import {
   MIGRATIONS_SCHEMA as ASKUSER_SCHEMA,
   MIGRATIONS_TABLE as ASKUSER_TABLE,
   exportAudit,
-  migrate as migrateAskUser,
 } from '@x/askuser';
 import {
   MIGRATIONS_SCHEMA as CONTINUATION_SCHEMA,
   MIGRATIONS_TABLE as CONTINUATION_TABLE,
-  migrate as migrateContinuations,
 } from '@x/continuation-postgres';
 import {
-  type AppliedMigrations,
-  migrationsApplied,
-  prepareOnce,
-  runPrepared,
-} from '@x/postgres-kit';
+  MIGRATIONS_SCHEMA as EXECUTIVE_SCHEMA,
+  MIGRATIONS_TABLE as EXECUTIVE_TABLE,
+  migrate as migrateExecutive,
+} from '@x/executive';
+import { type AppliedMigrations, migrationsApplied } from '@x/postgres-kit';
 import {
-  migrate as migrateCheckpoints,
   MIGRATIONS_SCHEMA as SESSION_SCHEMA,
   MIGRATIONS_TABLE as SESSION_TABLE,
 } from '@x/session-postgres';
@@ -30,19 +27,6 @@ import type { AuditHolder, Db, Storage } from './stores.js';
 
 export type { Db, Storage } from './stores.js';
 
-/** {@link lockFor}'s statement, compiled once per process: a pipelined transaction runs it too. */
-export const lockForStatement = prepareOnce(
-  () => sql`select pg_advisory_xact_lock(hashtext(${sql.placeholder('key')}))`,
-);
-
-/**
- * Takes a transaction-scoped advisory lock named `key` (released at commit or rollback), so
- * that two transactions about the same thing run one after the other. No table is read.
- */
-export async function lockFor(tx: Db, key: string): Promise<void> {
-  await runPrepared(tx, lockForStatement, { key });
-}
-
 /** The migrations {@link migrateAll} applies: each package's shipped `drizzle/` folder, and the runner's. */
 const MIGRATIONS: readonly AppliedMigrations[] = [
   { folder: shipped('@x/askuser'), schema: ASKUSER_SCHEMA, table: ASKUSER_TABLE },
@@ -52,6 +36,7 @@ const MIGRATIONS: readonly AppliedMigrations[] = [
     table: CONTINUATION_TABLE,
   },
   { folder: shipped('@x/session-postgres'), schema: SESSION_SCHEMA, table: SESSION_TABLE },
+  { folder: shipped('@x/executive'), schema: EXECUTIVE_SCHEMA, table: EXECUTIVE_TABLE },
   { folder: new URL('../../drizzle', import.meta.url), schema: RUNNER_SCHEMA },
 ];
 
@@ -64,9 +49,9 @@ function shipped(name: string): URL {
  * stuck runs the run queue's repair made claimable again, for the caller to say.
  */
 export async function migrateAll(db: Db): Promise<{ repairedRuns: number }> {
-  await migrateAskUser(db);
-  const { repairedRuns } = await migrateContinuations(db);
-  await migrateCheckpoints(db);
+  // The executive's (with the stores it composes) before the runner's own: the runner's
+  // migration 0006 copies its gated results into the executive's table.
+  const { repairedRuns } = await migrateExecutive(db);
   await migrateRunner(db);
   return { repairedRuns };
 }

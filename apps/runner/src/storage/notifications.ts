@@ -5,6 +5,7 @@ import {
   type NotificationRecord,
   type NotificationStatus,
 } from '@x/askuser';
+import type { SlackMessage, SlackMessageStore } from '@x/notify';
 import { type StoreDatabase as Db, rowsOf, sqlStateOf } from '@x/postgres-kit';
 import { sql } from 'drizzle-orm';
 import { notFoundError, RunnerError } from '../errors.js';
@@ -56,12 +57,6 @@ export async function useDecisionLink(db: Db, id: string, token: string): Promis
   }
 }
 
-/** Where a question's Slack message was posted (`chat.postMessage`'s channel and ts). */
-export interface SlackMessage {
-  channel: string;
-  ts: string;
-}
-
 /** Records where question `token`'s Slack message is (`runner.slack_messages`); the last post wins. */
 export async function recordSlackMessage(db: Db, token: string, at: SlackMessage): Promise<void> {
   await db.execute(sql`insert into runner.slack_messages (token, channel, ts)
@@ -75,4 +70,12 @@ export async function slackMessageOf(db: Db, token: string): Promise<SlackMessag
     await db.execute(sql`select channel, ts from runner.slack_messages where token = ${token}`),
   );
   return row && { channel: String(row.channel), ts: String(row.ts) };
+}
+
+/** The Slack messages of the questions, kept in `runner.slack_messages` of `db`. */
+export function slackMessages(db: Db): SlackMessageStore {
+  return {
+    record: (token, at) => recordSlackMessage(db, token, at),
+    find: (token) => slackMessageOf(db, token),
+  };
 }

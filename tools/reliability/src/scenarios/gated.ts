@@ -118,7 +118,7 @@ async function check(
   const effects = await sql<
     { key: string; tool: string; amount: number | null; invocations: number }[]
   >`select key, tool, (arguments->>'amount')::float8 as amount, invocations from runner.tool_effects`;
-  const results = await sql<{ token: string }[]>`select token from runner.gated_results`;
+  const results = await sql<{ token: string }[]>`select token from x_executive.gated_results`;
   const byKey = new Map(effects.map((e) => [e.key, e]));
   tally.cases = approved.length;
   for (const { token } of approved) {

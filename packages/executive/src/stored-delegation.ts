@@ -1,22 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import { type ResumeAnswer, resumeAnswerSchema } from '@x/askuser';
 import { createSuspension, type Suspension } from '@x/continuation';
-import {
-  DELEGATE_TOOL,
-  type Delegation,
-  getDelegation,
-  type Model,
-  NO_QUESTION_POLICY,
-  putDelegation,
-  type QuestionPolicy,
-  questionAnswerers,
-  questionEvent,
-  waitingWorkers,
-} from '@x/executive';
 import type { Message, ToolUseBlock } from '@x/wire';
-import { outboxEvents } from '../notify/events.js';
-import type { Db, Storage } from '../storage/index.js';
+import type { Delegation } from './delegate-port.js';
+import { waitingWorkers } from './delegation.js';
+import { getDelegation, putDelegation } from './delegation-checkpoint.js';
+import { questionEvent } from './events.js';
+import type { FlowContext } from './flow.js';
+import type { Model } from './model-port.js';
+import { NO_QUESTION_POLICY, type QuestionPolicy, questionAnswerers } from './question-policy.js';
+import type { ExecutiveDatabase as Db, ExecutiveStorage as Storage } from './storage.js';
 import type { DelegatedTurn, ResumeContext, RunIds, RunResult } from './suspend.js';
+import { DELEGATE_TOOL } from './tools.js';
 
 /** A delegation of an unattended run, with what it needs to be written again. */
 export interface StoredDelegation {
@@ -52,7 +47,11 @@ export function isDelegation(suspension: Suspension): boolean {
  * carrying the worker id and the worker's tool call. Revisions are checked: a writer that
  * read an older state writes nothing.
  */
-export async function saveDelegation(tx: Db, storage: Storage, stored: StoredDelegation) {
+export async function saveDelegation(
+  tx: Db,
+  { storage, events }: FlowContext,
+  stored: StoredDelegation,
+) {
   const { delegation, interactionId, run } = stored;
   const parent = { window: stored.window, use: stored.toolUse };
   await putDelegation(storage.sessions(tx), interactionId, delegation, parent, stored.revisions);
@@ -80,7 +79,7 @@ export async function saveDelegation(tx: Db, storage: Storage, stored: StoredDel
     };
     await storage.pauses(tx).insert(pause, { runId: run.runId });
     const created = questionEvent('question.created', pause, { worker: worker.id });
-    await outboxEvents(storage).record(tx, created);
+    await events.record(tx, created);
     stored.asked.add(question.token);
   }
 }
@@ -167,7 +166,7 @@ export function delegatedResult(
  */
 export async function suspendDelegation(
   tx: Db,
-  storage: Storage,
+  flow: FlowContext,
   run: RunIds,
   model: Pick<Model, 'id'>,
   outcome: DelegatedTurn,
@@ -175,7 +174,7 @@ export async function suspendDelegation(
   policy: QuestionPolicy = NO_QUESTION_POLICY,
 ): Promise<Extract<RunResult, { status: 'waiting' }>> {
   const window = [...outcome.messages, outcome.assistant];
-  await storage.continuations(tx).save(
+  await flow.storage.continuations(tx).save(
     createSuspension({
       interactionId,
       sessionId: run.conversationId,
@@ -196,6 +195,6 @@ export async function suspendDelegation(
     revisions: new Map(),
     asked: new Set(),
   };
-  await saveDelegation(tx, storage, stored);
+  await saveDelegation(tx, flow, stored);
   return delegatedResult(stored);
 }
