@@ -3,7 +3,8 @@
 //  - a sibling @x/* package may be imported only where the table allows it;
 //  - every third-party import is declared in that workspace's package.json
 //    (dependencies/peerDependencies for shipped code, devDependencies too for tests);
-//  - relative imports stay inside their workspace and form no cycle, type-only ones included.
+//  - relative imports stay inside their workspace and form no cycle, type-only ones included;
+//  - no file outside a workspace's web/ (the page) imports one inside it;
 //  - files that two core packages keep as one implementation (MIRRORED) stay byte-identical;
 //  - the runner's folders import only the layers below their own (RUNNER_LAYERS).
 // Exits 1 and lists each violation, so CI fails on any.
@@ -53,6 +54,8 @@ export function allowedSiblings(name) {
     // A framework adapter: @x/executive and what the executive may import.
     case '@x/langgraph':
       return ['@x/executive', ...EXECUTIVE_IMPORTS];
+    case '@x/approval-center':
+      return ['@x/executive', '@x/askuser', '@x/notify', '@x/postgres-kit', '@x/wire'];
   }
   // A store adapter implements one core package's interface: that package and @x/wire,
   // and the shared PostgreSQL plumbing.
@@ -305,6 +308,20 @@ function resolveRelative(from, specifier) {
   return candidates.find((c) => existsSync(c) && statSync(c).isFile());
 }
 
+/**
+ * Whether `file`, outside its workspace's `web/` (the page, built for the browser), imports
+ * `target` inside it: the server and the page share code only through a package.
+ * @param {string} dir the workspace
+ * @param {string} file the importing file
+ * @param {string} target the imported file
+ * @returns {boolean}
+ */
+export function intoWeb(dir, file, target) {
+  const web = path.join(dir, 'web');
+  const inside = (f) => !path.relative(web, f).startsWith('..');
+  return inside(target) && !inside(file);
+}
+
 /** Every cycle among the given import edges, each as a list of files. */
 export function findCycles(edges) {
   const cycles = [];
@@ -383,6 +400,10 @@ export function checkImports(root) {
           } else if (path.relative(dir, target).startsWith('..')) {
             violations.push(
               `${at(line)}: "${specifier}" reaches outside ${where}; import the package instead`,
+            );
+          } else if (intoWeb(dir, file, target)) {
+            violations.push(
+              `${at(line)}: "${specifier}" reaches into the page's folder web/ from the server; import what both share from a package (the API contract: @x/approval-center)`,
             );
           } else {
             targets.push(target);

@@ -99,6 +99,8 @@ describe('check-imports', () => {
     expect(allowedSiblings('@x/langgraph')).toContain('@x/executive');
     expect(allowedSiblings('@x/langgraph')).toContain('@x/postgres-kit');
     expect(allowedSiblings('@x/langgraph')).not.toContain('@x/approval-center');
+    expect(allowedSiblings('@x/approval-center')).toContain('@x/askuser');
+    expect(allowedSiblings('@x/approval-center')).not.toContain('@x/session');
     expect(allowedSiblings('runner')).toBe('*');
     expect(allowedSiblings('@x/unknown')).toBeUndefined();
   });
@@ -227,6 +229,32 @@ describe('check-imports', () => {
       const stem = path.basename(file, '.ts');
       expect(text, file).toMatch(new RegExp(`(^|[\\s(,;:])${stem}(\\.ts)?([\\s),;:]|$)`));
     }
+  });
+
+  it('fails on a server file importing from the page folder web/, type-only ones included', () => {
+    const root = monorepo({
+      'apps/runner': {
+        manifest: { name: 'runner' },
+        files: {
+          'src/api.ts': line("import type { PauseView } from '../web/src/types.ts';"),
+          'src/ok.ts': line('export const ok = 1;'),
+        },
+      },
+    });
+    mkdirSync(path.join(root, 'apps/runner/web/src'), { recursive: true });
+    writeFileSync(
+      path.join(root, 'apps/runner/web/src/types.ts'),
+      'export interface PauseView { token: string }\n',
+    );
+    writeFileSync(
+      path.join(root, 'apps/runner/web/src/page.ts'),
+      line("import type { PauseView } from './types.ts';"),
+    );
+    expect(checkImports(root)).toEqual([
+      expect.stringContaining(
+        'apps/runner/src/api.ts:1: "../web/src/types.ts" reaches into the page\'s folder web/',
+      ),
+    ]);
   });
 
   it('ignores imports in comments and template text, and sees type-only and dynamic ones', () => {

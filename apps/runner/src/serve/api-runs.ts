@@ -1,9 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { type StartRunLine, type StartRunResponse, startRunBodySchema } from '@x/approval-center';
 import { assertSafeId } from '@x/continuation';
 import type { RunStatus } from '@x/continuation-postgres';
 import type { QuestionPolicy } from '@x/executive';
 import { z } from 'zod';
-import type { StartRunLine, StartRunResponse } from '../../web/src/api-types.d.ts';
 import { type ModelFor, retryRun, startRun } from '../executive/index.js';
 import type { Storage } from '../storage/index.js';
 import { answererOf, type Caller, requireAdmin } from './auth.js';
@@ -21,21 +21,6 @@ export interface RunsContext {
 }
 
 const STATUSES = ['running', 'waiting', 'ready', 'completed', 'cancelled', 'failed'] as const;
-
-/** Body of `POST /api/runs`: a new run of `conversation` toward `goal`. */
-export const startRunBodySchema = z
-  .object({
-    goal: z
-      .string()
-      .trim()
-      .min(1)
-      .max(32 * 1024),
-    conversation: z.string().min(1).max(200),
-    model: z.string().min(1).max(200).optional(),
-    /** Stop the conversation's open work first (as `exec --replace`). */
-    replace: z.boolean().default(false),
-  })
-  .strict();
 
 function safeId(what: string, id: string): string {
   try {

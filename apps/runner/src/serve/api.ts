@@ -1,20 +1,22 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import {
+  type AnswerResponse,
+  type AuditResponse,
+  answerSchemasWith,
+  type BatchResponse,
+  type ContextResponse,
+  type NotificationResponse,
+  type NotificationsResponse,
+  type PauseResponse,
+  type PausesResponse,
+  type RecentResponse,
+  type StopResponse,
+  stopBodySchema,
+} from '@x/approval-center';
 import { AskUserError, exportAudit, type Pending } from '@x/askuser';
 import { assertSafeId } from '@x/continuation';
 import { unstorableText } from '@x/postgres-kit';
 import { z } from 'zod';
-import type {
-  AnswerResponse,
-  AuditResponse,
-  BatchResponse,
-  ContextResponse,
-  NotificationResponse,
-  NotificationsResponse,
-  PauseResponse,
-  PausesResponse,
-  RecentResponse,
-  StopResponse,
-} from '../../web/src/api-types.d.ts';
 import {
   AlreadyAnsweredError,
   answer,
@@ -39,7 +41,6 @@ import { contextView } from './question-context.js';
 import { approvalsOf, pauseView, recentViews } from './views.js';
 
 const MAX_LIMIT = 1000;
-const MAX_BATCH = 500;
 
 /** An answer's content: at most {@link MAX_ANSWER_CHARS}, as everywhere an answer enters. */
 const contentSchema = z.string().superRefine((content, ctx) => {
@@ -47,31 +48,8 @@ const contentSchema = z.string().superRefine((content, ctx) => {
   if (problem !== undefined) ctx.addIssue({ code: 'custom', message: `the content ${problem}` });
 });
 
-/** Body of `POST /api/pauses/:token/answer` (MCP elicitation: accept, decline, cancel). */
-export const answerBodySchema = z
-  .object({
-    action: z.enum(['accept', 'decline', 'cancel']),
-    content: contentSchema.default(''),
-  })
-  .strict();
-
-/** Body of `POST /api/pauses/answer-batch`: all answered, or none. */
-export const batchBodySchema = z
-  .object({
-    answers: z
-      .array(
-        z
-          .object({ token: z.string().min(1).max(1000) })
-          .extend(answerBodySchema.shape)
-          .strict(),
-      )
-      .min(1)
-      .max(MAX_BATCH),
-  })
-  .strict();
-
-/** Body of `POST /api/conversations/:id/stop` (nothing to say; `{}` or empty). */
-const stopBodySchema = z.object({}).strict();
+/** The contract's answer bodies, with the runner's limit on `content`. */
+const answerSchemas = answerSchemasWith(contentSchema);
 
 function parseBody<T>(
   schema: z.ZodType<T>,
@@ -229,7 +207,7 @@ const routes: Route[] = [
       const by = answererOf(ctx.caller);
       // Every string is checked below: a token no database holds is 404, like in the path.
       const body = await readJson(req, undefined, { unstorable: 'keep' });
-      const { answers } = parseBody(batchBodySchema, body, 'invalid_answer');
+      const { answers } = parseBody(answerSchemas.batch, body, 'invalid_answer');
       const unknown = answers.map((a) => a.token).filter((t) => unstorableText(t) !== undefined);
       if (unknown.length > 0) {
         throw new HttpError(
@@ -293,7 +271,7 @@ const routes: Route[] = [
       checkWrite(req);
       const by = answererOf(ctx.caller);
       const token = segment(raw, 'token');
-      const given = parseBody(answerBodySchema, await readJson(req), 'invalid_answer');
+      const given = parseBody(answerSchemas.answer, await readJson(req), 'invalid_answer');
       const outcome = await answer(ctx.storage, token, given, by).catch((error) =>
         Promise.reject(storeError(error)),
       );

@@ -1,12 +1,12 @@
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import {
+  type ReadOnlyReason,
+  type SessionResponse,
+  type SignOutResponse,
+  signInBodySchema,
+} from '@x/approval-center';
 import type { AnswerOptions, Identity, Pending } from '@x/askuser';
-import { z } from 'zod';
-import type {
-  ReadOnlyReason,
-  SessionResponse,
-  SignOutResponse,
-} from '../../web/src/api-types.d.ts';
 import { forbiddenError, usageError } from '../errors.js';
 import { refuseAnswerer } from '../executive/index.js';
 import type { Storage } from '../storage/index.js';
@@ -256,11 +256,6 @@ export function requireAdmin(caller: Caller, doing: string): void {
     );
   }
 }
-
-/** Body of `POST /api/sign-in`: a key (an operator's, or the shared token), and whose it is. */
-const signInBodySchema = z
-  .object({ key: z.string().min(1).max(1000), name: z.string().min(1).max(200).optional() })
-  .strict();
 
 /** The page's sign-in methods: a key, and the identity provider when the page may use it; none when not needed. */
 async function methodsOf(signIn: SignIn): Promise<SessionResponse['methods']> {

@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import type { PauseView, RecentView, ServeEvent } from '../../web/src/api-types.d.ts';
+import type { PauseView, RecentView, ServeEvent } from '@x/approval-center';
 import type { Storage } from '../storage/index.js';
 import type { Credential } from './auth.js';
 import { baseHeaders } from './http.js';

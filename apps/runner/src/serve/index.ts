@@ -34,7 +34,7 @@ export type {
   ServeEvent,
   SourceView,
   ToolCallView,
-} from '../../web/src/api-types.d.ts';
+} from '@x/approval-center';
 export type { ConnectionLimits } from './connections.js';
 export { MAX_BODY_BYTES } from './http.js';
 export { HttpError, type HttpErrorCode } from './http-error.js';

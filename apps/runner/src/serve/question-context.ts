@@ -1,6 +1,6 @@
+import type { ContextView, ToolCallView } from '@x/approval-center';
 import type { PauseRecord } from '@x/askuser';
 import type { Message } from '@x/wire';
-import type { ContextView, ToolCallView } from '../../web/src/api-types.d.ts';
 import { messageText, runMessages, runOf } from '../executive/index.js';
 import type { Storage } from '../storage/index.js';
 import { approvalsOf, recentView, runView } from './views.js';

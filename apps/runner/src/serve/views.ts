@@ -1,6 +1,3 @@
-import type { Approval, PauseRecord, Pending } from '@x/askuser';
-import type { RunRecord } from '@x/continuation-postgres';
-import { gatedInputSchema, isGatedTool } from '@x/executive';
 import type {
   DeadlineView,
   GatedView,
@@ -12,7 +9,10 @@ import type {
   RunOutcome,
   RunView,
   SourceView,
-} from '../../web/src/api-types.d.ts';
+} from '@x/approval-center';
+import type { Approval, PauseRecord, Pending } from '@x/askuser';
+import type { RunRecord } from '@x/continuation-postgres';
+import { gatedInputSchema, isGatedTool } from '@x/executive';
 import { demoGatedTools } from '../demo/tools.js';
 import { type ResumeContext, runOf } from '../executive/index.js';
 import type { Db, Storage } from '../storage/index.js';

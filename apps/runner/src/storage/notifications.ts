@@ -1,3 +1,4 @@
+import type { NotificationView } from '@x/approval-center';
 import {
   NOTIFICATION_STATUSES,
   type NotificationOutbox,
@@ -7,7 +8,6 @@ import {
 import type { SlackMessage, SlackMessageStore } from '@x/notify';
 import { type StoreDatabase as Db, rowsOf, sqlStateOf } from '@x/postgres-kit';
 import { sql } from 'drizzle-orm';
-import type { NotificationView } from '../../web/src/api-types.d.ts';
 import { notFoundError, RunnerError } from '../errors.js';
 
 export { NOTIFICATION_STATUSES, type NotificationRecord, type NotificationStatus };

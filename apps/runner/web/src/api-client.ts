@@ -14,7 +14,7 @@ import type {
   SignInBody,
   SignOutResponse,
   StopResponse,
-} from './api-types.d.ts';
+} from '@x/approval-center/contract';
 
 /** The page session's CSRF token, which every write sends (set by the session calls). */
 let csrfToken: string | null = null;

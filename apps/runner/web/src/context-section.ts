@@ -1,5 +1,5 @@
+import type { ContextView, RunView } from '@x/approval-center/contract';
 import { api } from './api-client.js';
-import type { ContextView, RunView } from './api-types.d.ts';
 import { h, replace } from './dom.js';
 import { actionWords, answeredByText, kindLabel, readable, titleOf } from './rows.js';
 

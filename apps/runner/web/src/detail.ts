@@ -1,11 +1,11 @@
-import { ApiError, api } from './api-client.js';
 import type {
   AnswerAction,
   ContextView,
   GatedView,
   PauseView,
   ReadOnlyReason,
-} from './api-types.d.ts';
+} from '@x/approval-center/contract';
+import { ApiError, api } from './api-client.js';
 import { contextSlot } from './context-section.js';
 import { askedWhen, type Child, h, replace } from './dom.js';
 import { refresh } from './feed.js';

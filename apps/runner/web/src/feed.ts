@@ -1,5 +1,5 @@
+import type { ServeEvent } from '@x/approval-center/contract';
 import { api } from './api-client.js';
-import type { ServeEvent } from './api-types.d.ts';
 import { say, ui } from './page.js';
 import { answeredHere, changed, state } from './state.js';
 

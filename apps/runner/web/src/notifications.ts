@@ -1,5 +1,5 @@
+import type { NotificationView } from '@x/approval-center/contract';
 import { ApiError, api } from './api-client.js';
-import type { NotificationView } from './api-types.d.ts';
 import { byId, h, replace } from './dom.js';
 import { say } from './page.js';
 

@@ -1,5 +1,5 @@
+import type { AnswerAction, PauseView } from '@x/approval-center/contract';
 import { api } from './api-client.js';
-import type { AnswerAction, PauseView } from './api-types.d.ts';
 import { renderDetail } from './detail.js';
 import { h, replace } from './dom.js';
 import { refresh } from './feed.js';

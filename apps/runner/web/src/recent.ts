@@ -1,4 +1,4 @@
-import type { RecentView } from './api-types.d.ts';
+import type { RecentView } from '@x/approval-center/contract';
 import { contextSlot } from './context-section.js';
 import { h, replace } from './dom.js';
 import { backButton, showView, ui } from './page.js';

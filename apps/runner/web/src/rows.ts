@@ -5,7 +5,7 @@ import type {
   PriorityLabel,
   RecentView,
   SourceView,
-} from './api-types.d.ts';
+} from '@x/approval-center/contract';
 import { age, h, relative } from './dom.js';
 import { ageOf, msLeftOf } from './state.js';
 

@@ -1,5 +1,5 @@
+import type { SessionResponse } from '@x/approval-center/contract';
 import { ApiError, api } from './api-client.js';
-import type { SessionResponse } from './api-types.d.ts';
 import { byId } from './dom.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { PauseView, RecentView, SessionResponse } from './api-types.d.ts';
+import type { PauseView, RecentView, SessionResponse } from '@x/approval-center/contract';
 
 /** The two tabs of the page. */
 export type Tab = 'pending' | 'recent';

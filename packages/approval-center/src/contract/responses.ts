@@ -1,10 +1,6 @@
-// The approval center's HTTP API, declared once for the server (src/serve/) and the page.
-// A declaration file importing nothing, so that it sits in both builds and emits no code;
-// web/tsconfig.json checks it (skipLibCheck is off there), the server's views are checked
-// against it.
+import type { AnswerAction, AnswerBody } from './bodies.js';
 
-/** How an operator answers (MCP elicitation): `accept`, `decline` or `cancel`. */
-export type AnswerAction = 'accept' | 'decline' | 'cancel';
+// The approval center's responses and events, as the server sends them and the page reads them.
 
 /** A priority in the operator's word: the page's badge and the CLI's lists say the same. */
 export type PriorityLabel = 'urgent' | 'high';
@@ -216,17 +212,6 @@ export type ServeEvent =
       roles: string[];
     };
 
-/** Body of `POST /api/pauses/:token/answer`, and an answer as the API shows it. */
-export interface AnswerBody {
-  action: AnswerAction;
-  content: string;
-}
-
-/** Body of `POST /api/pauses/answer-batch`: all answered, or none. */
-export interface BatchBody {
-  answers: Array<{ token: string } & AnswerBody>;
-}
-
 /** `GET /api/pauses`. */
 export interface PausesResponse {
   pauses: PauseView[];
@@ -278,13 +263,6 @@ export interface StopResponse {
   pauses: number;
   continuations: number;
   runs: number;
-}
-
-/** Body of `POST /api/sign-in`: an operator's key (or the server's --token), and whose. */
-export interface SignInBody {
-  key: string;
-  /** When given, the key must be this operator's. */
-  name?: string;
 }
 
 /**
@@ -401,16 +379,6 @@ export interface RunsResponse {
 /** `GET /api/runs/:id`, and `POST /api/runs/:id/retry` (the run, ready again). */
 export interface RunResponse {
   run: RunRecordView;
-}
-
-/** Body of `POST /api/runs`: a new run of `conversation` toward `goal`. */
-export interface StartRunBody {
-  goal: string;
-  conversation: string;
-  /** The model id (default: the server's). */
-  model?: string;
-  /** Stop the conversation's open work first (as `exec --replace`). */
-  replace?: boolean;
 }
 
 /** How a started run stopped: it completed, waits on a question, or was cancelled. */
