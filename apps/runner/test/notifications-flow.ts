@@ -1,10 +1,10 @@
-import { runTurn } from '@x/executive';
+import { runTurn, type SuspendedTurn } from '@x/executive';
 import { userMessage } from '@x/wire';
 import { Webhook } from 'standardwebhooks';
 import { expect } from 'vitest';
 import { demoTools, SYSTEM_PROMPT } from '../src/demo/tools.js';
 import { answer, startRun, stopConversation } from '../src/executive/index.js';
-import { type SuspendedTurn, suspend } from '../src/executive/suspend.js';
+import { suspend } from '../src/executive/suspend.js';
 import { modelFromId } from '../src/model/index.js';
 import { Deliverer, deliveryFromEnv } from '../src/notify/deliver.js';
 import type { Storage } from '../src/storage/index.js';

@@ -11,6 +11,7 @@
  * @module
  */
 
+export type { ModelFor, ResumeContext, RunResult, SuspendedTurn } from '@x/executive';
 export { OPEN_RUN_STATUSES, type Stopped } from '@x/executive';
 export { answerContentProblem, MAX_ANSWER_CHARS, MAX_ANSWER_TEXT } from './answer-limit.js';
 export {
@@ -34,13 +35,6 @@ export {
   stopKnownConversation,
 } from './start.js';
 export { messageText, runMessages, runOf } from './story.js';
-export {
-  type ModelFor,
-  type ResumeContext,
-  type RunResult,
-  type SuspendedTurn,
-  suspend,
-  suspendNewRun,
-} from './suspend.js';
+export { suspend, suspendNewRun } from './suspend.js';
 export { watching } from './telemetry.js';
 export { DEFAULT_GRACE_MS, resumeNext, type WakeOptions, wake } from './wake-loop.js';

@@ -14,6 +14,7 @@ import {
   isGatedTool,
   lockForStatement,
   questionEvent,
+  type ResumeContext,
 } from '@x/executive';
 import { type Pipeline, pipelinedTransaction } from '@x/postgres-kit';
 import { demoGatedTools } from '../demo/tools.js';
@@ -22,7 +23,6 @@ import { failureOf } from '../failure.js';
 import { outboxEvents } from '../notify/events.js';
 import type { Db, Storage } from '../storage/index.js';
 import { answerContentProblem } from './answer-limit.js';
-import type { ResumeContext } from './suspend.js';
 import { traceWait, watching } from './telemetry.js';
 
 /** An answer refused because its question was answered already: how, by whom and when. */

@@ -12,18 +12,6 @@ import {
 import { outboxEvents } from '../notify/events.js';
 import type { Db, Storage } from '../storage/index.js';
 
-export {
-  type DelegatedTurn,
-  type ModelFor,
-  type Reminded,
-  type ResumeContext,
-  type RunIds,
-  type RunResult,
-  requesterOf,
-  type SuspendedTurn,
-  type WorkerQuestionInfo,
-} from '@x/executive';
-
 /** The flows' context of the runner: its storage, and its events routed by its notify rules. */
 export function flowOf(storage: Storage): FlowContext {
   return { storage, events: outboxEvents(storage) };

@@ -7,7 +7,7 @@ import {
   type RunWorkerConnection,
   type RunWorkerEvent,
 } from '@x/continuation-postgres';
-import { recordFailure as recordRunFailure } from '@x/executive';
+import { type RunResult, recordFailure as recordRunFailure } from '@x/executive';
 import { Deliverer, type DeliveryEvent, type DeliveryOptions } from '../notify/deliver.js';
 import type { Storage } from '../storage/index.js';
 import { AuditSealer } from './audit-seal.js';
@@ -19,7 +19,7 @@ import {
   resumeRun,
   retryPolicyOf,
 } from './resume.js';
-import { flowOf, type RunResult } from './suspend.js';
+import { flowOf } from './suspend.js';
 import { watching } from './telemetry.js';
 
 export { DEFAULT_GRACE_MS };
