@@ -242,6 +242,8 @@ describe('runner serve with an OpenID provider (embedded default, no wake)', {
       const state = new URL(login.headers.get('location') ?? '').searchParams.get('state');
       const at = new URL(callbackUrl);
       at.searchParams.set('state', state ?? '');
+      // As the provider sends it back (RFC 9207): openid-client refuses a callback without it.
+      at.searchParams.set('iss', provider.issuer);
       return { at, cookie: `runner_oidc_state=${state}` };
     };
     const refusedThere = await begun();

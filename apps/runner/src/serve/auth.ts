@@ -1,6 +1,9 @@
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
+  type AccessRole,
+  looksLikeJwt,
+  type Oidc,
   type ReadOnlyReason,
   type SessionResponse,
   type SignOutResponse,
@@ -10,12 +13,10 @@ import type { AnswerOptions, Identity, Pending } from '@x/askuser';
 import { forbiddenError, usageError } from '../errors.js';
 import { refuseAnswerer } from '../executive/index.js';
 import type { Storage } from '../storage/index.js';
-import type { AccessRole } from '../storage/operators.js';
 import { osUserName } from '../terminal/os-user.js';
 import { checkWrite, readJson, sameSecret, sendJson } from './http.js';
 import { HttpError } from './http-error.js';
 import { fromLocalSocket } from './local-socket.js';
-import { looksLikeJwt, type Oidc } from './oidc.js';
 import {
   recordFailedSignIn,
   refuseWhileLimited,
@@ -260,7 +261,7 @@ export function requireAdmin(caller: Caller, doing: string): void {
 /** The page's sign-in methods: a key, and the identity provider when the page may use it; none when not needed. */
 async function methodsOf(signIn: SignIn): Promise<SessionResponse['methods']> {
   if (!(await needsSignIn(signIn))) return [];
-  return signIn.oidc?.settings.clientId ? ['key', 'oidc'] : ['key'];
+  return signIn.oidc?.clientId ? ['key', 'oidc'] : ['key'];
 }
 
 function sessionResponse(caller: Caller, methods: SessionResponse['methods']): SessionResponse {

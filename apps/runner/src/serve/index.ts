@@ -1,5 +1,6 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Oidc } from '@x/approval-center';
 import { ASKUSER_ANSWERED_CHANNEL, ASKUSER_CREATED_CHANNEL } from '@x/askuser';
 import type { LeasePolicy, QuestionPolicy } from '@x/executive';
 import { leasePolicyFromEnv, questionPolicyFromEnv } from '../config/executive-policy.js';
@@ -17,7 +18,6 @@ import { type HostedWake, startHostedWake } from './hosted-wake.js';
 import { isLoopback } from './http.js';
 import { type LocalSocket, listenLocal } from './local-socket.js';
 import { RunnerMetrics } from './metrics.js';
-import type { Oidc } from './oidc.js';
 import { FailureLimiter } from './rate-limit.js';
 import { routeRequests } from './router.js';
 
@@ -39,8 +39,7 @@ export type { ConnectionLimits } from './connections.js';
 export { MAX_BODY_BYTES } from './http.js';
 export { HttpError, type HttpErrorCode } from './http-error.js';
 export { listenMetrics, type MetricsListener, RunnerMetrics } from './metrics.js';
-export { Oidc, type OidcIdentity } from './oidc.js';
-export { type OidcSettings, oidcSettings } from './oidc-settings.js';
+export { oidcSettings } from './oidc-settings.js';
 
 /** Options of {@link startServe}. */
 export interface ServeOptions {

@@ -6,7 +6,7 @@ import { answerDecisionRoute } from './decide.js';
 import { checkHost, checkSingleHeaders, sendError } from './http.js';
 import { HttpError, toHttpError } from './http-error.js';
 import type { RunnerMetrics } from './metrics.js';
-import { answerOidcRoute } from './oidc.js';
+import { answerOidcRoute } from './oidc-routes.js';
 import { checkCsrf } from './sessions.js';
 import { answerSlackRoute } from './slack.js';
 import { isAsset, sendAsset } from './static.js';

@@ -1,10 +1,10 @@
 import { createHash, createHmac, randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { type AccessRole, accessOf } from '@x/approval-center';
 import { rowsOf } from '@x/postgres-kit';
 import { sql } from 'drizzle-orm';
 import { forbiddenError } from '../errors.js';
 import type { Storage } from '../storage/index.js';
-import { type AccessRole, accessOf } from '../storage/operators.js';
 import { sameSecret } from './http.js';
 
 // The page's sign-in: a random session id in an HttpOnly cookie, only its SHA-256 kept in

@@ -1,14 +1,9 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { ACCESS_ROLES, type AccessRole, accessOf } from '@x/approval-center';
 import type { Identity } from '@x/askuser';
 import { applyMigrations, type StoreDatabase as Db, rowsOf, sqlStateOf } from '@x/postgres-kit';
 import { sql } from 'drizzle-orm';
 import { notFoundError, RunnerError, usageError } from '../errors.js';
-
-/** The roles that say what an operator may do; any other role only places them in audiences. */
-export const ACCESS_ROLES = ['admin', 'operator', 'viewer'] as const;
-
-/** What an operator may do: everything, answer what each question allows, or read. */
-export type AccessRole = (typeof ACCESS_ROLES)[number];
 
 /** An operator as `runner operators list` shows it (never the key). */
 export interface OperatorRecord {
@@ -47,11 +42,6 @@ export async function migrateRunner(db: Db): Promise<void> {
     schema: RUNNER_SCHEMA,
     lockKey: 0x726e6e72,
   });
-}
-
-/** The access role of `roles` (`operator` when none is named). */
-export function accessOf(roles: readonly string[]): AccessRole {
-  return ACCESS_ROLES.find((role) => roles.includes(role)) ?? 'operator';
 }
 
 /**
