@@ -1,13 +1,7 @@
+import { cookieJar, follow, startProvider, type TestProvider } from '@internal/pg-test';
 import { generateKeyPair, importJWK, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  cookieJar,
-  follow,
-  type ProvidedServe,
-  serveWithProvider,
-  startProvider,
-  type TestProvider,
-} from './oidc-provider.js';
+import { type ProvidedServe, serveWithProvider } from './oidc-provider.js';
 import { call, dataDirs, exec, json, run, type Served } from './serve-harness.js';
 
 // `runner serve` signs in the users of a real OpenID provider (oidc-provider, started here):

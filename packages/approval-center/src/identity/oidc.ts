@@ -101,7 +101,9 @@ export class Oidc {
       );
     }
     const where = `${options.issuer.replace(/\/$/, '')}/.well-known/openid-configuration`;
-    const { clientId = '', clientSecret } = options;
+    const { clientSecret } = options;
+    // openid-client needs a client id; without the page's, none of its flows is ever run.
+    const clientId = options.clientId ?? options.audience ?? '';
     const auth =
       clientSecret === undefined ? client.None() : client.ClientSecretBasic(clientSecret);
     let config: client.Configuration;
