@@ -100,6 +100,7 @@ export function failureOf(error: unknown): Failure {
       case 'invalid_argument':
         return 'usage';
       case 'unauthorized':
+      case 'rate_limited':
         return 'forbidden';
       default:
         return error.code;

@@ -10,6 +10,8 @@ export type ApprovalCenterErrorCode =
   | 'forbidden'
   /** What was asked for is not set up (a page sign-in without a client). */
   | 'not_found'
+  /** Too many failed sign-ins from one address or as one name: wait `retryAfter` seconds. */
+  | 'rate_limited'
   /** The identity provider did not answer. */
   | 'unavailable';
 
@@ -19,6 +21,7 @@ export const HTTP_STATUS_OF: Readonly<Record<ApprovalCenterErrorCode, number>> =
   unauthorized: 401,
   forbidden: 403,
   not_found: 404,
+  rate_limited: 429,
   unavailable: 503,
 };
 
@@ -41,14 +44,21 @@ export class ApprovalCenterError extends Error {
   readonly code: ApprovalCenterErrorCode;
   /** The message without its `[@x/approval-center]` origin: what a person is shown. */
   readonly reason: string;
+  /** For `rate_limited`: seconds until the next try is looked at. */
+  readonly retryAfter: number | undefined;
 
-  constructor(code: ApprovalCenterErrorCode, reason: string, options: { cause?: unknown } = {}) {
+  constructor(
+    code: ApprovalCenterErrorCode,
+    reason: string,
+    options: { cause?: unknown; retryAfter?: number } = {},
+  ) {
     super(
       `[@x/approval-center] ${reason}`,
       options.cause === undefined ? {} : { cause: options.cause },
     );
     this.code = code;
     this.reason = reason;
+    this.retryAfter = options.retryAfter;
   }
 
   /** The HTTP status this error answers with. */

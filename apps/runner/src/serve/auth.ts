@@ -5,9 +5,12 @@ import {
   looksLikeJwt,
   type Oidc,
   type ReadOnlyReason,
+  refuseWhileLimited,
   type SessionResponse,
+  type SignInLimiters,
   type SignOutResponse,
   signInBodySchema,
+  sourceOf,
 } from '@x/approval-center';
 import type { AnswerOptions, Identity, Pending } from '@x/askuser';
 import { forbiddenError, usageError } from '../errors.js';
@@ -17,12 +20,7 @@ import { osUserName } from '../terminal/os-user.js';
 import { checkWrite, readJson, sameSecret, sendJson } from './http.js';
 import { HttpError } from './http-error.js';
 import { fromLocalSocket } from './local-socket.js';
-import {
-  recordFailedSignIn,
-  refuseWhileLimited,
-  type SignInLimiters,
-  sourceOf,
-} from './rate-limit.js';
+import { recordFailedSignIn } from './rate-limit.js';
 import {
   checkCsrf,
   cookieOf,

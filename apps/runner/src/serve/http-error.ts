@@ -60,7 +60,13 @@ export function toHttpError(error: unknown): { error: HttpError; unexpected: boo
   if (ApprovalCenterError.is(error)) {
     const message = withoutOrigin(error.message);
     return {
-      error: new HttpError(error.status, httpCodeOf(error), message, undefined, error),
+      error: new HttpError(
+        error.status,
+        httpCodeOf(error),
+        message,
+        error.retryAfter === undefined ? undefined : { retryAfter: error.retryAfter },
+        error,
+      ),
       unexpected: false,
     };
   }

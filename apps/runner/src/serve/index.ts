@@ -1,6 +1,6 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Oidc } from '@x/approval-center';
+import { FailureLimiter, type Oidc } from '@x/approval-center';
 import { ASKUSER_ANSWERED_CHANNEL, ASKUSER_CREATED_CHANNEL } from '@x/askuser';
 import type { LeasePolicy, QuestionPolicy } from '@x/executive';
 import { leasePolicyFromEnv, questionPolicyFromEnv } from '../config/executive-policy.js';
@@ -18,7 +18,6 @@ import { type HostedWake, startHostedWake } from './hosted-wake.js';
 import { isLoopback } from './http.js';
 import { type LocalSocket, listenLocal } from './local-socket.js';
 import { RunnerMetrics } from './metrics.js';
-import { FailureLimiter } from './rate-limit.js';
 import { routeRequests } from './router.js';
 
 // The API's shapes are declared once, beside the page that reads them.

@@ -3,19 +3,17 @@ import {
   ApprovalCenterError,
   type Oidc,
   type OidcIdentity,
+  refuseWhileLimited,
   SIGN_IN_TTL_MS,
+  type SignInLimiters,
+  sourceOf,
 } from '@x/approval-center';
 import { appendAuditEvent } from '@x/askuser';
 import { withoutOrigin } from '../errors.js';
 import type { Storage } from '../storage/index.js';
 import { baseHeaders } from './http.js';
 import { type HttpError, toHttpError } from './http-error.js';
-import {
-  recordFailedSignIn,
-  refuseWhileLimited,
-  type SignInLimiters,
-  sourceOf,
-} from './rate-limit.js';
+import { recordFailedSignIn } from './rate-limit.js';
 import { cookieOf, openSession, type SessionOptions } from './sessions.js';
 
 /** Ties a begun sign-in to the browser that began it, so nobody can sign a victim in as themselves. */

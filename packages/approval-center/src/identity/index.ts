@@ -1,3 +1,12 @@
 export { looksLikeJwt, Oidc, type OidcOptions, SIGN_IN_TTL_MS } from './oidc.js';
 export type { OidcIdentity } from './oidc-claims.js';
+export {
+  countFailedSignIn,
+  FailureLimiter,
+  type Limit,
+  refuseWhileLimited,
+  rememberSource,
+  type SignInLimiters,
+  sourceOf,
+} from './rate-limit.js';
 export { ACCESS_ROLES, type AccessRole, accessOf, isAccessRole } from './roles.js';
