@@ -1,6 +1,6 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { FailureLimiter, type Oidc } from '@x/approval-center';
+import { FailureLimiter, type Oidc, PageSignIns } from '@x/approval-center';
 import { ASKUSER_ANSWERED_CHANNEL, ASKUSER_CREATED_CHANNEL } from '@x/askuser';
 import type { LeasePolicy, QuestionPolicy } from '@x/executive';
 import { leasePolicyFromEnv, questionPolicyFromEnv } from '../config/executive-policy.js';
@@ -19,6 +19,7 @@ import { isLoopback } from './http.js';
 import { type LocalSocket, listenLocal } from './local-socket.js';
 import { RunnerMetrics } from './metrics.js';
 import { routeRequests } from './router.js';
+import { sqlSignInStore } from './sessions.js';
 
 // The API's shapes are declared once, beside the page that reads them.
 export type {
@@ -198,11 +199,12 @@ export async function startServe(storage: Storage, options: ServeOptions): Promi
     token,
     operator: options.operator ?? null,
     oidc,
-    sessions: {
+    sessions: new PageSignIns(sqlSignInStore(storage), {
       ttlMs: options.sessionTtlMs ?? VARIABLES.RUNNER_SESSION_TTL.default,
       secure: options.publicUrl?.startsWith('https:') ?? false,
       token,
-    },
+      cookieName: 'runner_session',
+    }),
     signedOut: () => void hub.recheck(),
     limiters: {
       source: new FailureLimiter({

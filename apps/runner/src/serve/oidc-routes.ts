@@ -1,8 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
   ApprovalCenterError,
+  cookieOf,
   type Oidc,
   type OidcIdentity,
+  type PageSignIns,
   refuseWhileLimited,
   SIGN_IN_TTL_MS,
   type SignInLimiters,
@@ -14,7 +16,6 @@ import type { Storage } from '../storage/index.js';
 import { baseHeaders } from './http.js';
 import { type HttpError, toHttpError } from './http-error.js';
 import { recordFailedSignIn } from './rate-limit.js';
-import { cookieOf, openSession, type SessionOptions } from './sessions.js';
 
 /** Ties a begun sign-in to the browser that began it, so nobody can sign a victim in as themselves. */
 const STATE_COOKIE = 'runner_oidc_state';
@@ -28,7 +29,7 @@ function redirectUriOf(oidc: Oidc, req: IncomingMessage): string {
 export interface OidcRouteContext {
   oidc: Oidc;
   storage: Storage;
-  sessions: SessionOptions;
+  sessions: PageSignIns;
   limiters: SignInLimiters;
 }
 
@@ -137,7 +138,7 @@ function sendSignInFailed(res: ServerResponse, error: HttpError): void {
 async function signedIn(
   storage: Storage,
   identity: OidcIdentity,
-  sessions: SessionOptions,
+  sessions: PageSignIns,
   res: ServerResponse,
 ): Promise<void> {
   const key = storage.auditKey();
@@ -149,7 +150,7 @@ async function signedIn(
       { key },
     );
   }
-  await openSession(storage, res, { ...identity, signedInWith: 'oidc' }, sessions);
+  await sessions.open(res, { ...identity, signedInWith: 'oidc' });
   res.writeHead(303, { location: '/', 'cache-control': 'no-store' });
   res.end();
 }

@@ -10,3 +10,16 @@ export {
   sourceOf,
 } from './rate-limit.js';
 export { ACCESS_ROLES, type AccessRole, accessOf, isAccessRole } from './roles.js';
+export {
+  CSRF_HEADER,
+  checkCsrf,
+  cookieOf,
+  memorySignInStore,
+  type PageSignIn,
+  type PageSignInIdentity,
+  type PageSignInOptions,
+  PageSignIns,
+  type SignInStore,
+  type StoredSignIn,
+  sameSecret,
+} from './sign-ins.js';
