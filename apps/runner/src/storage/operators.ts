@@ -1,5 +1,5 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { ACCESS_ROLES, type AccessRole, accessOf } from '@x/approval-center';
+import { ACCESS_ROLES, type AccessRole, accessOf, isRoleName } from '@x/approval-center';
 import type { Identity } from '@x/askuser';
 import { applyMigrations, type StoreDatabase as Db, rowsOf, sqlStateOf } from '@x/postgres-kit';
 import { sql } from 'drizzle-orm';
@@ -24,7 +24,6 @@ export interface SignedIn extends Identity {
 }
 
 const NAME = /^[A-Za-z0-9][\w.@-]{0,99}$/;
-const ROLE = /^[a-z][a-z0-9_-]{0,49}$/;
 const KEY_PREFIX = 'runner_';
 const KEY_ID = /^[0-9a-f]{16}$/;
 
@@ -51,7 +50,7 @@ export async function migrateRunner(db: Db): Promise<void> {
  */
 export function rolesOf(given: readonly string[]): string[] {
   for (const role of given) {
-    if (!ROLE.test(role)) {
+    if (!isRoleName(role)) {
       throw usageError(
         `--role "${role}" is not a role name: use lower-case letters, digits, '_' and '-'`,
       );

@@ -1,3 +1,9 @@
+export {
+  type AppOperator,
+  type Authenticate,
+  type AuthenticatedOperator,
+  authenticatedBy,
+} from './authenticate.js';
 export { looksLikeJwt, Oidc, type OidcOptions, SIGN_IN_TTL_MS } from './oidc.js';
 export type { OidcIdentity } from './oidc-claims.js';
 export {
@@ -9,7 +15,14 @@ export {
   type SignInLimiters,
   sourceOf,
 } from './rate-limit.js';
-export { ACCESS_ROLES, type AccessRole, accessOf, isAccessRole } from './roles.js';
+export {
+  ACCESS_ROLES,
+  type AccessRole,
+  accessOf,
+  isAccessRole,
+  isOperatorName,
+  isRoleName,
+} from './roles.js';
 export {
   CSRF_HEADER,
   checkCsrf,

@@ -1,5 +1,5 @@
 import { ApprovalCenterError } from '../errors.js';
-import { type AccessRole, accessOf, isAccessRole } from './roles.js';
+import { type AccessRole, accessOf, isAccessRole, isOperatorName, isRoleName } from './roles.js';
 
 /** Who signed in through the identity provider, in the approval center's roles. */
 export interface OidcIdentity {
@@ -20,8 +20,6 @@ export interface ClaimsMapping {
   /** How the role map is named in a refusal (the variable or option that sets it). */
   roleMapName: string;
 }
-
-const ROLE = /^[a-z][a-z0-9_-]{0,49}$/;
 
 /** The value at a dotted `path` of `claims` (`realm_access.roles`). */
 export function claimAt(claims: Record<string, unknown>, path: string): unknown {
@@ -44,7 +42,7 @@ export function identityOf(claims: Record<string, unknown>, mapping: ClaimsMappi
   const { nameClaim, rolesClaim, roleMap } = mapping;
   const named = claimAt(claims, nameClaim);
   const name = typeof named === 'string' && named !== '' ? named : String(claims.sub);
-  if (!/^[^\p{Cc}]{1,200}$/u.test(name)) {
+  if (!isOperatorName(name)) {
     throw new ApprovalCenterError(
       'unauthorized',
       `the token's ${nameClaim} is not a name of up to 200 printable characters`,
@@ -55,7 +53,7 @@ export function identityOf(claims: Record<string, unknown>, mapping: ClaimsMappi
     (value): value is string => typeof value === 'string',
   );
   const mapped = values.flatMap((value) =>
-    roleMap ? (roleMap[value] ?? []) : ROLE.test(value) ? [value] : [],
+    roleMap ? (roleMap[value] ?? []) : isRoleName(value) ? [value] : [],
   );
   if (mapped.length === 0) {
     throw new ApprovalCenterError(

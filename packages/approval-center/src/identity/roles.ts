@@ -13,3 +13,13 @@ export function accessOf(roles: readonly string[]): AccessRole {
 export function isAccessRole(role: string): role is AccessRole {
   return (ACCESS_ROLES as readonly string[]).includes(role);
 }
+
+/** True for a role name: a lower-case letter, then up to 49 of `a-z`, `0-9`, `_` and `-`. */
+export function isRoleName(role: string): boolean {
+  return /^[a-z][a-z0-9_-]{0,49}$/.test(role);
+}
+
+/** True for a name an answer can be recorded with: 1 to 200 characters, no control character. */
+export function isOperatorName(name: string): boolean {
+  return /^[^\p{Cc}]{1,200}$/u.test(name);
+}
