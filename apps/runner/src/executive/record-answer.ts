@@ -114,14 +114,14 @@ export function checkAnswerSize(token: string, given: ResumeAnswer): void {
 }
 
 /**
- * Answers one pause and makes its run ready, in one transaction: an answer is never
- * recorded without its run becoming claimable, or the other way round.
- * `by` says who answered and how: an operator's `identity` (the store admits only the
- * question's audience), or an administrator's `answeredBy` (nothing checked), and through
- * what (`channel`: cli, api or page; `signedInWith`), for the audit log.
+ * Answers one pause through `@x/executive`'s `answer` (one transaction: the answer, its audit
+ * entry and event, its run made ready), after the runner's content limit, with the demo's
+ * gated tools. `by` says who answered and how: an operator's `identity` (audience and
+ * requester checked), or an administrator's `answeredBy` (nothing checked), and through what
+ * (`channel`: cli, api or page; `signedInWith`), for the audit log.
  * `also` writes in the same transaction first (a decision link consumed with its answer).
- * @throws {AlreadyAnsweredError} for a question answered already (how, by whom, when);
- *   the askuser store's errors (unknown token, bad answer, `forbidden`).
+ * @throws {AlreadyAnsweredError} for a question answered already (how, by whom, when); the
+ *   store's `not_found` in the runner's words; `@x/executive`'s `forbidden`, `expired`, `usage`.
  */
 export async function answer(
   storage: Storage,
@@ -191,10 +191,9 @@ export function quorumText(outcome: AnswerOutcome): string | undefined {
 }
 
 /**
- * Answers many pauses all or nothing, and makes their runs ready, in one transaction.
- * Returns how many were answered. With an `identity` in `by`, each answer is checked
- * against its question's audience, and one `forbidden` answers none (and, rolled back,
- * leaves no audit entry of the refusal).
+ * Answers many pauses all or nothing through `@x/executive`'s `answerBatch`, and makes their
+ * runs ready, in one transaction. Returns how many were answered. With an `identity` in `by`,
+ * one `forbidden` answers none (and, rolled back, leaves no audit entry of the refusal).
  * @throws {AlreadyAnsweredError} when some were answered already; nothing is answered.
  */
 export async function answerBatch(
