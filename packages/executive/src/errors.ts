@@ -73,3 +73,11 @@ export class ExecutiveError extends Error {
     return ExecutiveError.is(error) && error.code === code;
   }
 }
+
+/**
+ * A message without a package's `[@x/...]` origin: it helps a library's caller, but in a
+ * run's recorded reason, at a command line or in an API's answer it is noise.
+ */
+export function withoutOrigin(message: string): string {
+  return message.replace(/^\[@x\/[\w-]+\] /, '');
+}
