@@ -81,7 +81,10 @@ export class ExecutiveError extends Error {
   }
 }
 
-/** `message` without the `[@x/…] ` its package put first: an {@link ExecutiveError} puts its own. */
+/**
+ * A message without a package's `[@x/...]` origin: it helps a library's caller, but in a
+ * run's recorded reason, at a command line or in an API's answer it is noise.
+ */
 export function withoutOrigin(message: string): string {
   return message.replace(/^\[@x\/[\w-]+\] /, '');
 }
