@@ -24,7 +24,8 @@ export interface AnswerFlowOptions {
   gatedTools?: GatedTools;
   /**
    * Writes in the answer's transaction before it (a single-use link consumed with its
-   * answer); {@link answer} only. With it the answer goes the general, two-flight way.
+   * answer); {@link answer} only. With it the answer goes the general, two-flight way. A
+   * refused answer commits them too, with the refusal's audit entry.
    */
   also?: (tx: Db) => Promise<void>;
 }

@@ -279,6 +279,28 @@ export async function describeAnswersOn(kind: SqlTarget['kind']): Promise<void> 
           ]);
         });
 
+        it('records a quorum approval in a batch, readying only the runs it resolved', async () => {
+          const policy: QuestionPolicy = () => ({ quorum: { approvals: 2, declines: 1 } });
+          for (const flow of [plain, audited]) {
+            const [voted, plainly] = [await asked(flow, policy), await asked(flow)];
+            if (!voted || !plainly) throw new Error('two questions were asked');
+            const done = await answerBatch(
+              flow,
+              [
+                { token: voted.token, answer: accept('') },
+                { token: plainly.token, answer: accept() },
+              ],
+              ada,
+            );
+            expect(done.answered).toBe(2);
+            expect(done.questions.map((q) => q.token)).toEqual([plainly.token]);
+            expect(await statusOf(flow, voted.runId)).toBe('waiting');
+            expect(await statusOf(flow, plainly.runId)).toBe('ready');
+            await answerBatch(flow, [{ token: voted.token, answer: accept('') }], bob);
+            expect(await statusOf(flow, voted.runId)).toBe('ready');
+          }
+        });
+
         it('answers none when one was answered already, saying which', async () => {
           for (const by of [{ answeredBy: 'admin' }, ada]) {
             const [a, b] = [await asked(plain), await asked(plain)];
