@@ -136,21 +136,12 @@ export function loadSet(options: LoadPolicySetOptions): LoadedSet {
   };
 }
 
+// A template (?principal) fails the first check: the set holds static policies only.
 function parseSource(source: PolicySource): { text: string; offset: number; rule: Rule }[] {
   const syntax = checkParsePolicySet({ staticPolicies: source.text });
   if (syntax.type === 'failure') refuseAt(source, syntax.errors);
   const parts = policySetTextToParts(source.text);
   if (parts.type === 'failure') return refuseAt(source, parts.errors);
-  if (parts.policy_templates.length > 0) {
-    const offset = source.text.indexOf(parts.policy_templates[0] ?? '');
-    throw new PolicyError(
-      'invalid_policy',
-      `${where(source, offset)}: templates (?principal, ?resource) are not supported`,
-      {
-        location: locate(source, offset),
-      },
-    );
-  }
   let cursor = 0;
   return parts.policies.map((text) => {
     const found = source.text.indexOf(text, cursor);
