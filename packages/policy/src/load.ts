@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import {
+  type ActionConstraint,
   checkParsePolicySet,
   checkParseSchema,
   type DetailedError,
@@ -84,8 +85,10 @@ export function loadSet(options: LoadPolicySetOptions): LoadedSet {
   const rules = new Map<string, Rule>();
   const texts: Record<string, string> = {};
   const offsets = new Map<string, { source: PolicySource; offset: number }>();
+  const scopes = new Map<string, string[] | 'all'>();
   for (const source of sources) {
-    for (const { text, offset, rule } of parseSource(source)) {
+    for (const { text, offset, rule, actions } of parseSource(source)) {
+      scopes.set(rule.id, actions);
       const clash = rules.get(rule.id);
       if (clash) {
         const at = clash.location;
@@ -124,7 +127,17 @@ export function loadSet(options: LoadPolicySetOptions): LoadedSet {
       );
     }
   }
-  preparseOrThrow(preparsePolicySet(hash, { staticPolicies: texts }));
+  // One pre-parsed set per tool, holding only the rules whose scope names it (or any action):
+  // Cedar evaluates every rule of a set, and a rule scoped to another action never matches.
+  for (const tool of tools.shapes.keys()) {
+    const own = Object.entries(texts).filter(([id]) => {
+      const scope = scopes.get(id);
+      return scope === 'all' || scope?.includes(tool);
+    });
+    preparseOrThrow(
+      preparsePolicySet(setIdOf(hash, tool), { staticPolicies: Object.fromEntries(own) }),
+    );
+  }
   const schemaText = cedarSchemaText(tools.schema);
   return {
     tools,
@@ -136,8 +149,22 @@ export function loadSet(options: LoadPolicySetOptions): LoadedSet {
   };
 }
 
+/** The id under which one tool's rules of a set are pre-parsed. */
+export function setIdOf(hash: string, tool: string): string {
+  return `${hash}/${tool}`;
+}
+
+/** The actions a rule's scope names, or `all` (no action constraint). */
+function actionsOf(scope: ActionConstraint): string[] | 'all' {
+  if (scope.op === 'All') return 'all';
+  const uids = 'entities' in scope ? scope.entities : 'entity' in scope ? [scope.entity] : [];
+  return uids.map((uid) => ('__entity' in uid ? uid.__entity.id : uid.id));
+}
+
 // A template (?principal) fails the first check: the set holds static policies only.
-function parseSource(source: PolicySource): { text: string; offset: number; rule: Rule }[] {
+function parseSource(
+  source: PolicySource,
+): { text: string; offset: number; rule: Rule; actions: string[] | 'all' }[] {
   const syntax = checkParsePolicySet({ staticPolicies: source.text });
   if (syntax.type === 'failure') refuseAt(source, syntax.errors);
   const parts = policySetTextToParts(source.text);
@@ -150,7 +177,7 @@ function parseSource(source: PolicySource): { text: string; offset: number; rule
     const json = policyToJson(text);
     if (json.type === 'failure') return refuseAt(source, json.errors, offset);
     const rule = ruleOf(json.json.effect, json.json.annotations ?? {}, locate(source, offset));
-    return { text, offset, rule };
+    return { text, offset, rule, actions: actionsOf(json.json.action) };
   });
 }
 

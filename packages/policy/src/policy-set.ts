@@ -6,7 +6,7 @@ import {
 } from '@cedar-policy/cedar-wasm/nodejs';
 import { combineAsks, reasonOf } from './combine.js';
 import type { AskSettings, Decision } from './decision.js';
-import { type LoadedSet, type LoadPolicySetOptions, loadSet } from './load.js';
+import { type LoadedSet, type LoadPolicySetOptions, loadSet, setIdOf } from './load.js';
 import type { Rule } from './rule.js';
 import { ArgumentMismatch } from './tool-schema.js';
 
@@ -141,7 +141,7 @@ export class PolicySet {
           parents: [],
         },
       ],
-      preparsedPolicySetId: this.#set.hash,
+      preparsedPolicySetId: setIdOf(this.#set.hash, call.tool),
       validateRequest: false,
     };
   }

@@ -260,3 +260,25 @@ when { context.input.amount * 1000000000000 > 0 };
     }
   });
 });
+
+describe('rules scoped to several tools, or to any', () => {
+  it('match each tool they name, and every tool when they name none', () => {
+    const text = `
+@id("both") @ask permit (principal, action in [Action::"pay", Action::"ask_user"], resource);
+@id("one") @ask permit (principal, action in Action::"ask_user", resource);
+@id("any") @reason("any tool") permit (principal, action, resource);
+`;
+    const policies = loadPolicySet({ tools, sources: [{ name: 'scopes.cedar', text }] });
+    const decide = (tool: string, input: unknown) =>
+      policies.decide({ tool, input, requester: ada, run });
+    expect(decide('pay', { amount: 1, payee: 'acme' }).ruleIds).toEqual(['both']);
+    expect(decide('ask_user', { question: 'q' }).ruleIds).toEqual(['both', 'one']);
+    const onlyAny = loadPolicySet({
+      tools,
+      sources: [{ name: 'any.cedar', text: '@id("any") permit (principal, action, resource);' }],
+    });
+    expect(
+      onlyAny.decide({ tool: 'ask_user', input: { question: 'q' }, requester: ada, run }).ruleIds,
+    ).toEqual(['any']);
+  });
+});
