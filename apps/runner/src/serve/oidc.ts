@@ -1,8 +1,9 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { appendAuditEvent } from '@x/askuser';
+import { withoutOrigin } from '@x/executive';
 import { createRemoteJWKSet, decodeJwt, errors, type JWTPayload, jwtVerify } from 'jose';
-import { forbiddenError, RunnerError, usageError, withoutOrigin } from '../errors.js';
+import { forbiddenError, RunnerError, usageError } from '../errors.js';
 import type { Storage } from '../storage/index.js';
 import { ACCESS_ROLES, type AccessRole } from '../storage/operators.js';
 import { baseHeaders } from './http.js';
