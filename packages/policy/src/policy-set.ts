@@ -88,7 +88,7 @@ export class PolicySet {
       if (!shape) {
         return {
           outcome: 'deny',
-          reason: `no tool "${call.tool}" is known to the policies`,
+          reason: `no tool ${JSON.stringify(call.tool)} is known to the policies`,
           ruleIds: [],
           policyHash,
         };

@@ -220,6 +220,9 @@ describe('a call whose arguments do not match its tool', () => {
       outcome: 'deny',
       reason: 'no tool "wire" is known to the policies',
     });
+    expect(paySet().decide({ tool: 'w\u001bire', input: {}, requester: ada, run }).reason).toBe(
+      'no tool "w\\u001bire" is known to the policies',
+    );
   });
 });
 
@@ -244,6 +247,29 @@ when { context.input.amount * 1000000000000 > 0 };
         run,
       },
     );
+
+  it('asks the admins when the call itself is malformed (no run, an invalid time)', () => {
+    const policies = loadPolicySet({
+      tools,
+      sources: [{ name: 'all.cedar', text: '@id("all") permit (principal, action, resource);' }],
+    });
+    const input = { amount: 1, payee: 'acme' };
+    const noRun = policies.decide({ tool: 'pay', input, requester: ada, run: undefined as never });
+    const badTime = policies.decide({
+      tool: 'pay',
+      input,
+      requester: ada,
+      run,
+      time: new Date(Number.NaN),
+    });
+    for (const decision of [noRun, badTime]) {
+      expect(decision).toMatchObject({
+        outcome: 'ask',
+        ask: { audience: { names: [], roles: ['admin'] } },
+      });
+      expect(decision.outcome === 'ask' && decision.error).toBeTruthy();
+    }
+  });
 
   it('asks the admins with the error, and never allows', () => {
     for (const text of [overflow, forbidOverflow]) {
