@@ -261,6 +261,11 @@ describe('readPolicySources', () => {
       })();
       expect(err?.code).toBe('invalid_policy');
       expect(err?.location?.file).toBe(path.join(dir, 'notes.txt'));
+      const missing = path.join(dir, 'missing.cedar');
+      await expect(readPolicySources([missing])).rejects.toMatchObject({
+        code: 'invalid_argument',
+        reason: `cannot read policies from ${JSON.stringify(missing)} (ENOENT)`,
+      });
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
