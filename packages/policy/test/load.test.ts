@@ -2,6 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import {
   loadPolicySet,
   PolicyError,
@@ -269,5 +270,50 @@ describe('readPolicySources', () => {
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('tools described with zod', () => {
+  it('takes the JSON schema z.toJSONSchema makes: nested objects, arrays, enums, optional and nullable', () => {
+    const input = z.object({
+      to: z.string().min(1),
+      amount: z.number(),
+      currency: z.enum(['EUR', 'USD']),
+      lines: z.array(z.object({ sku: z.string(), qty: z.int() })).max(5),
+      note: z.string().optional(),
+      ref: z.string().nullable(),
+    });
+    const tool = { name: 'transfer', inputSchema: z.toJSONSchema(input) };
+    const text = `@id("eur") @reason("euro transfers with few lines")
+permit (principal, action == Action::"transfer", resource)
+when { context.input.currency == "EUR" && context.input.lines.contains({ sku: "a", qty: 1 }) && !(context.input has ref) };`;
+    const policies = loadPolicySet({ tools: [tool], sources: [{ name: 'z.cedar', text }] });
+    const call = (args: unknown) =>
+      policies.decide({
+        tool: 'transfer',
+        input: args,
+        requester: null,
+        run: { id: 'r', conversation: 'c', kind: 'turn' },
+      });
+    const args = {
+      to: 'x',
+      amount: 12.5,
+      currency: 'EUR',
+      lines: [{ sku: 'a', qty: 1 }],
+      ref: null,
+    };
+    expect(call(args)).toMatchObject({ outcome: 'allow', ruleIds: ['eur'] });
+    expect(call({ ...args, ref: 'r-1' })).toMatchObject({
+      outcome: 'ask',
+      reason: 'no rule matched',
+    });
+    expect(call({ ...args, currency: 'GBP' })).toMatchObject({
+      outcome: 'deny',
+      reason:
+        'the arguments do not match the tool\'s schema: input.currency: expected one of ["EUR","USD"]',
+    });
+    expect(call({ ...args, lines: [{ sku: 'a', qty: 1.5 }] }).reason).toContain(
+      'input.lines[0].qty: expected an integer',
+    );
   });
 });
