@@ -9,6 +9,7 @@
  * {@link ExecutiveTracer}).
  */
 
+export { durationMs } from '@x/policy';
 export {
   type AnsweredBatch,
   type AnswerFlowOptions,
@@ -30,7 +31,6 @@ export {
   waitingWorkers,
 } from './delegation.js';
 export { getDelegation, putDelegation } from './delegation-checkpoint.js';
-export { durationMs } from './duration.js';
 export {
   ExecutiveError,
   type ExecutiveErrorCode,
