@@ -15,17 +15,13 @@ import {
 } from '@internal/fake-llm';
 import { sqlExecutiveStorage } from '@x/executive';
 import { drizzle } from 'drizzle-orm/pglite';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, expect, it } from 'vitest';
 
 const example = fileURLToPath(new URL('..', import.meta.url));
-let fake: FakeLlm;
-let readme: ReadmeRun | undefined;
-beforeAll(async () => {
-  fake = await startFakeLlm(tripPlanner);
-});
+// The model server and the README's copy, closed after the test.
+const opened: Array<FakeLlm | ReadmeRun> = [];
 afterAll(async () => {
-  await fake.close();
-  await readme?.close();
+  for (const open of opened.reverse()) await open.close();
 });
 
 /** A model server that never answers: a worker calling it is held mid-resume. */
@@ -43,9 +39,12 @@ async function hangingModel(): Promise<{ url: string; called: Promise<void>; ser
 it(
   'starts, answers and completes a run in three processes; a worker killed mid-resume leaves it to the next, which completes it once',
   async () => {
-    readme = await runReadme(example, {
+    const fake = await startFakeLlm(tripPlanner);
+    opened.push(fake);
+    const readme = await runReadme(example, {
       env: { ANTHROPIC_BASE_URL: fake.url, ANTHROPIC_API_KEY: 'fake' },
     });
+    opened.push(readme);
     for (const { command, run } of readme.steps) {
       expect(run, command.line).toMatchObject({ code: 0, stderr: '' });
       expect(run.stdout, command.line).toMatch(promisedOutput(command));
