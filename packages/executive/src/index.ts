@@ -9,6 +9,13 @@
  * {@link ExecutiveTracer}).
  */
 
+export {
+  type AnsweredBatch,
+  type AnswerFlowOptions,
+  answer,
+  answerBatch,
+  answerRefusal,
+} from './answer.js';
 export type { DelegateHandler, Delegation, Worker, WorkerQuestion } from './delegate-port.js';
 export {
   allFinished,
