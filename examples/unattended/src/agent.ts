@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
 import { PGlite } from '@electric-sql/pglite';
 import {
+  answer,
   createExecutive,
   type Model,
   migrate,
@@ -82,12 +83,8 @@ if (command === 'start') {
     process.exitCode = 1;
     console.error('no question waits for an answer (run start first)');
   } else {
-    const answer = { action: 'accept' as const, content: text };
-    // The question answered and its run made ready, together.
-    await storage.transaction(async (tx) => {
-      await storage.pauses(tx).markResumed(question.token, answer);
-      await storage.runs(tx).markReady(question.token, answer);
-    });
+    // The answer recorded and its run made ready, in one transaction.
+    await answer(flow, question.token, { action: 'accept', content: text });
     console.log(`answered "${question.question}"; the worker resumes the run`);
   }
 } else if (command === 'work') {

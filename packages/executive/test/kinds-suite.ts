@@ -4,6 +4,7 @@ import type { RunWorkerEvent } from '@x/continuation-postgres';
 import { assistantMessage, type Message, textOf, userMessage } from '@x/wire';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  answer as answerFlow,
   createExecutive,
   type ExecutiveStorage,
   finishTurn,
@@ -62,11 +63,9 @@ export async function describeKindsOn(kind: SqlTarget['kind']): Promise<void> {
         return { token, run };
       }
 
-      /** Answers the question `token` as an answer flow does: the pause, then the run made ready. */
+      /** Answers the question `token` with the answer flow: its run is ready. */
       async function answer(token: string, content: string) {
-        const given = { action: 'accept' as const, content };
-        await storage.pauses().markResumed(token, given);
-        await storage.runs().markReady(token, given);
+        await answerFlow(flow(), token, { action: 'accept', content });
       }
 
       /** An echo kind: completes the run with the answer, or asks again while it is "again". */
