@@ -1,12 +1,14 @@
 import { type SqlTarget, sqlTargets } from '@internal/pg-test';
 import { ContinuationError } from '@x/continuation';
 import type { RunWorkerEvent } from '@x/continuation-postgres';
-import { assistantMessage, type Message } from '@x/wire';
+import { assistantMessage, type Message, textOf, userMessage } from '@x/wire';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  answer as answerFlow,
   createExecutive,
   type ExecutiveStorage,
   finishTurn,
+  type ModelRequest,
   migrate,
   type ResumingRun,
   type RunKind,
@@ -15,6 +17,8 @@ import {
   sqlExecutiveStorage,
   stop,
   suspendNewRun,
+  TURN_KIND,
+  turnKind,
 } from '../src/index.js';
 import { askingTurn, fresh } from './flows-suite.js';
 
@@ -59,11 +63,9 @@ export async function describeKindsOn(kind: SqlTarget['kind']): Promise<void> {
         return { token, run };
       }
 
-      /** Answers the question `token` as an answer flow does: the pause, then the run made ready. */
+      /** Answers the question `token` with the answer flow: its run is ready. */
       async function answer(token: string, content: string) {
-        const given = { action: 'accept' as const, content };
-        await storage.pauses().markResumed(token, given);
-        await storage.runs().markReady(token, given);
+        await answerFlow(flow(), token, { action: 'accept', content });
       }
 
       /** An echo kind: completes the run with the answer, or asks again while it is "again". */
@@ -150,6 +152,48 @@ export async function describeKindsOn(kind: SqlTarget['kind']): Promise<void> {
         expect(events.map((e) => e.type)).toContain('lease-lost');
         expect((await storage.runs().get(run.runId))?.status).toBe('cancelled');
         expect(await storage.pauses().listPending(run.conversationId)).toEqual([]);
+      });
+
+      it('resumes a run that names no kind with the turn kind: the answer paired with its call', async () => {
+        const sent: ModelRequest[] = [];
+        const model = {
+          id: 'm',
+          async generate(request: ModelRequest) {
+            sent.push(request);
+            return assistantMessage('Kyoto it is');
+          },
+        };
+        const kinds = { [TURN_KIND]: turnKind({ modelFor: () => model, system: 'S', tools: {} }) };
+        const token = fresh('q');
+        const run = { runId: fresh('r'), conversationId: fresh('c') };
+        await suspendNewRun(flow(), run, { id: 'm' }, askingTurn(), { model: 'm' }, token);
+        await answer(token, 'Kyoto');
+        await createExecutive({ storage, kinds }).work({ once: true });
+        expect(sent).toHaveLength(1);
+        const last = sent[0]?.messages.at(-1);
+        expect(last?.content).toEqual([
+          { type: 'tool_result', tool_use_id: 'tu1', content: 'Kyoto' },
+        ]);
+        expect(sent[0]?.system).toBe('S');
+        expect((await storage.runs().get(run.runId))?.status).toBe('completed');
+        const transcript = (await storage.runs().transcript(run.runId)) ?? [];
+        expect(textOf(transcript.at(-1) ?? userMessage(''))).toBe('Kyoto it is');
+      });
+
+      it('fails a turn waiting on a tool the turn kind does not offer, without a retry', async () => {
+        const model = { id: 'm', generate: async () => assistantMessage('never') };
+        const kinds = { [TURN_KIND]: turnKind({ modelFor: () => model, system: 'S', tools: {} }) };
+        const asked = askingTurn();
+        const toolUse = { ...asked.toolUse, name: 'choose_date' };
+        const waiting = { ...asked, assistant: assistantMessage(toolUse), toolUse };
+        const token = fresh('q');
+        const run = { runId: fresh('r'), conversationId: fresh('c') };
+        await suspendNewRun(flow(), run, { id: 'm' }, waiting, {}, token);
+        await answer(token, 'Monday');
+        await createExecutive({ storage, kinds }).work({ once: true });
+        const failed = await storage.runs().get(run.runId);
+        expect(failed).toMatchObject({ status: 'failed', attempts: 1 });
+        expect(failed?.lastError).toContain('tool "choose_date" is not offered');
       });
 
       it('stops gracefully on abort: the resume in flight finishes, nothing more is claimed', async () => {

@@ -54,7 +54,8 @@ export interface WakeOptions extends ResumeOptions {
 }
 
 /**
- * The executive's wake loop, the package's `RunWorker` over the runner's storage: claims and
+ * The executive's wake loop, `createExecutive(...).work()` of `@x/executive` over the runner's
+ * storage and run kinds, with the audit sealer, the deliverer and the reports: claims and
  * resumes ready runs until told to stop (or, with `once`, until none is ready). Wakes on
  * LISTEN/NOTIFY (the run queue's own: a run readied, released or given a due time) where
  * the storage offers it, when the next retry
