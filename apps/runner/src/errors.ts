@@ -48,14 +48,6 @@ export function forbiddenError(message: string): RunnerError {
   return new RunnerError('forbidden', message);
 }
 
-/**
- * A message without a package's `[@x/...]` origin: it helps a library's caller, but at the
- * command line and in the approval center's API it is noise.
- */
-export function withoutOrigin(message: string): string {
-  return message.replace(/^\[@x\/[\w-]+\] /, '');
-}
-
 /** What went wrong in a model call, as a stable string to branch on. */
 export type ModelErrorCode =
   /**

@@ -1,18 +1,11 @@
 import { ApprovalCenterError } from '@x/approval-center';
 import { AskUserError } from '@x/askuser';
 import { ContinuationError } from '@x/continuation';
-import { ExecutiveError } from '@x/executive';
+import { ExecutiveError, withoutOrigin } from '@x/executive';
 import { NotifyError } from '@x/notify';
 import { isRefusedValue, refusedValueReason } from '@x/postgres-kit';
 import { SessionError } from '@x/session';
-import {
-  FAILURES,
-  type Failure,
-  ModelError,
-  postgresCause,
-  RunnerError,
-  withoutOrigin,
-} from './errors.js';
+import { FAILURES, type Failure, ModelError, postgresCause, RunnerError } from './errors.js';
 
 // Apart from errors.ts: the packages' error classes load their packages, which a command
 // that fails before it opens storage (bad usage, help) or goes through serve never needs.

@@ -40,6 +40,7 @@ export { ASKUSER_ANSWERED_CHANNEL, ASKUSER_CREATED_CHANNEL } from './channels.js
 export type { AskUserDatabase } from './database.js';
 export { AskUserError, type AskUserErrorCode, type AskUserErrorOptions } from './errors.js';
 export { MIGRATIONS_SCHEMA, MIGRATIONS_TABLE, migrate } from './migrate.js';
+export { optionLabel, type ShownOption, shownOptions } from './options.js';
 export {
   type ListNotificationsOptions,
   type NewNotification,

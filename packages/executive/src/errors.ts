@@ -1,3 +1,5 @@
+import type { AnsweredPause } from '@x/askuser';
+
 const marker = Symbol.for('@x/executive.ExecutiveError');
 
 /** What went wrong, as a stable string to branch on. */
@@ -31,6 +33,8 @@ export interface ExecutiveErrorOptions {
   runId?: string;
   /** The questions (their tokens) the error is about. */
   tokens?: readonly string[];
+  /** For `already_answered`: the questions answered already, each with how, by whom and when. */
+  answered?: readonly AnsweredPause[];
   /** The original failure. */
   cause?: unknown;
 }
@@ -55,12 +59,15 @@ export class ExecutiveError extends Error {
   readonly runId: string | undefined;
   /** The questions the error is about; empty when it is about none in particular. */
   readonly tokens: readonly string[];
+  /** For `already_answered`: how each question was answered; else empty. */
+  readonly answered: readonly AnsweredPause[];
 
   constructor(code: ExecutiveErrorCode, message: string, options: ExecutiveErrorOptions = {}) {
     super(`[@x/executive] ${message}`, options.cause === undefined ? {} : { cause: options.cause });
     this.code = code;
     this.runId = options.runId;
     this.tokens = options.tokens ?? [];
+    this.answered = options.answered ?? [];
   }
 
   /** True for an `ExecutiveError`, also one thrown by another installed copy of this package. */
@@ -72,4 +79,12 @@ export class ExecutiveError extends Error {
   static hasCode(error: unknown, code: ExecutiveErrorCode): error is ExecutiveError {
     return ExecutiveError.is(error) && error.code === code;
   }
+}
+
+/**
+ * A message without a package's `[@x/...]` origin: it helps a library's caller, but in a
+ * run's recorded reason, at a command line or in an API's answer it is noise.
+ */
+export function withoutOrigin(message: string): string {
+  return message.replace(/^\[@x\/[\w-]+\] /, '');
 }

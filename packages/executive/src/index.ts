@@ -9,6 +9,14 @@
  * {@link ExecutiveTracer}).
  */
 
+export { durationMs } from '@x/policy';
+export {
+  type AnsweredBatch,
+  type AnswerFlowOptions,
+  answer,
+  answerBatch,
+  answerRefusal,
+} from './answer.js';
 export type { DelegateHandler, Delegation, Worker, WorkerQuestion } from './delegate-port.js';
 export {
   allFinished,
@@ -23,8 +31,12 @@ export {
   waitingWorkers,
 } from './delegation.js';
 export { getDelegation, putDelegation } from './delegation-checkpoint.js';
-export { durationMs } from './duration.js';
-export { ExecutiveError, type ExecutiveErrorCode, type ExecutiveErrorOptions } from './errors.js';
+export {
+  ExecutiveError,
+  type ExecutiveErrorCode,
+  type ExecutiveErrorOptions,
+  withoutOrigin,
+} from './errors.js';
 export {
   EVENT_KINDS,
   type EventKind,
@@ -35,6 +47,15 @@ export {
   questionEvent,
   runEvent,
 } from './events.js';
+export {
+  type Claim,
+  claimOf,
+  createExecutive,
+  type Executive,
+  type ExecutiveOptions,
+  type WorkOptions,
+  writtenByNewer,
+} from './executive.js';
 export type { FlowContext } from './flow.js';
 export {
   type GatedCallOptions,
@@ -77,6 +98,7 @@ export {
   saveSettled,
   waitAgain,
 } from './resume-writes.js';
+export { type ResumingRun, type RunKind, runKindOf, TURN_KIND } from './run-kind.js';
 export {
   lockFor,
   lockForStatement,
@@ -146,3 +168,12 @@ export {
   toolSpecsOf,
 } from './tools.js';
 export { runTurn, type TurnObserver, type TurnOptions, type TurnOutcome } from './turn.js';
+export { type TurnKindOptions, turnKind } from './turn-kind.js';
+export {
+  storedTraceparent,
+  tracedTools,
+  tracedTurn,
+  traceWait,
+  type Watching,
+  watchedModel,
+} from './watching.js';

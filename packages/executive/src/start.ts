@@ -1,7 +1,7 @@
 import type { Pending } from '@x/askuser';
 import { ContinuationError } from '@x/continuation';
 import type { RunRecord, RunStatus } from '@x/continuation-postgres';
-import { ExecutiveError } from './errors.js';
+import { ExecutiveError, withoutOrigin } from './errors.js';
 import { questionEvent } from './events.js';
 import type { FlowContext } from './flow.js';
 import type { Model } from './model-port.js';
@@ -119,7 +119,6 @@ export async function retry(storage: ExecutiveStorage, runId: string): Promise<R
     .retry(runId)
     .catch((error: unknown) => {
       if (!ContinuationError.hasCode(error, 'invalid')) throw error;
-      const message = error.message.replace(/^\[@x\/[\w-]+\] /, '');
-      throw new ExecutiveError('conflict', message, { runId, cause: error });
+      throw new ExecutiveError('conflict', withoutOrigin(error.message), { runId, cause: error });
     });
 }

@@ -1,7 +1,7 @@
+import { durationMs } from '@x/policy';
 import type { Todo, ToolResultBlock, ToolUseBlock } from '@x/wire';
 import { toolResult } from '@x/wire';
 import { z } from 'zod';
-import { durationMs } from './duration.js';
 import { type GatedTools, gatedArguments, gatedQuestionText, isGatedTool } from './gated-tools.js';
 import type { ToolSpec } from './model-port.js';
 

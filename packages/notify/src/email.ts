@@ -1,7 +1,7 @@
 import type { NotificationRecord } from '@x/askuser';
 import { LINK_TTL_MS, shownDigest, signDecisionLink } from './decision-link.js';
 import { NotifyError } from './errors.js';
-import { eventDataOf } from './event-data.js';
+import { eventDataOf, optionLabels } from './event-data.js';
 import { escapeHtml } from './html.js';
 import type { Sender } from './sender.js';
 
@@ -48,8 +48,6 @@ export interface EmailTarget {
 /** A link per answer: `label`, and the URL of its confirmation page. */
 export type DecisionLinks = Array<{ label: string; url: string }>;
 
-const optionsOf = (options: unknown) => (Array.isArray(options) ? options.map(String) : []);
-
 /** The decision links of a new question for recipient `to`: each option (or accept) and decline. */
 function decisionLinks(n: NotificationRecord, target: EmailTarget, to: string): DecisionLinks {
   const data = eventDataOf(n.payload);
@@ -58,7 +56,7 @@ function decisionLinks(n: NotificationRecord, target: EmailTarget, to: string): 
   const deadline = data.deadline ? Date.parse(data.deadline.at) : Number.POSITIVE_INFINITY;
   const expiresAt = Math.min(Date.now() + LINK_TTL_MS, deadline);
   const shown = shownDigest({ question: data.question ?? '', options: data.options ?? null });
-  const options = optionsOf(data.options);
+  const options = optionLabels(data.options);
   const answers = [
     ...(options.length ? options : ['']).map((o) => ({
       label: o || 'accept',
@@ -110,7 +108,9 @@ export function emailOf(
   const facts = factsOf(n);
   const asks = n.kind === 'question.created' && data.token !== undefined;
   const commands =
-    asks && data.token ? (content.answerCommands?.(data.token, optionsOf(data.options)) ?? []) : [];
+    asks && data.token
+      ? (content.answerCommands?.(data.token, optionLabels(data.options)) ?? [])
+      : [];
   const lines = [...facts];
   if (asks) {
     lines.push('', 'To answer:');

@@ -1,3 +1,4 @@
+import { optionLabel, shownOptions } from '@x/askuser';
 /** What a notification's payload `data` may hold, as the channels read it. */
 export interface EventData {
   token?: string;
@@ -29,3 +30,8 @@ export const QUESTION_ENDINGS: ReadonlySet<string> = new Set([
   'question.cancelled',
   'question.expired',
 ]);
+
+/** The words of each option of a question, as a person picks it (a `{ label }` object's label). */
+export function optionLabels(options: unknown): string[] {
+  return (shownOptions(options) ?? []).map(optionLabel);
+}

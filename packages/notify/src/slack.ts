@@ -1,6 +1,6 @@
 import type { NotificationRecord } from '@x/askuser';
 import { NotifyError } from './errors.js';
-import { eventDataOf, QUESTION_ENDINGS } from './event-data.js';
+import { eventDataOf, optionLabels, QUESTION_ENDINGS } from './event-data.js';
 import type { Sender } from './sender.js';
 
 /** Where a question's Slack message was posted (`chat.postMessage`'s channel and ts). */
@@ -44,7 +44,7 @@ export interface SlackButton {
 
 /** The buttons of a new question: each option (or Approve), and Decline. */
 function buttonsOf(token: string, options: unknown) {
-  const labels = Array.isArray(options) ? options.map(String) : [];
+  const labels = optionLabels(options);
   const buttons: Array<{ label: string; value: SlackButton; style?: string }> = [
     ...(labels.length ? labels : ['']).map((option) => ({
       label: option || 'Approve',

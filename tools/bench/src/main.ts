@@ -25,8 +25,8 @@ bench-results/latest.json).
 
   --quick   a smoke run: short budgets and smaller tables (numbers are rough)
   --only    run only these sections: file, pg, askuser, session, wire, runner, telemetry,
-            peers, memory, queue, takeover, audit; langgraph-saver runs only the rows of
-            peers that compare @x/langgraph's saver with LangGraph's PostgresSaver
+            peers, memory, queue, takeover, audit, policy; langgraph-saver runs only the
+            rows of peers that compare @x/langgraph's saver with LangGraph's PostgresSaver
   --out     where to write the JSON
 
 PostgreSQL: BENCH_DATABASE_URL, else TEST_DATABASE_URL, else
@@ -47,12 +47,13 @@ const SECTIONS = [
   'takeover',
   'audit',
   'langgraph-saver',
+  'policy',
 ] as const;
 type Section = (typeof SECTIONS)[number];
 
 /** The sections whose rows need a PostgreSQL server. */
 const SERVER_SECTIONS: readonly Section[] = SECTIONS.filter(
-  (s) => s !== 'file' && s !== 'session' && s !== 'wire',
+  (s) => s !== 'file' && s !== 'session' && s !== 'wire' && s !== 'policy',
 );
 
 interface Args {
@@ -164,6 +165,7 @@ async function main(): Promise<number> {
     if (on('file')) await benchFileContinuation(ctx);
     if (on('session')) await benchSession(ctx);
     if (on('wire')) await benchWire(ctx);
+    if (on('policy')) await (await import('./bench-policy.js')).benchPolicyDecision(ctx);
     const needsServer = SERVER_SECTIONS.some(on);
     if (needsServer) serverProblem = await probe(url);
     if (needsServer && serverProblem !== undefined) {

@@ -39,6 +39,7 @@ export function allowedSiblings(name) {
   switch (name) {
     case '@x/wire':
     case '@x/postgres-kit':
+    case '@x/policy':
       return [];
     case '@x/askuser':
       return ['@x/postgres-kit'];

@@ -84,6 +84,7 @@ describe('check-imports', () => {
     expect(allowedSiblings('@x/session')).toEqual(['@x/wire']);
     expect(allowedSiblings('@x/mcp')).toEqual(['@x/askuser']);
     expect(allowedSiblings('@x/notify')).toEqual(['@x/askuser', '@x/postgres-kit']);
+    expect(allowedSiblings('@x/policy')).toEqual([]);
     expect(allowedSiblings('@x/continuation-postgres')).toEqual([
       '@x/continuation',
       '@x/wire',

@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import type { ResumeAnswer } from '@x/askuser';
+import { optionLabel, type ResumeAnswer, shownOptions } from '@x/askuser';
 import { usageError } from '../errors.js';
 // Not the executive's index: a command pays only for the modules it runs.
 import {
@@ -113,12 +113,12 @@ export const answer: Command = async (ctx, args) => {
         .pauses()
         .getByToken(token)
         .catch((error: unknown) => refusal(storage, error));
-      const options = Array.isArray(pending.options) ? (pending.options as unknown[]) : [];
+      const options = (shownOptions(pending.options) ?? []).map(optionLabel);
       const chosen = options[(parsed.option ?? 0) - 1];
-      if (typeof chosen !== 'string') {
+      if (chosen === undefined) {
         throw usageError(
           options.length
-            ? `--option ${parsed.option}: the question has options 1 to ${options.length}: ${options.map((o, i) => `${i + 1}) ${String(o)}`).join(', ')}`
+            ? `--option ${parsed.option}: the question has options 1 to ${options.length}: ${options.map((o, i) => `${i + 1}) ${o}`).join(', ')}`
             : '--option: this question has no options; use --accept TEXT',
         );
       }

@@ -1,5 +1,11 @@
 import { parseArgs } from 'node:util';
-import { AskUserError, type PauseRecord, type Pending } from '@x/askuser';
+import {
+  AskUserError,
+  optionLabel,
+  type PauseRecord,
+  type Pending,
+  shownOptions,
+} from '@x/askuser';
 import { assertSafeId } from '@x/continuation';
 import { durationMs } from '@x/executive';
 import { notFoundError, usageError } from '../errors.js';
@@ -44,8 +50,9 @@ function priorityOf(p: Pending): string {
 
 /** One line about a pending question (and its source thread, for a worker's). */
 function describePending(p: Pending): string {
-  const options = Array.isArray(p.options)
-    ? `  options: ${(p.options as unknown[]).map((o, i) => `${i + 1}) ${String(o)}`).join(' ')}`
+  const shown = shownOptions(p.options);
+  const options = shown
+    ? `  options: ${shown.map((o, i) => `${i + 1}) ${optionLabel(o)}`).join(' ')}`
     : '';
   const deadline = p.deadline
     ? `  ${deadlineText(p.deadline.at)}, then ${p.deadline.answer.action}`

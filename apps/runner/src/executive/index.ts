@@ -2,9 +2,9 @@
  * The unattended executive: start a run, suspend it on a question, answer it, resume it.
  *
  * Approval-gated tools (`send_email`, `transfer_funds`): a call pauses the run as an approval
- * question; on accept, `resumeRun` invokes the tool with the question's token as its
- * idempotency key and records its result (`@x/executive`'s gated results, fenced by the lease) before
- * the model sees it. A crash between the invocation and the record invokes it again with the
+ * question; on accept, the resume (`turnKind` of `@x/executive`) invokes the tool with the
+ * question's token as its idempotency key and records its result (`@x/executive`'s gated
+ * results, fenced by the lease) before the model sees it. A crash between the invocation and the record invokes it again with the
  * same key: at-least-once invocation with a stable key, so a tool that deduplicates by key has
  * exactly one effect per approval. An accepting answer's content is empty (run as asked) or
  * the edited arguments as JSON, checked against the tool's schema when the answer is taken.

@@ -15,13 +15,16 @@ import {
   type Stopped,
   stop,
   type TurnObserver,
+  tracedTools,
+  tracedTurn,
+  watchedModel,
 } from '@x/executive';
 import { userMessage } from '@x/wire';
 import { demoGatedTools, demoTools, demoWorkers, SYSTEM_PROMPT } from '../demo/tools.js';
 import { notFoundError, RunnerError } from '../errors.js';
 import type { Storage } from '../storage/index.js';
 import { flowOf } from './suspend.js';
-import { tracedTools, tracedTurn, watchedModel, watching } from './telemetry.js';
+import { watching } from './telemetry.js';
 
 /**
  * The loop-stop path (`stop` of `@x/executive`): resolves every open pause of the
@@ -139,11 +142,12 @@ export async function startRun(
   const started = Date.now();
   let traceparent: string | undefined;
   const outcome = await tracedTurn(
+    watching,
     { conversationId, runId, model: model.id },
     undefined,
     (span) => {
       traceparent = span?.traceparent;
-      const watched = watchedModel(model, span);
+      const watched = watchedModel(watching, model, span);
       return runTurn(watched, [userMessage(goal)], observer, {
         system: SYSTEM_PROMPT,
         tools: demoTools,

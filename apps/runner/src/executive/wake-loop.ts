@@ -1,25 +1,16 @@
-import {
-  DEFAULT_GRACE_MS,
-  type LeaseRecord,
-  type PostgresRunQueue,
-  type RunJob,
-  RunWorker,
-  type RunWorkerConnection,
-  type RunWorkerEvent,
-} from '@x/continuation-postgres';
-import { type RunResult, recordFailure as recordRunFailure } from '@x/executive';
+import { DEFAULT_GRACE_MS, type LeaseRecord, type RunWorkerEvent } from '@x/continuation-postgres';
+import { claimOf, createExecutive, type RunResult } from '@x/executive';
 import { Deliverer, type DeliveryEvent, type DeliveryOptions } from '../notify/deliver.js';
+import { outboxEvents } from '../notify/events.js';
 import type { Storage } from '../storage/index.js';
 import { AuditSealer } from './audit-seal.js';
 import {
   attemptError,
-  claimOf,
   type Resumed,
   type ResumeOptions,
-  resumeRun,
-  retryPolicyOf,
+  retryable,
+  runnerKinds,
 } from './resume.js';
-import { flowOf } from './suspend.js';
 import { watching } from './telemetry.js';
 
 export { DEFAULT_GRACE_MS };
@@ -63,7 +54,8 @@ export interface WakeOptions extends ResumeOptions {
 }
 
 /**
- * The executive's wake loop, the package's `RunWorker` over the runner's storage: claims and
+ * The executive's wake loop, `createExecutive(...).work()` of `@x/executive` over the runner's
+ * storage and run kinds, with the audit sealer, the deliverer and the reports: claims and
  * resumes ready runs until told to stop (or, with `once`, until none is ready). Wakes on
  * LISTEN/NOTIFY (the run queue's own: a run readied, released or given a due time) where
  * the storage offers it, when the next retry
@@ -79,18 +71,6 @@ export async function wake(
 ): Promise<{ failed: number; storage: Storage }> {
   let storage = initial;
   let failed = 0;
-  // A run is written through the storage it was claimed from, also after a reopen.
-  const storageOf = new WeakMap<PostgresRunQueue, Storage>();
-  const connect = (using: Storage): RunWorkerConnection => {
-    const queue = using.runs();
-    storageOf.set(queue, using);
-    const { listen } = using;
-    return {
-      queue,
-      holder: () => using.leaseHolder(),
-      ...(listen ? { listen: (channels, onNotify) => listen.call(using, channels, onNotify) } : {}),
-    };
-  };
   const { reopen } = options;
   // Resumes answer and cancel questions: their conversations' chains go into the global one.
   const sealer = new AuditSealer(() => storage, options.sealEveryMs);
@@ -99,25 +79,27 @@ export async function wake(
     delivery && Object.keys(delivery.senders).length > 0
       ? new Deliverer(() => storage, { ...delivery, onDelivery: countedDelivery(delivery) })
       : undefined;
-  // A failed run's notification is written in the transaction that records the failure.
-  const recordFailure = async (
-    job: RunJob,
-    failure: { reason: string },
-    record: (queue: PostgresRunQueue) => Promise<void>,
-  ) => {
-    const using = storageOf.get(job.queue) ?? storage;
-    await recordRunFailure(flowOf(using), job, failure.reason, record);
-  };
-  const worker = new RunWorker<RunResult>({
-    ...connect(storage),
-    resume: (job) => resumeRun(storageOf.get(job.queue) ?? storage, job, options),
-    concurrency: Math.max(1, options.concurrency),
-    ...(options.pollMs === undefined ? {} : { pollMs: options.pollMs }),
-    leaseMs: options.policy.leaseMs,
-    retry: retryPolicyOf(options.policy),
+  const executive = createExecutive<Storage>({
+    storage,
+    kinds: runnerKinds(options),
+    // A failed run's notification is written in the transaction that records the failure.
+    events: (using) => outboxEvents(using),
+    lease: options.policy,
+    retryable,
     describeError: attemptError,
-    recordFailure,
+    watching,
+  });
+  const stop = new AbortController();
+  void options.stop.then(() => stop.abort());
+  const work = executive.work({
+    concurrency: Math.max(1, options.concurrency),
+    signal: stop.signal,
     graceMs: options.graceMs ?? DEFAULT_GRACE_MS,
+    ...(options.pollMs === undefined ? {} : { pollMs: options.pollMs }),
+    ...(options.once
+      ? { once: { ...(options.max === undefined ? {} : { max: options.max }) } }
+      : {}),
+    ...(options.onClaimed ? { onClaimed: options.onClaimed } : {}),
     onEvent: (event) => {
       if (event.type === 'idle') return options.onLeased?.(event.leases);
       if (event.type === 'error') return options.onUnavailable(event.error, event.retryInMs);
@@ -133,21 +115,20 @@ export async function wake(
     },
     ...(reopen
       ? {
-          reconnect: async () => {
+          reopen: async () => {
             storage = await reopen();
-            return connect(storage);
+            return storage;
           },
         }
       : {}),
   });
-  void options.stop.then(() => worker.stop());
   if (options.once) {
-    await worker.drain(options.max);
+    await work;
     await deliverer?.deliverDue();
   } else {
     const pollMs = options.pollMs ?? 1_000;
     const onError = (error: unknown) => options.onUnavailable(error, pollMs);
-    await Promise.all([worker.run(), deliverer?.run(options.stop, pollMs, onError)]);
+    await Promise.all([work, deliverer?.run(options.stop, pollMs, onError)]);
   }
   await sealer.flush();
   return { failed, storage };

@@ -1,5 +1,4 @@
 import { ApprovalCenterError } from '@x/approval-center';
-import { withoutOrigin } from '../errors.js';
 import { classifyFailure } from '../failure.js';
 
 const marker = Symbol.for('runner.serve.HttpError');
@@ -58,12 +57,11 @@ export function toHttpError(error: unknown): { error: HttpError; unexpected: boo
   if (HttpError.is(error)) return { error, unexpected: false };
   // The approval center's identity errors carry their own status (401 has no exit code).
   if (ApprovalCenterError.is(error)) {
-    const message = withoutOrigin(error.message);
     return {
       error: new HttpError(
         error.status,
         httpCodeOf(error),
-        message,
+        error.reason,
         error.retryAfter === undefined ? undefined : { retryAfter: error.retryAfter },
         error,
       ),

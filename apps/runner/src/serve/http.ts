@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { withoutOrigin } from '@x/executive';
 import { unstorableText } from '@x/postgres-kit';
-import { withoutOrigin } from '../errors.js';
 import type { Storage } from '../storage/index.js';
 import { HttpError } from './http-error.js';
 

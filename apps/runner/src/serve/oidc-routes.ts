@@ -11,7 +11,7 @@ import {
   sourceOf,
 } from '@x/approval-center';
 import { appendAuditEvent } from '@x/askuser';
-import { withoutOrigin } from '../errors.js';
+import { withoutOrigin } from '@x/executive';
 import type { Storage } from '../storage/index.js';
 import { baseHeaders } from './http.js';
 import { type HttpError, toHttpError } from './http-error.js';

@@ -10,7 +10,13 @@ import type {
   RunView,
   SourceView,
 } from '@x/approval-center';
-import type { Approval, PauseRecord, Pending } from '@x/askuser';
+import {
+  type Approval,
+  AUTO_TERMINATED_MARKER,
+  type PauseRecord,
+  type Pending,
+  shownOptions,
+} from '@x/askuser';
 import type { RunRecord } from '@x/continuation-postgres';
 import { gatedInputSchema, isGatedTool } from '@x/executive';
 import { demoGatedTools } from '../demo/tools.js';
@@ -23,11 +29,6 @@ import type { Db, Storage } from '../storage/index.js';
  */
 export function priorityLabel(priority: number): PriorityLabel | null {
   return priority >= 5 ? 'urgent' : priority > 0 ? 'high' : null;
-}
-
-function optionsOf(value: unknown): string[] | null {
-  if (!Array.isArray(value)) return null;
-  return value.map((option) => (typeof option === 'string' ? option : JSON.stringify(option)));
 }
 
 /** The worker behind a question relayed from a sub-agent (its pause names it), or null. */
@@ -68,7 +69,7 @@ export function pauseView(
     conversationId: pause.conversationId,
     kind: pause.kind,
     question: pause.question,
-    options: optionsOf(pause.options),
+    options: shownOptions(pause.options),
     priority: pause.priority,
     priorityLabel: priorityLabel(pause.priority),
     proxiedFromChildId: pause.proxiedFromChildId,
@@ -154,7 +155,7 @@ export function recentView(
 ): RecentView {
   const runId = runOf(record);
   const run = runId === undefined ? undefined : runs.get(runId);
-  const { status, outcome } = standing(record, run);
+  const { status, outcome } = runId === undefined ? ownless(record) : standing(record, run);
   return {
     token: record.token,
     conversationId: record.conversationId,
@@ -188,6 +189,19 @@ export function runView(run: RunRecord): RunView {
     startedAt: run.createdAt.toISOString(),
     finishedAt: run.finishedAt?.toISOString() ?? null,
   };
+}
+
+/**
+ * Where a question stands that no executive run owns (an app's own, which its app resumes):
+ * `closed` only when a stop of its conversation resolved it.
+ */
+function ownless(record: PauseRecord): { status: PauseStatus; outcome: RunOutcome | null } {
+  if (!record.resumed) return { status: 'pending', outcome: null };
+  if (record.expiredAt) return { status: 'expired', outcome: null };
+  const stopped = record.answer?.content === AUTO_TERMINATED_MARKER;
+  return stopped
+    ? { status: 'closed', outcome: 'cancelled' }
+    : { status: 'answered', outcome: null };
 }
 
 function standing(

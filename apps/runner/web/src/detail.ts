@@ -217,24 +217,28 @@ function button(
   return h('button', { type: 'button', id, ...props, onclick }, label);
 }
 
-function optionButtons(form: Form, options: string[]) {
+/** A button per option, as the asking app gave it: its words (a label) and its description. */
+function optionButtons(form: Form, options: NonNullable<PauseView['options']>) {
   return h(
     'div',
     { class: 'options', role: 'group', 'aria-label': 'Options' },
-    ...options.map((option, i) =>
-      h(
+    ...options.map((option, i) => {
+      const { label, description } =
+        typeof option === 'string' ? { label: option, description: null } : option;
+      return h(
         'button',
         {
           type: 'button',
           class: 'option',
           'data-option': i + 1,
-          onclick: () => answer(form, 'accept', option),
+          onclick: () => answer(form, 'accept', label),
         },
         h('kbd', {}, String(i + 1)),
         ' ',
-        option,
-      ),
-    ),
+        label,
+        description ? h('span', { class: 'option-description' }, description) : null,
+      );
+    }),
   );
 }
 

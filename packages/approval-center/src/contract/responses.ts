@@ -1,3 +1,5 @@
+// The page compiles this file: only the dependency-free part of @x/askuser.
+import type { ShownOption } from '@x/askuser/options';
 import type { AnswerAction, AnswerBody } from './bodies.js';
 
 // The approval center's responses and events, as the server sends them and the page reads them.
@@ -20,8 +22,11 @@ export interface PauseView {
   conversationId: string;
   kind: string;
   question: string;
-  /** The choices offered, or `null` for a free answer. */
-  options: string[] | null;
+  /**
+   * The choices offered, as the asking app gave them (a string, or a `{ label, description }`
+   * object whose label is the answer's content), or `null` for a free answer.
+   */
+  options: ShownOption[] | null;
   priority: number;
   /** The priority in a word (`urgent`, `high`), `null` for the default 0. */
   priorityLabel: PriorityLabel | null;
@@ -74,9 +79,10 @@ export interface GatedView {
 
 /**
  * Where a question stands: `pending` (no answer yet), `answered` (its run is ready or being
- * resumed), `resumed` (its run went on past it: see `outcome`), `failed` (its run failed
- * after its retries: `runner retry` makes it ready again), `closed` (answered, but no run
- * will resume from it: the conversation was stopped, or no run was recorded for it),
+ * resumed, or no executive run owns it: an app's own question, which the app resumes itself),
+ * `resumed` (its run went on past it: see `outcome`), `failed` (its run failed after its
+ * retries: `runner retry` makes it ready again), `closed` (answered, but its run will not
+ * resume from it: the conversation was stopped, or the run is gone),
  * `expired` (nobody answered before its deadline: its default was applied, see `outcome`).
  */
 export type PauseStatus = 'pending' | 'answered' | 'resumed' | 'failed' | 'closed' | 'expired';

@@ -1,4 +1,7 @@
-/** A duration like `500ms`, `30s`, `30m`, `12h`, `7d` or `2w`, in milliseconds; undefined when it is none. */
+/**
+ * A duration like `500ms`, `30s`, `30m`, `12h`, `7d` or `2w`, in milliseconds; undefined when
+ * it is none (a sign, a fraction or an unknown unit included).
+ */
 export function durationMs(text: string): number | undefined {
   const match = /^(\d+)\s*(ms|s|m|h|d|w)$/.exec(text.trim());
   if (!match) return undefined;
