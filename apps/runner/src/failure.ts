@@ -1,3 +1,4 @@
+import { ApprovalCenterError } from '@x/approval-center';
 import { AskUserError } from '@x/askuser';
 import { ContinuationError } from '@x/continuation';
 import { ExecutiveError, withoutOrigin } from '@x/executive';
@@ -87,6 +88,17 @@ export function failureOf(error: unknown): Failure {
         return 'failed';
     }
   }
+  if (ApprovalCenterError.is(error)) {
+    switch (error.code) {
+      case 'invalid_argument':
+        return 'usage';
+      case 'unauthorized':
+      case 'rate_limited':
+        return 'forbidden';
+      default:
+        return error.code;
+    }
+  }
   if (NotifyError.is(error)) {
     switch (error.code) {
       case 'invalid_link':
@@ -144,6 +156,7 @@ export function classifyFailure(error: unknown): ClassifiedFailure {
     ContinuationError.is(error) ||
     ExecutiveError.is(error) ||
     NotifyError.is(error) ||
+    ApprovalCenterError.is(error) ||
     SessionError.is(error);
   const text =
     failure === 'usage' && !typed && isRefusedValue(error)

@@ -1,11 +1,6 @@
+import { cookieJar, follow, type TestProvider } from '@internal/pg-test';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  cookieJar,
-  follow,
-  type ProvidedServe,
-  serveWithProvider,
-  type TestProvider,
-} from './oidc-provider.js';
+import { type ProvidedServe, serveWithProvider } from './oidc-provider.js';
 import { call, dataDirs, type Served } from './serve-harness.js';
 
 // The page's sign-in as a confidential client (its secret sent with HTTP Basic), with the

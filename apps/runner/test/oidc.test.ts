@@ -1,13 +1,7 @@
+import { cookieJar, follow, startProvider, type TestProvider } from '@internal/pg-test';
 import { generateKeyPair, importJWK, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  cookieJar,
-  follow,
-  type ProvidedServe,
-  serveWithProvider,
-  startProvider,
-  type TestProvider,
-} from './oidc-provider.js';
+import { type ProvidedServe, serveWithProvider } from './oidc-provider.js';
 import { call, dataDirs, exec, json, run, type Served } from './serve-harness.js';
 
 // `runner serve` signs in the users of a real OpenID provider (oidc-provider, started here):
@@ -242,6 +236,8 @@ describe('runner serve with an OpenID provider (embedded default, no wake)', {
       const state = new URL(login.headers.get('location') ?? '').searchParams.get('state');
       const at = new URL(callbackUrl);
       at.searchParams.set('state', state ?? '');
+      // As the provider sends it back (RFC 9207): openid-client refuses a callback without it.
+      at.searchParams.set('iss', provider.issuer);
       return { at, cookie: `runner_oidc_state=${state}` };
     };
     const refusedThere = await begun();

@@ -22,6 +22,13 @@ export {
 } from './cluster.js';
 export { listenEvents, type RawReply, type StreamedEvent, sendBytes } from './http.js';
 export { refusedMigration } from './migrations.js';
+export {
+  cookieJar,
+  follow,
+  type Member,
+  startProvider,
+  type TestProvider,
+} from './oidc-provider.js';
 export { type PgBouncer, pgBouncerProblem, startPgBouncer } from './pgbouncer.js';
 export { serverProblem, serverReachable, serverSuitesSkipped, testServerUrl } from './probe.js';
 export { type SmtpReceiver, startSmtpReceiver, unquote } from './smtp.js';

@@ -49,7 +49,8 @@ export const serve: Command = async (ctx, args) => {
     VARIABLES.RUNNER_PUBLIC_URL.kind.parse(publicUrl, '') === undefined
   )
     throw usageError(`--public-url takes an http:// or https:// URL, not "${publicUrl}"`);
-  const { Oidc, oidcSettings, startServe } = await import('../serve/index.js');
+  const { oidcSettings, startServe } = await import('../serve/index.js');
+  const { Oidc } = await import('@x/approval-center');
   const settings = oidcSettings(process.env, publicUrl);
   // Before the storage opens: a provider that cannot be found stops the start at once.
   const oidc = settings && (await Oidc.discover(settings));

@@ -1,6 +1,7 @@
+import { accessOf } from '@x/approval-center';
 import type { AnswerOptions } from '@x/askuser';
 import { refuseAnswerer } from '../executive/record-answer.js';
-import { accessOf, type OperatorRecord } from '../storage/operators.js';
+import type { OperatorRecord } from '../storage/operators.js';
 
 /**
  * Who the recipient of a decision link answers as, so the store checks the question's

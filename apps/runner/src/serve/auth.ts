@@ -1,38 +1,31 @@
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
+  type AccessRole,
+  checkCsrf,
+  looksLikeJwt,
+  type Oidc,
+  type PageSignIn,
+  type PageSignInIdentity,
+  type PageSignIns,
   type ReadOnlyReason,
+  refuseWhileLimited,
   type SessionResponse,
+  type SignInLimiters,
   type SignOutResponse,
+  sameSecret,
   signInBodySchema,
+  sourceOf,
 } from '@x/approval-center';
 import type { AnswerOptions, Identity, Pending } from '@x/askuser';
 import { forbiddenError, usageError } from '../errors.js';
 import { refuseAnswerer } from '../executive/index.js';
 import type { Storage } from '../storage/index.js';
-import type { AccessRole } from '../storage/operators.js';
 import { osUserName } from '../terminal/os-user.js';
-import { checkWrite, readJson, sameSecret, sendJson } from './http.js';
+import { checkWrite, readJson, sendJson } from './http.js';
 import { HttpError } from './http-error.js';
 import { fromLocalSocket } from './local-socket.js';
-import { looksLikeJwt, type Oidc } from './oidc.js';
-import {
-  recordFailedSignIn,
-  refuseWhileLimited,
-  type SignInLimiters,
-  sourceOf,
-} from './rate-limit.js';
-import {
-  checkCsrf,
-  cookieOf,
-  endSession,
-  openSession,
-  type Session,
-  type SessionIdentity,
-  type SessionOptions,
-  sessionById,
-  sessionCookie,
-} from './sessions.js';
+import { recordFailedSignIn } from './rate-limit.js';
 
 /** Who sent a request, as the API acts on it. */
 export interface Caller {
@@ -50,7 +43,7 @@ export interface Caller {
   /** `page` for the page's session (or, without sign-in, a request naming its origin), `cli` over the data folder's socket, else `api`. */
   channel: 'page' | 'api' | 'cli';
   /** The page's session that signed the request in, if a cookie did. */
-  session?: Session;
+  session?: PageSignIn;
   /**
    * What signed the request in, for an event stream to look up again while it stays open;
    * none for what lasts as long as the server (the shared token, the local operator, the
@@ -74,7 +67,7 @@ export interface SignIn {
   storage: Storage;
   token: string | undefined;
   operator: string | null;
-  sessions: SessionOptions;
+  sessions: PageSignIns;
   /** Failed sign-ins counted per source address and per operator name. */
   limiters: SignInLimiters;
   /** The identity provider whose bearer JWTs sign in too (RUNNER_OIDC_ISSUER). */
@@ -116,7 +109,7 @@ async function signInWith(
   req: IncomingMessage,
   key: string,
   name?: string,
-): Promise<SessionIdentity> {
+): Promise<PageSignInIdentity> {
   const { storage, limiters } = signIn;
   const source = sourceOf(req);
   const owner = name ?? (await storage.operators().ownerOf(key));
@@ -143,7 +136,7 @@ async function signInWith(
   );
 }
 
-function callerFrom(who: SessionIdentity, channel: Caller['channel']): Caller {
+function callerFrom(who: PageSignInIdentity, channel: Caller['channel']): Caller {
   const { name, roles, access } = who;
   return {
     name,
@@ -190,14 +183,14 @@ export async function callerOf(signIn: SignIn, req: IncomingMessage): Promise<Ca
     };
     return { ...caller, credential };
   }
-  const id = cookieOf(req, sessionCookie(sessions));
-  const session = id === undefined ? undefined : await sessionById(storage, id, sessions);
+  const id = sessions.idOf(req);
+  const session = id === undefined ? undefined : await sessions.byId(id);
   if (id !== undefined && session) {
     const credential: Credential = {
       id: `session:${session.idHash}`,
       expiresAt: session.expiresAt,
       live: async () => {
-        const now = await sessionById(storage, id, sessions);
+        const now = await sessions.byId(id);
         return now !== null && now.keyId === session.keyId;
       },
     };
@@ -260,7 +253,7 @@ export function requireAdmin(caller: Caller, doing: string): void {
 /** The page's sign-in methods: a key, and the identity provider when the page may use it; none when not needed. */
 async function methodsOf(signIn: SignIn): Promise<SessionResponse['methods']> {
   if (!(await needsSignIn(signIn))) return [];
-  return signIn.oidc?.settings.clientId ? ['key', 'oidc'] : ['key'];
+  return signIn.oidc?.clientId ? ['key', 'oidc'] : ['key'];
 }
 
 function sessionResponse(caller: Caller, methods: SessionResponse['methods']): SessionResponse {
@@ -329,7 +322,7 @@ export async function handleSignIn(
       );
     }
     const who = await signInWith(signIn, req, parsed.data.key, parsed.data.name);
-    const session = await openSession(signIn.storage, res, who, signIn.sessions);
+    const session = await signIn.sessions.open(res, who);
     sendJson(res, 200, sessionResponse({ ...callerFrom(who, 'page'), session }, methods));
     return true;
   }
@@ -340,7 +333,7 @@ export async function handleSignIn(
     );
   }
   checkCsrf(req, caller.session);
-  await endSession(signIn.storage, res, caller.session, signIn.sessions);
+  await signIn.sessions.end(res, caller.session);
   signIn.signedOut?.();
   sendJson(res, 200, { signedOut: true } satisfies SignOutResponse);
   return true;

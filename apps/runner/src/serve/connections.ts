@@ -7,10 +7,10 @@ import {
 } from 'node:http';
 import { BlockList, isIP, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
+import { rememberSource } from '@x/approval-center';
 import { VARIABLES } from '../config/index.js';
 import { baseHeaders } from './http.js';
 import type { HttpErrorCode } from './http-error.js';
-import { rememberSource } from './rate-limit.js';
 
 /** How `serve` bounds its connections (each has a RUNNER_* variable and a flag). */
 export interface ConnectionLimits {

@@ -1,3 +1,4 @@
+import { ApprovalCenterError } from '@x/approval-center';
 import { classifyFailure } from '../failure.js';
 
 const marker = Symbol.for('runner.serve.HttpError');
@@ -54,6 +55,19 @@ export class HttpError extends Error {
  */
 export function toHttpError(error: unknown): { error: HttpError; unexpected: boolean } {
   if (HttpError.is(error)) return { error, unexpected: false };
+  // The approval center's identity errors carry their own status (401 has no exit code).
+  if (ApprovalCenterError.is(error)) {
+    return {
+      error: new HttpError(
+        error.status,
+        httpCodeOf(error),
+        error.reason,
+        error.retryAfter === undefined ? undefined : { retryAfter: error.retryAfter },
+        error,
+      ),
+      unexpected: false,
+    };
+  }
   // The runner's and the packages' typed errors answer as the CLI does (one classifier).
   const failure = classifyFailure(error);
   return {
@@ -66,4 +80,9 @@ export function toHttpError(error: unknown): { error: HttpError; unexpected: boo
     ),
     unexpected: failure.internal,
   };
+}
+
+/** The API's code of an approval center's error: its own, but for a bad option. */
+function httpCodeOf(error: ApprovalCenterError): HttpErrorCode {
+  return error.code === 'invalid_argument' ? 'invalid_request' : error.code;
 }

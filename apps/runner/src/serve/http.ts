@@ -1,4 +1,3 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { withoutOrigin } from '@x/executive';
 import { unstorableText } from '@x/postgres-kit';
@@ -14,13 +13,6 @@ export const MAX_BODY_BYTES = 256 * 1024;
 
 /** How long the rest of a refused (413) body is read and dropped at most, before its 413. */
 const DRAIN_MS = 10_000;
-
-const digest = (text: string) => createHash('sha256').update(text).digest();
-
-/** Compares two secrets in constant time (equal-length digests, so no length leak). */
-export function sameSecret(given: string, expected: string): boolean {
-  return timingSafeEqual(digest(given), digest(expected));
-}
 
 /** True for an address only this machine can reach. */
 export function isLoopback(host: string): boolean {

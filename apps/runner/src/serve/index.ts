@@ -1,5 +1,6 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { FailureLimiter, type Oidc, PageSignIns } from '@x/approval-center';
 import { ASKUSER_ANSWERED_CHANNEL, ASKUSER_CREATED_CHANNEL } from '@x/askuser';
 import type { LeasePolicy, QuestionPolicy } from '@x/executive';
 import { leasePolicyFromEnv, questionPolicyFromEnv } from '../config/executive-policy.js';
@@ -17,9 +18,8 @@ import { type HostedWake, startHostedWake } from './hosted-wake.js';
 import { isLoopback } from './http.js';
 import { type LocalSocket, listenLocal } from './local-socket.js';
 import { RunnerMetrics } from './metrics.js';
-import type { Oidc } from './oidc.js';
-import { FailureLimiter } from './rate-limit.js';
 import { routeRequests } from './router.js';
+import { sqlSignInStore } from './sessions.js';
 
 // The API's shapes are declared once, beside the page that reads them.
 export type {
@@ -39,8 +39,7 @@ export type { ConnectionLimits } from './connections.js';
 export { MAX_BODY_BYTES } from './http.js';
 export { HttpError, type HttpErrorCode } from './http-error.js';
 export { listenMetrics, type MetricsListener, RunnerMetrics } from './metrics.js';
-export { Oidc, type OidcIdentity } from './oidc.js';
-export { type OidcSettings, oidcSettings } from './oidc-settings.js';
+export { oidcSettings } from './oidc-settings.js';
 
 /** Options of {@link startServe}. */
 export interface ServeOptions {
@@ -200,11 +199,12 @@ export async function startServe(storage: Storage, options: ServeOptions): Promi
     token,
     operator: options.operator ?? null,
     oidc,
-    sessions: {
+    sessions: new PageSignIns(sqlSignInStore(storage), {
       ttlMs: options.sessionTtlMs ?? VARIABLES.RUNNER_SESSION_TTL.default,
       secure: options.publicUrl?.startsWith('https:') ?? false,
       token,
-    },
+      cookieName: 'runner_session',
+    }),
     signedOut: () => void hub.recheck(),
     limiters: {
       source: new FailureLimiter({

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { checkCsrf } from '@x/approval-center';
 import { type ApiContext, handleApi } from './api.js';
 import { answerHostedCommand, type HostCommand } from './api-cli.js';
 import { callerOf, handleSignIn, requireAdmin, type SignIn } from './auth.js';
@@ -6,8 +7,7 @@ import { answerDecisionRoute } from './decide.js';
 import { checkHost, checkSingleHeaders, sendError } from './http.js';
 import { HttpError, toHttpError } from './http-error.js';
 import type { RunnerMetrics } from './metrics.js';
-import { answerOidcRoute } from './oidc.js';
-import { checkCsrf } from './sessions.js';
+import { answerOidcRoute } from './oidc-routes.js';
 import { answerSlackRoute } from './slack.js';
 import { isAsset, sendAsset } from './static.js';
 

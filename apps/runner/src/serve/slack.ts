@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http';
+import { accessOf } from '@x/approval-center';
 import type { AnswerOptions } from '@x/askuser';
 import { slackSigned, slackUserEmail } from '@x/notify';
 import { z } from 'zod';
@@ -8,7 +9,6 @@ import { MAX_ANSWER_CHARS } from '../executive/answer-limit.js';
 import { answer, refuseAnswerer } from '../executive/index.js';
 import { classifyFailure } from '../failure.js';
 import type { Storage } from '../storage/index.js';
-import { accessOf } from '../storage/operators.js';
 import { type ChannelRoute, sendJson } from './http.js';
 
 const MAX_BODY_BYTES = 64 * 1024;

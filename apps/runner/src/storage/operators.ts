@@ -1,14 +1,9 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { ACCESS_ROLES, type AccessRole, accessOf, isRoleName } from '@x/approval-center';
 import type { Identity } from '@x/askuser';
 import { applyMigrations, type StoreDatabase as Db, rowsOf, sqlStateOf } from '@x/postgres-kit';
 import { sql } from 'drizzle-orm';
 import { notFoundError, RunnerError, usageError } from '../errors.js';
-
-/** The roles that say what an operator may do; any other role only places them in audiences. */
-export const ACCESS_ROLES = ['admin', 'operator', 'viewer'] as const;
-
-/** What an operator may do: everything, answer what each question allows, or read. */
-export type AccessRole = (typeof ACCESS_ROLES)[number];
 
 /** An operator as `runner operators list` shows it (never the key). */
 export interface OperatorRecord {
@@ -29,7 +24,6 @@ export interface SignedIn extends Identity {
 }
 
 const NAME = /^[A-Za-z0-9][\w.@-]{0,99}$/;
-const ROLE = /^[a-z][a-z0-9_-]{0,49}$/;
 const KEY_PREFIX = 'runner_';
 const KEY_ID = /^[0-9a-f]{16}$/;
 
@@ -49,11 +43,6 @@ export async function migrateRunner(db: Db): Promise<void> {
   });
 }
 
-/** The access role of `roles` (`operator` when none is named). */
-export function accessOf(roles: readonly string[]): AccessRole {
-  return ACCESS_ROLES.find((role) => roles.includes(role)) ?? 'operator';
-}
-
 /**
  * The roles of `add NAME --role ...`: one access role (default `operator`) and any
  * audience roles, each once.
@@ -61,7 +50,7 @@ export function accessOf(roles: readonly string[]): AccessRole {
  */
 export function rolesOf(given: readonly string[]): string[] {
   for (const role of given) {
-    if (!ROLE.test(role)) {
+    if (!isRoleName(role)) {
       throw usageError(
         `--role "${role}" is not a role name: use lower-case letters, digits, '_' and '-'`,
       );

@@ -1,0 +1,38 @@
+export {
+  type AppOperator,
+  type Authenticate,
+  type AuthenticatedOperator,
+  authenticatedBy,
+} from './authenticate.js';
+export { looksLikeJwt, Oidc, type OidcOptions, SIGN_IN_TTL_MS } from './oidc.js';
+export type { OidcIdentity } from './oidc-claims.js';
+export {
+  countFailedSignIn,
+  FailureLimiter,
+  type Limit,
+  refuseWhileLimited,
+  rememberSource,
+  type SignInLimiters,
+  sourceOf,
+} from './rate-limit.js';
+export {
+  ACCESS_ROLES,
+  type AccessRole,
+  accessOf,
+  isAccessRole,
+  isOperatorName,
+  isRoleName,
+} from './roles.js';
+export {
+  CSRF_HEADER,
+  checkCsrf,
+  cookieOf,
+  memorySignInStore,
+  type PageSignIn,
+  type PageSignInIdentity,
+  type PageSignInOptions,
+  PageSignIns,
+  type SignInStore,
+  type StoredSignIn,
+  sameSecret,
+} from './sign-ins.js';
