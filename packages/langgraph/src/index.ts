@@ -12,6 +12,7 @@ export {
   type LangGraphRun,
   langGraphKind,
   startLangGraphRun,
+  type ThreadConfig,
   type ThreadGraph,
 } from './interrupts.js';
 export { MIGRATIONS_SCHEMA, MIGRATIONS_TABLE, migrate } from './migrate.js';

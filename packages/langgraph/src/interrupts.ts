@@ -27,8 +27,8 @@ export const LANGGRAPH_KIND = 'langgraph thread';
 /** The tool name the continuation of a stopped thread records its interrupts under. */
 const INTERRUPTS_TOOL = 'langgraph_interrupts';
 
-/** A thread's config, as the graph is invoked with it. */
-interface ThreadConfig {
+/** A thread's config, as the kind invokes the graph with it (`signal`: the lease's, on resume). */
+export interface ThreadConfig {
   configurable: { thread_id: string };
   signal?: AbortSignal;
 }
