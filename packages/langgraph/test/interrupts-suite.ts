@@ -6,7 +6,9 @@ import {
   answer,
   createExecutive,
   type ExecutiveStorage,
+  type LeasePolicy,
   migrate as migrateExecutive,
+  type QuestionPolicy,
   sqlExecutiveStorage,
 } from '@x/executive';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -121,9 +123,10 @@ export async function describeInterruptsOn(kind: SqlTarget['kind']): Promise<voi
       }
 
       /** Starts a run of `graph` on a thread of its own. */
-      async function start(graph: ThreadGraph) {
+      async function start(graph: ThreadGraph, questionPolicy?: QuestionPolicy) {
         const run = { runId: randomUUID(), conversationId: randomUUID() };
-        const started = await startLangGraphRun(flow(), { graph }, run, {});
+        const options = { graph, ...(questionPolicy ? { questionPolicy } : {}) };
+        const started = await startLangGraphRun(flow(), options, run, {});
         return { run, started };
       }
 
@@ -137,9 +140,10 @@ export async function describeInterruptsOn(kind: SqlTarget['kind']): Promise<voi
         answer(flow(), token, { action: 'accept', content }, { answeredBy: 'ada' });
 
       /** One drain of the worker, as `n` executives at once. */
-      async function work(graph: ThreadGraph, n = 1) {
+      async function work(graph: ThreadGraph, n = 1, lease?: LeasePolicy) {
         const kinds = { [LANGGRAPH_KIND]: langGraphKind({ graph }) };
-        const executives = Array.from({ length: n }, () => createExecutive({ storage, kinds }));
+        const options = { storage, kinds, ...(lease ? { lease } : {}) };
+        const executives = Array.from({ length: n }, () => createExecutive(options));
         await Promise.all(executives.map((e) => e.work({ once: true, concurrency: 2 })));
       }
 
@@ -241,6 +245,66 @@ export async function describeInterruptsOn(kind: SqlTarget['kind']): Promise<voi
         await reply(asked?.token ?? '', 'Kyoto');
         await work(graph, 2);
         expect((await outcome(run.runId)).status).toBe('completed');
+        expect(calls).toEqual({ resumes: 1, book: 1 });
+      });
+      it('asks under the question policy, with the interrupt value kept for the page', async () => {
+        const calls: Calls = {};
+        const graph = compiled(oneQuestion(calls), calls);
+        const policy: QuestionPolicy = () => ({
+          audience: ['travel'],
+          deadline: { ms: 3_600_000, answer: { action: 'decline', content: 'no answer' } },
+        });
+        const { run } = await start(graph, policy);
+        const [pending] = await storage.pauses().listPending(run.conversationId);
+        expect(pending?.audience).toEqual({ names: [], roles: ['travel'] });
+        expect(pending?.deadline?.answer).toEqual({ action: 'decline', content: 'no answer' });
+        expect(pending?.resumeContext).toMatchObject({ langgraph: { value: 'Which city?' } });
+      });
+
+      it('cancels the run, and closes its other questions, when one question is cancelled', async () => {
+        const calls: Calls = {};
+        const graph = compiled(parallelQuestions(calls), calls);
+        const { run } = await start(graph);
+        const [first] = await questions(run.conversationId);
+        await answer(
+          flow(),
+          first?.token ?? '',
+          { action: 'cancel', content: '' },
+          { answeredBy: 'ada' },
+        );
+        await work(graph);
+        expect((await outcome(run.runId)).status).toBe('cancelled');
+        expect(await questions(run.conversationId)).toEqual([]);
+        expect(calls).toEqual({});
+      });
+
+      it('does not resume again after an attempt that resumed was cut off before its last write', async () => {
+        const calls: Calls = {};
+        const inner = compiled(oneQuestion(calls), calls);
+        let cut = false;
+        // The first resume runs the graph to its end, then the attempt fails before it records it.
+        const graph: ThreadGraph = {
+          getState: (config) => inner.getState(config),
+          invoke: async (input, config) => {
+            const output = await inner.invoke(input, config);
+            if (calls.resumes === 1 && !cut) {
+              cut = true;
+              throw new Error('cut off');
+            }
+            return output;
+          },
+        };
+        const { run } = await start(graph);
+        const [asked] = await questions(run.conversationId);
+        await reply(asked?.token ?? '', 'Kyoto');
+        const lease = { leaseMs: 30_000, retry: { maxAttempts: 3, baseMs: 0 } };
+        await work(graph, 1, lease);
+        await work(graph, 1, lease);
+        expect(cut).toBe(true);
+        expect(await outcome(run.runId)).toMatchObject({
+          status: 'completed',
+          state: { a: 'Kyoto' },
+        });
         expect(calls).toEqual({ resumes: 1, book: 1 });
       });
     });
