@@ -104,6 +104,40 @@ export async function describeKindsOn(kind: SqlTarget['kind']): Promise<void> {
         expect(mine()).toHaveLength(2);
       });
 
+      it("hands a run claimed at its due time to its kind's due, instead of sweeping its question", async () => {
+        const seen: string[] = [];
+        const multi: RunKind = {
+          async resume() {
+            throw new Error('not resumed without an answer');
+          },
+          async due({ flow: using, job, suspension }) {
+            seen.push(job.run.runId);
+            const turn = { status: 'completed' as const, messages: [assistantMessage('swept')] };
+            return finishTurn(using, job, suspension, { id: 'm' }, turn);
+          },
+        };
+        const token = fresh('q');
+        const run = { runId: fresh('r'), conversationId: fresh('c') };
+        // A deadline already passed: the run is due at once.
+        const policy = () => ({
+          deadline: { ms: -60_000, answer: { action: 'decline' as const, content: 'late' } },
+        });
+        await suspendNewRun(
+          flow(),
+          run,
+          { id: 'm' },
+          askingTurn(),
+          { kind: 'multi' },
+          token,
+          policy,
+        );
+        await createExecutive({ storage, kinds: { multi } }).work({ once: true });
+        expect(seen).toEqual([run.runId]);
+        expect((await storage.runs().get(run.runId))?.status).toBe('completed');
+        // The executive's own sweep did not run: the question was not expired by it.
+        expect(await storage.pauses().getAnswer(token)).toBeUndefined();
+      });
+
       it('fails a run of a kind no worker registered, saying so, without resuming it', async () => {
         const seen: ResumingRun[] = [];
         const events: RunWorkerEvent<RunResult>[] = [];
