@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { Command, INTERRUPT } from '@langchain/langgraph';
 import { type ResumeAnswer, resumeAnswerSchema } from '@x/askuser';
-import { createSuspension, type Suspension } from '@x/continuation';
+import { ContinuationError, createSuspension, type Suspension } from '@x/continuation';
 import type { RunJob } from '@x/continuation-postgres';
 import {
+  type DueRun,
   type ExecutiveDatabase,
   type ExecutiveStorage,
   type FlowContext,
@@ -11,10 +12,10 @@ import {
   NO_QUESTION_POLICY,
   type Question,
   type QuestionPolicy,
+  type QuestionTimes,
   questionAnswerers,
   questionEvent,
   questionTimes,
-  type ResumingRun,
   type RunKind,
   type RunResult,
   requesterOf,
@@ -111,6 +112,7 @@ export async function startLangGraphRun(
     await storage.runs().create({ runId, conversationId, status: 'completed', meta, messages });
     return { status: 'completed', runId, conversationId, messages };
   }
+  const times = stopTimes(options.questionPolicy);
   return storage.transaction(async (tx) => {
     const token = randomUUID();
     await storage.runs(tx).create({
@@ -119,9 +121,10 @@ export async function startLangGraphRun(
       status: 'waiting',
       interactionId: token,
       meta,
+      ...waitTimes(times),
     });
     const ids = { runId, conversationId, requester };
-    return askInterrupts(tx, flow, ids, thread, pending, token, options.questionPolicy);
+    return askInterrupts(tx, flow, ids, thread, pending, token, options.questionPolicy, times);
   });
 }
 
@@ -144,11 +147,52 @@ export function langGraphKind<S extends ExecutiveStorage = ExecutiveStorage>(
         ? 'its saved state is not a stopped LangGraph thread; it is not resumed'
         : undefined,
     resume: (run) => resumeThread(run, options),
+    due: (run) => dueThread(run, options),
   };
 }
 
+/**
+ * A thread's run claimed at its due time: what is due of each question still open (its
+ * reminder, escalation, and its deadline's default) is applied once, with its events, and
+ * committed only while the lease holds; then the run resumes if every question is resolved,
+ * else waits again until the next due time.
+ */
+async function dueThread<S extends ExecutiveStorage>(
+  run: DueRun<S>,
+  options: LangGraphKindOptions,
+): Promise<RunResult> {
+  const { flow, job, suspension } = run;
+  const { storage, events } = flow;
+  const stopped = stoppedThreadOf(suspension) as StoppedThread;
+  await storage.transaction(async (tx) => {
+    const pauses = storage.pauses(tx);
+    // The pause rows first (as an answer takes them before the run's), then the lease.
+    for (const { token } of stopped.interrupts) {
+      if (await pauses.getAnswer(token)) continue;
+      const due = await pauses.applyDue(token);
+      const notify = [
+        ...(due.reminded ? (['question.reminded'] as const) : []),
+        ...(due.escalated ? (['question.escalated'] as const) : []),
+      ].filter((kind) => events.wants(kind));
+      for (const kind of notify) {
+        const pause = await pauses.getByToken(token);
+        await events.record(tx, questionEvent(kind, pause, due.escalated ?? {}));
+      }
+      const expired = await pauses.expire(token);
+      if (expired?.expiredAt) {
+        const extra = { answer: expired.answer, expiredAt: expired.expiredAt.toISOString() };
+        await events.record(tx, questionEvent('question.expired', expired, extra));
+      }
+    }
+    if (!(await storage.runs(tx).renew(job.run.runId, job.owner, job.leaseMs))) {
+      throw new ContinuationError('lease_lost', `run "${job.run.runId}" was taken over`);
+    }
+  });
+  return resumeThread(run, options);
+}
+
 async function resumeThread<S extends ExecutiveStorage>(
-  { flow, job, suspension }: ResumingRun<S>,
+  { flow, job, suspension }: DueRun<S>,
   options: LangGraphKindOptions,
 ): Promise<RunResult> {
   const { storage } = flow;
@@ -173,14 +217,20 @@ async function resumeThread<S extends ExecutiveStorage>(
     const turn = { status: 'completed' as const, messages: [finalState(output)] };
     return finishTurn(flow, job, suspension, { id: LANGGRAPH_KIND }, turn);
   }
+  const policy = options.questionPolicy;
+  const times = stopTimes(policy);
   return storage.transaction(async (tx) => {
     const token = randomUUID();
     // The run first: a worker that lost its lease stops here and writes nothing.
-    await storage.runs(tx).finish(runId, job.owner, { status: 'waiting', interactionId: token });
+    await storage.runs(tx).finish(runId, job.owner, {
+      status: 'waiting',
+      interactionId: token,
+      ...waitTimes(times),
+    });
     const requester = requesterOf(job.run.meta);
     const ids = { runId, conversationId, requester };
-    const policy = options.questionPolicy;
-    const waiting = await askInterrupts(tx, flow, ids, stopped.thread, pending, token, policy);
+    const { thread } = stopped;
+    const waiting = await askInterrupts(tx, flow, ids, thread, pending, token, policy, times);
     await storage.continuations(tx).markResolved(suspension.interactionId);
     return waiting;
   });
@@ -220,7 +270,12 @@ async function waitForAll(
     // An answer takes this lock before it readies the run: it committed before the check
     // below sees it, or it readies the run after this commits.
     await storage.lockFor(tx, token);
-    await storage.runs(tx).finish(runId, job.owner, { status: 'waiting', interactionId: token });
+    const due = await nextDue(storage, stopped, tx);
+    await storage.runs(tx).finish(runId, job.owner, {
+      status: 'waiting',
+      interactionId: token,
+      ...due,
+    });
     const answers = await answersOf(storage, stopped, tx);
     const [answered] = answers.values();
     if (answered && answers.size === stopped.interrupts.length) {
@@ -228,6 +283,43 @@ async function waitForAll(
     }
   });
   return { status: 'waiting', runId, conversationId, token, question: '', options: null };
+}
+
+/**
+ * When the run of a stop waits until: the earliest deadline of its open questions, and the
+ * first time anything of them is due (reminder, escalation, deadline); none when none is.
+ */
+async function nextDue(
+  storage: ExecutiveStorage,
+  stopped: StoppedThread,
+  tx: ExecutiveDatabase,
+): Promise<{ deadlineAt?: Date; dueAt?: Date }> {
+  const deadlines: number[] = [];
+  const times: number[] = [];
+  for (const { token } of stopped.interrupts) {
+    if (await storage.pauses(tx).getAnswer(token)) continue;
+    const { deadline, reminder, escalation } = await storage.pauses(tx).getByToken(token);
+    if (deadline) deadlines.push(deadline.at.getTime());
+    if (reminder && !reminder.remindedAt) times.push(reminder.at.getTime());
+    if (escalation && !escalation.escalatedAt) times.push(escalation.at.getTime());
+  }
+  const earliest = (at: number[]) => (at.length === 0 ? undefined : new Date(Math.min(...at)));
+  const deadlineAt = earliest(deadlines);
+  const dueAt = earliest([...deadlines, ...times]);
+  return { ...(deadlineAt ? { deadlineAt } : {}), ...(dueAt ? { dueAt } : {}) };
+}
+
+/** A new stop's run waits until its questions' deadline and first due time. */
+function waitTimes(times: QuestionTimes): { deadlineAt?: Date; dueAt?: Date } {
+  return {
+    ...(times.deadline ? { deadlineAt: times.deadline.at } : {}),
+    ...(times.dueAt ? { dueAt: times.dueAt } : {}),
+  };
+}
+
+/** The times of a stop's questions under `policy` (all are asked at once, of one kind). */
+function stopTimes(policy: QuestionPolicy = NO_QUESTION_POLICY): QuestionTimes {
+  return questionTimes({ kind: 'ask_user' }, policy);
 }
 
 /** The answers given so far to a stop's questions, by interrupt id (read in `tx` if given). */
@@ -256,6 +348,7 @@ async function askInterrupts(
   pending: ReadonlyArray<{ id: string; value: unknown }>,
   token: string,
   policy: QuestionPolicy = NO_QUESTION_POLICY,
+  times: QuestionTimes = stopTimes(policy),
 ): Promise<Extract<RunResult, { status: 'waiting' }>> {
   const asked = pending.map((i) => ({
     ...i,
@@ -283,7 +376,7 @@ async function askInterrupts(
       options: null,
       priority: 0,
     };
-    const { deadline, remind, escalate, quorum } = questionTimes(question, policy);
+    const { deadline, remind, escalate, quorum } = times;
     const pause = {
       token: interrupt.token,
       conversationId: run.conversationId,

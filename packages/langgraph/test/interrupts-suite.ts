@@ -261,6 +261,42 @@ export async function describeInterruptsOn(kind: SqlTarget['kind']): Promise<voi
         expect(pending?.resumeContext).toMatchObject({ langgraph: { value: 'Which city?' } });
       });
 
+      it("applies the deadline of each open question at the run's due time, then resumes them together", async () => {
+        const calls: Calls = {};
+        const graph = compiled(parallelQuestions(calls), calls);
+        // A deadline already passed: the run is due at once.
+        const policy: QuestionPolicy = () => ({
+          deadline: { ms: -60_000, answer: { action: 'accept', content: 'any' } },
+        });
+        const { run } = await start(graph, policy);
+        expect(await questions(run.conversationId)).toHaveLength(2);
+        await work(graph);
+        expect(await outcome(run.runId)).toMatchObject({
+          status: 'completed',
+          state: { a: 'any', b: 'any' },
+        });
+        expect(calls).toEqual({ resumes: 1, join: 1 });
+      });
+
+      it("keeps the run due at its open question's deadline while it waits for the rest", async () => {
+        const calls: Calls = {};
+        const graph = compiled(parallelQuestions(calls), calls);
+        const policy: QuestionPolicy = () => ({
+          deadline: { ms: 3_600_000, answer: { action: 'decline', content: 'no answer' } },
+        });
+        const { run } = await start(graph, policy);
+        const [first, second] = await storage.pauses().listPending(run.conversationId);
+        await reply(first?.token ?? '', 'Kyoto');
+        await work(graph);
+        const waiting = await storage.runs().get(run.runId);
+        expect(waiting?.status).toBe('waiting');
+        expect(waiting?.deadlineAt).toEqual(second?.deadline?.at);
+        expect(calls).toEqual({});
+        await reply(second?.token ?? '', 'Ryokan');
+        await work(graph);
+        expect((await outcome(run.runId)).status).toBe('completed');
+      });
+
       it('cancels the run, and closes its other questions, when one question is cancelled', async () => {
         const calls: Calls = {};
         const graph = compiled(parallelQuestions(calls), calls);
