@@ -196,6 +196,8 @@ export async function describeInterruptsOn(kind: SqlTarget['kind']): Promise<voi
           state: { a: 'Kyoto', b: 'Ryokan' },
         });
         expect(calls).toEqual({ resumes: 1, join: 1 });
+        // Resolved interrupts of parallel nodes do not fire again (langgraph#5952).
+        expect(await questions(run.conversationId)).toEqual([]);
       });
 
       it('asks interrupt() in a loop one question at a time, each resumed once (langgraph#7780)', async () => {
