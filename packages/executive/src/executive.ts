@@ -229,6 +229,7 @@ async function resumeClaimed<S extends ExecutiveStorage>(
   const kind = Object.hasOwn(options.kinds, name) ? options.kinds[name] : undefined;
   // A kind that waits on several questions applies what is due of them itself.
   if (kind?.due && run.input === null && !unreadable && suspension) {
+    work.onClaimed?.(claimOf(job));
     return kind.due({ flow, storage, job, suspension });
   }
   // Claimed at its due time: the question's reminder, escalation or deadline is applied

@@ -4,6 +4,7 @@ import type { RunWorkerEvent } from '@x/continuation-postgres';
 import { assistantMessage, type Message } from '@x/wire';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  type Claim,
   createExecutive,
   type ExecutiveStorage,
   finishTurn,
@@ -131,8 +132,13 @@ export async function describeKindsOn(kind: SqlTarget['kind']): Promise<void> {
           token,
           policy,
         );
-        await createExecutive({ storage, kinds: { multi } }).work({ once: true });
+        const claims: Claim[] = [];
+        await createExecutive({ storage, kinds: { multi } }).work({
+          once: true,
+          onClaimed: (claim) => claims.push(claim),
+        });
         expect(seen).toEqual([run.runId]);
+        expect(claims.filter((c) => c.runId === run.runId)).toHaveLength(1);
         expect((await storage.runs().get(run.runId))?.status).toBe('completed');
         // The executive's own sweep did not run: the question was not expired by it.
         expect(await storage.pauses().getAnswer(token)).toBeUndefined();
