@@ -225,6 +225,13 @@ async function resumeClaimed<S extends ExecutiveStorage>(
 ): Promise<RunResult> {
   const { run, suspension, unreadable } = job;
   const { runId, conversationId } = run;
+  const name = runKindOf(run.meta);
+  const kind = Object.hasOwn(options.kinds, name) ? options.kinds[name] : undefined;
+  // A kind that waits on several questions applies what is due of them itself.
+  if (kind?.due && run.input === null && !unreadable && suspension) {
+    work.onClaimed?.(claimOf(job));
+    return kind.due({ flow, storage, job, suspension });
+  }
   // Claimed at its due time: the question's reminder, escalation or deadline is applied
   // (each once); it waits again, or resumes from the outcome.
   const due = run.input === null && !unreadable ? await applyDue(flow, job) : undefined;
@@ -238,8 +245,6 @@ async function resumeClaimed<S extends ExecutiveStorage>(
   work.onClaimed?.(claimOf(job));
   const answer: ResumeAnswer = resolved?.answer ?? resumeAnswerSchema.parse(run.input);
   const expiredAt = resolved?.expiredAt ? run.deadlineAt : null;
-  const name = runKindOf(run.meta);
-  const kind = Object.hasOwn(options.kinds, name) ? options.kinds[name] : undefined;
   if (!kind) {
     const known = Object.keys(options.kinds).join(', ') || 'none';
     const why = `run ${runId} is of kind "${name}", which this worker does not resume (it resumes: ${known}); it is not resumed`;

@@ -98,7 +98,13 @@ export {
   saveSettled,
   waitAgain,
 } from './resume-writes.js';
-export { type ResumingRun, type RunKind, runKindOf, TURN_KIND } from './run-kind.js';
+export {
+  type DueRun,
+  type ResumingRun,
+  type RunKind,
+  runKindOf,
+  TURN_KIND,
+} from './run-kind.js';
 export {
   lockFor,
   lockForStatement,

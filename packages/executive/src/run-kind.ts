@@ -39,6 +39,12 @@ export interface ResumingRun<S extends ExecutiveStorage = ExecutiveStorage> {
   resolved: AnsweredPause | undefined;
 }
 
+/** What a {@link RunKind.due} takes over: a run claimed at its due time, with no answer. */
+export type DueRun<S extends ExecutiveStorage = ExecutiveStorage> = Pick<
+  ResumingRun<S>,
+  'flow' | 'storage' | 'job' | 'suspension'
+>;
+
 /**
  * How runs of one kind are resumed. The worker calls {@link RunKind.resume} exactly once per
  * answer set, under the run's lease; the returned result is how the attempt ended, and a
@@ -61,4 +67,11 @@ export interface RunKind<S extends ExecutiveStorage = ExecutiveStorage> {
    */
   refuse?(run: ClaimedRun): string | undefined;
   resume(run: ResumingRun<S>): Promise<RunResult>;
+  /**
+   * A run claimed at its due time with no answer, handed over whole instead of the
+   * executive's sweep of the one question the run waits on: for a kind whose run waits on
+   * several questions (it applies their reminders, escalations and deadlines under the lease,
+   * then resumes the run or makes it wait again). Without it, the executive's sweep applies.
+   */
+  due?(run: DueRun<S>): Promise<RunResult>;
 }

@@ -5,6 +5,7 @@ import { assistantMessage, type Message, textOf, userMessage } from '@x/wire';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   answer as answerFlow,
+  type Claim,
   createExecutive,
   type ExecutiveStorage,
   finishTurn,
@@ -104,6 +105,45 @@ export async function describeKindsOn(kind: SqlTarget['kind']): Promise<void> {
         // Nothing is left to resume: a third drain calls no kind.
         await Promise.all(executives.map((e) => e.work({ once: true })));
         expect(mine()).toHaveLength(2);
+      });
+
+      it("hands a run claimed at its due time to its kind's due, instead of sweeping its question", async () => {
+        const seen: string[] = [];
+        const multi: RunKind = {
+          async resume() {
+            throw new Error('not resumed without an answer');
+          },
+          async due({ flow: using, job, suspension }) {
+            seen.push(job.run.runId);
+            const turn = { status: 'completed' as const, messages: [assistantMessage('swept')] };
+            return finishTurn(using, job, suspension, { id: 'm' }, turn);
+          },
+        };
+        const token = fresh('q');
+        const run = { runId: fresh('r'), conversationId: fresh('c') };
+        // A deadline already passed: the run is due at once.
+        const policy = () => ({
+          deadline: { ms: -60_000, answer: { action: 'decline' as const, content: 'late' } },
+        });
+        await suspendNewRun(
+          flow(),
+          run,
+          { id: 'm' },
+          askingTurn(),
+          { kind: 'multi' },
+          token,
+          policy,
+        );
+        const claims: Claim[] = [];
+        await createExecutive({ storage, kinds: { multi } }).work({
+          once: true,
+          onClaimed: (claim) => claims.push(claim),
+        });
+        expect(seen).toEqual([run.runId]);
+        expect(claims.filter((c) => c.runId === run.runId)).toHaveLength(1);
+        expect((await storage.runs().get(run.runId))?.status).toBe('completed');
+        // The executive's own sweep did not run: the question was not expired by it.
+        expect(await storage.pauses().getAnswer(token)).toBeUndefined();
       });
 
       it('fails a run of a kind no worker registered, saying so, without resuming it', async () => {
