@@ -2,13 +2,17 @@ import { type FakeLlm, type Script, startFakeLlm } from '@internal/fake-llm';
 import { type SqlTarget, sqlTargets } from '@internal/pg-test';
 import { Agent, OpenAIChatCompletionsModel, setTracingDisabled, tool } from '@openai/agents';
 import {
+  answer as answerQuestion,
   createExecutive,
   type ExecutiveStorage,
   migrate,
   type RunResult,
+  type SuspendedTurn,
   sqlExecutiveStorage,
+  suspendNewRun,
 } from '@x/executive';
 import { rowsOf } from '@x/postgres-kit';
+import { assistantMessage, userMessage } from '@x/wire';
 import { sql } from 'drizzle-orm';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -109,13 +113,9 @@ export async function describeAgentsOn(kind: SqlTarget['kind']): Promise<void> {
         return waiting as Extract<RunResult, { status: 'waiting' }>;
       }
 
-      /** Answers the question `token` as an answer flow does: the pause, then its run readied. */
+      /** Answers the question `token` through the executive's answer flow. */
       async function answer(token: string, action: 'accept' | 'decline', content = '') {
-        const given = { action, content };
-        const pause = await storage.pauses().getByToken(token);
-        await storage.pauses().markResumed(token, given);
-        const parent = (pause?.resumeContext as { parent?: string } | null)?.parent ?? '';
-        await storage.runs().markReady(parent, given);
+        await answerQuestion(flow(), token, { action, content });
       }
 
       it('asks one question per interruption, naming the tool and its arguments', async () => {
@@ -225,6 +225,28 @@ export async function describeAgentsOn(kind: SqlTarget['kind']): Promise<void> {
         const failed = await storage.runs().get(waiting.runId);
         expect(failed?.status).toBe('failed');
         expect(failed?.lastError).toContain('does not match');
+      });
+
+      it('refuses a run whose continuation is not an OpenAI Agents state', async () => {
+        const { agent, ran } = payingAgent(llm);
+        const ids = { runId: fresh('r'), conversationId: fresh('c') };
+        const toolUse = { type: 'tool_use' as const, id: 'tu1', name: 'ask_user', input: {} };
+        const asking: SuspendedTurn = {
+          status: 'suspended',
+          messages: [userMessage('Pay 60')],
+          assistant: assistantMessage(toolUse),
+          toolUse,
+          question: { kind: 'ask_user', question: 'Which city?', options: null, priority: 0 },
+        };
+        const token = fresh('q');
+        await suspendNewRun(flow(), ids, { id: 'm' }, asking, { kind: OPENAI_AGENTS_KIND }, token);
+        await answer(token, 'accept', 'Kyoto');
+        const kinds = { [OPENAI_AGENTS_KIND]: openaiAgentsKind({ agent }) };
+        await createExecutive({ storage, kinds }).work({ once: true });
+        const failed = await storage.runs().get(ids.runId);
+        expect(failed?.status).toBe('failed');
+        expect(failed?.lastError).toContain('not an OpenAI Agents run');
+        expect(ran).toEqual([]);
       });
     });
   }
