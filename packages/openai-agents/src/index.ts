@@ -7,6 +7,7 @@
 
 export {
   type AgentRunOptions,
+  type AnyAgent,
   type OpenAIAgentsKindOptions,
   openaiAgentsKind,
   startAgentRun,

@@ -22,8 +22,9 @@ import {
   saveStop,
 } from './stop.js';
 
+/** An agent of any context and output type. */
 // biome-ignore lint/suspicious/noExplicitAny: an agent of any context and output.
-type AnyAgent = Agent<any, any>;
+export type AnyAgent = Agent<any, any>;
 
 /** What a run of an agent is started with, and how its questions are governed. */
 export interface AgentRunOptions {
