@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { type FakeLlm, type Script, startFakeLlm } from '@internal/fake-llm';
 import { type SqlTarget, sqlTargets } from '@internal/pg-test';
 import { Agent, OpenAIChatCompletionsModel, setTracingDisabled, tool } from '@openai/agents';
@@ -32,6 +34,52 @@ function replaced(value: unknown, from: string, to: string): unknown {
   return value;
 }
 
+/**
+ * A scripted Chat Completions server for what the fake model server cannot answer: two tool
+ * calls in one response (`pay` 1 and `pay` 2), then a text naming the tool results it got.
+ */
+async function startTwoCallServer(): Promise<{ url: string; close: () => Promise<void> }> {
+  const server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (chunk) => {
+      body += chunk;
+    });
+    req.on('end', () => {
+      const messages = (
+        JSON.parse(body) as { messages: Array<{ role: string; content?: unknown }> }
+      ).messages;
+      const results = messages.filter((m) => m.role === 'tool').map((m) => String(m.content));
+      const call = (n: number) => ({
+        id: `call_two_${n}`,
+        type: 'function',
+        function: { name: 'pay', arguments: JSON.stringify({ amount: n }) },
+      });
+      const message =
+        results.length === 0
+          ? { role: 'assistant', content: null, tool_calls: [call(1), call(2)] }
+          : { role: 'assistant', content: `Done: ${results.join(' | ')}` };
+      const finish = results.length === 0 ? 'tool_calls' : 'stop';
+      res.setHeader('content-type', 'application/json');
+      res.end(
+        JSON.stringify({
+          id: 'chatcmpl-two',
+          object: 'chat.completion',
+          created: 0,
+          model: 'fake',
+          choices: [{ index: 0, message, finish_reason: finish }],
+          usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+        }),
+      );
+    });
+  });
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () => new Promise<void>((done) => server.close(() => done())),
+  };
+}
+
 let counter = 0;
 const fresh = (what: string) => `${what}-${process.pid}-${++counter}`;
 
@@ -51,7 +99,7 @@ const payer: Script = ({ tools, calls, userText }) => {
 };
 
 /** An agent whose tools need approval and count their calls, on the fake model server. */
-function payingAgent(llm: FakeLlm, withRefund = false) {
+function payingAgent(llm: Pick<FakeLlm, 'url'>, withRefund = false) {
   const ran: string[] = [];
   const client = new OpenAI({ baseURL: `${llm.url}/v1`, apiKey: 'fake' });
   const pay = tool({
@@ -247,6 +295,46 @@ export async function describeAgentsOn(kind: SqlTarget['kind']): Promise<void> {
         expect(failed?.status).toBe('failed');
         expect(failed?.lastError).toContain('not an OpenAI Agents run');
         expect(ran).toEqual([]);
+      });
+
+      it('two interruptions in one stop: resumed once, when both questions are answered', async () => {
+        const two = await startTwoCallServer();
+        try {
+          const { agent, ran } = payingAgent(two);
+          const waiting = await started(agent);
+          const pending = await storage.pauses().listPending(waiting.conversationId);
+          expect(pending.map((p) => p.question).sort()).toEqual([
+            expect.stringContaining('"amount":1'),
+            expect.stringContaining('"amount":2'),
+          ]);
+          const [first, second] = pending.sort((a, b) => a.question.localeCompare(b.question));
+          const kinds = { [OPENAI_AGENTS_KIND]: openaiAgentsKind({ agent }) };
+          const executive = createExecutive({ storage, kinds });
+          // One answer of two: the run is taken, finds a question open, and waits again.
+          await answer(first?.token ?? '', 'accept');
+          const resumed: RunResult[] = [];
+          await executive.work({
+            once: true,
+            onEvent: (event) => {
+              if (event.type === 'run-resumed' && event.job.run.runId === waiting.runId) {
+                resumed.push(event.result);
+              }
+            },
+          });
+          expect(resumed.map((r) => r.status)).toEqual(['waiting']);
+          expect(ran).toEqual([]);
+          expect((await storage.runs().get(waiting.runId))?.status).toBe('waiting');
+          await answer(second?.token ?? '', 'decline', 'one payment is enough');
+          await executive.work({ once: true });
+          expect(ran).toEqual(['pay 1']);
+          const done = await storage.runs().get(waiting.runId);
+          expect(done?.status).toBe('completed');
+          const transcript = JSON.stringify(await storage.runs().transcript(waiting.runId));
+          expect(transcript).toContain('paid 1');
+          expect(transcript).toContain('one payment is enough');
+        } finally {
+          await two.close();
+        }
       });
     });
   }
