@@ -216,6 +216,17 @@ export async function describeAgentsOn(kind: SqlTarget['kind']): Promise<void> {
         expect(JSON.stringify(transcript)).toContain('over budget');
       });
 
+      it('cancelled: the run ends, nothing runs, no question stays open', async () => {
+        const { agent, ran } = payingAgent(llm);
+        const waiting = await started(agent, 35);
+        await answerQuestion(flow(), waiting.token, { action: 'cancel', content: '' });
+        const kinds = { [OPENAI_AGENTS_KIND]: openaiAgentsKind({ agent }) };
+        await createExecutive({ storage, kinds }).work({ once: true });
+        expect(ran).toEqual([]);
+        expect((await storage.runs().get(waiting.runId))?.status).toBe('cancelled');
+        expect(await storage.pauses().listPending(waiting.conversationId)).toEqual([]);
+      });
+
       it('two workers: the approved run is resumed once, the tool runs once', async () => {
         const { agent, ran } = payingAgent(llm);
         const waiting = await started(agent, 30);
