@@ -89,7 +89,7 @@ export interface OpenAIAgentsKindOptions {
   policy?: QuestionPolicy;
 }
 
-/** The answers given so far to a stop's questions, by token (read in `tx` if given). */
+/** The answers given so far to a stop's questions, by token, with what each question kept. */
 async function answersOf(
   flow: FlowContext,
   stop: Stop,
