@@ -54,6 +54,7 @@ export function allowedSiblings(name) {
       return EXECUTIVE_IMPORTS;
     // A framework adapter: @x/executive and what the executive may import.
     case '@x/langgraph':
+    case '@x/openai-agents':
       return ['@x/executive', ...EXECUTIVE_IMPORTS];
     case '@x/approval-center':
       return ['@x/executive', '@x/askuser', '@x/notify', '@x/postgres-kit', '@x/wire'];

@@ -100,6 +100,8 @@ describe('check-imports', () => {
     expect(allowedSiblings('@x/langgraph')).toContain('@x/executive');
     expect(allowedSiblings('@x/langgraph')).toContain('@x/postgres-kit');
     expect(allowedSiblings('@x/langgraph')).not.toContain('@x/approval-center');
+    // Every framework adapter has the same rule.
+    expect(allowedSiblings('@x/openai-agents')).toEqual(allowedSiblings('@x/langgraph'));
     expect(allowedSiblings('@x/approval-center')).toContain('@x/askuser');
     expect(allowedSiblings('@x/approval-center')).not.toContain('@x/session');
     expect(allowedSiblings('runner')).toBe('*');
