@@ -214,6 +214,12 @@ export class RunWorker<T = unknown> {
       ...(key === undefined ? {} : { holder: key }),
     });
     if (!claimed) return undefined;
+    if (tried?.has(claimed.run.runId)) {
+      // This claim left the queue before another slot tried the run, which failed and is ready
+      // again: a drain tries each run once, so it is given back uncounted.
+      await queue.release(claimed.run.runId, owner);
+      return 0;
+    }
     const claimedAt = Date.now();
     tried?.add(claimed.run.runId);
     const resumed = await this.#attempt(queue, claimed, owner);
