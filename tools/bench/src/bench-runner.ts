@@ -113,7 +113,11 @@ export async function benchRunner(ctx: Context, server: Server): Promise<void> {
         ctx.add({
           section: 'runner',
           name: `cycle vs the min-cycle floor, ${n} msgs (${kb(input.record)})`,
-          goal: { kind: 'at-least', value: 0.5, label: '≥ 0.5' },
+          // Issue 47's decision: 10 messages are bound by fixed costs the floor does not have.
+          goal:
+            n === 10
+              ? { kind: 'at-least', value: 0.45, label: '≥ 0.45' }
+              : { kind: 'at-least', value: 0.5, label: '≥ 0.5' },
           ratio: ratio(stats.min?.median, stats.cycle?.median),
           ratioMeaning: 'floor/subject',
           subject: stats.cycle,
