@@ -231,6 +231,11 @@ describe('setting', () => {
       rolesClaim: 'groups',
       roleMap: undefined,
       nameClaim: 'preferred_username',
+      settingNames: {
+        issuer: 'RUNNER_OIDC_ISSUER',
+        clientId: 'RUNNER_OIDC_CLIENT_ID',
+        roleMap: 'RUNNER_OIDC_ROLE_MAP',
+      },
     });
     expect(
       oidcSettings({ RUNNER_OIDC_ISSUER: issuer, RUNNER_OIDC_AUDIENCE: 'api' })?.audience,
