@@ -3,13 +3,16 @@
 // error or warning, and the house rules of STYLE.md hold (ESM only, side-effect free,
 // exports with types, only dist, migrations and docs shipped, a README and a LICENSE of its
 // own, source maps that carry their sources, dependencies given as ranges, never one version,
-// the root's repository with the package's folder).
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+// the root's repository with the package's folder), and attw finds the packed types right for ESM.
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { publint } from 'publint';
 import { formatMessage } from 'publint/utils';
 import { rootOf, workspacesOf } from './check-imports.mjs';
+import { typeProblems } from './check-types.mjs';
+import { packLocal } from './pack-local.mjs';
 
 const ALLOWED_FILES = new Set(['dist', 'drizzle', 'docs']);
 
@@ -123,8 +126,9 @@ async function main(argv) {
     console.log(`usage: check-packages [--root DIR]
 
 Runs publint (npm's view of what would be packed) and the house rules on every
-workspace that is not private. Build first: the checks read dist/. Exit code 1 on
-any problem.`);
+workspace that is not private, then packs them and checks their types as an ESM user's
+TypeScript resolves them (@arethetypeswrong/core, its esm-only profile). Build first:
+the checks read dist/. Exit code 1 on any problem.`);
     return 0;
   }
   const root = rootOf(argv);
@@ -149,11 +153,19 @@ any problem.`);
     for (const line of lines) console.error(`${manifest.name}: ${line}`);
     problems += lines.length;
   }
+  const packs = mkdtempSync(path.join(tmpdir(), 'check-packages-'));
+  try {
+    const types = await typeProblems(await packLocal(root, packs));
+    for (const line of types) console.error(line);
+    problems += types.length;
+  } finally {
+    rmSync(packs, { recursive: true, force: true });
+  }
   if (problems) {
     console.error(`check-packages: ${problems} problem(s)`);
     return 1;
   }
-  console.log(`check-packages: ${checked} packages publishable`);
+  console.log(`check-packages: ${checked} packages publishable, their types right for ESM (attw)`);
   return 0;
 }
 
