@@ -11,7 +11,7 @@ import { FAILURES, type Failure, ModelError, postgresCause, RunnerError } from '
 // that fails before it opens storage (bad usage, help) or goes through serve never needs.
 
 /** How the command line and the approval center's API answer an error. */
-export interface ClassifiedFailure {
+interface ClassifiedFailure {
   failure: Failure;
   exitCode: number;
   httpStatus: number;

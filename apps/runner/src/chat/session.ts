@@ -41,7 +41,7 @@ import { choices, describeQuestion, parseReply } from './prompt.js';
 import { latestWaitingSession, toolUseOf } from './saved-sessions.js';
 
 /** What a chat session gets from the CLI (a command's context has all of it). */
-export interface ChatContext {
+interface ChatContext {
   out: Output;
   modelId: string;
   /** Opens the storage (embedded default or DATABASE_URL), migrated. */
@@ -51,7 +51,7 @@ export interface ChatContext {
 }
 
 /** How `runner chat` was asked to start. */
-export interface ChatOptions {
+interface ChatOptions {
   /**
    * The session to start or resume (`--session`); default a new one, or with `resume` the
    * one whose question was saved last.

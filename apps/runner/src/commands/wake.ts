@@ -108,7 +108,7 @@ export function reportResumed(out: Output, resumed: Resumed, announced = false):
 }
 
 /** Says which run a worker claimed, before that run's turn prints anything. */
-export function reportClaimed(out: Output, claimed: Omit<Resumed, 'outcome'>): void {
+function reportClaimed(out: Output, claimed: Omit<Resumed, 'outcome'>): void {
   const { runId, token, conversationId, answer, attempt } = claimed;
   // Taken at a reminder's or escalation's time: reportResumed says what was applied.
   if (!answer && !claimed.deadline && !claimed.delegated) return;
@@ -133,7 +133,7 @@ export function reportClaimed(out: Output, claimed: Omit<Resumed, 'outcome'>): v
  * worker (its owner without the claim's suffix: host/pid/worker), and when each becomes
  * claimable. Nothing when no run is leased.
  */
-export function reportLeased(out: Output, leases: readonly LeaseRecord[], now = Date.now()): void {
+function reportLeased(out: Output, leases: readonly LeaseRecord[], now = Date.now()): void {
   if (leases.length === 0) return;
   const byWorker = new Map<string, { runs: number; holder: LeaseRecord['holder']; at: number }>();
   for (const lease of leases) {

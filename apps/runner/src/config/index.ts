@@ -29,7 +29,7 @@ export interface Variable<T, D extends T | undefined = T | undefined> {
 }
 
 /** A whole number from `min` (to `max`, when given). */
-export function wholeNumber(min: number, max?: number): Kind<number> {
+function wholeNumber(min: number, max?: number): Kind<number> {
   return {
     accepts: max === undefined ? `a whole number ≥ ${min}` : `a whole number from ${min} to ${max}`,
     parse: (text) => {
@@ -65,7 +65,7 @@ export function either<A, B>(first: Kind<A>, second: Kind<B>): Kind<A | B> {
 export const flag: Kind<boolean> = { accepts: 'any value', parse: () => true };
 
 /** An http:// or https:// URL. */
-export const httpUrl: Kind<string> = {
+const httpUrl: Kind<string> = {
   accepts: 'an http:// or https:// URL',
   echo: false,
   parse: (given) => {
@@ -78,7 +78,7 @@ export const httpUrl: Kind<string> = {
  * A PostgreSQL URL: refused with a message of its own naming the part that is wrong
  * (see {@link parseDatabaseUrl}), never repeating what may be a password.
  */
-export const postgresUrl: Kind<string> = {
+const postgresUrl: Kind<string> = {
   accepts: 'postgres://USER@HOST:PORT/DATABASE',
   echo: false,
   parse: (given, name) => {
@@ -91,7 +91,7 @@ export const postgresUrl: Kind<string> = {
  * Who may answer the questions of each human tool: `TOOL=ROLE` pairs separated by commas
  * (`approve=finance,approve=ops`), as tool name -> the roles any one of which may answer.
  */
-export const audiencePolicy: Kind<Readonly<Record<string, string[]>>> = {
+const audiencePolicy: Kind<Readonly<Record<string, string[]>>> = {
   accepts: 'TOOL=ROLE pairs separated by commas, e.g. approve=finance',
   parse: (given) => {
     const policy: Record<string, string[]> = {};
@@ -109,7 +109,7 @@ export const audiencePolicy: Kind<Readonly<Record<string, string[]>>> = {
  * Human tools by name, separated by commas (`approve,ask_user`), or `*` for every one of
  * them: as the set of names, `*` kept as itself.
  */
-export const toolNames: Kind<ReadonlySet<string>> = {
+const toolNames: Kind<ReadonlySet<string>> = {
   accepts: 'tool names separated by commas, or *, e.g. approve',
   parse: (given) => {
     const names = given.split(',').map((name) => name.trim());
@@ -138,14 +138,14 @@ function toolPairs<T>(
 }
 
 /** What a deadline policy sets for one human tool: how long its questions wait, and the default. */
-export type DeadlineRule = NonNullable<QuestionRules['deadline']>;
+type DeadlineRule = NonNullable<QuestionRules['deadline']>;
 
 /**
  * How long the questions of each human tool wait, and what is applied when nobody answered
  * in time: `TOOL=DURATION:DEFAULT` pairs separated by commas, DEFAULT one of `decline`,
  * `cancel` or `accept:TEXT` (`approve=24h:decline,ask_user=2h:accept:go on without me`).
  */
-export const deadlinePolicy: Kind<Readonly<Record<string, DeadlineRule>>> = {
+const deadlinePolicy: Kind<Readonly<Record<string, DeadlineRule>>> = {
   accepts:
     'TOOL=DURATION:DEFAULT pairs separated by commas, DEFAULT decline, cancel or accept:TEXT, e.g. approve=24h:decline',
   parse: (given) =>
@@ -168,7 +168,7 @@ export const deadlinePolicy: Kind<Readonly<Record<string, DeadlineRule>>> = {
 };
 
 /** `TOOL=DURATION` pairs separated by commas (`approve=4h,ask_user=30m`), as tool -> ms. */
-export const remindPolicy: Kind<Readonly<Record<string, number>>> = {
+const remindPolicy: Kind<Readonly<Record<string, number>>> = {
   accepts: 'TOOL=DURATION pairs separated by commas, e.g. approve=4h',
   parse: (given) =>
     toolPairs(given, /^\s*([a-z_][a-z0-9_]*)=(\d+\s*[a-z]+)\s*$/, (m) => {
@@ -178,13 +178,13 @@ export const remindPolicy: Kind<Readonly<Record<string, number>>> = {
 };
 
 /** What an escalation policy sets for one human tool: after how long, and whom it adds. */
-export type EscalateRule = NonNullable<QuestionRules['escalate']>;
+type EscalateRule = NonNullable<QuestionRules['escalate']>;
 
 /**
  * When each human tool's questions widen their audience, and to whom: `TOOL=DURATION:WHO`
  * pairs separated by commas, WHO roles and `@names` joined by `+` (`approve=8h:lead+@ada`).
  */
-export const escalatePolicy: Kind<Readonly<Record<string, EscalateRule>>> = {
+const escalatePolicy: Kind<Readonly<Record<string, EscalateRule>>> = {
   accepts:
     'TOOL=DURATION:WHO pairs separated by commas, WHO roles and @names joined by +, e.g. approve=8h:lead+@ada',
   parse: (given) =>
@@ -202,14 +202,14 @@ export const escalatePolicy: Kind<Readonly<Record<string, EscalateRule>>> = {
 };
 
 /** How many distinct approvals (and declines) resolve one human tool's questions. */
-export type QuorumRule = NonNullable<QuestionRules['quorum']>;
+type QuorumRule = NonNullable<QuestionRules['quorum']>;
 
 /**
  * The quorum of each human tool's questions: `TOOL=M` or `TOOL=M:D` pairs separated by
  * commas, M approvals of its audience to accept, D declines to decline (default 1):
  * `approve=2`, `approve=3:2`.
  */
-export const quorumPolicy: Kind<Readonly<Record<string, QuorumRule>>> = {
+const quorumPolicy: Kind<Readonly<Record<string, QuorumRule>>> = {
   accepts: 'TOOL=M or TOOL=M:D pairs separated by commas (M approvals, D declines), e.g. approve=2',
   parse: (given) =>
     toolPairs(given, /^\s*([a-z_][a-z0-9_]*)=([1-9]\d{0,2})(?::([1-9]\d{0,2}))?\s*$/, (m) => ({
@@ -225,7 +225,7 @@ export { EVENT_KINDS, type EventKind };
 export const CHANNELS = ['webhook', 'email', 'slack'] as const;
 
 /** One channel a notification goes out on. */
-export type Channel = (typeof CHANNELS)[number];
+type Channel = (typeof CHANNELS)[number];
 
 /** Which events go to a channel: a kind (or `question.*`, `run.*`, `*`) and optional filters. */
 export interface NotifyRule {
@@ -276,7 +276,7 @@ export const notifyRuleList: Kind<readonly NotifyRule[]> = {
  * Webhook signing secrets (`whsec_` and base64), one or two separated by a space: during a
  * rotation both sign, so that a receiver that knows either verifies.
  */
-export const webhookSecrets: Kind<readonly Buffer[]> = {
+const webhookSecrets: Kind<readonly Buffer[]> = {
   accepts: 'one or two whsec_BASE64 secrets separated by a space',
   echo: false,
   parse: (given) => {
@@ -290,7 +290,7 @@ export const webhookSecrets: Kind<readonly Buffer[]> = {
 };
 
 /** An smtp:// or smtps:// URL, user and password in it when the server needs them. */
-export const smtpUrl: Kind<string> = {
+const smtpUrl: Kind<string> = {
   accepts: 'an smtp:// or smtps:// URL, e.g. smtp://user:password@mail.example.com:587',
   echo: false,
   parse: (given) => {
@@ -303,7 +303,7 @@ export const smtpUrl: Kind<string> = {
  * Slack users and the operators they answer as: `SLACK_USER_ID=OPERATOR` pairs separated by
  * commas (`U012AB3CD=ada`), as Slack user id -> operator name.
  */
-export const slackUsers: Kind<Readonly<Record<string, string>>> = {
+const slackUsers: Kind<Readonly<Record<string, string>>> = {
   accepts: 'SLACK_USER_ID=OPERATOR pairs separated by commas, e.g. U012AB3CD=ada',
   parse: (given) => {
     const map: Record<string, string> = {};
@@ -317,7 +317,7 @@ export const slackUsers: Kind<Readonly<Record<string, string>>> = {
 };
 
 /** Email addresses separated by commas. */
-export const emailAddresses: Kind<readonly string[]> = {
+const emailAddresses: Kind<readonly string[]> = {
   accepts: 'email addresses separated by commas',
   parse: (given) => {
     const list = given.split(',').map((a) => a.trim());
@@ -326,7 +326,7 @@ export const emailAddresses: Kind<readonly string[]> = {
 };
 
 /** A claim of a token, or a dotted path into one: `groups`, `realm_access.roles`. */
-export const claimPath: Kind<string> = {
+const claimPath: Kind<string> = {
   accepts: 'a claim name, or a dotted path like realm_access.roles',
   parse: (given) => (/^[^.\s]+(\.[^.\s]+)*$/.test(given) ? given : undefined),
 };
@@ -357,7 +357,7 @@ export const auditKey: Kind<string> = {
 };
 
 /** Addresses and subnets (`10.0.0.0/8`, `::1`), separated by commas. */
-export const addressList: Kind<readonly string[]> = {
+const addressList: Kind<readonly string[]> = {
   accepts: 'IP addresses or subnets like 10.0.0.0/8, separated by commas',
   parse: (given) => {
     const entries = given.split(',').map((entry) => entry.trim());
@@ -934,7 +934,7 @@ export function setting<T, D extends T | undefined>(
 }
 
 /** The variables a question is asked under (who answers it, by when, how many): read where it is asked. */
-export const QUESTION_POLICY = [
+const QUESTION_POLICY = [
   VARIABLES.RUNNER_AUDIENCE,
   VARIABLES.RUNNER_REQUESTER_MAY_NOT_APPROVE,
   VARIABLES.RUNNER_DEADLINE,

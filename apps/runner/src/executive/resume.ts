@@ -1,6 +1,6 @@
 import { AskUserError } from '@x/askuser';
 import { ContinuationError } from '@x/continuation';
-import type { AttemptCounts, RetryPolicy } from '@x/continuation-postgres';
+import type { AttemptCounts } from '@x/continuation-postgres';
 import {
   type Claim,
   ExecutiveError,
@@ -20,14 +20,6 @@ import { postgresCause } from '../errors.js';
 import { failureOf } from '../failure.js';
 import type { Storage } from '../storage/index.js';
 import { watching } from './telemetry.js';
-
-/**
- * The run queue's retry policy of `lease`: an error that would fail again on every attempt
- * (a saved turn of a newer version, a write a store refused) is not retried.
- */
-export function retryPolicyOf(lease: LeasePolicy): RetryPolicy {
-  return { ...lease.retry, retryable };
-}
 
 /** False for an error that would fail again on every attempt: it is not retried. */
 export function retryable(error: unknown): boolean {

@@ -56,7 +56,7 @@ export async function stopKnownConversation(
  * A conversation's open work as a refusal: what a new exec would cancel and how to go on.
  * `command` prints a runner command line; `replace` is the exec that starts over.
  */
-export function openWorkError(
+function openWorkError(
   open: OpenWork,
   command: (line: string) => string,
   replace: string,

@@ -19,7 +19,7 @@ import {
 } from './call-retry.js';
 
 /** Settings of {@link AnthropicModel}; `fromEnv` fills them from the environment. */
-export interface AnthropicSettings {
+interface AnthropicSettings {
   apiKey: string;
   /** Default `https://api.anthropic.com` (the SDK adds `/v1/messages`). */
   baseURL?: string | undefined;
@@ -38,7 +38,7 @@ type Partial =
   | { type: 'skip' };
 
 /** Tool specs as the Messages API takes them. `$schema` is a meta key, not part of the input. */
-export function anthropicTools(tools: readonly ToolSpec[]): Tool[] {
+function anthropicTools(tools: readonly ToolSpec[]): Tool[] {
   return tools.map((tool) => {
     const { $schema: _, ...schema } = tool.inputSchema;
     return {

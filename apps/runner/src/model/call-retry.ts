@@ -114,7 +114,7 @@ export function retryAfterMs(
  * Whether an HTTP status is worth another try: 408, 409, 429 and 5xx (529 is Anthropic's
  * "overloaded"). `x-should-retry`, when the server sends it, decides instead.
  */
-export function isRetryableStatus(
+function isRetryableStatus(
   status: number,
   headers?: { get(name: string): string | null },
 ): boolean {
@@ -153,7 +153,7 @@ export function backoffDelay(
 }
 
 /** Hooks for tests. */
-export interface RetryHooks {
+interface RetryHooks {
   sleep?: (ms: number, signal?: AbortSignal) => Promise<unknown>;
   random?: () => number;
   /** Called before each wait, with the attempt that failed (0 = the first). */

@@ -20,7 +20,7 @@ import {
 } from './call-retry.js';
 
 /** Settings of {@link OpenAIModel}. */
-export interface OpenAISettings {
+interface OpenAISettings {
   /** Local servers need none; the SDK then sends a placeholder. */
   apiKey?: string | undefined;
   /** Default `https://api.openai.com/v1`; a local server's is e.g. `http://localhost:11434/v1`. */
@@ -29,7 +29,7 @@ export interface OpenAISettings {
 }
 
 /** Tool specs as Chat Completions takes them. `$schema` is a meta key, not part of the input. */
-export function openAITools(tools: readonly ToolSpec[]): ChatCompletionFunctionTool[] {
+function openAITools(tools: readonly ToolSpec[]): ChatCompletionFunctionTool[] {
   return tools.map((tool) => {
     const { $schema: _, ...parameters } = tool.inputSchema;
     return {

@@ -49,7 +49,7 @@ export function channelsFor(rules: readonly NotifyRule[], event: ExecutiveEvent)
 }
 
 /** Whether any rule could take an event of `kind`: else its transaction need write nothing. */
-export function anyRouteFor(kind: EventKind, env?: Env): boolean {
+function anyRouteFor(kind: EventKind, env?: Env): boolean {
   const takes = (rule: NotifyRule, k: EventKind) =>
     rule.kind.endsWith('*') ? k.startsWith(rule.kind.slice(0, -1)) : rule.kind === k;
   return notifyRules(env).some(

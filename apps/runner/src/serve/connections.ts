@@ -116,7 +116,7 @@ function capConnections(server: Server, max: number, refused: WeakSet<Socket>): 
  * The address a request came from: the connection's, or, when that is a trusted proxy's,
  * the client X-Forwarded-For names (the right-most address not itself a trusted proxy).
  */
-export function clientAddress(req: IncomingMessage, trusted: BlockList | undefined): string {
+function clientAddress(req: IncomingMessage, trusted: BlockList | undefined): string {
   const remote = req.socket.remoteAddress ?? 'unknown';
   if (!trusted || !isTrusted(trusted, remote)) return remote;
   const forwarded = String(req.headers['x-forwarded-for'] ?? '')
@@ -140,7 +140,7 @@ function isTrusted(trusted: BlockList, address: string): boolean {
 }
 
 /** The trusted proxies as a BlockList, or undefined for none. */
-export function trustedProxies(entries: readonly string[]): BlockList | undefined {
+function trustedProxies(entries: readonly string[]): BlockList | undefined {
   if (entries.length === 0) return undefined;
   const list = new BlockList();
   for (const entry of entries) {

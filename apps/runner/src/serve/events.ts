@@ -9,7 +9,7 @@ const WINDOW = 200;
 const KEEPALIVE_MS = 15_000;
 const REMEMBERED = 5_000;
 /** How often open streams re-check their credentials when no event comes (another process may revoke). */
-export const CREDENTIAL_CHECK_MS = 5_000;
+const CREDENTIAL_CHECK_MS = 5_000;
 /** Longest delay setTimeout takes; a session's expiry further away is found by the periodic check. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 

@@ -5,7 +5,7 @@ import type { Storage } from '../storage/index.js';
 import type { EventHub } from './events.js';
 
 /** Options of {@link startHostedWake}. */
-export interface HostedWakeOptions {
+interface HostedWakeOptions {
   /** The feed to poke when a run was resumed. */
   hub: EventHub;
   /** How long turns in flight may take to finish once stopped. */

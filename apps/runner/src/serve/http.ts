@@ -154,7 +154,7 @@ function drained(req: IncomingMessage): Promise<void> {
  * @throws {HttpError} 413 once it is over the limit (the rest read and dropped first),
  *   400 when the client stops sending it midway.
  */
-export function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<Buffer> {
+function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<Buffer> {
   const declared = Number(req.headers['content-length'] ?? Number.NaN);
   // A client that goes away midway is no error of this process's.
   req.on('error', () => {});
@@ -194,7 +194,7 @@ export function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<
  * The first string of `value` (a key or a value, at any depth) that no database stores, as
  * its place and what it holds: `"content" holds a NUL character (U+0000)`.
  */
-export function unstorableIn(value: unknown, where = ''): string | undefined {
+function unstorableIn(value: unknown, where = ''): string | undefined {
   const at = (place: string) => (place === '' ? 'the body' : `"${place}"`);
   if (typeof value === 'string') {
     const problem = unstorableText(value);

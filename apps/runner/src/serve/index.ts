@@ -42,7 +42,7 @@ export { listenMetrics, type MetricsListener, RunnerMetrics } from './metrics.js
 export { oidcSettings } from './oidc-settings.js';
 
 /** Options of {@link startServe}. */
-export interface ServeOptions {
+interface ServeOptions {
   /** Address to bind; default `127.0.0.1`. Anything but loopback needs `token` or operators. */
   host?: string;
   /** Port; `0` picks a free one (read it from the returned `url`). Default 4319. */
@@ -126,11 +126,7 @@ export interface ServeHandle {
  * sign in (a live operator, an identity provider): the server refuses to start rather than
  * expose unauthenticated answers.
  */
-export function assertServeAllowed(
-  host: string,
-  token: string | undefined,
-  signsIn: boolean,
-): void {
+function assertServeAllowed(host: string, token: string | undefined, signsIn: boolean): void {
   if (!isLoopback(host) && !token && !signsIn) {
     throw usageError(
       `binding ${host} exposes the approval center beyond this machine: add an operator first (runner operators add NAME --role admin) and sign in with the key it prints, or give --token TOKEN (or RUNNER_TOKEN), or bind 127.0.0.1`,

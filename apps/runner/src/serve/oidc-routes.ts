@@ -26,7 +26,7 @@ function redirectUriOf(oidc: Oidc, req: IncomingMessage): string {
 }
 
 /** What the sign-in routes need: the provider, the storage, the page's sessions, the limiters. */
-export interface OidcRouteContext {
+interface OidcRouteContext {
   oidc: Oidc;
   storage: Storage;
   sessions: PageSignIns;

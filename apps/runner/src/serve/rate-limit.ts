@@ -3,7 +3,7 @@ import { appendAuditEvent } from '@x/askuser';
 import type { Storage } from '../storage/index.js';
 
 /** A sign-in that failed: from where, as whom (when known), why, and how it was tried. */
-export interface FailedSignIn {
+interface FailedSignIn {
   source: string;
   name?: string | undefined;
   why: string;

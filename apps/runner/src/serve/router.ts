@@ -12,7 +12,7 @@ import { answerSlackRoute } from './slack.js';
 import { isAsset, sendAsset } from './static.js';
 
 /** What {@link routeRequests} needs to answer a request. */
-export interface RouteContext {
+interface RouteContext {
   /** The API's context but the caller, whom each request names. */
   api: Omit<ApiContext, 'caller'>;
   /** Who may come in: the shared token, the operators' keys and their sessions, or the one local operator. */

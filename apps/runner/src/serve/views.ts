@@ -110,7 +110,7 @@ function quorumView(pause: Pick<Pending, 'quorum'>, approvals: readonly Approval
 }
 
 /** The API view of a gated call waiting for approval (its pause keeps tool and arguments), or null. */
-export function gatedView(pause: Pick<Pending, 'resumeContext'>): GatedView | null {
+function gatedView(pause: Pick<Pending, 'resumeContext'>): GatedView | null {
   const gated = (pause.resumeContext as ResumeContext | null)?.gated;
   if (!gated || !isGatedTool(demoGatedTools, gated.tool)) return null;
   const schema = gatedInputSchema(demoGatedTools, gated.tool);

@@ -5,10 +5,10 @@ import { type Env, setting, VARIABLES } from '../config/index.js';
 import { RunnerError, usageError } from '../errors.js';
 
 /** The embedded default's key file, in the data folder beside (not inside) its database. */
-export const AUDIT_KEY_FILE = 'audit.key';
+const AUDIT_KEY_FILE = 'audit.key';
 
 /** The audit log's signing key, and whether this call made its file. */
-export interface ResolvedAuditKey {
+interface ResolvedAuditKey {
   key: string;
   /** The file it was read from or written to, if any. */
   file?: string;
@@ -17,7 +17,7 @@ export interface ResolvedAuditKey {
 }
 
 /** Options of {@link resolveAuditKey}. */
-export interface ResolveAuditKeyOptions {
+interface ResolveAuditKeyOptions {
   kind: 'embedded' | 'postgres';
   /** The embedded default's data folder (where its key file is made). */
   dataDir: string;

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { RunnerError } from '../errors.js';
 
 /** Who holds a data folder, as its lock file names them. */
-export interface LockHolder {
+interface LockHolder {
   pid: number;
   command: string;
   since: string;

@@ -58,14 +58,14 @@ export async function useDecisionLink(db: Db, id: string, token: string): Promis
 }
 
 /** Records where question `token`'s Slack message is (`runner.slack_messages`); the last post wins. */
-export async function recordSlackMessage(db: Db, token: string, at: SlackMessage): Promise<void> {
+async function recordSlackMessage(db: Db, token: string, at: SlackMessage): Promise<void> {
   await db.execute(sql`insert into runner.slack_messages (token, channel, ts)
     values (${token}, ${at.channel}, ${at.ts})
     on conflict (token) do update set channel = excluded.channel, ts = excluded.ts`);
 }
 
 /** Where question `token`'s Slack message is, or undefined when none was posted. */
-export async function slackMessageOf(db: Db, token: string): Promise<SlackMessage | undefined> {
+async function slackMessageOf(db: Db, token: string): Promise<SlackMessage | undefined> {
   const [row] = rowsOf(
     await db.execute(sql`select channel, ts from runner.slack_messages where token = ${token}`),
   );

@@ -17,7 +17,7 @@ export interface OperatorRecord {
 }
 
 /** An operator who presented a live key: who they are for the askuser store. */
-export interface SignedIn extends Identity {
+interface SignedIn extends Identity {
   access: AccessRole;
   /** The id of the key they presented: a page session opened with it ends when it is rotated. */
   keyId: string;
@@ -48,7 +48,7 @@ export async function migrateRunner(db: Db): Promise<void> {
  * audience roles, each once.
  * @throws a usage error for a malformed role or two access roles.
  */
-export function rolesOf(given: readonly string[]): string[] {
+function rolesOf(given: readonly string[]): string[] {
   for (const role of given) {
     if (!isRoleName(role)) {
       throw usageError(

@@ -1,7 +1,7 @@
 import net from 'node:net';
 
 /** Where {@link probeServer} connects: a TCP host and port, or a Unix socket's path. */
-export interface ProbeTarget {
+interface ProbeTarget {
   host?: string | undefined;
   port?: number | undefined;
   /** A Unix socket, e.g. `/var/run/postgresql/.s.PGSQL.5432`; then host and port are unused. */
@@ -11,7 +11,7 @@ export interface ProbeTarget {
 }
 
 /** What a server answered to the first message of a PostgreSQL connection. */
-export interface ServerProbe {
+interface ServerProbe {
   /** It answered as PostgreSQL (or a pooler in front of it) does. */
   postgres: boolean;
   /** It offers TLS (only meaningful when `postgres`). */

@@ -60,7 +60,7 @@ async function reachPostgres(client: postgres.Sql, seconds: number, where: strin
 }
 
 /** How the runner reaches PostgreSQL, from DATABASE_URL and the environment. */
-export interface PostgresTarget {
+interface PostgresTarget {
   /** DATABASE_URL without the runner's own parameters. */
   url: string;
   /** `?pgbouncer=true`: a pooler in transaction mode (no prepared statements, no LISTEN). */
@@ -74,7 +74,7 @@ export interface PostgresTarget {
 }
 
 /** Reads DATABASE_URL's `pgbouncer=true`, RUNNER_LISTEN_URL and RUNNER_DB_POOL. */
-export function postgresTarget(databaseUrl: string, env?: Env): PostgresTarget {
+function postgresTarget(databaseUrl: string, env?: Env): PostgresTarget {
   const url = parseDatabaseUrl('DATABASE_URL', databaseUrl);
   const listenUrl = setting(VARIABLES.RUNNER_LISTEN_URL, env);
   const pooled = url.searchParams.get('pgbouncer') === 'true';

@@ -99,7 +99,7 @@ function readRecord(dir: string): Serving | undefined {
 }
 
 /** Where a hosted command's output goes here. */
-export interface Sinks {
+interface Sinks {
   stdout: { write(text: string): unknown };
   stderr: { write(text: string): unknown };
 }
