@@ -14,7 +14,7 @@ import {
 } from './config/index.js';
 import { FAILURES, usageError } from './errors.js';
 import { watching } from './executive/telemetry.js';
-import type { HostCommand } from './serve/api-cli.js';
+import type { HostedCommandRunner } from './serve/api-cli.js';
 import type { OpenStorageOptions, Storage } from './storage/index.js';
 import type { HostedCommand, Serving } from './storage/via-serve.js';
 import { invocation, shellQuote } from './terminal/invocation.js';
@@ -264,7 +264,7 @@ export async function main(
         created: (line) => (pino ? out.note(line) : json || process.stderr.write(`${line}\n`)),
       }),
     readInput: (file) => (file === '-' ? text(process.stdin) : readFile(file, 'utf8')),
-    hostCommands,
+    hostedCommandRunner,
   };
   try {
     return await execute(run, ctx, args);
@@ -407,7 +407,7 @@ async function inputsOf(argv: readonly string[]): Promise<HostedCommand['inputs'
  * `main` parses it, on the storage serve holds (never closed by the command), printing to
  * the caller's sinks, reading the files the caller sent.
  */
-function hostCommands(storage: Storage): HostCommand {
+function hostedCommandRunner(storage: Storage): HostedCommandRunner {
   const shared: Storage = { ...storage, close: async () => {} };
   return async (request, sinks) => {
     const { command, given } = commandOf(request.argv);

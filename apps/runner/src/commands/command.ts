@@ -1,4 +1,4 @@
-import type { HostCommand } from '../serve/api-cli.js';
+import type { HostedCommandRunner } from '../serve/api-cli.js';
 import type { Storage } from '../storage/index.js';
 import type { LineReader } from '../terminal/lines.js';
 import type { Output } from '../terminal/output.js';
@@ -25,7 +25,7 @@ export interface Context {
   /** The lines an interactive command reads (default standard input; through serve, the caller's). */
   lines?: LineReader;
   /** How `serve` runs the commands other processes send it, on the storage it holds. */
-  hostCommands?: (storage: Storage) => HostCommand;
+  hostedCommandRunner?: (storage: Storage) => HostedCommandRunner;
 }
 
 /** A command: parses its own arguments, returns the exit code. */

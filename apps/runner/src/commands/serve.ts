@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { OPTION_DEFAULTS, setting, VARIABLES, type Variable } from '../config/index.js';
 import { usageError } from '../errors.js';
 import { modelFromId } from '../model/index.js';
-import type { HostCommand } from '../serve/api-cli.js';
+import type { HostedCommandRunner } from '../serve/api-cli.js';
 import type { ConnectionLimits } from '../serve/connections.js';
 import { osUserName } from '../terminal/os-user.js';
 import { type Command, globalOptions, withStorage } from './command.js';
@@ -59,9 +59,9 @@ export const serve: Command = async (ctx, args) => {
   const stop = stopOnSignals(ctx.out, graceMs);
   const operator = values.operator || setting(VARIABLES.RUNNER_OPERATOR) || osUserName();
   return withStorage(ctx, async (storage) => {
-    const runHere = ctx.hostCommands?.(storage);
+    const runHere = ctx.hostedCommandRunner?.(storage);
     // The log says which commands of other terminals ran here, as they start.
-    const hosted: HostCommand | undefined =
+    const hosted: HostedCommandRunner | undefined =
       runHere &&
       ((request, sinks) => {
         ctx.out.record(
@@ -87,7 +87,7 @@ export const serve: Command = async (ctx, args) => {
       modelFor: (id) => modelFromId(id || ctx.modelId),
       onResumed: (resumed) => reportResumed(ctx.out, resumed),
       onError: (line) => ctx.out.error(line),
-      ...(hosted ? { hostCommand: hosted } : {}),
+      ...(hosted ? { runHostedCommand: hosted } : {}),
     });
     const socket = server.socket && 'path' in server.socket ? server.socket.path : undefined;
     // Who may come in, said once: keys, the shared token, or the one local operator.

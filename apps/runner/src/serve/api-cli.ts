@@ -12,7 +12,7 @@ import { fromLocalSocket } from './local-socket.js';
  * Runs a command sent over the socket in this process, its output to `sinks` (and, for an
  * interactive one, its input from `sinks.lines`); its exit code.
  */
-export type HostCommand = (
+export type HostedCommandRunner = (
   command: HostedCommand,
   sinks: { stdout: Sink; stderr: Sink; lines?: LineReader },
 ) => Promise<number>;
@@ -47,12 +47,12 @@ const INTERACTIVE = 'application/x-ndjson';
  * terminal ({@link InputFrame}), sent when the command asks for it.
  */
 export async function answerHostedCommand(
-  hostCommand: HostCommand | undefined,
+  runHostedCommand: HostedCommandRunner | undefined,
   req: IncomingMessage,
   res: ServerResponse,
   stopping?: AbortSignal,
 ): Promise<void> {
-  if (!fromLocalSocket(req) || !hostCommand) {
+  if (!fromLocalSocket(req) || !runHostedCommand) {
     throw new HttpError(404, 'not_found', 'no API route /api/cli');
   }
   const interactive =
@@ -73,7 +73,7 @@ export async function answerHostedCommand(
   res.writeHead(200, { ...baseHeaders, 'content-type': 'application/x-ndjson' });
   // A caller that went away (Ctrl-C) does not stop the command: what it started goes on.
   const send = (frame: HostedFrame) => res.destroyed || res.write(`${JSON.stringify(frame)}\n`);
-  const exit = await hostCommand(command, {
+  const exit = await runHostedCommand(command, {
     stdout: { isTTY: command.tty, write: (text) => send({ out: text }) },
     stderr: { write: (text) => send({ err: text }) },
     ...(input ? { lines: input.reader((prompt) => send({ ask: prompt })) } : {}),

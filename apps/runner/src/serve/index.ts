@@ -10,7 +10,7 @@ import { DEFAULT_GRACE_MS, type ModelFor, type Resumed, watching } from '../exec
 import type { Storage } from '../storage/index.js';
 import { forgetServing } from '../storage/via-serve.js';
 import type { ApiContext } from './api.js';
-import type { HostCommand } from './api-cli.js';
+import type { HostedCommandRunner } from './api-cli.js';
 import type { SignIn } from './auth.js';
 import { type ConnectionLimits, createApiServer, DEFAULT_LIMITS } from './connections.js';
 import { EventHub } from './events.js';
@@ -100,7 +100,7 @@ interface ServeOptions {
    * Runs a `runner` command that another process sent over the data folder's socket (the
    * embedded default only; without it, the socket serves the API alone).
    */
-  hostCommand?: HostCommand;
+  runHostedCommand?: HostedCommandRunner;
 }
 
 /** A running approval center. */
@@ -234,7 +234,8 @@ export async function startServe(storage: Storage, options: ServeOptions): Promi
     signIn,
     loopback: isLoopback(host),
     onError,
-    hostCommand: options.hostCommand && hostedThenAnswered(options.hostCommand, api, hub),
+    runHostedCommand:
+      options.runHostedCommand && hostedThenAnswered(options.runHostedCommand, api, hub),
     metrics,
   });
   const server = createApiServer({ ...DEFAULT_LIMITS, ...options.limits }, (req, res) => {
@@ -302,10 +303,10 @@ export async function startServe(storage: Storage, options: ServeOptions): Promi
  * It may have revoked or rotated an operator too: open streams check their credentials.
  */
 function hostedThenAnswered(
-  host: HostCommand,
+  host: HostedCommandRunner,
   api: Pick<ApiContext, 'answered'>,
   hub: EventHub,
-): HostCommand {
+): HostedCommandRunner {
   return async (command, sinks) => {
     try {
       return await host(command, sinks);

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { checkCsrf } from '@x/approval-center';
 import { type ApiContext, handleApi } from './api.js';
-import { answerHostedCommand, type HostCommand } from './api-cli.js';
+import { answerHostedCommand, type HostedCommandRunner } from './api-cli.js';
 import { callerOf, handleSignIn, requireAdmin, type SignIn } from './auth.js';
 import { answerDecisionRoute } from './decide.js';
 import { checkHost, checkSingleHeaders, sendError } from './http.js';
@@ -22,7 +22,7 @@ interface RouteContext {
   /** An unexpected error answering a request. */
   onError: (message: string) => void;
   /** Runs a command sent over the data folder's socket (`POST /api/cli`). */
-  hostCommand?: HostCommand | undefined;
+  runHostedCommand?: HostedCommandRunner | undefined;
   /** Aborted when the server starts to stop: interactive commands' input ends then. */
   stopping?: AbortSignal;
   /** Served at `GET /metrics` to admins. */
@@ -38,7 +38,7 @@ interface RouteContext {
 export function routeRequests(
   context: RouteContext,
 ): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
-  const { api, signIn, loopback, onError, hostCommand, stopping, metrics } = context;
+  const { api, signIn, loopback, onError, runHostedCommand, stopping, metrics } = context;
   return async (req, res) => {
     try {
       const url = new URL(req.url ?? '/', 'http://localhost');
@@ -58,7 +58,7 @@ export function routeRequests(
       }
       const caller = await callerOf(signIn, req);
       if (req.method === 'POST' && url.pathname === '/api/cli') {
-        await answerHostedCommand(hostCommand, req, res, stopping);
+        await answerHostedCommand(runHostedCommand, req, res, stopping);
         return;
       }
       if (
