@@ -34,9 +34,9 @@ import {
 } from '../storage/notifications.js';
 import { type RunsContext, runRoutes } from './api-runs.js';
 import { answererOf, type Caller, readOnlyReason, requireAdmin } from './auth.js';
-import type { EventHub } from './events.js';
 import { checkWrite, readJson, sendJson } from './http.js';
 import { HttpError } from './http-error.js';
+import type { EventHub } from './live-events.js';
 import { contextView } from './question-context.js';
 import { approvalsOf, pauseView, recentViews } from './views.js';
 

@@ -8,7 +8,7 @@ import { checkHost, checkSingleHeaders, sendError } from './http.js';
 import { HttpError, toHttpError } from './http-error.js';
 import type { RunnerMetrics } from './metrics.js';
 import { answerOidcRoute } from './oidc-routes.js';
-import { answerSlackRoute } from './slack.js';
+import { answerSlackRoute } from './slack-actions.js';
 import { isAsset, sendAsset } from './static.js';
 
 /** What {@link routeRequests} needs to answer a request. */
