@@ -19,7 +19,7 @@ import { EventHub } from './live-events.js';
 import { type LocalSocket, listenLocal } from './local-socket.js';
 import { RunnerMetrics } from './metrics.js';
 import { routeRequests } from './router.js';
-import { sqlSignInStore } from './sessions.js';
+import { sqlSignInStore } from './sign-in-store.js';
 
 // The API's shapes are declared once, beside the page that reads them.
 export type {
