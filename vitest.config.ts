@@ -11,6 +11,13 @@ const workspaces = ['packages', 'apps', 'tools', 'examples'].flatMap((group) =>
     .filter((dir) => statSync(dir).isDirectory()),
 );
 
+// A project is named by its folder; an example named as a package (langgraph) by its package name.
+function projectName(root: string): string {
+  const [group, name = root] = root.split('/');
+  const taken = workspaces.some((w) => w !== root && w.endsWith(`/${name}`));
+  return group === 'examples' && taken ? `example-${name}` : name;
+}
+
 const rootSetup = fileURLToPath(new URL('./scripts/test-setup.ts', import.meta.url));
 
 export default defineConfig({
@@ -18,7 +25,7 @@ export default defineConfig({
     projects: workspaces.map((root) => ({
       extends: true,
       test: {
-        name: root.split('/')[1],
+        name: projectName(root),
         root,
         include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
         // A workspace's own once-per-run set-up, beside the root's.
