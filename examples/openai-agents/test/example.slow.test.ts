@@ -33,7 +33,7 @@ const booker: Script = ({ calls, userText }) => {
 };
 
 it(
-  'starts, approves and completes a run in three processes: the tool runs once, the run completes once',
+  'starts, approves and completes a run in three processes, once; a rejected run tells the model why and books nothing',
   async () => {
     const fake = await startFakeLlm(booker);
     opened.push(fake);
@@ -61,15 +61,31 @@ it(
     expect(after).toMatchObject({ code: 0, stdout: 'nothing to resume\n' });
     expect(readFileSync(path.join(readme.dir, '.state', 'bookings.log'), 'utf8')).toBe('Lisbon\n');
 
+    // A second run, rejected with a reason: the tool does not run, the model reads the reason.
+    const env = { OPENAI_BASE_URL: `${fake.url}/v1`, OPENAI_API_KEY: 'fake' };
+    const porto = await readme.node(['dist/agent.js', 'start', 'Book me a trip to Porto'], env);
+    expect(porto.stdout).toBe('the run asks: book_trip {"city":"Porto"}\n');
+    const rejected = await readme.node(['dist/agent.js', 'answer', 'reject', 'over budget']);
+    expect(rejected).toMatchObject({ code: 0, stderr: '' });
+    const resumed = await readme.node(['dist/agent.js', 'work'], env);
+    expect(resumed).toMatchObject({ code: 0, stderr: '' });
+    expect(resumed.stdout).toContain('over budget');
+    expect(readFileSync(path.join(readme.dir, '.state', 'bookings.log'), 'utf8')).toBe('Lisbon\n');
+
     const pglite = new PGlite(path.join(readme.dir, '.state', 'pglite'));
     try {
       const storage = sqlExecutiveStorage(drizzle({ client: pglite }));
       const runs = await storage.runs().list({ conversationId: 'trip' });
-      expect(runs).toHaveLength(1);
-      expect(runs[0]).toMatchObject({ status: 'completed', attempts: 1, lostAttempts: 0 });
+      expect(runs.map((r) => [r.status, r.attempts, r.lostAttempts])).toEqual([
+        ['completed', 1, 0],
+        ['completed', 1, 0],
+      ]);
       expect(await storage.pauses().listPending('trip')).toEqual([]);
-      const transcript = (await storage.runs().transcript(runs[0]?.runId ?? '')) ?? [];
-      expect(JSON.stringify(transcript)).toContain('Your trip: booked Lisbon.');
+      const finals = await Promise.all(
+        runs.map(async (r) => JSON.stringify(await storage.runs().transcript(r.runId))),
+      );
+      expect(finals.filter((t) => t.includes('Your trip: booked Lisbon.'))).toHaveLength(1);
+      expect(finals.filter((t) => t.includes('over budget'))).toHaveLength(1);
     } finally {
       await pglite.close();
     }
