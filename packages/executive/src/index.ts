@@ -100,9 +100,11 @@ export {
 } from './resume-writes.js';
 export {
   type DueRun,
+  kindStopOf,
   type ResumingRun,
   type RunKind,
   runKindOf,
+  saveKindStop,
   TURN_KIND,
 } from './run-kind.js';
 export {

@@ -1,8 +1,9 @@
 import type { AnsweredPause, ResumeAnswer } from '@x/askuser';
-import type { Suspension } from '@x/continuation';
+import { createSuspension, type Suspension } from '@x/continuation';
 import type { ClaimedRun, RunJob } from '@x/continuation-postgres';
+import { assistantMessage, type ToolUseBlock } from '@x/wire';
 import type { FlowContext } from './flow.js';
-import type { ExecutiveStorage } from './storage.js';
+import type { ExecutiveDatabase, ExecutiveStorage } from './storage.js';
 import type { RunResult } from './suspend.js';
 
 /** The kind of a run that names none in its meta: the executive's own turn loop ({@link turnKind}). */
@@ -74,4 +75,33 @@ export interface RunKind<S extends ExecutiveStorage = ExecutiveStorage> {
    * then resumes the run or makes it wait again). Without it, the executive's sweep applies.
    */
   due?(run: DueRun<S>): Promise<RunResult>;
+}
+
+/**
+ * Saves, inside `tx`, the continuation `token` of a kind's stopped run: a tool call named
+ * `name` whose input is the kind's own record of the stop, read back by {@link kindStopOf}.
+ */
+export async function saveKindStop(
+  storage: ExecutiveStorage,
+  tx: ExecutiveDatabase,
+  run: { runId: string; conversationId: string },
+  token: string,
+  name: string,
+  input: ToolUseBlock['input'],
+): Promise<void> {
+  const use = { type: 'tool_use' as const, id: token, name, input };
+  await storage.continuations(tx).save(
+    createSuspension({
+      interactionId: token,
+      sessionId: run.conversationId,
+      runId: run.runId,
+      toolUseId: token,
+      assistant: assistantMessage(use),
+    }),
+  );
+}
+
+/** What {@link saveKindStop} recorded as `name`'s stop, or undefined for another continuation. */
+export function kindStopOf(suspension: Suspension, name: string): unknown {
+  return suspension.toolName === name ? suspension.toolInput : undefined;
 }

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Command, INTERRUPT } from '@langchain/langgraph';
 import { type ResumeAnswer, resumeAnswerSchema } from '@x/askuser';
-import { ContinuationError, createSuspension, type Suspension } from '@x/continuation';
+import { ContinuationError, type Suspension } from '@x/continuation';
 import type { RunJob } from '@x/continuation-postgres';
 import {
   type DueRun,
@@ -9,6 +9,7 @@ import {
   type ExecutiveStorage,
   type FlowContext,
   finishTurn,
+  kindStopOf,
   NO_QUESTION_POLICY,
   type Question,
   type QuestionPolicy,
@@ -19,6 +20,7 @@ import {
   type RunKind,
   type RunResult,
   requesterOf,
+  saveKindStop,
 } from '@x/executive';
 import { assistantMessage, type Message } from '@x/wire';
 
@@ -359,16 +361,7 @@ async function askInterrupts(
     thread,
     interrupts: asked.map(({ id, token: t }) => ({ id, token: t })),
   };
-  const use = { type: 'tool_use' as const, id: token, name: INTERRUPTS_TOOL, input: stopped };
-  await storage.continuations(tx).save(
-    createSuspension({
-      interactionId: token,
-      sessionId: run.conversationId,
-      runId: run.runId,
-      toolUseId: token,
-      assistant: assistantMessage(use),
-    }),
-  );
+  await saveKindStop(storage, tx, run, token, INTERRUPTS_TOOL, stopped);
   for (const interrupt of asked) {
     const question: Question = {
       kind: 'ask_user',
@@ -416,8 +409,7 @@ async function askInterrupts(
 
 /** The stopped thread a continuation records, or undefined when it records none. */
 function stoppedThreadOf(suspension: Suspension): StoppedThread | undefined {
-  if (suspension.toolName !== INTERRUPTS_TOOL) return undefined;
-  const input = suspension.toolInput as Partial<StoppedThread> | undefined;
+  const input = kindStopOf(suspension, INTERRUPTS_TOOL) as Partial<StoppedThread> | undefined;
   return typeof input?.thread === 'string' && Array.isArray(input.interrupts)
     ? (input as StoppedThread)
     : undefined;

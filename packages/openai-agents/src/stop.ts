@@ -1,15 +1,17 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Agent, RunState, RunToolApprovalItem } from '@openai/agents';
-import { createSuspension, type Suspension } from '@x/continuation';
+import type { Suspension } from '@x/continuation';
 import {
   type ExecutiveDatabase,
   type FlowContext,
+  kindStopOf,
   NO_QUESTION_POLICY,
   type QuestionPolicy,
   questionAnswerers,
   questionEvent,
+  saveKindStop,
 } from '@x/executive';
-import { assistantMessage, type JsonValue } from '@x/wire';
+import type { JsonValue } from '@x/wire';
 
 /** The run kind of an OpenAI Agents SDK run (its `meta.kind`). */
 export const OPENAI_AGENTS_KIND = 'openai-agents';
@@ -82,21 +84,7 @@ export async function saveStop(
     arguments: item.arguments ?? '',
   }));
   const stop: Stop = { version: STOP_VERSION, state: state.toString(), questions };
-  const use = {
-    type: 'tool_use' as const,
-    id: token,
-    name: STOP_TOOL,
-    input: stop as unknown as JsonValue,
-  };
-  await storage.continuations(tx).save(
-    createSuspension({
-      interactionId: token,
-      sessionId: run.conversationId,
-      runId: run.runId,
-      toolUseId: token,
-      assistant: assistantMessage(use),
-    }),
-  );
+  await saveKindStop(storage, tx, run, token, STOP_TOOL, stop as unknown as JsonValue);
   // The state's digest is kept with each question too: a continuation changed since it was
   // written no longer matches it.
   const digest = digestOf(stop.state);
@@ -128,9 +116,8 @@ export async function saveStop(
 
 /** The stop a continuation holds; throws when it is not one this version wrote. */
 export function readStop(suspension: Suspension): Stop {
-  const input = suspension.toolInput as Partial<Stop> | undefined;
+  const input = kindStopOf(suspension, STOP_TOOL) as Partial<Stop> | undefined;
   if (
-    suspension.toolName !== STOP_TOOL ||
     input?.version !== STOP_VERSION ||
     typeof input.state !== 'string' ||
     !Array.isArray(input.questions)
