@@ -1,16 +1,20 @@
 // The worker of the framework kill scenario: `createExecutive().work()` resuming the runs of one
-// framework's kind. With a kill point it tells the suite when it reaches that point (on whichever
-// run gets there first) and waits there to be SIGKILLed; with `finish` it resumes until no run
-// is left open, then exits.
-// Usage: framework-worker <langgraph | openai-agents> <place as JSON> <1..5 | finish>
+// framework's kind. It tells the suite when it reaches its kill point (on whichever run gets
+// there first) and waits there to be SIGKILLed.
+// Usage: framework-worker <langgraph | openai-agents> <place as JSON> <1..5>
 // (the OpenAI model server's URL in MODEL_URL)
 import type { PostgresRunQueue } from '@x/continuation-postgres';
 import { createExecutive, type ExecutiveStorage } from '@x/executive';
-import { type FrameworkName, type KillPoint, openPlace, type Place } from '../frameworks/place.js';
-import { sleep } from '../proc.js';
+import {
+  type FrameworkName,
+  KILL_LEASE,
+  type KillPoint,
+  openPlace,
+  type Place,
+} from '../frameworks/place.js';
 
 const [framework, placeJson, mode] = process.argv.slice(2) as [FrameworkName, string, string];
-const killAt = mode === 'finish' ? undefined : (Number(mode) as KillPoint);
+const killAt = Number(mode) as KillPoint;
 const opened = await openPlace(JSON.parse(placeJson) as Place, false);
 
 /** The run this worker resumes now (one at a time). */
@@ -64,24 +68,6 @@ const { name, kind } =
       )
     : (await import('../frameworks/langgraph.js')).workerKind(opened.db, hook);
 
-const executive = createExecutive({
-  storage,
-  kinds: { [name]: kind },
-  // A killed worker's run is taken over once its short lease runs out; kills are no failures.
-  lease: { leaseMs: 1_500, retry: { maxAttempts: 1_000, baseMs: 100 } },
+await createExecutive({ storage, kinds: { [name]: kind }, lease: KILL_LEASE }).work({
+  pollMs: 100,
 });
-
-const DONE = new Set(['completed', 'cancelled', 'failed']);
-if (killAt !== undefined) {
-  await executive.work({ pollMs: 100 });
-} else {
-  for (;;) {
-    const open = (await opened.storage.runs().list({ limit: 1000 })).filter(
-      (r) => !DONE.has(r.status),
-    );
-    if (open.length === 0) break;
-    await executive.work({ once: true });
-    await sleep(100);
-  }
-  await opened.close();
-}

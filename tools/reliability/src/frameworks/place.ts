@@ -3,9 +3,12 @@
 // PostgreSQL database or a PGlite data folder.
 import { PGlite } from '@electric-sql/pglite';
 import {
+  createExecutive,
   type ExecutiveStorage,
   type FlowContext,
+  type LeasePolicy,
   migrate as migrateExecutive,
+  type RunKind,
   sqlExecutiveStorage,
 } from '@x/executive';
 import { sql } from 'drizzle-orm';
@@ -88,4 +91,40 @@ export async function recordEffect(
 export async function effectsOf(db: OpenedPlace['db']): Promise<Effect[]> {
   const result = await db.execute(sql`select key, run, value, invocations from rel_effects`);
   return (Array.isArray(result) ? result : (result as { rows: unknown[] }).rows) as Effect[];
+}
+
+/** A killed worker's run is taken over once this short lease runs out; kills are no failures. */
+export const KILL_LEASE: LeasePolicy = {
+  leaseMs: 1_500,
+  retry: { maxAttempts: 1_000, baseMs: 100 },
+};
+
+/** The runs a worker still has to resume: answered, or held by a worker (a killed one's lease). */
+const PENDING = new Set(['ready', 'running']);
+
+/**
+ * Resumes runs with `kind` until none is pending (those a killed worker held, once their lease
+ * ran out); throws when some still are after `withinMs`.
+ */
+export async function finishRuns(
+  opened: OpenedPlace,
+  kind: { name: string; kind: RunKind },
+  withinMs = 120_000,
+): Promise<void> {
+  const executive = createExecutive({
+    storage: opened.storage,
+    kinds: { [kind.name]: kind.kind },
+    lease: KILL_LEASE,
+  });
+  const deadline = Date.now() + withinMs;
+  for (;;) {
+    const runs = await opened.storage.runs().list({ limit: 1000 });
+    const pending = runs.filter((r) => PENDING.has(r.status));
+    if (pending.length === 0) return;
+    if (Date.now() > deadline) {
+      throw new Error(`runs still pending after ${withinMs} ms: ${pending.map((r) => r.runId)}`);
+    }
+    await executive.work({ once: true });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
 }

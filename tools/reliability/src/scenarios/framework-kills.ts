@@ -1,16 +1,27 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { rmSync } from 'node:fs';
+import { cp, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type FakeLlm, type Script, startFakeLlm } from '@internal/fake-llm';
 import { answer } from '@x/executive';
 import { startLangGraphRun } from '@x/langgraph';
 import { startAgentRun } from '@x/openai-agents';
-import { langGraphAnswer, langGraphGraph } from '../frameworks/langgraph.js';
-import { bookingAgent, cityOf } from '../frameworks/openai-agents.js';
+import {
+  langGraphAnswer,
+  langGraphGraph,
+  workerKind as langGraphWorkerKind,
+} from '../frameworks/langgraph.js';
+import {
+  workerKind as agentsWorkerKind,
+  bookingAgent,
+  cityOf,
+} from '../frameworks/openai-agents.js';
 import {
   type Effect,
   effectsOf,
   type FrameworkName,
+  finishRuns,
+  type Hook,
   KILL_POINTS,
   type KillPoint,
   type OpenedPlace,
@@ -37,6 +48,9 @@ const booker: Script = ({ calls, userText }) => {
   return { text: `Your trip: ${booked.result ?? ''}` };
 };
 
+/** The suite's own runs and its finishing worker stop nowhere. */
+const noHook: Hook = async () => {};
+
 /** Every third agent run is declined, with its own reason; the others are approved. */
 const declined = (n: number) => n % 3 === 2;
 
@@ -53,7 +67,6 @@ async function startRuns(
   modelUrl: string,
 ): Promise<Started[]> {
   const { flow, storage, db } = opened;
-  const noHook = async () => {};
   const graph = framework === 'langgraph' ? langGraphGraph(db, noHook) : undefined;
   const agent = framework === 'openai-agents' ? bookingAgent(db, noHook, modelUrl) : undefined;
   const started: Started[] = [];
@@ -109,6 +122,7 @@ async function check(
   const byRun = new Map<string, Effect[]>();
   for (const effect of effects) byRun.set(effect.run, [...(byRun.get(effect.run) ?? []), effect]);
   let again = 0;
+  let completed = 0;
   for (const run of runs) {
     tally.cases++;
     const record = await opened.storage.runs().get(run.runId);
@@ -116,6 +130,7 @@ async function check(
       tally.loss(`${run.runId} was answered and is ${record?.status}, not completed`);
       continue;
     }
+    completed++;
     const expected = expectedEffects(framework, run);
     const own = framework === 'langgraph' ? run.runId : cityOf(run.n);
     const found = byRun.get(own) ?? [];
@@ -154,22 +169,27 @@ async function check(
   }
   const killed = [...killedAt.values()].reduce((n, s) => n + s.size, 0);
   tally.note(
-    `${runs.length} runs, ${killed} kills of the worker (each of the 5 points ${ROUNDS}×); every answered run completed, ${effects.length} effects, each once with its own answer; ${again} re-run after a kill cut it (deduplicated by key)`,
+    `${killed} kills of the worker (each of the 5 points ${ROUNDS}×); ${completed} of ${runs.length} answered runs completed; ${effects.length} effects (keyed), ${again} of them run again after a kill cut them`,
   );
 }
 
 /**
  * SIGKILLs `work()` resuming real runs of one framework at each of the 5 points of a resume
- * ({@link KILL_POINTS}), ROUNDS times each, a new worker each time; then a worker that is not
- * killed finishes every run. Every answered run must complete, each node or tool effect after
+ * ({@link KILL_POINTS}), ROUNDS times each, a new worker each time; then a worker in this
+ * process, not killed, finishes every run. Every answered run must complete, each node or tool effect after
  * the stop must be applied once with its own answer.
  */
-async function frameworkKills(tally: Tally, framework: FrameworkName, place: Place) {
+async function frameworkKills(
+  tally: Tally,
+  framework: FrameworkName,
+  place: Place,
+  migrated = false,
+) {
   const fake: FakeLlm | undefined =
     framework === 'openai-agents' ? await startFakeLlm(booker) : undefined;
   const env = { MODEL_URL: fake?.url ?? '' };
   try {
-    const opened = await openPlace(place, true);
+    const opened = await openPlace(place, !migrated);
     let runs: Started[];
     try {
       runs = await startRuns(
@@ -201,11 +221,14 @@ async function frameworkKills(tally: Tally, framework: FrameworkName, place: Pla
         killedAt.set(at.runId, (killedAt.get(at.runId) ?? new Set()).add(at.point));
       }
     }
-    const finisher = forkChild('framework-worker', args('finish'), env);
-    await exited(finisher);
-    tally.check(finisher.exitCode === 0, () => `the finishing worker exited ${finisher.exitCode}`);
     const after = place.storage === 'embedded' ? await openPlace(place, false) : opened;
     try {
+      // The worker that finishes them runs here, not killed.
+      const kind =
+        framework === 'langgraph'
+          ? langGraphWorkerKind(after.db, noHook)
+          : agentsWorkerKind(after.db, noHook, env.MODEL_URL);
+      await finishRuns(after, kind);
       const modelRead = (fake?.requests ?? []).map((r) => JSON.stringify(r.body));
       await check(tally, framework, after, runs, killedAt, modelRead);
     } finally {
@@ -228,7 +251,20 @@ function onPostgres(framework: FrameworkName) {
   };
 }
 
-/** {@link frameworkKills} on a fresh PGlite data folder. */
+/** A PGlite data folder migrated once, copied for each embedded scenario (migrating takes seconds). */
+let template: Promise<string> | undefined;
+
+function migratedFolder(): Promise<string> {
+  template ??= (async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'x-rel-frameworks-template-'));
+    process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+    await (await openPlace({ storage: 'embedded', dir }, true)).close();
+    return dir;
+  })();
+  return template;
+}
+
+/** {@link frameworkKills} on a fresh PGlite data folder (a copy of a migrated one). */
 function onEmbedded(framework: FrameworkName) {
   return async (tally: Tally) => {
     // Each worker starts PGlite (seconds): the quick run leaves this storage to the full run.
@@ -236,7 +272,8 @@ function onEmbedded(framework: FrameworkName) {
       return tally.skip('full run only (pnpm test:reliability): each worker starts PGlite');
     const dir = await mkdtemp(join(tmpdir(), `x-rel-${framework}-`));
     try {
-      await frameworkKills(tally, framework, { storage: 'embedded', dir });
+      await cp(await migratedFolder(), dir, { recursive: true });
+      await frameworkKills(tally, framework, { storage: 'embedded', dir }, true);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
