@@ -20,7 +20,7 @@ const opened = await openPlace(JSON.parse(placeJson) as Place, false);
 /** The run this worker resumes now (one at a time). */
 let current: string | undefined;
 
-/** At the kill point: says so, then waits for the SIGKILL (its lease goes on being renewed). */
+/** At the kill point: says so (and on which run), then waits there for the SIGKILL. */
 async function hook(point: KillPoint): Promise<void> {
   if (point !== killAt) return;
   process.send?.({ point, runId: current });

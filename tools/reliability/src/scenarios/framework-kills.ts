@@ -54,7 +54,7 @@ const noHook: Hook = async () => {};
 /** Every third agent run is declined, with its own reason; the others are approved. */
 const declined = (n: number) => n % 3 === 2;
 
-/** What a run was answered with, to check what its resume did. */
+/** A run the suite started and answered; its number says which answers it got. */
 interface Started {
   runId: string;
   n: number;
