@@ -1,13 +1,15 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type SqlTarget, sqlTargets } from '@internal/pg-test';
-import { migrate, NotificationOutbox, type NotificationRecord } from '@x/askuser';
+import { NotificationOutbox, type NotificationRecord } from '@x/askuser';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, beforeEach, describe } from 'vitest';
+import { migrate } from '../src/index.js';
 
 /**
  * Registers `title` once per storage (PostgreSQL in a database of its own when a server is
- * there, PGlite), migrated by `@x/askuser`, the outbox emptied before each test.
+ * there, PGlite), migrated by `@x/notify` (with `@x/askuser`'s outbox), its tables emptied
+ * before each test.
  */
 export async function describeOnEachStorage(
   title: string,
@@ -23,7 +25,9 @@ export async function describeOnEachStorage(
       });
       afterAll(() => s.target?.close());
       beforeEach(async () => {
-        await s.target.db.execute(sql`truncate aura.notifications`);
+        await s.target.db.execute(
+          sql`truncate aura.notifications, x_notify.decision_links, x_notify.slack_messages`,
+        );
       });
       body(s);
     });

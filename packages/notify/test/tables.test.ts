@@ -1,0 +1,60 @@
+import { rowsOf } from '@x/postgres-kit';
+import { sql } from 'drizzle-orm';
+import { expect, it } from 'vitest';
+import {
+  migrate,
+  NotifyError,
+  postgresDecisionLinkLedger,
+  postgresSlackMessageStore,
+  useDecisionLink,
+} from '../src/index.js';
+import { describeOnEachStorage } from './support.js';
+
+await describeOnEachStorage("the package's own tables", (s) => {
+  it('migrate is idempotent and records its migration in x_notify.__migrations', async () => {
+    await migrate(s.target.db);
+    await migrate(s.target.db);
+    const rows = rowsOf(
+      await s.target.db.execute(sql`select count(*)::int as n from x_notify.__migrations`),
+    );
+    expect(rows).toEqual([{ n: 1 }]);
+  });
+
+  it('a decision link is used once; a second use is used_link and changes nothing', async () => {
+    await useDecisionLink(s.target.db, 'link-aaaaaaaaaaaaaaaa', 't1');
+    const again = await useDecisionLink(s.target.db, 'link-aaaaaaaaaaaaaaaa', 't1').catch(
+      (e: unknown) => e,
+    );
+    expect(NotifyError.hasCode(again, 'used_link')).toBe(true);
+    const ledger = postgresDecisionLinkLedger(s.target.db);
+    await ledger.use('link-bbbbbbbbbbbbbbbb', 't1');
+    await expect(ledger.use('link-bbbbbbbbbbbbbbbb', 't1')).rejects.toMatchObject({
+      code: 'used_link',
+    });
+    const used = rowsOf(
+      await s.target.db.execute(sql`select id from x_notify.decision_links order by id`),
+    );
+    expect(used).toEqual([{ id: 'link-aaaaaaaaaaaaaaaa' }, { id: 'link-bbbbbbbbbbbbbbbb' }]);
+  });
+
+  it("a link used in an answer's transaction that rolls back stays unused", async () => {
+    const rolledBack = new Error('the answer was refused');
+    await expect(
+      s.target.db.transaction(async (tx) => {
+        await useDecisionLink(tx, 'link-cccccccccccccccc', 't2');
+        throw rolledBack;
+      }),
+    ).rejects.toBe(rolledBack);
+    await useDecisionLink(s.target.db, 'link-cccccccccccccccc', 't2');
+  });
+
+  it("keeps where each question's Slack message is; the last post wins", async () => {
+    const messages = postgresSlackMessageStore(s.target.db);
+    expect(await messages.find('t1')).toBeUndefined();
+    await messages.record('t1', { channel: 'C1', ts: '1.0' });
+    await messages.record('t1', { channel: 'C2', ts: '2.0' });
+    await messages.record('t2', { channel: 'C1', ts: '3.0' });
+    expect(await messages.find('t1')).toEqual({ channel: 'C2', ts: '2.0' });
+    expect(await messages.find('t2')).toEqual({ channel: 'C1', ts: '3.0' });
+  });
+});
