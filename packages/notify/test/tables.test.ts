@@ -6,9 +6,10 @@ import {
   NotifyError,
   postgresDecisionLinkLedger,
   postgresSlackMessageStore,
+  slackSender,
   useDecisionLink,
 } from '../src/index.js';
-import { describeOnEachStorage } from './support.js';
+import { describeOnEachStorage, questionCreated, record, startReceiver } from './support.js';
 
 await describeOnEachStorage("the package's own tables", (s) => {
   it('migrate is idempotent and records its migration in x_notify.__migrations', async () => {
@@ -56,5 +57,33 @@ await describeOnEachStorage("the package's own tables", (s) => {
     await messages.record('t2', { channel: 'C1', ts: '3.0' });
     expect(await messages.find('t1')).toEqual({ channel: 'C2', ts: '2.0' });
     expect(await messages.find('t2')).toEqual({ channel: 'C1', ts: '3.0' });
+  });
+
+  it('a sender made later (another process) updates the message an earlier one posted', async () => {
+    const slack = await startReceiver((res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ ok: true, channel: 'C7', ts: '42.5' }));
+    });
+    try {
+      const target = { apiUrl: `${slack.url}api/`, token: 'xoxb-1', channel: 'C1' };
+      const created = questionCreated('s1', 'slack');
+      await slackSender({ ...target, messages: postgresSlackMessageStore(s.target.db) })(
+        record(created),
+      );
+      await slackSender({ ...target, messages: postgresSlackMessageStore(s.target.db) })(
+        record(created, 'question.cancelled', { answeredBy: 'ana' }),
+      );
+      expect(slack.requests.map((r) => r.url)).toEqual([
+        '/api/chat.postMessage',
+        '/api/chat.update',
+      ]);
+      expect(JSON.parse(slack.requests[1]?.body ?? '{}')).toMatchObject({
+        channel: 'C7',
+        ts: '42.5',
+        text: 'Cancelled by ana',
+      });
+    } finally {
+      await slack.close();
+    }
   });
 });
