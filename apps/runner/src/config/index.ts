@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import { durationMs, EVENT_KINDS, type EventKind, type QuestionRules } from '@x/executive';
+import { durationMs, EVENT_KINDS, type QuestionRules } from '@x/executive';
 import { CHANNELS, type NotifyRule, parseNotifyRules } from '@x/notify';
 import { usageError } from '../errors.js';
 import { connectTimeoutSeconds, parseDatabaseUrl } from './database-url.js';
@@ -219,9 +219,8 @@ const quorumPolicy: Kind<Readonly<Record<string, QuorumRule>>> = {
     })),
 };
 
-/** The kinds of event a notification is sent for: the executive's (Standard Webhooks `type`s). */
-/** The channels a notification goes out on, and the rules that route events to them: @x/notify's. */
-export { CHANNELS, EVENT_KINDS, type EventKind, type NotifyRule };
+/** The channels a notification goes out on: @x/notify's (serve's metrics count each). */
+export { CHANNELS };
 
 /**
  * Which events go to which channel: `CHANNEL=KIND[?FILTER=VALUE&...]` rules separated by
@@ -231,6 +230,7 @@ export { CHANNELS, EVENT_KINDS, type EventKind, type NotifyRule };
 export const notifyRuleList: Kind<readonly NotifyRule[]> = {
   accepts:
     'CHANNEL=KIND[?tool=T&priority=P&audience=R] rules separated by commas, e.g. webhook=question.*?tool=approve',
+  // A rule's kind is one of the executive's events (or a prefix of them).
   parse: (given) => parseNotifyRules(given, EVENT_KINDS),
 };
 
