@@ -1,3 +1,4 @@
+import { refusedMigration } from '@internal/pg-test';
 import { rowsOf } from '@x/postgres-kit';
 import { sql } from 'drizzle-orm';
 import { expect, it } from 'vitest';
@@ -19,6 +20,12 @@ await describeOnEachStorage("the package's own tables", (s) => {
       await s.target.db.execute(sql`select count(*)::int as n from x_notify.__migrations`),
     );
     expect(rows).toEqual([{ n: 1 }]);
+  });
+
+  it('a migration the server refuses is NotifyError unavailable, with the server’s words', async () => {
+    const error = await refusedMigration(s.target.db, migrate, 'x_notify.__migrations');
+    expect(NotifyError.hasCode(error, 'unavailable')).toBe(true);
+    expect((error as NotifyError).message).toMatch(/migrating @x\/notify failed: .*already exists/);
   });
 
   it('a decision link is used once; a second use is used_link and changes nothing', async () => {
