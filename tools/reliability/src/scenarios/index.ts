@@ -1,4 +1,5 @@
 import type { Tally } from '../report.js';
+import { aiSdkKills } from './ai-sdk.js';
 import { crashScenario } from './crash.js';
 import { delegateEmbedded, delegatePostgres } from './delegate.js';
 import { batchFault, restartFault, suspendFault, terminalFault } from './faults.js';
@@ -84,4 +85,5 @@ export const scenarios: Scenario[] = [
   { name: 'kill: delegate workers, embedded', server: false, run: delegateEmbedded },
   { name: 'kill: delegate workers, postgres', server: true, run: delegatePostgres },
   { name: 'kill: approved gated calls, postgres', server: true, run: gatedKills },
+  { name: 'kill: ai-sdk turn resumes at 5 points, postgres', server: true, run: aiSdkKills },
 ];
