@@ -200,6 +200,24 @@ export async function describeAiSdkOn(kind: SqlTarget['kind']): Promise<void> {
         expect(run).toMatchObject({ status: 'completed', attempts: 2, lostAttempts: 1 });
       });
 
+      it('past its deadline: the default denies, and the model reads that nobody answered', async () => {
+        const { settings, ran } = payingLoop(llm);
+        const ids = { runId: fresh('r'), conversationId: fresh('c') };
+        // A deadline already passed: the run is due at once, its question expired by the worker.
+        const policy = () => ({
+          deadline: { ms: -60_000, answer: { action: 'decline' as const, content: 'no reply' } },
+        });
+        const messages = [{ role: 'user' as const, content: 'Pay 55' }];
+        const waiting = await startAiSdkRun(flow(), ids, settings, messages, { policy });
+        expect(waiting.status).toBe('waiting');
+        await worker(settings).work({ once: true });
+        expect(ran).toEqual([]);
+        expect((await storage.runs().get(ids.runId))?.status).toBe('completed');
+        const transcript = JSON.stringify(await storage.runs().transcript(ids.runId));
+        expect(transcript).toContain('No answer came before the deadline');
+        expect(transcript).toContain('no reply');
+      });
+
       it('a new approval after the resume asks again, then completes', async () => {
         const { settings, ran } = payingLoop(llm, true);
         const waiting = await started(settings, 40);
