@@ -218,6 +218,21 @@ export async function describeAiSdkOn(kind: SqlTarget['kind']): Promise<void> {
         expect(transcript).toContain('no reply');
       });
 
+      it('past its deadline with a default that approves: the run fails, the tool never runs', async () => {
+        const { settings, ran } = payingLoop(llm);
+        const ids = { runId: fresh('r'), conversationId: fresh('c') };
+        const policy = () => ({
+          deadline: { ms: -60_000, answer: { action: 'accept' as const, content: '' } },
+        });
+        const messages = [{ role: 'user' as const, content: 'Pay 65' }];
+        await startAiSdkRun(flow(), ids, settings, messages, { policy });
+        await worker(settings).work({ once: true });
+        expect(ran).toEqual([]);
+        const failed = await storage.runs().get(ids.runId);
+        expect(failed?.status).toBe('failed');
+        expect(failed?.lastError).toContain('a default never approves');
+      });
+
       it('a new approval after the resume asks again, then completes', async () => {
         const { settings, ran } = payingLoop(llm, true);
         const waiting = await started(settings, 40);
