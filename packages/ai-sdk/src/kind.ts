@@ -168,7 +168,8 @@ function approvalOf(answer: ResumingRun['answer'], expiredAt: Date | null): Tool
  * and calls `generateText` again, exactly once, under the run's lease: approved, the AI SDK
  * runs the tool's `execute` and the loop carries on; declined, the model reads the person's
  * reason as the tool's result. A new approval asks again; a finished loop completes the run
- * with the messages it added. A cancelled question ends the run, running nothing.
+ * with the messages it added. A cancelled question ends the run, running nothing. A run
+ * waiting on a tool that `settings.tools` does not offer fails without being resumed.
  *
  * @example
  * const executive = createExecutive({ storage, kinds: { [AI_SDK_KIND]: aiSdkKind({ settings }) } });
@@ -177,7 +178,13 @@ function approvalOf(answer: ResumingRun['answer'], expiredAt: Date | null): Tool
 export function aiSdkKind<TOOLS extends ToolSet>(options: AiSdkKindOptions<TOOLS>): RunKind {
   const { settings, policy = NO_QUESTION_POLICY } = options;
   const model = { id: modelIdOf(settings.model) };
+  const offered = new Set(Object.keys(settings.tools ?? {}));
   return {
+    refuse({ suspension }) {
+      const tool = suspension?.toolName;
+      if (tool === undefined || offered.has(tool)) return undefined;
+      return `[@x/ai-sdk] the stored loop waits on the tool "${tool}", which these settings do not offer (${[...offered].join(', ') || 'none'}): it is not resumed`;
+    },
     async resume({ flow, job, suspension, answer, expiredAt }) {
       const { runId, conversationId } = job.run;
       if (answer.action === 'cancel') {

@@ -233,6 +233,18 @@ export async function describeAiSdkOn(kind: SqlTarget['kind']): Promise<void> {
         expect(failed?.lastError).toContain('a default never approves');
       });
 
+      it('refuses a run that waits on a tool its settings do not offer, running nothing', async () => {
+        const { settings, ran } = payingLoop(llm);
+        const waiting = await started(settings, 75);
+        await answer(waiting.token, 'accept');
+        const { pay: _pay, ...without } = settings.tools ?? {};
+        await worker({ ...settings, tools: without }).work({ once: true });
+        expect(ran).toEqual([]);
+        const failed = await storage.runs().get(waiting.runId);
+        expect(failed?.status).toBe('failed');
+        expect(failed?.lastError).toContain('the tool "pay", which these settings do not offer');
+      });
+
       it('a new approval after the resume asks again, then completes', async () => {
         const { settings, ran } = payingLoop(llm, true);
         const waiting = await started(settings, 40);
