@@ -1,12 +1,15 @@
 import type { Suspension } from '@x/continuation';
 import {
   expiredAnswer,
+  type PendingToolCall,
   pendingToolCall,
   resumeModelMessages,
   suspendModelMessages,
+  type ToolAnswer,
   type ToolApprovalAnswer,
 } from '@x/continuation/ai-sdk';
 import {
+  answerResult,
   cancelRun,
   type FlowContext,
   finishTurn,
@@ -73,11 +76,6 @@ function outcomeOf(
   if (pending === undefined) {
     return { status: 'completed', messages: fromModelMessages(conversation).messages };
   }
-  if (pending.kind !== 'approval') {
-    throw refused(
-      `the tool "${pending.toolName}" has no execute (a client-side tool): only needsApproval calls are asked on the approval plane`,
-    );
-  }
   const suspension = suspendModelMessages({
     interactionId: pending.toolCallId,
     messages: conversation,
@@ -98,8 +96,8 @@ function outcomeOf(
     assistant,
     toolUse,
     question: {
-      kind: 'approve',
-      question: `Allow the agent to call ${pending.toolName} with ${JSON.stringify(pending.input ?? {})}?`,
+      kind: pending.kind === 'approval' ? 'approve' : 'ask_user',
+      question: questionText(pending),
       options: null,
       priority: 0,
     },
@@ -107,13 +105,47 @@ function outcomeOf(
 }
 
 /**
+ * What the person is asked: whether the tool may run with its arguments, or, for a client-side
+ * tool, its input's `question` when it has one, else the tool and its input.
+ */
+function questionText({ kind, toolName, input }: PendingToolCall): string {
+  const shown = JSON.stringify(input ?? {});
+  if (kind === 'approval') return `Allow the agent to call ${toolName} with ${shown}?`;
+  const asked = (input as { question?: unknown } | null)?.question;
+  return typeof asked === 'string' ? asked : `${toolName} ${shown}`;
+}
+
+/** Whether `tools` offer `name` as a client-side tool (no `execute`: the person answers it). */
+function isClientSide(tools: ToolSet | undefined, name: string | undefined): boolean {
+  const tool = name === undefined ? undefined : tools?.[name];
+  return tool !== undefined && typeof tool.execute !== 'function';
+}
+
+/**
+ * The person's answer as a client-side tool's output: their text, or that they declined; past
+ * the question's deadline, its default told to the model as what it is.
+ */
+function outputOf(
+  answer: ResumingRun['answer'],
+  expiredAt: Date | null,
+  toolUseId: string,
+): ToolAnswer {
+  const given = { action: answer.action, content: answer.content ?? '' };
+  const result = answerResult(toolUseId, given);
+  const output = typeof result.content === 'string' ? result.content : given.content;
+  return expiredAt ? expiredAnswer(expiredAt, { output }) : { output };
+}
+
+/**
  * Runs one `generateText` loop of `settings` on `messages` as a new run of the kind
  * {@link AI_SDK_KIND}: when it stops on a `needsApproval` tool call, the run waits on one
- * `approve` question, its whole conversation kept server-side as the run's continuation;
- * when it finishes, nothing is recorded and the result is `completed` with the transcript.
+ * `approve` question (on a client-side tool, one without `execute`: an `ask_user` question
+ * whose answer becomes the tool's output), its whole conversation kept server-side as the
+ * run's continuation; when it finishes, nothing is recorded and the result is `completed`
+ * with the transcript.
  *
- * @throws when the loop stops on a client-side tool (no `execute`), or on several calls at
- *   once (`ContinuationError` `not_singleton` of `@x/continuation`).
+ * @throws `ContinuationError` (`@x/continuation`) `not_singleton` when the loop stops on
+ *   several calls of one step, `invalid` when `messages` hold a system message.
  * @example
  * const started = await startAiSdkRun(flow, { runId: 'r1', conversationId: 'c1' }, settings, [
  *   { role: 'user', content: 'Pay 10' },
@@ -168,7 +200,8 @@ function approvalOf(answer: ResumingRun['answer'], expiredAt: Date | null): Tool
  * and calls `generateText` again, exactly once, under the run's lease: approved, the AI SDK
  * runs the tool's `execute` and the loop carries on; declined, the model reads the person's
  * reason as the tool's result. A new approval asks again; a finished loop completes the run
- * with the messages it added. A cancelled question ends the run, running nothing. A run
+ * with the messages it added. A client-side tool's answer is its output (a decline: `The user
+ * declined: <reason>`). A cancelled question ends the run, running nothing. A run
  * waiting on a tool that `settings.tools` does not offer fails without being resumed.
  *
  * @example
@@ -197,7 +230,10 @@ export function aiSdkKind<TOOLS extends ToolSet>(options: AiSdkKindOptions<TOOLS
         );
         return { status: 'cancelled', runId, conversationId };
       }
-      const messages = resumeMessagesOf(suspension, approvalOf(answer, expiredAt));
+      const decision = isClientSide(settings.tools, suspension.toolName)
+        ? outputOf(answer, expiredAt, suspension.toolUseId)
+        : approvalOf(answer, expiredAt);
+      const messages = resumeMessagesOf(suspension, decision);
       const call = { ...settings, messages, abortSignal: job.signal } as Parameters<
         typeof generateText<TOOLS>
       >[0];
@@ -209,7 +245,7 @@ export function aiSdkKind<TOOLS extends ToolSet>(options: AiSdkKindOptions<TOOLS
 }
 
 /** The stored conversation with the decision, as `generateText`'s messages. */
-function resumeMessagesOf(suspension: Suspension, decision: ToolApprovalAnswer): ModelMessage[] {
+function resumeMessagesOf(suspension: Suspension, decision: ToolAnswer): ModelMessage[] {
   try {
     return resumeModelMessages(suspension, decision) as ModelMessage[];
   } catch (error) {

@@ -25,6 +25,11 @@ const fresh = (what: string) => `${what}-${process.pid}-${++counter}`;
 const payer: Script = ({ tools, calls, userText }) => {
   const amount = Number(/\d+/.exec(userText)?.[0] ?? 10);
   if (userText.startsWith('Hello')) return { text: 'Hello to you.' };
+  if (userText.startsWith('Ask')) {
+    const asked = calls.find((call) => call.name === 'ask_user');
+    if (!asked) return { toolCall: { name: 'ask_user', input: { question: 'Which city?' } } };
+    return { text: `City: ${asked.result ?? ''}` };
+  }
   const paid = calls.find((call) => call.name === 'pay');
   if (!paid) return { toolCall: { name: 'pay', input: { amount } } };
   const refunded = calls.find((call) => call.name === 'refund');
@@ -56,10 +61,15 @@ function payingLoop(llm: FakeLlm, withRefund = false) {
       return `refunded ${amount}`;
     },
   });
+  // No execute: a client-side tool, answered by the person.
+  const askUser = tool({
+    description: 'Asks the person',
+    inputSchema: z.object({ question: z.string() }),
+  });
   const settings: AiSdkTurnSettings = {
     model: anthropic('fake'),
     system: 'Pay what you are asked to pay.',
-    tools: withRefund ? { pay, refund } : { pay },
+    tools: withRefund ? { pay, refund, ask_user: askUser } : { pay, ask_user: askUser },
     stopWhen: stepCountIs(5),
     maxOutputTokens: 1024,
     providerOptions: { anthropic: { disableParallelToolUse: true } },
@@ -243,6 +253,26 @@ export async function describeAiSdkOn(kind: SqlTarget['kind']): Promise<void> {
         const failed = await storage.runs().get(waiting.runId);
         expect(failed?.status).toBe('failed');
         expect(failed?.lastError).toContain('the tool "pay", which these settings do not offer');
+      });
+
+      it('a client-side tool (no execute) is an ask_user question: its answer is the output', async () => {
+        const { settings, ran } = payingLoop(llm);
+        const asked = [];
+        for (const action of ['accept', 'decline'] as const) {
+          const ids = { runId: fresh('r'), conversationId: fresh('c') };
+          const messages = [{ role: 'user' as const, content: 'Ask for a city' }];
+          const waiting = await startAiSdkRun(flow(), ids, settings, messages);
+          expect(waiting).toMatchObject({ status: 'waiting', question: 'Which city?' });
+          const [pending] = await storage.pauses().listPending(ids.conversationId);
+          expect(pending?.kind).toBe('ask_user');
+          await answer((waiting as { token: string }).token, action, 'Lisbon');
+          await worker(settings).work({ once: true });
+          expect((await storage.runs().get(ids.runId))?.status).toBe('completed');
+          asked.push(JSON.stringify(await storage.runs().transcript(ids.runId)));
+        }
+        expect(asked[0]).toContain('City: Lisbon');
+        expect(asked[1]).toContain('City: The user declined: Lisbon');
+        expect(ran).toEqual([]);
       });
 
       it('a new approval after the resume asks again, then completes', async () => {
