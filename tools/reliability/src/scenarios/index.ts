@@ -1,4 +1,5 @@
 import type { Tally } from '../report.js';
+import { aiSdkKills } from './ai-sdk.js';
 import { crashScenario } from './crash.js';
 import { delegateEmbedded, delegatePostgres } from './delegate.js';
 import { batchFault, restartFault, suspendFault, terminalFault } from './faults.js';
@@ -94,4 +95,5 @@ export const scenarios: Scenario[] = [
   { name: 'kill: langgraph resumes, embedded', server: false, run: langGraphKillsEmbedded },
   { name: 'kill: openai-agents resumes, postgres', server: true, run: agentsKillsPostgres },
   { name: 'kill: openai-agents resumes, embedded', server: false, run: agentsKillsEmbedded },
+  { name: 'kill: ai-sdk turn resumes at 5 points, postgres', server: true, run: aiSdkKills },
 ];
