@@ -4,11 +4,12 @@ import { fileURLToPath } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
 import {
   type FakeLlm,
+  namedScripts,
   PROGRAMS_TEST_TIMEOUT_MS,
   promisedOutput,
   type ReadmeRun,
+  readmeFakeScript,
   runReadme,
-  type Script,
   startFakeLlm,
 } from '@internal/fake-llm';
 import { sqlExecutiveStorage } from '@x/executive';
@@ -22,20 +23,10 @@ afterAll(async () => {
   for (const open of opened.reverse()) await open.close();
 });
 
-/** The model: it books the city the person names, then confirms with the tool's result. */
-const booker: Script = ({ calls, userText }) => {
-  const booked = calls.find((call) => call.name === 'book_trip');
-  if (!booked) {
-    const city = /to (\w+)/.exec(userText)?.[1] ?? 'Lisbon';
-    return { toolCall: { name: 'book_trip', input: { city } } };
-  }
-  return { text: `Your trip: ${booked.result ?? ''}.` };
-};
-
 it(
   'starts, approves and completes a run in three processes, once; a declined run tells the model why and books nothing',
   async () => {
-    const fake = await startFakeLlm(booker);
+    const fake = await startFakeLlm(namedScripts[readmeFakeScript(example)].script);
     opened.push(fake);
     const env = { ANTHROPIC_BASE_URL: fake.url, ANTHROPIC_API_KEY: 'fake' };
     const readme = await runReadme(example, { env });

@@ -3,12 +3,13 @@ import { fileURLToPath } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
 import {
   type FakeLlm,
+  namedScripts,
   PROGRAMS_TEST_TIMEOUT_MS,
   promisedOutput,
   type ReadmeRun,
+  readmeFakeScript,
   runReadme,
   startFakeLlm,
-  tripPlanner,
 } from '@internal/fake-llm';
 import { sqlExecutiveStorage } from '@x/executive';
 import { drizzle } from 'drizzle-orm/pglite';
@@ -24,7 +25,7 @@ afterAll(async () => {
 it(
   "runs the README's three commands: the graph asks, is answered, and the worker resumes it once to its end",
   async () => {
-    const fake = await startFakeLlm(tripPlanner);
+    const fake = await startFakeLlm(namedScripts[readmeFakeScript(example)].script);
     opened.push(fake);
     const readme = await runReadme(example, {
       env: { ANTHROPIC_BASE_URL: fake.url, ANTHROPIC_API_KEY: 'fake' },

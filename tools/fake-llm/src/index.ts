@@ -4,6 +4,7 @@
  * Chat Completions, answered by a script as JSON or streamed. No network, no key.
  */
 
+export { tripBooker } from './booking.js';
 export {
   promisedOutput,
   type ReadmeCommand,
@@ -11,10 +12,12 @@ export {
   type ReadmeRunOptions,
   type ReadmeScript,
   type ReadmeStep,
+  readmeFakeScript,
   readmeScript,
   runReadme,
 } from './readme.js';
 export { PROGRAMS_TEST_TIMEOUT_MS, type ProgramRun, runProgram } from './run.js';
+export { isScriptName, type NamedScript, namedScripts, type ScriptName } from './scripts.js';
 export { type FakeLlm, type RecordedRequest, startFakeLlm } from './server.js';
 export { tripPlanner } from './trip.js';
 export {

@@ -1,5 +1,8 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { promisedOutput, readmeScript } from './readme.js';
+import { promisedOutput, readmeFakeScript, readmeScript } from './readme.js';
 
 const readme = [
   '# Example',
@@ -51,5 +54,28 @@ describe('promisedOutput', () => {
     });
     expect('Booked.\n').toMatch(whole);
     expect('Booked. Twice.\n').not.toMatch(whole);
+  });
+});
+
+describe('readmeFakeScript', () => {
+  /** The script named by a README holding `text`, or the error it throws. */
+  function scriptOf(text: string): string {
+    const dir = mkdtempSync(path.join(tmpdir(), 'fake-llm-readme-'));
+    try {
+      writeFileSync(path.join(dir, 'README.md'), text);
+      return readmeFakeScript(dir);
+    } catch (error) {
+      return (error as Error).message;
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+
+  it('is the script the README serves, and an error when it names none or an unknown one', () => {
+    expect(scriptOf('node tools/fake-llm/dist/cli.js --script booking   # →')).toBe('booking');
+    expect(scriptOf('node tools/fake-llm/dist/cli.js')).toMatch(/has no .*--script NAME/);
+    expect(scriptOf('node tools/fake-llm/dist/cli.js --script bookings')).toBe(
+      'the README serves "bookings", which is no script',
+    );
   });
 });

@@ -3,6 +3,7 @@ import { cpSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync } 
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { type ProgramRun, runProgram } from './run.js';
+import { isScriptName, type ScriptName } from './scripts.js';
 
 /** One `node …` line of an example README's ```sh block, as a person types it. */
 export interface ReadmeCommand {
@@ -239,4 +240,19 @@ export function promisedOutput(command: ReadmeCommand): RegExp {
   if (!command.expected) return /[\s\S]*/;
   const text = command.expected.text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
   return new RegExp(command.expected.prefix ? `^${text}` : `^${text}\n$`);
+}
+
+/**
+ * The script an example README tells a person without a key to serve
+ * (`node tools/fake-llm/dist/cli.js --script NAME`), so that its test runs the commands
+ * against the model the README names, not another.
+ */
+export function readmeFakeScript(exampleDir: string): ScriptName {
+  const markdown = readFileSync(path.join(exampleDir, 'README.md'), 'utf8');
+  const name = /node tools\/fake-llm\/dist\/cli\.js --script (\S+)/.exec(markdown)?.[1];
+  if (name === undefined) {
+    throw new Error('the README has no "node tools/fake-llm/dist/cli.js --script NAME" line');
+  }
+  if (!isScriptName(name)) throw new Error(`the README serves "${name}", which is no script`);
+  return name;
 }
