@@ -1,6 +1,7 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { FailureLimiter, type Oidc, PageSignIns } from '@x/approval-center';
+import { createApprovalCenter, FailureLimiter, type Oidc, PageSignIns } from '@x/approval-center';
+import { isLoopback } from '@x/approval-center/http';
 import { ASKUSER_ANSWERED_CHANNEL, ASKUSER_CREATED_CHANNEL } from '@x/askuser';
 import type { LeasePolicy, QuestionPolicy } from '@x/executive';
 import { leasePolicyFromEnv, questionPolicyFromEnv } from '../config/executive-policy.js';
@@ -14,11 +15,11 @@ import type { HostedCommandRunner } from './api-cli.js';
 import type { SignIn } from './auth.js';
 import { type ConnectionLimits, createApiServer, DEFAULT_LIMITS } from './connections.js';
 import { type HostedWake, startHostedWake } from './hosted-wake.js';
-import { isLoopback } from './http.js';
+import { toHttpError } from './http-error.js';
 import { EventHub } from './live-events.js';
 import { type LocalSocket, listenLocal } from './local-socket.js';
 import { RunnerMetrics } from './metrics.js';
-import { routeRequests } from './router.js';
+import { runnerRoutes } from './router.js';
 import { sqlSignInStore } from './sign-in-store.js';
 
 // The API's shapes are declared once, beside the page that reads them.
@@ -36,8 +37,6 @@ export type {
   ToolCallView,
 } from '@x/approval-center';
 export type { ConnectionLimits } from './connections.js';
-export { MAX_BODY_BYTES } from './http.js';
-export { HttpError, type HttpErrorCode } from './http-error.js';
 export { listenMetrics, type MetricsListener, RunnerMetrics } from './metrics.js';
 export { oidcSettings } from './oidc-settings.js';
 
@@ -228,22 +227,25 @@ export async function startServe(storage: Storage, options: ServeOptions): Promi
   );
   let closing = false;
   const stopping = new AbortController();
-  const handle = routeRequests({
-    stopping: stopping.signal,
-    api,
-    signIn,
-    loopback: isLoopback(host),
+  const handle = createApprovalCenter({
+    loopbackOnly: isLoopback(host),
+    routes: runnerRoutes({
+      stopping: stopping.signal,
+      api,
+      signIn,
+      runHostedCommand:
+        options.runHostedCommand && hostedThenAnswered(options.runHostedCommand, api, hub),
+      metrics,
+    }),
+    classifyError: toHttpError,
     onError,
-    runHostedCommand:
-      options.runHostedCommand && hostedThenAnswered(options.runHostedCommand, api, hub),
-    metrics,
   });
   const server = createApiServer({ ...DEFAULT_LIMITS, ...options.limits }, (req, res) => {
     // While closing, a keep-alive connection is closed as soon as its response is sent.
     res.once('finish', () => {
       if (closing) server.closeIdleConnections();
     });
-    void handle(req, res);
+    handle(req, res);
   });
   const port = options.port ?? OPTION_DEFAULTS.port;
   try {
@@ -270,11 +272,7 @@ export async function startServe(storage: Storage, options: ServeOptions): Promi
   // PGlite is this process's: other processes reach it through the folder's socket.
   const socket =
     storage.kind === 'embedded'
-      ? await listenLocal(
-          storage.where,
-          (req, res) => void handle(req, res),
-          options.wake !== false,
-        )
+      ? await listenLocal(storage.where, handle, options.wake !== false)
       : undefined;
 
   return {

@@ -1,8 +1,8 @@
 import type { ServerResponse } from 'node:http';
 import type { PauseView, RecentView, ServeEvent } from '@x/approval-center';
+import { baseHeaders } from '@x/approval-center/http';
 import type { Storage } from '../storage/index.js';
 import type { Credential } from './auth.js';
-import { baseHeaders } from './http.js';
 import { approvalsOf, pauseView, recentViewsIn } from './views.js';
 
 const WINDOW = 200;
