@@ -9,3 +9,9 @@ export {
 export * from './contract/index.js';
 export * from './errors.js';
 export * from './identity/index.js';
+export {
+  type Credential,
+  EventHub,
+  type EventHubOptions,
+  type LiveSnapshot,
+} from './live/event-hub.js';

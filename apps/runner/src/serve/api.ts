@@ -6,6 +6,7 @@ import {
   answerSchemasWith,
   type BatchResponse,
   type ContextResponse,
+  type EventHub,
   type NotificationResponse,
   type NotificationsResponse,
   type PauseResponse,
@@ -36,7 +37,6 @@ import {
 } from '../storage/notifications.js';
 import { type RunsContext, runRoutes } from './api-runs.js';
 import { answererOf, type Caller, readOnlyReason, requireAdmin } from './auth.js';
-import type { EventHub } from './live-events.js';
 import { contextView } from './question-context.js';
 import { approvalsOf, pauseView, recentViews } from './views.js';
 

@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
   type AccessRole,
   ApprovalCenterError,
+  type Credential,
   checkCsrf,
   looksLikeJwt,
   type Oidc,
@@ -50,16 +51,6 @@ export interface Caller {
    * data folder's socket).
    */
   credential?: Credential;
-}
-
-/** A credential that can stop signing in while a stream it opened is still open. */
-export interface Credential {
-  /** The same for every request of this credential: it is looked up once per round. */
-  id: string;
-  /** When it ends by itself (a page session's expiry). */
-  expiresAt?: Date;
-  /** True while it still signs in: the key live and not rotated, the session not ended. */
-  live(): Promise<boolean>;
 }
 
 /** How a server signs requests in: its shared token, the name of who answers through it, sessions. */

@@ -1,6 +1,12 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createApprovalCenter, FailureLimiter, type Oidc, PageSignIns } from '@x/approval-center';
+import {
+  createApprovalCenter,
+  EventHub,
+  FailureLimiter,
+  type Oidc,
+  PageSignIns,
+} from '@x/approval-center';
 import { isLoopback } from '@x/approval-center/http';
 import { ASKUSER_ANSWERED_CHANNEL, ASKUSER_CREATED_CHANNEL } from '@x/askuser';
 import type { LeasePolicy, QuestionPolicy } from '@x/executive';
@@ -16,11 +22,11 @@ import type { SignIn } from './auth.js';
 import { type ConnectionLimits, createApiServer, DEFAULT_LIMITS } from './connections.js';
 import { type HostedWake, startHostedWake } from './hosted-wake.js';
 import { toHttpError } from './http-error.js';
-import { EventHub } from './live-events.js';
 import { type LocalSocket, listenLocal } from './local-socket.js';
 import { RunnerMetrics } from './metrics.js';
 import { runnerRoutes } from './router.js';
 import { sqlSignInStore } from './sign-in-store.js';
+import { liveSnapshot } from './views.js';
 
 // The API's shapes are declared once, beside the page that reads them.
 export type {
@@ -178,7 +184,7 @@ export async function startServe(storage: Storage, options: ServeOptions): Promi
   const questionPolicy = options.questionPolicy ?? questionPolicyFromEnv();
   const graceMs = options.graceMs ?? DEFAULT_GRACE_MS;
   const hub = new EventHub({
-    storage,
+    snapshot: () => liveSnapshot(storage),
     // On PostgreSQL, NOTIFY covers new and answered questions; the poll finds runs
     // finished by other processes.
     pollMs: storage.kind === 'postgres' ? 1_000 : 2_000,
