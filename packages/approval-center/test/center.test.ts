@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import express from 'express';
 import { afterEach, describe, expect, it } from 'vitest';
 import { readJson, sendJson } from '../src/http/index.js';
 import { ApprovalCenterError, createApprovalCenter, type ErrorResponse } from '../src/index.js';
@@ -88,5 +89,49 @@ describe('createApprovalCenter mounted under a path in node:http', () => {
     expect(post.status).toBe(405);
     expect(post.headers.get('allow')).toBe('GET, HEAD');
     expect(() => createApprovalCenter({ basePath: 'approvals' })).toThrow(ApprovalCenterError);
+  });
+});
+
+describe('createApprovalCenter mounted in Express', () => {
+  /** An Express app of its own routes with the center mounted by `mount`. */
+  async function appWith(mount: (app: express.Express) => void): Promise<string> {
+    const app = express();
+    app.get('/', (_req, res) => void res.send('the app itself'));
+    mount(app);
+    app.get('/after', (_req, res) => void res.send('after the center'));
+    return serve(app);
+  }
+
+  it("serves the page under app.use's mount path, which Express takes off itself", async () => {
+    const base = await appWith((app) => app.use('/approvals', createApprovalCenter({})));
+    const page = await fetch(`${base}/approvals/`);
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('<script type="module" src="app.js">');
+    expect((await fetch(`${base}/approvals/style.css`)).status).toBe(200);
+    const bare = await fetch(`${base}/approvals?view=recent`, { redirect: 'manual' });
+    expect(bare.status).toBe(308);
+    expect(bare.headers.get('location')).toBe('/approvals/?view=recent');
+    expect(await (await fetch(`${base}/`)).text()).toBe('the app itself');
+    expect((await fetch(`${base}/approvals/nothing`)).status).toBe(404);
+  });
+
+  it("as middleware with a basePath, passes the app's other paths on to its routes", async () => {
+    const paths: string[] = [];
+    const base = await appWith((app) =>
+      app.use(
+        createApprovalCenter({
+          basePath: '/approvals',
+          routes: async (_req, res, url) => {
+            paths.push(url.pathname);
+            res.end('routed');
+            return true;
+          },
+        }),
+      ),
+    );
+    expect(await (await fetch(`${base}/after`)).text()).toBe('after the center');
+    expect(await (await fetch(`${base}/approvals/api/pauses`)).text()).toBe('routed');
+    expect(paths).toEqual(['/api/pauses']);
+    expect((await fetch(`${base}/approvals/`)).status).toBe(200);
   });
 });
