@@ -33,7 +33,7 @@ export interface ApprovalCenterOptions {
   classifyError?: ErrorClassifier;
   /** An error answering a request that is not the caller's doing; default ignored. */
   onError?: (message: string) => void;
-  /** Called by {@link ApprovalCenter.close}, to stop what the host started for the center. */
+  /** Called by {@link ApprovalCenter.close}, to stop what the host started for the center (its `EventHub`). */
   onClose?: () => Promise<void>;
 }
 
@@ -44,7 +44,10 @@ export interface ApprovalCenter {
    * `next` when given (Express middleware) or answers 404.
    */
   (req: IncomingMessage, res: ServerResponse, next?: (error?: unknown) => void): void;
-  /** Stops: open event streams end; requests in flight are the server's to finish. */
+  /**
+   * Stops what runs for the center (`onClose`: the host's live feed, ...); requests in flight
+   * are the server's to finish.
+   */
   close(): Promise<void>;
 }
 

@@ -245,6 +245,7 @@ export async function startServe(storage: Storage, options: ServeOptions): Promi
     }),
     classifyError: toHttpError,
     onError,
+    onClose: () => hub.close(),
   });
   const server = createApiServer({ ...DEFAULT_LIMITS, ...options.limits }, (req, res) => {
     // While closing, a keep-alive connection is closed as soon as its response is sent.
@@ -258,7 +259,7 @@ export async function startServe(storage: Storage, options: ServeOptions): Promi
     await listen(server, port, host);
   } catch (error) {
     // The feed already runs: stopped before the storage closes under it.
-    await hub.close();
+    await handle.close();
     await unlisten?.();
     watching.telemetry = watchedBefore;
     throw listenError(error, host, port);
@@ -289,7 +290,7 @@ export async function startServe(storage: Storage, options: ServeOptions): Promi
       const wakeStopped = hostedWake?.stop();
       closing = true;
       stopping.abort();
-      await hub.close();
+      await handle.close();
       await Promise.all([
         closeServer(server, graceMs),
         socket && 'server' in socket ? closeServer(socket.server, graceMs) : undefined,
