@@ -128,6 +128,8 @@ export function failureOf(error: unknown): Failure {
         return 'conflict';
       case 'invalid_argument':
         return 'usage';
+      case 'unavailable':
+        return 'unavailable';
       default:
         return 'failed';
     }

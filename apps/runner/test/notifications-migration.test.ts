@@ -5,10 +5,11 @@ import { fileURLToPath } from 'node:url';
 import { sqlTargets } from '@internal/pg-test';
 import { migrate as migrateAskUser, NotificationOutbox } from '@x/askuser';
 import { migrate as migrateExecutive, PostgresGatedResults } from '@x/executive';
+import { postgresSlackMessageStore, useDecisionLink } from '@x/notify';
 import { applyMigrations, rowsOf } from '@x/postgres-kit';
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { migrateRunner } from '../src/storage/operators.js';
+import { migrateAll } from '../src/storage/index.js';
 
 const drizzleFolder = fileURLToPath(new URL('../drizzle', import.meta.url));
 
@@ -39,9 +40,8 @@ for (const spec of await sqlTargets()) {
           values ('old-1', 'evt_1', 'question.created', 'webhook', '{"data":{"token":"t1"}}', 'failed', 8, 'HTTP 503', now() - interval '2 hours'),
                  ('old-2', 'evt_2', 'run.completed', 'email', '{"data":{}}', 'pending', 0, null, now() - interval '1 hour')`);
 
-        // The runner's later migrations need the executive's table (as migrateAll orders them).
-        await migrateExecutive(db);
-        await migrateRunner(db);
+        // The runner's later migrations need the packages' tables, as migrateAll orders them.
+        await migrateAll(db);
 
         const outbox = new NotificationOutbox(db);
         expect(
@@ -74,8 +74,7 @@ for (const spec of await sqlTargets()) {
         await db.execute(sql`insert into runner.gated_results (token, tool, arguments, edited, result)
           values ('t1', 'transfer_funds', '{"amount":40}', true, 'transferred 40')`);
 
-        await migrateExecutive(db);
-        await migrateRunner(db);
+        await migrateAll(db);
 
         expect(await new PostgresGatedResults(db).result('t1')).toEqual({
           token: 't1',
@@ -94,4 +93,46 @@ for (const spec of await sqlTargets()) {
       }
     });
   });
+
+  describe.skipIf(spec.skip)(
+    `the decision links and Slack messages moved to @x/notify on ${spec.kind}`,
+    () => {
+      it('copies runner.decision_links and runner.slack_messages into x_notify and drops them', async () => {
+        const target = await spec.open();
+        const before = foldersUpTo('0006_gated_results_to_executive');
+        try {
+          const { db } = target;
+          // The previous version's migrations up to 0006 copy into the executive's table.
+          await migrateExecutive(db);
+          await applyMigrations(db, { folder: before.folder, schema: 'x_runner', lockKey: 1 });
+          await db.execute(
+            sql`insert into runner.decision_links (id, token) values ('link-used-before-move', 't1')`,
+          );
+          await db.execute(
+            sql`insert into runner.slack_messages (token, channel, ts) values ('t1', 'C1', '1.5')`,
+          );
+
+          await migrateAll(db);
+
+          const used = await useDecisionLink(db, 'link-used-before-move', 't1').catch(
+            (e: unknown) => e,
+          );
+          expect(used).toMatchObject({ name: 'NotifyError', code: 'used_link' });
+          expect(await postgresSlackMessageStore(db).find('t1')).toEqual({
+            channel: 'C1',
+            ts: '1.5',
+          });
+          const left = rowsOf(
+            await db.execute(
+              sql`select to_regclass('runner.decision_links')::text as links, to_regclass('runner.slack_messages')::text as slack`,
+            ),
+          );
+          expect(left).toEqual([{ links: null, slack: null }]);
+        } finally {
+          before.remove();
+          await target.close();
+        }
+      });
+    },
+  );
 }

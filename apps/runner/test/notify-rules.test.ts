@@ -1,15 +1,15 @@
 import { questionEvent } from '@x/executive';
+import { channelsFor, ruleMatches, webhookSignature } from '@x/notify';
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
 import {
   checkEnvironment,
+  notifyRules,
   notifyRuleList as notifyRulesKind,
   setting,
   VARIABLES,
 } from '../src/config/index.js';
 import { deliveryFromEnv } from '../src/notify/deliver.js';
-import { channelsFor, notifyRules, ruleMatches } from '../src/notify/events.js';
-import { webhookSignature } from '../src/notify/webhook.js';
 
 // Which events go where (RUNNER_NOTIFY), and the Standard Webhooks signature of a body.
 

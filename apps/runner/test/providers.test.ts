@@ -4,12 +4,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { SYSTEM_PROMPT, toolSpecs } from '../src/demo/tools.js';
 import { failureOf } from '../src/failure.js';
 import { AnthropicModel } from '../src/model/anthropic.js';
-import {
-  backoffDelay,
-  type RetryPolicy,
-  retryAfterMs,
-  withRetry,
-} from '../src/model/call-retry.js';
+import { type RetryPolicy, retryAfterMs, withRetry } from '../src/model/call-retry.js';
 import { ModelError, modelFromId } from '../src/model/index.js';
 import { OpenAIModel } from '../src/model/openai.js';
 import { type FakeProvider, fixture, startFakeProvider } from './fixtures/fake-provider.js';
@@ -140,12 +135,21 @@ describe('retry', () => {
     expect((long as ModelError).message).toContain('wait 3600s');
   });
 
-  it('backs off exponentially with full jitter, capped; reads retry-after in both spellings', () => {
-    const policy = { ...fast, baseMs: 100, maxDelayMs: 1000 };
-    expect(backoffDelay(0, policy, () => 1)).toBe(100);
-    expect(backoffDelay(2, policy, () => 1)).toBe(400);
-    expect(backoffDelay(10, policy, () => 1)).toBe(1000);
-    expect(backoffDelay(3, policy, () => 0)).toBe(0);
+  it("backs off by @x/postgres-kit's backoffMs (doubling, capped, jitter over the upper half); reads retry-after in both spellings", async () => {
+    const waits: number[] = [];
+    await withRetry(
+      'test',
+      async () => Promise.reject(new Error('busy')),
+      transient(),
+      { ...fast, retries: 5, baseMs: 100, maxDelayMs: 1000 },
+      { sleep: async (ms) => void waits.push(ms) },
+    ).catch(() => {});
+    const ceilings = [100, 200, 400, 800, 1000];
+    expect(waits).toHaveLength(ceilings.length);
+    waits.forEach((wait, i) => {
+      expect(wait).toBeGreaterThanOrEqual((ceilings[i] ?? 0) / 2);
+      expect(wait).toBeLessThanOrEqual(ceilings[i] ?? 0);
+    });
     const headers = (h: Record<string, string>) => new Headers(h);
     expect(retryAfterMs(headers({ 'retry-after': '2' }))).toBe(2000);
     expect(retryAfterMs(headers({ 'retry-after-ms': '250', 'retry-after': '9' }))).toBe(250);

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { createServer, type IncomingHttpHeaders } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingHttpHeaders } from 'node:http';
+import { startHttpReceiver } from '@internal/pg-test';
 
 /** One request a {@link WebhookReceiver} got, and the status it answered. */
 export interface Received {
@@ -22,30 +22,24 @@ export interface WebhookReceiver {
 /** A new `whsec_` secret, as a Standard Webhooks provider makes them. */
 export const newSecret = () => `whsec_${randomBytes(24).toString('base64')}`;
 
-/** Starts a receiver on a free port of 127.0.0.1. */
+/** Starts a receiver on a free port of 127.0.0.1 (@internal/pg-test's, as @x/notify's tests use). */
 export async function startReceiver(): Promise<WebhookReceiver> {
   const seen = new Map<string, number>();
   const receiver: WebhookReceiver = {
     url: '',
     received: [],
     answer: () => 204,
-    close: () => new Promise((resolve) => server.close(() => resolve())),
+    close: async () => {},
   };
-  const server = createServer((req, res) => {
-    let body = '';
-    req.on('data', (chunk) => {
-      body += chunk;
-    });
-    req.on('end', () => {
-      const id = String(req.headers['webhook-id'] ?? '');
-      const n = seen.get(id) ?? 0;
-      seen.set(id, n + 1);
-      const status = receiver.answer(id, n);
-      receiver.received.push({ id, headers: req.headers, body, status });
-      res.writeHead(status).end(status >= 400 ? 'receiver says no' : '');
-    });
+  const http = await startHttpReceiver((res, request) => {
+    const id = String(request.headers['webhook-id'] ?? '');
+    const n = seen.get(id) ?? 0;
+    seen.set(id, n + 1);
+    const status = receiver.answer(id, n);
+    receiver.received.push({ id, headers: request.headers, body: request.body, status });
+    res.writeHead(status).end(status >= 400 ? 'receiver says no' : '');
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  receiver.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`;
+  receiver.url = `${http.url}hooks`;
+  receiver.close = http.close;
   return receiver;
 }

@@ -11,7 +11,9 @@ export type NotifyErrorCode =
   /** A decision link is past its time. */
   | 'expired_link'
   /** A decision link was used before: each answers once. */
-  | 'used_link';
+  | 'used_link'
+  /** The database failed or refused `migrate`: the server's words in the message, the original as `cause`. */
+  | 'unavailable';
 
 /** Options of {@link NotifyError}. */
 export interface NotifyErrorOptions {

@@ -5,8 +5,10 @@
  * senders ({@link webhookSender} with the Standard Webhooks headers, {@link slackSender},
  * {@link emailSender} over SMTP), signs and reads one-time decision links
  * ({@link signDecisionLink}, {@link readDecisionLink}), verifies Slack's signed requests
- * ({@link slackSigned}), and seals the audit log ({@link AuditSealer}). Every setting is an
- * option: nothing is read from the environment.
+ * ({@link slackSigned}), and seals the audit log ({@link AuditSealer}). Its own tables (the used
+ * decision links, where each Slack message is) are created by {@link migrate}; which events go
+ * to which channel is {@link NotifyRule}s ({@link channelsFor}). Every setting is an option:
+ * nothing is read from the environment.
  */
 export { AuditSealer, type AuditSealerOptions, SEAL_EVERY_MS } from './audit-sealer.js';
 export {
@@ -35,6 +37,17 @@ export {
 export { NotifyError, type NotifyErrorCode, type NotifyErrorOptions } from './errors.js';
 export { type EventData, eventDataOf, QUESTION_ENDINGS } from './event-data.js';
 export { escapeHtml } from './html.js';
+export { MIGRATIONS_SCHEMA, MIGRATIONS_TABLE, migrate } from './migrate.js';
+export {
+  anyRouteFor,
+  CHANNELS,
+  type Channel,
+  channelsFor,
+  type NotifyRule,
+  parseNotifyRules,
+  type RoutedEvent,
+  ruleMatches,
+} from './routing.js';
 export type { Sender } from './sender.js';
 export {
   SLACK_API_URL,
@@ -48,4 +61,9 @@ export {
   slackUserEmail,
 } from './slack.js';
 export { SLACK_WINDOW_S, slackSigned } from './slack-signature.js';
+export {
+  postgresDecisionLinkLedger,
+  postgresSlackMessageStore,
+  useDecisionLink,
+} from './tables.js';
 export { sendWebhook, type WebhookTarget, webhookSender, webhookSignature } from './webhook.js';

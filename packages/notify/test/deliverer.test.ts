@@ -47,9 +47,9 @@ await describeOnEachStorage('the deliverer', (s) => {
     );
     const [waiting] = await s.outbox.list();
     expect(waiting).toMatchObject({ status: 'pending', attempts: 1 });
-    // Not due again before half the base backoff (jitter covers the upper half).
+    // Not due again before half the base backoff (jitter covers the upper half); whether a
+    // claim made now finds it depends on the machine's speed, so the due time is what is checked.
     expect(waiting?.nextAt.getTime()).toBeGreaterThanOrEqual(before + 100 - 50);
-    expect(await deliverer(events).deliverDue()).toBe(0);
 
     await new Promise((resolve) => setTimeout(resolve, 250));
     expect(await deliverer(events).deliverDue()).toBe(1);

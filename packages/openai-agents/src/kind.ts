@@ -87,6 +87,11 @@ export interface OpenAIAgentsKindOptions {
   agent: AnyAgent;
   /** Who may answer the questions of a later stop. */
   policy?: QuestionPolicy;
+  /**
+   * Hears the restored `RunState`, every answer applied, right before the agent runs it again
+   * (e.g. to log it, or for a test to stop the worker there); default none.
+   */
+  beforeRun?: (state: RunState<unknown, AnyAgent>) => void | Promise<void>;
 }
 
 /** The answers given so far to a stop's questions, by token, with what each question kept. */
@@ -117,7 +122,7 @@ async function answersOf(
  * run's lease; a new stop asks again, a finished run completes with its final output.
  */
 export function openaiAgentsKind(options: OpenAIAgentsKindOptions): RunKind {
-  const { agent, policy = NO_QUESTION_POLICY } = options;
+  const { agent, policy = NO_QUESTION_POLICY, beforeRun } = options;
   return {
     async resume({ flow, job, suspension, answer }) {
       const { storage } = flow;
@@ -185,6 +190,7 @@ export function openaiAgentsKind(options: OpenAIAgentsKindOptions): RunKind {
           state.reject(item, { message: `A person declined this call${reason}` });
         }
       }
+      await beforeRun?.(state);
       const result = await run(agent, state, { signal: job.signal });
       if (result.interruptions.length > 0) {
         const next = crypto.randomUUID();

@@ -200,6 +200,27 @@ export async function describeAgentsOn(kind: SqlTarget['kind']): Promise<void> {
         expect(ran).toEqual(['pay 10']);
       });
 
+      it('beforeRun hears the restored state, its approval applied, before the tool runs', async () => {
+        const { agent, ran } = payingAgent(llm);
+        const waiting = await started(agent, 30);
+        await answer(waiting.token, 'accept');
+        const heard: Array<{ ranBefore: number; approved: boolean | undefined }> = [];
+        const kind = openaiAgentsKind({
+          agent,
+          beforeRun: (state) => {
+            const [item] = state.getInterruptions();
+            const callId = (item?.rawItem as { callId?: string } | undefined)?.callId ?? '';
+            const approved = state._context.isToolApproved({ toolName: 'pay', callId });
+            heard.push({ ranBefore: ran.length, approved });
+          },
+        });
+        await createExecutive({ storage, kinds: { [OPENAI_AGENTS_KIND]: kind } }).work({
+          once: true,
+        });
+        expect(heard).toEqual([{ ranBefore: 0, approved: true }]);
+        expect(ran).toEqual(['pay 30']);
+      });
+
       it('rejected: the tool does not run and the model is told the reason', async () => {
         const { agent, ran } = payingAgent(llm);
         const waiting = await started(agent, 20);

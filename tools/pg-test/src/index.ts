@@ -21,6 +21,7 @@ export {
   throwawayClusterProblem,
 } from './cluster.js';
 export { listenEvents, type RawReply, type StreamedEvent, sendBytes } from './http.js';
+export { type HttpReceiver, type ReceivedRequest, startHttpReceiver } from './http-receiver.js';
 export { refusedMigration } from './migrations.js';
 export {
   cookieJar,

@@ -53,6 +53,7 @@ export function allowedSiblings(name) {
     case '@x/executive':
       return EXECUTIVE_IMPORTS;
     // A framework adapter: @x/executive and what the executive may import.
+    case '@x/ai-sdk':
     case '@x/langgraph':
     case '@x/openai-agents':
       return ['@x/executive', ...EXECUTIVE_IMPORTS];

@@ -102,6 +102,7 @@ describe('check-imports', () => {
     expect(allowedSiblings('@x/langgraph')).not.toContain('@x/approval-center');
     // Every framework adapter has the same rule.
     expect(allowedSiblings('@x/openai-agents')).toEqual(allowedSiblings('@x/langgraph'));
+    expect(allowedSiblings('@x/ai-sdk')).toEqual(allowedSiblings('@x/langgraph'));
     expect(allowedSiblings('@x/approval-center')).toContain('@x/askuser');
     expect(allowedSiblings('@x/approval-center')).not.toContain('@x/session');
     expect(allowedSiblings('runner')).toBe('*');

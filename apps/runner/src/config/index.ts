@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
-import { durationMs, EVENT_KINDS, type EventKind, type QuestionRules } from '@x/executive';
+import { durationMs, EVENT_KINDS, type QuestionRules } from '@x/executive';
+import { CHANNELS, type NotifyRule, parseNotifyRules } from '@x/notify';
 import { usageError } from '../errors.js';
 import { connectTimeoutSeconds, parseDatabaseUrl } from './database-url.js';
 
@@ -218,29 +219,8 @@ const quorumPolicy: Kind<Readonly<Record<string, QuorumRule>>> = {
     })),
 };
 
-/** The kinds of event a notification is sent for: the executive's (Standard Webhooks `type`s). */
-export { EVENT_KINDS, type EventKind };
-
-/** The channels a notification goes out on. */
-export const CHANNELS = ['webhook', 'email', 'slack'] as const;
-
-/** One channel a notification goes out on. */
-type Channel = (typeof CHANNELS)[number];
-
-/** Which events go to a channel: a kind (or `question.*`, `run.*`, `*`) and optional filters. */
-export interface NotifyRule {
-  channel: Channel;
-  /** An event kind, or a prefix ending in `*`. */
-  kind: string;
-  /** Only questions of this human tool (`approve`, `ask_user`). */
-  tool?: string;
-  /** Only questions of this priority. */
-  priority?: string;
-  /** Only questions whose audience names this role or operator. */
-  audience?: string;
-}
-
-const RULE_FILTERS = ['tool', 'priority', 'audience'] as const;
+/** The channels a notification goes out on: @x/notify's (serve's metrics count each). */
+export { CHANNELS };
 
 /**
  * Which events go to which channel: `CHANNEL=KIND[?FILTER=VALUE&...]` rules separated by
@@ -250,26 +230,8 @@ const RULE_FILTERS = ['tool', 'priority', 'audience'] as const;
 export const notifyRuleList: Kind<readonly NotifyRule[]> = {
   accepts:
     'CHANNEL=KIND[?tool=T&priority=P&audience=R] rules separated by commas, e.g. webhook=question.*?tool=approve',
-  parse: (given) => {
-    const rules: NotifyRule[] = [];
-    for (const text of given.split(',')) {
-      const match = /^\s*([a-z]+)=([a-z.]*\*?)(?:\?([^\s]*))?\s*$/.exec(text);
-      const channel = CHANNELS.find((c) => c === match?.[1]);
-      const kind = match?.[2] ?? '';
-      const known = kind.endsWith('*')
-        ? EVENT_KINDS.some((k) => k.startsWith(kind.slice(0, -1)))
-        : EVENT_KINDS.includes(kind as EventKind);
-      if (!match || !channel || !known) return undefined;
-      const rule: NotifyRule = { channel, kind };
-      for (const [key, value] of new URLSearchParams(match[3] ?? '')) {
-        const filter = RULE_FILTERS.find((f) => f === key);
-        if (!filter || value === '') return undefined;
-        rule[filter] = value;
-      }
-      rules.push(rule);
-    }
-    return rules;
-  },
+  // A rule's kind is one of the executive's events (or a prefix of them).
+  parse: (given) => parseNotifyRules(given, EVENT_KINDS),
 };
 
 /**

@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { backoffMs } from '@x/postgres-kit';
 import { type Env, setting, VARIABLES } from '../config/index.js';
 import { ModelError, type ModelErrorCode } from '../errors.js';
 
@@ -143,19 +144,9 @@ export function statusFailure(
   };
 }
 
-/** Exponential backoff with full jitter: a random wait in [0, min(max, base·2^attempt)]. */
-export function backoffDelay(
-  attempt: number,
-  policy: RetryPolicy,
-  random: () => number = Math.random,
-): number {
-  return Math.round(random() * Math.min(policy.maxDelayMs, policy.baseMs * 2 ** attempt));
-}
-
 /** Hooks for tests. */
 interface RetryHooks {
   sleep?: (ms: number, signal?: AbortSignal) => Promise<unknown>;
-  random?: () => number;
   /** Called before each wait, with the attempt that failed (0 = the first). */
   onRetry?: (failure: AttemptFailure, attempt: number, waitMs: number) => void;
 }
@@ -203,7 +194,8 @@ export async function withRetry<T>(
           cause: error,
         });
       }
-      const ms = failure.retryAfterMs ?? backoffDelay(n, policy, options.random);
+      const ms =
+        failure.retryAfterMs ?? backoffMs(n, { baseMs: policy.baseMs, maxMs: policy.maxDelayMs });
       options.onRetry?.(failure, n, ms);
       await wait(ms, options.signal);
     }

@@ -7,6 +7,7 @@ import {
   escapeHtml,
   readDecisionLink as readDecision,
   shownDigest,
+  useDecisionLink,
 } from '@x/notify';
 import { setting, VARIABLES } from '../config/index.js';
 import { RunnerError } from '../errors.js';
@@ -14,7 +15,6 @@ import { answer } from '../executive/index.js';
 import { classifyFailure } from '../failure.js';
 import { linkAnswerer } from '../notify/decision-link.js';
 import type { Storage } from '../storage/index.js';
-import { useDecisionLink } from '../storage/notifications.js';
 import type { ChannelRoute } from './http.js';
 
 const COOKIE = 'runner_decide';

@@ -14,6 +14,11 @@ import {
   MIGRATIONS_TABLE as EXECUTIVE_TABLE,
   migrate as migrateExecutive,
 } from '@x/executive';
+import {
+  migrate as migrateNotify,
+  MIGRATIONS_SCHEMA as NOTIFY_SCHEMA,
+  MIGRATIONS_TABLE as NOTIFY_TABLE,
+} from '@x/notify';
 import { type AppliedMigrations, migrationsApplied } from '@x/postgres-kit';
 import {
   MIGRATIONS_SCHEMA as SESSION_SCHEMA,
@@ -37,6 +42,7 @@ const MIGRATIONS: readonly AppliedMigrations[] = [
   },
   { folder: shipped('@x/session-postgres'), schema: SESSION_SCHEMA, table: SESSION_TABLE },
   { folder: shipped('@x/executive'), schema: EXECUTIVE_SCHEMA, table: EXECUTIVE_TABLE },
+  { folder: shipped('@x/notify'), schema: NOTIFY_SCHEMA, table: NOTIFY_TABLE },
   { folder: new URL('../../drizzle', import.meta.url), schema: RUNNER_SCHEMA },
 ];
 
@@ -49,9 +55,10 @@ function shipped(name: string): URL {
  * stuck runs the run queue's repair made claimable again, for the caller to say.
  */
 export async function migrateAll(db: Db): Promise<{ repairedRuns: number }> {
-  // The executive's (with the stores it composes) before the runner's own: the runner's
-  // migration 0006 copies its gated results into the executive's table.
+  // The executive's (with the stores it composes) and @x/notify's before the runner's own:
+  // the runner's migrations 0006 and 0007 copy its old tables' rows into theirs.
   const { repairedRuns } = await migrateExecutive(db);
+  await migrateNotify(db);
   await migrateRunner(db);
   return { repairedRuns };
 }

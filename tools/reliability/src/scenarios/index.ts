@@ -1,8 +1,15 @@
 import type { Tally } from '../report.js';
+import { aiSdkKills } from './ai-sdk.js';
 import { crashScenario } from './crash.js';
 import { delegateEmbedded, delegatePostgres } from './delegate.js';
 import { batchFault, restartFault, suspendFault, terminalFault } from './faults.js';
 import { firstUseEmbedded, firstUsePostgres } from './first-use.js';
+import {
+  agentsKillsEmbedded,
+  agentsKillsPostgres,
+  langGraphKillsEmbedded,
+  langGraphKillsPostgres,
+} from './framework-kills.js';
 import { gatedKills } from './gated.js';
 import { hostileFiles, hostilePostgres } from './hostile.js';
 import { hostileHttpEmbedded, hostileHttpPostgres } from './hostile-http.js';
@@ -84,4 +91,9 @@ export const scenarios: Scenario[] = [
   { name: 'kill: delegate workers, embedded', server: false, run: delegateEmbedded },
   { name: 'kill: delegate workers, postgres', server: true, run: delegatePostgres },
   { name: 'kill: approved gated calls, postgres', server: true, run: gatedKills },
+  { name: 'kill: langgraph resumes, postgres', server: true, run: langGraphKillsPostgres },
+  { name: 'kill: langgraph resumes, embedded', server: false, run: langGraphKillsEmbedded },
+  { name: 'kill: openai-agents resumes, postgres', server: true, run: agentsKillsPostgres },
+  { name: 'kill: openai-agents resumes, embedded', server: false, run: agentsKillsEmbedded },
+  { name: 'kill: ai-sdk turn resumes at 5 points, postgres', server: true, run: aiSdkKills },
 ];
