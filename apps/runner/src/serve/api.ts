@@ -393,7 +393,7 @@ const routes: Route[] = [
   },
 ];
 
-/** Serves one `/api/...` request; throws {@link HttpError} (or a store failure) on error. */
+/** Serves one `/api/...` request; throws an `ApprovalCenterError` (or a store failure) on error. */
 export async function handleApi(
   ctx: ApiContext,
   req: IncomingMessage,
