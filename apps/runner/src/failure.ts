@@ -91,10 +91,29 @@ export function failureOf(error: unknown): Failure {
   if (ApprovalCenterError.is(error)) {
     switch (error.code) {
       case 'invalid_argument':
+      case 'invalid_request':
+      case 'invalid_json':
+      case 'invalid_answer':
+      case 'bad_request':
+      case 'unsupported_media_type':
+      case 'payload_too_large':
+      case 'method_not_allowed':
         return 'usage';
       case 'unauthorized':
       case 'rate_limited':
+      case 'forbidden_host':
+      case 'cross_origin':
         return 'forbidden';
+      case 'pause_not_found':
+        return 'not_found';
+      case 'already_answered':
+        return 'conflict';
+      case 'too_many_connections':
+      case 'request_timeout':
+      case 'headers_too_large':
+        return 'unavailable';
+      case 'internal':
+        return 'failed';
       default:
         return error.code;
     }

@@ -355,7 +355,7 @@ describe('runner serve: the API on the embedded default (no wake)', () => {
     expect(page.status).toBe(200);
     expect(page.headers.get('content-type')).toContain('text/html');
     expect(page.headers.get('content-security-policy')).toContain("script-src 'self'");
-    expect(await page.text()).toContain('<script type="module" src="/app.js">');
+    expect(await page.text()).toContain('<script type="module" src="app.js">');
     const script = await fetch(new URL('/app.js', server.url));
     expect(script.status).toBe(200);
     expect(script.headers.get('content-type')).toContain('javascript');

@@ -1,4 +1,17 @@
-// The API contract, and identity (OpenID Connect, roles); the handler moves here from `runner serve` next.
+// The approval center as one mountable request handler, its API contract, and identity
+// (OpenID Connect, roles).
+export {
+  type ApprovalCenter,
+  type ApprovalCenterOptions,
+  type CenterRoutes,
+  createApprovalCenter,
+} from './center.js';
 export * from './contract/index.js';
 export * from './errors.js';
 export * from './identity/index.js';
+export {
+  type Credential,
+  EventHub,
+  type EventHubOptions,
+  type LiveSnapshot,
+} from './live/event-hub.js';

@@ -1,11 +1,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createInterface } from 'node:readline';
+import { ApprovalCenterError } from '@x/approval-center';
+import { baseHeaders, checkWrite, readJson } from '@x/approval-center/http';
 import { z } from 'zod';
 import type { HostedCommand, HostedFrame, InputFrame } from '../storage/via-serve.js';
 import type { LineReader } from '../terminal/lines.js';
 import type { Sink } from '../terminal/output.js';
-import { baseHeaders, checkWrite, readJson } from './http.js';
-import { HttpError } from './http-error.js';
 import { fromLocalSocket } from './local-socket.js';
 
 /**
@@ -53,7 +53,7 @@ export async function answerHostedCommand(
   stopping?: AbortSignal,
 ): Promise<void> {
   if (!fromLocalSocket(req) || !runHostedCommand) {
-    throw new HttpError(404, 'not_found', 'no API route /api/cli');
+    throw new ApprovalCenterError('not_found', 'no API route /api/cli');
   }
   const interactive =
     (req.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase() === INTERACTIVE;
@@ -63,8 +63,7 @@ export async function answerHostedCommand(
     input ? await input.first() : await readJson(req, MAX_COMMAND_BYTES),
   );
   if (!parsed.success) {
-    throw new HttpError(
-      400,
+    throw new ApprovalCenterError(
       'invalid_request',
       `invalid command: ${z.prettifyError(parsed.error)}`,
     );
@@ -102,8 +101,7 @@ function inputLines(req: IncomingMessage, stopping?: AbortSignal) {
     async first(): Promise<unknown> {
       const line = await nextFrame();
       if (line === null || Buffer.byteLength(line) > MAX_COMMAND_BYTES) {
-        throw new HttpError(
-          400,
+        throw new ApprovalCenterError(
           'invalid_request',
           `an interactive command's body starts with the command: one JSON line of at most ${MAX_COMMAND_BYTES} bytes`,
         );
@@ -111,8 +109,7 @@ function inputLines(req: IncomingMessage, stopping?: AbortSignal) {
       try {
         return JSON.parse(line);
       } catch (error) {
-        throw new HttpError(
-          400,
+        throw new ApprovalCenterError(
           'invalid_json',
           `the command is not valid JSON: ${(error as Error).message}`,
         );

@@ -1,5 +1,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { type StartRunLine, type StartRunResponse, startRunBodySchema } from '@x/approval-center';
+import {
+  ApprovalCenterError,
+  type StartRunLine,
+  type StartRunResponse,
+  startRunBodySchema,
+} from '@x/approval-center';
+import { baseHeaders, checkWrite, errorBody, readJson, sendJson } from '@x/approval-center/http';
 import { assertSafeId } from '@x/continuation';
 import type { RunStatus } from '@x/continuation-postgres';
 import type { QuestionPolicy } from '@x/executive';
@@ -7,8 +13,7 @@ import { z } from 'zod';
 import { type ModelFor, retryRun, startRun } from '../executive/index.js';
 import type { Storage } from '../storage/index.js';
 import { answererOf, type Caller, requireAdmin } from './auth.js';
-import { baseHeaders, checkWrite, readJson, sendJson } from './http.js';
-import { HttpError, toHttpError } from './http-error.js';
+import { toHttpError } from './http-error.js';
 
 /** What the run routes need of the API's context. */
 export interface RunsContext {
@@ -26,7 +31,7 @@ function safeId(what: string, id: string): string {
   try {
     assertSafeId(what, id);
   } catch (error) {
-    throw new HttpError(400, 'invalid_request', (error as Error).message, undefined, error);
+    throw new ApprovalCenterError('invalid_request', (error as Error).message, { cause: error });
   }
   return id;
 }
@@ -35,7 +40,7 @@ function decoded(text: string): string {
   try {
     return decodeURIComponent(text);
   } catch {
-    throw new HttpError(400, 'invalid_request', 'malformed percent-encoding in the path');
+    throw new ApprovalCenterError('invalid_request', 'malformed percent-encoding in the path');
   }
 }
 
@@ -79,12 +84,18 @@ export const runRoutes: RunRoute[] = [
       const conversation = url.searchParams.get('conversation');
       const status = url.searchParams.get('status');
       if (status !== null && !(STATUSES as readonly string[]).includes(status)) {
-        throw new HttpError(400, 'invalid_request', `status takes one of ${STATUSES.join(', ')}`);
+        throw new ApprovalCenterError(
+          'invalid_request',
+          `status takes one of ${STATUSES.join(', ')}`,
+        );
       }
       const limitText = url.searchParams.get('limit') ?? '100';
       const limit = Number(limitText);
       if (!Number.isInteger(limit) || limit < 1 || limit > 1000) {
-        throw new HttpError(400, 'invalid_request', 'limit takes a whole number from 1 to 1000');
+        throw new ApprovalCenterError(
+          'invalid_request',
+          'limit takes a whole number from 1 to 1000',
+        );
       }
       const runs = await ctx.storage.runs().list({
         ...(conversation === null ? {} : { conversationId: safeId('conversation', conversation) }),
@@ -103,14 +114,14 @@ export const runRoutes: RunRoute[] = [
       answererOf(ctx.caller);
       const parsed = startRunBodySchema.safeParse(await readJson(req));
       if (!parsed.success) {
-        throw new HttpError(
-          400,
+        throw new ApprovalCenterError(
           'invalid_request',
           `invalid body: ${z.prettifyError(parsed.error).replaceAll('\n', ' ')}`,
         );
       }
       const { goal, conversation, model, replace } = parsed.data;
-      if (!ctx.modelFor) throw new HttpError(404, 'not_found', 'this server does not start runs');
+      if (!ctx.modelFor)
+        throw new ApprovalCenterError('not_found', 'this server does not start runs');
       const conversationId = safeId('conversation', conversation);
       const runModel = ctx.modelFor(model ?? '');
       const options = {
@@ -147,7 +158,8 @@ export const runRoutes: RunRoute[] = [
         // Refused before the run started (409 open work…): the status says so, as without streaming.
         if (!stream.started) throw caught;
         const { error } = toHttpError(caught);
-        stream.send({ error: { code: error.code, message: error.message } } satisfies StartRunLine);
+        const { code, message } = errorBody(error).error;
+        stream.send({ error: { code, message } } satisfies StartRunLine);
       }
       res.end();
     },
@@ -158,7 +170,7 @@ export const runRoutes: RunRoute[] = [
     async handle(ctx, [raw = ''], _req, res) {
       const runId = decoded(raw);
       const run = await ctx.storage.runs().get(safeId('run id', runId));
-      if (!run) throw new HttpError(404, 'not_found', `no run ${runId}`);
+      if (!run) throw new ApprovalCenterError('not_found', `no run ${runId}`);
       sendJson(res, 200, { run });
     },
   },

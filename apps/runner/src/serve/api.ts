@@ -1,10 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
   type AnswerResponse,
+  ApprovalCenterError,
   type AuditResponse,
   answerSchemasWith,
   type BatchResponse,
   type ContextResponse,
+  type EventHub,
   type NotificationResponse,
   type NotificationsResponse,
   type PauseResponse,
@@ -13,6 +15,7 @@ import {
   type StopResponse,
   stopBodySchema,
 } from '@x/approval-center';
+import { checkWrite, readJson, sendJson } from '@x/approval-center/http';
 import { AskUserError, exportAudit, type Pending } from '@x/askuser';
 import { assertSafeId } from '@x/continuation';
 import { unstorableText } from '@x/postgres-kit';
@@ -34,9 +37,6 @@ import {
 } from '../storage/notifications.js';
 import { type RunsContext, runRoutes } from './api-runs.js';
 import { answererOf, type Caller, readOnlyReason, requireAdmin } from './auth.js';
-import { checkWrite, readJson, sendJson } from './http.js';
-import { HttpError } from './http-error.js';
-import type { EventHub } from './live-events.js';
 import { contextView } from './question-context.js';
 import { approvalsOf, pauseView, recentViews } from './views.js';
 
@@ -58,8 +58,7 @@ function parseBody<T>(
 ): T {
   const parsed = schema.safeParse(body);
   if (parsed.success) return parsed.data;
-  throw new HttpError(
-    400,
+  throw new ApprovalCenterError(
     code,
     `invalid body: ${z.prettifyError(parsed.error).replaceAll('\n', ' ')}`,
   );
@@ -70,8 +69,7 @@ function limitOf(url: URL, fallback: number): number {
   if (text === null) return fallback;
   const limit = Number(text);
   if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) {
-    throw new HttpError(
-      400,
+    throw new ApprovalCenterError(
       'invalid_request',
       `limit takes a whole number from 1 to ${MAX_LIMIT}`,
     );
@@ -88,20 +86,18 @@ function segment(text: string, what: 'token' | 'id' = 'id'): string {
   try {
     decoded = decodeURIComponent(text);
   } catch {
-    throw new HttpError(400, 'invalid_request', 'malformed percent-encoding in the path');
+    throw new ApprovalCenterError('invalid_request', 'malformed percent-encoding in the path');
   }
   const unstorable = unstorableText(decoded);
   if (unstorable === undefined) return decoded;
   if (what === 'token') {
-    throw new HttpError(
-      404,
+    throw new ApprovalCenterError(
       'pause_not_found',
       `no question has the token ${JSON.stringify(decoded)}: it holds ${unstorable}, which no token does`,
-      { tokens: [decoded] },
+      { details: { tokens: [decoded] } },
     );
   }
-  throw new HttpError(
-    404,
+  throw new ApprovalCenterError(
     'not_found',
     `nothing is named ${JSON.stringify(decoded)}: it holds ${unstorable}`,
   );
@@ -114,10 +110,13 @@ function auditQuery(url: URL, limit: number) {
   const after = url.searchParams.get('after') ?? undefined;
   const since = sinceText === null ? undefined : new Date(sinceText);
   if (since !== undefined && Number.isNaN(since.getTime())) {
-    throw new HttpError(400, 'invalid_request', 'since takes a time like 2026-01-31T12:00:00Z');
+    throw new ApprovalCenterError(
+      'invalid_request',
+      'since takes a time like 2026-01-31T12:00:00Z',
+    );
   }
   if (after !== undefined && !/^\d{1,19}$/.test(after)) {
-    throw new HttpError(400, 'invalid_request', "after takes an entry's id, as next gives it");
+    throw new ApprovalCenterError('invalid_request', "after takes an entry's id, as next gives it");
   }
   return { conversationId, since, after, limit };
 }
@@ -132,13 +131,19 @@ function storeError(error: unknown): unknown {
       answeredBy: p.answeredBy,
       answeredAt: p.resumedAt.toISOString(),
     }));
-    return new HttpError(409, 'already_answered', error.message, { answered }, error);
+    return new ApprovalCenterError('already_answered', error.message, {
+      details: { answered },
+      cause: error,
+    });
   }
   if (AskUserError.hasCode(error, 'not_found')) {
-    return new HttpError(404, 'pause_not_found', error.message, { tokens: error.tokens }, error);
+    return new ApprovalCenterError('pause_not_found', error.message, {
+      details: { tokens: error.tokens },
+      cause: error,
+    });
   }
   if (AskUserError.hasCode(error, 'invalid_answer'))
-    return new HttpError(400, 'invalid_answer', error.message, undefined, error);
+    return new ApprovalCenterError('invalid_answer', error.message, { cause: error });
   return error;
 }
 
@@ -210,15 +215,14 @@ const routes: Route[] = [
       const { answers } = parseBody(answerSchemas.batch, body, 'invalid_answer');
       const unknown = answers.map((a) => a.token).filter((t) => unstorableText(t) !== undefined);
       if (unknown.length > 0) {
-        throw new HttpError(
-          404,
+        throw new ApprovalCenterError(
           'pause_not_found',
           `batch not applied, nothing was answered: no question has the token ${unknown
             .map((t) => JSON.stringify(t))
             .join(
               ', ',
             )}: ${unknown.length === 1 ? 'it holds' : 'they hold'} a character no token does (a NUL or a lone surrogate)`,
-          { tokens: unknown },
+          { details: { tokens: unknown } },
         );
       }
       const answered = await answerBatch(
@@ -317,7 +321,9 @@ const routes: Route[] = [
       try {
         assertSafeId('conversation id', conversationId);
       } catch (error) {
-        throw new HttpError(400, 'invalid_request', (error as Error).message, undefined, error);
+        throw new ApprovalCenterError('invalid_request', (error as Error).message, {
+          cause: error,
+        });
       }
       const closed = await stopKnownConversation(ctx.storage, conversationId);
       ctx.answered();
@@ -348,15 +354,14 @@ const routes: Route[] = [
       const status = url.searchParams.get('status') ?? undefined;
       const known = NOTIFICATION_STATUSES.find((s) => s === status);
       if (status !== undefined && !known) {
-        throw new HttpError(
-          400,
+        throw new ApprovalCenterError(
           'invalid_request',
           `status takes ${NOTIFICATION_STATUSES.join(', ')}`,
         );
       }
       const before = url.searchParams.get('before') ?? undefined;
       if (before !== undefined && (before === '' || before.length > 200)) {
-        throw new HttpError(400, 'invalid_request', 'before takes the id of a notification');
+        throw new ApprovalCenterError('invalid_request', 'before takes the id of a notification');
       }
       const limit = limitOf(url, 100);
       const found = await ctx.storage
@@ -388,7 +393,7 @@ const routes: Route[] = [
   },
 ];
 
-/** Serves one `/api/...` request; throws {@link HttpError} (or a store failure) on error. */
+/** Serves one `/api/...` request; throws an `ApprovalCenterError` (or a store failure) on error. */
 export async function handleApi(
   ctx: ApiContext,
   req: IncomingMessage,
@@ -398,13 +403,13 @@ export async function handleApi(
   const matching = [...routes, ...(runRoutes as Route[])]
     .map((route) => ({ route, match: route.pattern.exec(url.pathname) }))
     .filter((r) => r.match !== null);
-  if (matching.length === 0) throw new HttpError(404, 'not_found', `no API route ${url.pathname}`);
+  if (matching.length === 0)
+    throw new ApprovalCenterError('not_found', `no API route ${url.pathname}`);
   // A query no database could take (a NUL, a lone surrogate) is refused before it reaches one.
   for (const [name, value] of url.searchParams) {
     const unstorable = unstorableText(value) ?? unstorableText(name);
     if (unstorable !== undefined) {
-      throw new HttpError(
-        400,
+      throw new ApprovalCenterError(
         'invalid_request',
         `the query parameter ${JSON.stringify(name)} holds ${unstorable}, which cannot be stored`,
       );
@@ -414,8 +419,7 @@ export async function handleApi(
   if (!hit) {
     const allowed = [...new Set(matching.map((r) => r.route.method))].join(', ');
     res.setHeader('allow', allowed);
-    throw new HttpError(
-      405,
+    throw new ApprovalCenterError(
       'method_not_allowed',
       `${req.method} is not allowed here; use ${allowed}`,
     );

@@ -2,6 +2,8 @@ import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
   type AccessRole,
+  ApprovalCenterError,
+  type Credential,
   checkCsrf,
   looksLikeJwt,
   type Oidc,
@@ -17,13 +19,12 @@ import {
   signInBodySchema,
   sourceOf,
 } from '@x/approval-center';
+import { checkWrite, readJson, sendJson } from '@x/approval-center/http';
 import type { AnswerOptions, Identity, Pending } from '@x/askuser';
 import { forbiddenError, usageError } from '../errors.js';
 import { refuseAnswerer } from '../executive/index.js';
 import type { Storage } from '../storage/index.js';
 import { osUserName } from '../terminal/os-user.js';
-import { checkWrite, readJson, sendJson } from './http.js';
-import { HttpError } from './http-error.js';
 import { fromLocalSocket } from './local-socket.js';
 import { recordFailedSignIn } from './rate-limit.js';
 
@@ -52,16 +53,6 @@ export interface Caller {
   credential?: Credential;
 }
 
-/** A credential that can stop signing in while a stream it opened is still open. */
-export interface Credential {
-  /** The same for every request of this credential: it is looked up once per round. */
-  id: string;
-  /** When it ends by itself (a page session's expiry). */
-  expiresAt?: Date;
-  /** True while it still signs in: the key live and not rotated, the session not ended. */
-  live(): Promise<boolean>;
-}
-
 /** How a server signs requests in: its shared token, the name of who answers through it, sessions. */
 export interface SignIn {
   storage: Storage;
@@ -76,12 +67,17 @@ export interface SignIn {
   signedOut?: () => void;
 }
 
-const unauthorized = (why: string) =>
-  new HttpError(
-    401,
+/** The refusals of a missing or wrong key or session: `/api/session` answers them as signed out. */
+const signedOutRefusals = new WeakSet<ApprovalCenterError>();
+
+const unauthorized = (why: string) => {
+  const error = new ApprovalCenterError(
     'unauthorized',
     `${why}: sign in on the page with your key, or send "Authorization: Bearer KEY" (a key from \`runner operators add\`, or the server's --token)`,
   );
+  signedOutRefusals.add(error);
+  return error;
+};
 
 /** The key of `Authorization: Bearer KEY`, if the request sends one. */
 function bearerOf(req: IncomingMessage): string | undefined {
@@ -101,7 +97,7 @@ async function needsSignIn(signIn: SignIn): Promise<boolean> {
 /**
  * Who `key` signs in: the shared token's admin or a live operator (when `name` is given,
  * only that one).
- * @throws {HttpError} 429 while the source address or the operator named has failed too often
+ * @throws {ApprovalCenterError} 429 while the source address or the operator named has failed too often
  *   (nothing checked), 401 for a wrong key, recorded in the audit log as `sign-in-failed`.
  */
 async function signInWith(
@@ -152,7 +148,7 @@ function callerFrom(who: PageSignInIdentity, channel: Caller['channel']): Caller
  * by a bearer JWT, a live operator or the shared token's admin by the Bearer key, the one
  * its page session signed in, or, when the server needs no sign-in, the one local operator
  * as an admin.
- * @throws {HttpError} 401 for a missing, wrong, rotated or revoked key or an ended session,
+ * @throws {ApprovalCenterError} 401 for a missing, wrong, rotated or revoked key or an ended session,
  *   429 after too many failures.
  */
 export async function callerOf(signIn: SignIn, req: IncomingMessage): Promise<Caller> {
@@ -286,8 +282,7 @@ export async function handleSignIn(
   if (method === undefined) return false;
   if (req.method !== method) {
     res.setHeader('allow', method);
-    throw new HttpError(
-      405,
+    throw new ApprovalCenterError(
       'method_not_allowed',
       `${req.method} is not allowed here; use ${method}`,
     );
@@ -295,7 +290,7 @@ export async function handleSignIn(
   const methods = await methodsOf(signIn);
   if (pathname === '/api/session') {
     const caller = await callerOf(signIn, req).catch((error) => {
-      if (HttpError.is(error) && error.status === 401) return undefined;
+      if (signedOutRefusals.has(error)) return undefined;
       throw error;
     });
     const none = { name: null, access: null, signedInWith: null, csrfToken: null, expiresAt: null };
@@ -310,8 +305,7 @@ export async function handleSignIn(
   if (pathname === '/api/sign-in') {
     const parsed = signInBodySchema.safeParse(await readJson(req));
     if (!parsed.success) {
-      throw new HttpError(
-        400,
+      throw new ApprovalCenterError(
         'invalid_request',
         'the body is {"key": "..."} (and optionally "name")',
       );

@@ -7,10 +7,10 @@ import {
 } from 'node:http';
 import { BlockList, isIP, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
+import type { ApprovalCenterErrorCode } from '@x/approval-center';
 import { rememberSource } from '@x/approval-center';
+import { baseHeaders } from '@x/approval-center/http';
 import { VARIABLES } from '../config/index.js';
-import { baseHeaders } from './http.js';
-import type { HttpErrorCode } from './http-error.js';
 
 /** How `serve` bounds its connections (each has a RUNNER_* variable and a flag). */
 export interface ConnectionLimits {
@@ -39,7 +39,12 @@ export const DEFAULT_LIMITS: ConnectionLimits = {
 const REFUSED_CLOSE_MS = 5_000;
 
 /** An error response written straight to a socket, for the errors Node meets before any request. */
-function rawError(status: number, code: HttpErrorCode, message: string, extra = ''): string {
+function rawError(
+  status: number,
+  code: ApprovalCenterErrorCode,
+  message: string,
+  extra = '',
+): string {
   const body = JSON.stringify({ error: { code, message } });
   const headers = Object.entries(baseHeaders).map(([name, value]) => `${name}: ${value}\r\n`);
   return (

@@ -1,8 +1,8 @@
+import type { EventHub } from '@x/approval-center';
 import type { LeasePolicy, QuestionPolicy } from '@x/executive';
 import { type ModelFor, type Resumed, wake } from '../executive/index.js';
 import { deliveryFromEnv } from '../notify/deliver.js';
 import type { Storage } from '../storage/index.js';
-import type { EventHub } from './live-events.js';
 
 /** Options of {@link startHostedWake}. */
 interface HostedWakeOptions {

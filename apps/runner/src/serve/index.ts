@@ -1,6 +1,13 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { FailureLimiter, type Oidc, PageSignIns } from '@x/approval-center';
+import {
+  createApprovalCenter,
+  EventHub,
+  FailureLimiter,
+  type Oidc,
+  PageSignIns,
+} from '@x/approval-center';
+import { isLoopback } from '@x/approval-center/http';
 import { ASKUSER_ANSWERED_CHANNEL, ASKUSER_CREATED_CHANNEL } from '@x/askuser';
 import type { LeasePolicy, QuestionPolicy } from '@x/executive';
 import { leasePolicyFromEnv, questionPolicyFromEnv } from '../config/executive-policy.js';
@@ -14,12 +21,12 @@ import type { HostedCommandRunner } from './api-cli.js';
 import type { SignIn } from './auth.js';
 import { type ConnectionLimits, createApiServer, DEFAULT_LIMITS } from './connections.js';
 import { type HostedWake, startHostedWake } from './hosted-wake.js';
-import { isLoopback } from './http.js';
-import { EventHub } from './live-events.js';
+import { toHttpError } from './http-error.js';
 import { type LocalSocket, listenLocal } from './local-socket.js';
 import { RunnerMetrics } from './metrics.js';
-import { routeRequests } from './router.js';
+import { runnerRoutes } from './router.js';
 import { sqlSignInStore } from './sign-in-store.js';
+import { liveSnapshot } from './views.js';
 
 // The API's shapes are declared once, beside the page that reads them.
 export type {
@@ -36,8 +43,6 @@ export type {
   ToolCallView,
 } from '@x/approval-center';
 export type { ConnectionLimits } from './connections.js';
-export { MAX_BODY_BYTES } from './http.js';
-export { HttpError, type HttpErrorCode } from './http-error.js';
 export { listenMetrics, type MetricsListener, RunnerMetrics } from './metrics.js';
 export { oidcSettings } from './oidc-settings.js';
 
@@ -179,7 +184,7 @@ export async function startServe(storage: Storage, options: ServeOptions): Promi
   const questionPolicy = options.questionPolicy ?? questionPolicyFromEnv();
   const graceMs = options.graceMs ?? DEFAULT_GRACE_MS;
   const hub = new EventHub({
-    storage,
+    snapshot: () => liveSnapshot(storage),
     // On PostgreSQL, NOTIFY covers new and answered questions; the poll finds runs
     // finished by other processes.
     pollMs: storage.kind === 'postgres' ? 1_000 : 2_000,
@@ -228,29 +233,33 @@ export async function startServe(storage: Storage, options: ServeOptions): Promi
   );
   let closing = false;
   const stopping = new AbortController();
-  const handle = routeRequests({
-    stopping: stopping.signal,
-    api,
-    signIn,
-    loopback: isLoopback(host),
+  const handle = createApprovalCenter({
+    loopbackOnly: isLoopback(host),
+    routes: runnerRoutes({
+      stopping: stopping.signal,
+      api,
+      signIn,
+      runHostedCommand:
+        options.runHostedCommand && hostedThenAnswered(options.runHostedCommand, api, hub),
+      metrics,
+    }),
+    classifyError: toHttpError,
     onError,
-    runHostedCommand:
-      options.runHostedCommand && hostedThenAnswered(options.runHostedCommand, api, hub),
-    metrics,
+    onClose: () => hub.close(),
   });
   const server = createApiServer({ ...DEFAULT_LIMITS, ...options.limits }, (req, res) => {
     // While closing, a keep-alive connection is closed as soon as its response is sent.
     res.once('finish', () => {
       if (closing) server.closeIdleConnections();
     });
-    void handle(req, res);
+    handle(req, res);
   });
   const port = options.port ?? OPTION_DEFAULTS.port;
   try {
     await listen(server, port, host);
   } catch (error) {
     // The feed already runs: stopped before the storage closes under it.
-    await hub.close();
+    await handle.close();
     await unlisten?.();
     watching.telemetry = watchedBefore;
     throw listenError(error, host, port);
@@ -270,11 +279,7 @@ export async function startServe(storage: Storage, options: ServeOptions): Promi
   // PGlite is this process's: other processes reach it through the folder's socket.
   const socket =
     storage.kind === 'embedded'
-      ? await listenLocal(
-          storage.where,
-          (req, res) => void handle(req, res),
-          options.wake !== false,
-        )
+      ? await listenLocal(storage.where, handle, options.wake !== false)
       : undefined;
 
   return {
@@ -285,7 +290,7 @@ export async function startServe(storage: Storage, options: ServeOptions): Promi
       const wakeStopped = hostedWake?.stop();
       closing = true;
       stopping.abort();
-      await hub.close();
+      await handle.close();
       await Promise.all([
         closeServer(server, graceMs),
         socket && 'server' in socket ? closeServer(socket.server, graceMs) : undefined,

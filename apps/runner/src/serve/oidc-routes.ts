@@ -10,11 +10,11 @@ import {
   type SignInLimiters,
   sourceOf,
 } from '@x/approval-center';
+import { baseHeaders } from '@x/approval-center/http';
 import { appendAuditEvent } from '@x/askuser';
 import { withoutOrigin } from '@x/executive';
 import type { Storage } from '../storage/index.js';
-import { baseHeaders } from './http.js';
-import { type HttpError, toHttpError } from './http-error.js';
+import { toHttpError } from './http-error.js';
 import { recordFailedSignIn } from './rate-limit.js';
 
 /** Ties a begun sign-in to the browser that began it, so nobody can sign a victim in as themselves. */
@@ -97,7 +97,7 @@ async function finishCallback(
   } catch (caught) {
     const { error } = toHttpError(caught);
     if (error.status === 401 || error.status === 403) {
-      const why = error.message;
+      const why = error.reason;
       await recordFailedSignIn(storage, limiters, { source, why, signedInWith: 'oidc' });
     }
     throw error;
@@ -110,14 +110,14 @@ const escapeHtml = (text: string) => text.replace(/[&<>"]/g, (c) => `&#${c.charC
  * The page a browser lands on when its sign-in failed: the refusal in words (escaped), and the
  * ways on. The callback is a navigation, so a JSON error would be all the person sees.
  */
-function sendSignInFailed(res: ServerResponse, error: HttpError): void {
-  const retryAfter = error.details?.retryAfter;
+function sendSignInFailed(res: ServerResponse, error: ApprovalCenterError): void {
+  const retryAfter = error.retryAfter;
   if (typeof retryAfter === 'number') res.setHeader('retry-after', String(retryAfter));
   const body = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Sign-in failed · runner</title>
 <link rel="stylesheet" href="/style.css"></head>
 <body><main class="sign-in"><h1>Sign-in failed</h1>
-<p id="sign-in-error" class="error" role="alert">${escapeHtml(withoutOrigin(error.message))}</p>
+<p id="sign-in-error" class="error" role="alert">${escapeHtml(withoutOrigin(error.reason))}</p>
 <p><a href="/auth/oidc/login">Try again</a> · <a href="/">Back to the approval center</a></p>
 </main></body></html>
 `;

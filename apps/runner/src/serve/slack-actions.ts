@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { accessOf } from '@x/approval-center';
+import { sendJson } from '@x/approval-center/http';
 import type { AnswerOptions } from '@x/askuser';
 import { slackSigned, slackUserEmail } from '@x/notify';
 import { z } from 'zod';
@@ -9,7 +10,7 @@ import { MAX_ANSWER_CHARS } from '../executive/answer-limit.js';
 import { answer, refuseAnswerer } from '../executive/index.js';
 import { classifyFailure } from '../failure.js';
 import type { Storage } from '../storage/index.js';
-import { type ChannelRoute, sendJson } from './http.js';
+import type { ChannelRoute } from './http.js';
 
 const MAX_BODY_BYTES = 64 * 1024;
 

@@ -1,6 +1,7 @@
 import type {
   DeadlineView,
   GatedView,
+  LiveSnapshot,
   PauseStatus,
   PauseView,
   PriorityLabel,
@@ -226,4 +227,19 @@ function standing(
     default:
       return { status: 'answered', outcome: null };
   }
+}
+
+/** How many pending and recent questions the live feed compares. */
+const LIVE_WINDOW = 200;
+
+/** The live feed's snapshot: pending and recent questions read in one snapshot of the database. */
+export function liveSnapshot(storage: Storage): Promise<LiveSnapshot> {
+  return storage.snapshot(async (tx) => {
+    const listed = await storage.pauses(tx).listPendingAll(LIVE_WINDOW);
+    const approvals = await approvalsOf(storage, listed, tx);
+    return {
+      pending: listed.map((p) => pauseView(p, Date.now(), null, approvals.get(p.token))),
+      recent: await recentViewsIn(storage, tx, LIVE_WINDOW),
+    };
+  });
 }

@@ -63,41 +63,39 @@ async function call<T>(path: string, body?: unknown): Promise<T> {
 
 /** The calls this page makes, each typed with the server's shapes. */
 export const api = {
-  session: () => call<SessionResponse>('/api/session').then(remember),
+  session: () => call<SessionResponse>('api/session').then(remember),
   signIn: (key: string) =>
-    call<SessionResponse>('/api/sign-in', { key } satisfies SignInBody).then(remember),
+    call<SessionResponse>('api/sign-in', { key } satisfies SignInBody).then(remember),
   signOut: () =>
-    call<SignOutResponse>('/api/sign-out', {}).then((done) => {
+    call<SignOutResponse>('api/sign-out', {}).then((done) => {
       csrfToken = null;
       return done;
     }),
-  pending: () => call<PausesResponse>('/api/pauses?limit=500').then((d) => d.pauses),
-  recent: () => call<RecentResponse>('/api/recent?limit=100').then((d) => d.recent),
+  pending: () => call<PausesResponse>('api/pauses?limit=500').then((d) => d.pauses),
+  recent: () => call<RecentResponse>('api/recent?limit=100').then((d) => d.recent),
   context: (token: string) =>
-    call<ContextResponse>(`/api/pauses/${encodeURIComponent(token)}/context`).then(
-      (d) => d.context,
-    ),
+    call<ContextResponse>(`api/pauses/${encodeURIComponent(token)}/context`).then((d) => d.context),
   answer: (token: string, action: AnswerAction, content: string) =>
-    call<AnswerResponse>(`/api/pauses/${encodeURIComponent(token)}/answer`, {
+    call<AnswerResponse>(`api/pauses/${encodeURIComponent(token)}/answer`, {
       action,
       content,
     } satisfies AnswerBody),
   answerBatch: (tokens: string[], action: AnswerAction, content: string) =>
-    call<BatchResponse>('/api/pauses/answer-batch', {
+    call<BatchResponse>('api/pauses/answer-batch', {
       answers: tokens.map((token) => ({ token, action, content })),
     } satisfies BatchBody),
   stop: (conversationId: string) =>
-    call<StopResponse>(`/api/conversations/${encodeURIComponent(conversationId)}/stop`, {}),
+    call<StopResponse>(`api/conversations/${encodeURIComponent(conversationId)}/stop`, {}),
   notifications: (query: { status?: string; before?: string; limit: number }) =>
     call<NotificationsResponse>(
-      `/api/notifications?${new URLSearchParams({
+      `api/notifications?${new URLSearchParams({
         limit: String(query.limit),
         ...(query.status ? { status: query.status } : {}),
         ...(query.before ? { before: query.before } : {}),
       })}`,
     ),
   retryNotification: (id: string) =>
-    call<NotificationResponse>(`/api/notifications/${encodeURIComponent(id)}/retry`, {}).then(
+    call<NotificationResponse>(`api/notifications/${encodeURIComponent(id)}/retry`, {}).then(
       (d) => d.notification,
     ),
 };

@@ -1,10 +1,10 @@
 import { readFile } from 'node:fs/promises';
 import type { ServerResponse } from 'node:http';
-import { baseHeaders } from './http.js';
-import { HttpError } from './http-error.js';
+import { ApprovalCenterError } from '../errors.js';
+import { baseHeaders } from './send.js';
 
-/** The page, built by `pnpm build` next to this module (dist/web). */
-const webDir = new URL('../web/', import.meta.url);
+/** The page, built into the package's dist/web (found the same from src/ and dist/). */
+const webDir = new URL('../../dist/web/', import.meta.url);
 
 const assets: Record<string, { file: string; type: string }> = {
   '/': { file: 'index.html', type: 'text/html; charset=utf-8' },
@@ -55,10 +55,10 @@ export async function sendAsset(
     body = await readFile(new URL(asset.file, webDir));
   } catch (error) {
     if (!(pathname in assets) && pathname !== '/app.js') {
-      throw new HttpError(404, 'not_found', `nothing at ${pathname}`);
+      throw new ApprovalCenterError('not_found', `nothing at ${pathname}`);
     }
     throw new Error(
-      `the page is not built (${asset.file} missing in ${webDir.pathname}): run the runner's build`,
+      `the page is not built (${asset.file} missing in ${webDir.pathname}): build @x/approval-center`,
       {
         cause: error,
       },

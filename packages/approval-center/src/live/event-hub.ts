@@ -1,17 +1,45 @@
 import type { ServerResponse } from 'node:http';
-import type { PauseView, RecentView, ServeEvent } from '@x/approval-center';
-import type { Storage } from '../storage/index.js';
-import type { Credential } from './auth.js';
-import { baseHeaders } from './http.js';
-import { approvalsOf, pauseView, recentViewsIn } from './views.js';
+import type { PauseView, RecentView, ServeEvent } from '../contract/index.js';
+import { baseHeaders } from '../http/send.js';
 
-const WINDOW = 200;
 const KEEPALIVE_MS = 15_000;
 const REMEMBERED = 5_000;
 /** How often open streams re-check their credentials when no event comes (another process may revoke). */
 const CREDENTIAL_CHECK_MS = 5_000;
 /** Longest delay setTimeout takes; a session's expiry further away is found by the periodic check. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** A credential that can stop signing in while a stream it opened is still open. */
+export interface Credential {
+  /** The same for every request of this credential: it is looked up once per round. */
+  id: string;
+  /** When it ends by itself (a page session's expiry). */
+  expiresAt?: Date;
+  /** True while it still signs in: the key live and not rotated, the session not ended. */
+  live(): Promise<boolean>;
+}
+
+/**
+ * What the feed diffs: the pending questions (at most the newest 200 is enough) and the
+ * recent ones, read in ONE snapshot of the database, so a run that commits between two
+ * reads cannot show half its change.
+ */
+export interface LiveSnapshot {
+  pending: PauseView[];
+  recent: RecentView[];
+}
+
+/** Options of {@link EventHub}. */
+export interface EventHubOptions {
+  /** Reads the questions in one snapshot of the database. */
+  snapshot: () => Promise<LiveSnapshot>;
+  /** How often a snapshot is taken when nothing pokes the feed, in ms. */
+  pollMs: number;
+  /** How often open streams re-check their credentials; default 5 s. */
+  checkMs?: number;
+  /** A snapshot failed (the feed keeps trying). */
+  onError: (error: unknown) => void;
+}
 
 /** One open stream: its response, and the credential that opened it (none: the server's own). */
 interface Client {
@@ -38,7 +66,7 @@ function rankOf(view: RecentView): number {
  */
 export class EventHub {
   readonly #clients = new Set<Client>();
-  readonly #storage: Storage;
+  readonly #takeSnapshot: () => Promise<LiveSnapshot>;
   readonly #pollMs: number;
   readonly #checkMs: number;
   readonly #onError: (error: unknown) => void;
@@ -54,14 +82,8 @@ export class EventHub {
   #checker: NodeJS.Timeout | undefined;
   #checking: Promise<void> | undefined;
 
-  constructor(options: {
-    storage: Storage;
-    pollMs: number;
-    /** How often open streams re-check their credentials; default {@link CREDENTIAL_CHECK_MS}. */
-    checkMs?: number;
-    onError: (error: unknown) => void;
-  }) {
-    this.#storage = options.storage;
+  constructor(options: EventHubOptions) {
+    this.#takeSnapshot = options.snapshot;
     this.#pollMs = options.pollMs;
     this.#checkMs = options.checkMs ?? CREDENTIAL_CHECK_MS;
     this.#onError = options.onError;
@@ -77,7 +99,7 @@ export class EventHub {
    * Streams events to `res` until the client goes away, or until `credential` (what signed
    * the request in) stops signing in: a key revoked or rotated, a session signed out or
    * expired. The credential is looked up again before each delivery of events and every
-   * {@link CREDENTIAL_CHECK_MS} besides (a revocation may come from another process), and a
+   * `checkMs` besides (a revocation may come from another process), and a
    * session's stream ends at its expiry; the stream then gets a last `signed-out` event
    * and is closed.
    */
@@ -247,15 +269,7 @@ export class EventHub {
   }
 
   async #snapshot(baseline: boolean): Promise<void> {
-    // One snapshot: a run that commits between two reads cannot show half its change.
-    const { pending, recent } = await this.#storage.snapshot(async (tx) => {
-      const listed = await this.#storage.pauses(tx).listPendingAll(WINDOW);
-      const approvals = await approvalsOf(this.#storage, listed, tx);
-      return {
-        pending: listed.map((p) => pauseView(p, Date.now(), null, approvals.get(p.token))),
-        recent: await recentViewsIn(this.#storage, tx, WINDOW),
-      };
-    });
+    const { pending, recent } = await this.#takeSnapshot();
     const next = new Map<string, Seen>();
     const out: ServeEvent[] = [];
     for (const view of recent) next.set(view.token, { rank: rankOf(view), view });

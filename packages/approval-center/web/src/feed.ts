@@ -65,7 +65,7 @@ function announce(event: ServeEvent): void {
 
 /** Follows the server's feed: each event is announced and refreshes the lists. */
 export function connect(): void {
-  const events = new EventSource('/api/events');
+  const events = new EventSource('api/events');
   events.addEventListener('ready', () => {
     ui.live.textContent = 'live';
     ui.live.className = 'live on';

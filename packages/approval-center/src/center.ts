@@ -1,0 +1,160 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { ApprovalCenterError } from './errors.js';
+import { checkHost, checkSingleHeaders } from './http/checks.js';
+import { isAsset, sendAsset } from './http/page.js';
+import { answerOf, type ErrorClassifier, sendError } from './http/send.js';
+
+/**
+ * Routes of the host app served under the center's path and checks: `url.pathname` is the
+ * path inside the center (`/api/...`); true when it answered the request.
+ */
+export type CenterRoutes = (
+  req: IncomingMessage,
+  res: ServerResponse,
+  url: URL,
+) => Promise<boolean>;
+
+/** Options of {@link createApprovalCenter}. */
+export interface ApprovalCenterOptions {
+  /**
+   * The path the center is mounted at, e.g. `/approvals`; default `''` (the root). A request
+   * outside it is passed to `next` (Express) or answered 404. Not needed under Express's
+   * `app.use('/approvals', center)`, which strips its mount path itself (`req.baseUrl`).
+   */
+  basePath?: string;
+  /**
+   * The server is bound to a loopback address: a request must name this machine in its Host
+   * header (a page of another site re-pointing its name at 127.0.0.1 is refused). Default false.
+   */
+  loopbackOnly?: boolean;
+  /** The host app's own routes under the center's path, tried after the page's files. */
+  routes?: CenterRoutes;
+  /** How errors that are not the center's are answered; default a 500 reported to `onError`. */
+  classifyError?: ErrorClassifier;
+  /** An error answering a request that is not the caller's doing; default ignored. */
+  onError?: (message: string) => void;
+  /** Called by {@link ApprovalCenter.close}, to stop what the host started for the center (its `EventHub`). */
+  onClose?: () => Promise<void>;
+}
+
+/** A mountable approval center: a Node request handler, and how to stop it. */
+export interface ApprovalCenter {
+  /**
+   * Answers one request: the page, its API and live events. Outside `basePath` it calls
+   * `next` when given (Express middleware) or answers 404.
+   */
+  (req: IncomingMessage, res: ServerResponse, next?: (error?: unknown) => void): void;
+  /**
+   * Stops what runs for the center (`onClose`: the host's live feed, ...); requests in flight
+   * are the server's to finish.
+   */
+  close(): Promise<void>;
+}
+
+/**
+ * Creates the approval center as one Node request handler, to mount in `node:http`, Express,
+ * Fastify (its Node handler) or Hono on Node, at the root or under a path.
+ *
+ * @example
+ * import { createServer } from 'node:http';
+ * import { createApprovalCenter } from '@x/approval-center';
+ *
+ * const center = createApprovalCenter({ basePath: '/approvals' });
+ * createServer(center).listen(3000);
+ * // Express: app.use('/approvals', createApprovalCenter({}));
+ */
+export function createApprovalCenter(options: ApprovalCenterOptions): ApprovalCenter {
+  const basePath = basePathOf(options.basePath);
+  const { routes, classifyError, loopbackOnly = false } = options;
+  const onError = options.onError ?? (() => {});
+  const answer = async (req: IncomingMessage, res: ServerResponse, url: URL) => {
+    try {
+      checkSingleHeaders(req);
+      if (loopbackOnly) checkHost(req);
+      if (isAsset(url.pathname)) {
+        await answerAsset(req, res, url.pathname);
+        return;
+      }
+      if (routes && (await routes(req, res, url))) return;
+      throw new ApprovalCenterError('not_found', `nothing at ${url.pathname}`);
+    } catch (caught) {
+      const { error, unexpected } = answerOf(caught, classifyError);
+      if (unexpected) onError(`${req.method} ${req.url}: ${(caught as Error)?.message ?? caught}`);
+      sendError(res, error);
+    }
+  };
+  const center = (req: IncomingMessage, res: ServerResponse, next?: (error?: unknown) => void) => {
+    let place: ReturnType<typeof placeOf>;
+    try {
+      place = placeOf(req, basePath);
+    } catch (caught) {
+      sendError(res, answerOf(caught, classifyError).error);
+      return;
+    }
+    if (place === undefined) {
+      if (next) next();
+      else sendError(res, new ApprovalCenterError('not_found', `nothing at ${req.url}`));
+      return;
+    }
+    if ('redirect' in place) {
+      // The page's links are relative: it must be loaded from its folder, with the slash.
+      res.writeHead(308, { location: place.redirect, 'cache-control': 'no-store' });
+      res.end();
+      return;
+    }
+    void answer(req, res, place.url);
+  };
+  return Object.assign(center, {
+    async close() {
+      await options.onClose?.();
+    },
+  });
+}
+
+/** `basePath` without its trailing slash, checked. */
+function basePathOf(path: string | undefined): string {
+  const trimmed = (path ?? '').replace(/\/+$/, '');
+  if (trimmed !== '' && (!trimmed.startsWith('/') || /[?#]/.test(trimmed))) {
+    throw new ApprovalCenterError(
+      'invalid_argument',
+      `basePath "${path}" is not a path: give one like "/approvals" (or leave it out for the root)`,
+    );
+  }
+  return trimmed;
+}
+
+/**
+ * Where a request is inside the center (its URL with the center's path taken off), a
+ * redirect to the page's folder, or undefined when it is outside the center.
+ */
+function placeOf(
+  req: IncomingMessage & { baseUrl?: unknown; originalUrl?: unknown },
+  basePath: string,
+): { url: URL } | { redirect: string } | undefined {
+  const url = new URL(req.url ?? '/', 'http://localhost');
+  // Express took its mount path off `req.url` already and keeps the whole one in `originalUrl`.
+  if (typeof req.baseUrl === 'string' && req.baseUrl !== '') {
+    const original = new URL(String(req.originalUrl ?? req.url), 'http://localhost');
+    if (url.pathname === '/' && !original.pathname.endsWith('/')) {
+      return { redirect: `${original.pathname}/${original.search}` };
+    }
+    return { url };
+  }
+  if (basePath === '') return { url };
+  if (url.pathname === basePath) return { redirect: `${basePath}/${url.search}` };
+  if (!url.pathname.startsWith(`${basePath}/`)) return undefined;
+  url.pathname = url.pathname.slice(basePath.length);
+  return { url };
+}
+
+/** Sends one of the page's files, to GET or HEAD only. */
+async function answerAsset(req: IncomingMessage, res: ServerResponse, pathname: string) {
+  if (req.method !== 'GET' && req.method !== 'HEAD') {
+    res.setHeader('allow', 'GET, HEAD');
+    throw new ApprovalCenterError(
+      'method_not_allowed',
+      `${req.method} is not allowed here; use GET`,
+    );
+  }
+  await sendAsset(res, pathname, req.method === 'HEAD');
+}
