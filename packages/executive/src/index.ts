@@ -78,6 +78,26 @@ export { MIGRATIONS_SCHEMA, MIGRATIONS_TABLE, migrate } from './migrate.js';
 export type { Model, ModelRequest, ModelRetry, ModelUsage, ToolSpec } from './model-port.js';
 export { type EventRouting, outboxEvents } from './outbox-events.js';
 export {
+  argumentsDigest,
+  type DecisionRecord,
+  type DecisionView,
+  decisionsOf,
+  decisionView,
+  POLICY_AUDIT_CHAIN,
+} from './policy-decisions.js';
+export {
+  type AskDecision,
+  deniedResult,
+  type GateVerdict,
+  type PolicyGate,
+  type PolicyGateOptions,
+  policyGate,
+  policyToolsOf,
+  questionPolicyOf,
+  questionRulesOf,
+  shortFormForGated,
+} from './policy-gate.js';
+export {
   deadlineFor,
   NO_QUESTION_POLICY,
   type QuestionAnswerers,

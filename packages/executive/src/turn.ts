@@ -9,6 +9,7 @@ import { toolResult, toolUses, userMessage } from '@x/wire';
 import type { DelegateHandler, Delegation } from './delegate-port.js';
 import { type GatedTools, isGatedTool } from './gated-tools.js';
 import type { Model, ModelRetry } from './model-port.js';
+import type { AskDecision, PolicyGate } from './policy-gate.js';
 import {
   askAloneResult,
   DELEGATE_TOOL,
@@ -37,6 +38,8 @@ export type TurnOutcome =
       assistant: AssistantMessage;
       toolUse: ToolUseBlock;
       question: Question;
+      /** The policy's decision to ask, when a gate decided the call: the question's settings and why. */
+      decision?: AskDecision;
     }
   | {
       /** Suspended on its `delegate` call: some workers wait on a person. */
@@ -72,6 +75,11 @@ export interface TurnOptions {
   signal?: AbortSignal;
   /** Offers the `delegate` tool and runs its calls (the parent agent). */
   delegate?: DelegateHandler;
+  /**
+   * Decides each call that would wait (a gated or human tool called alone) before it waits:
+   * allowed or denied, the turn goes on with the gate's result; default: every such call asks.
+   */
+  gate?: PolicyGate;
   /** Runs each tool call (a tracer's span around it); default: just runs it. */
   toolRun?: <T>(use: ToolUseBlock, run: () => T) => T;
 }
@@ -117,6 +125,11 @@ export async function runTurn(
 
     const only = uses.length === 1 ? uses[0] : undefined;
     if (only && waits(only.name)) {
+      const verdict = options.gate ? await options.gate(only) : undefined;
+      if (verdict && 'result' in verdict) {
+        messages = [...messages, assistant, userMessage(verdict.result)];
+        continue;
+      }
       // Asking is the call's execution in the turn (traced like any tool); the wait follows.
       const question = traced(only, () => questionOf(only, Date.now(), gated));
       if (!('error' in question)) {
@@ -126,7 +139,15 @@ export async function runTurn(
           kind: question.kind,
           payload: { question: question.question, options: question.options },
         });
-        return { status: 'suspended', messages, assistant, toolUse: only, question };
+        const decision = verdict?.ask;
+        return {
+          status: 'suspended',
+          messages,
+          assistant,
+          toolUse: only,
+          question,
+          ...(decision ? { decision } : {}),
+        };
       }
     }
     if (only && only.name === DELEGATE_TOOL && options.delegate) {

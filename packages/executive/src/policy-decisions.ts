@@ -1,0 +1,109 @@
+import { createHash } from 'node:crypto';
+import { appendAuditEvent } from '@x/askuser';
+import type { Decision } from '@x/policy';
+import { rowsOf } from '@x/postgres-kit';
+import { sql } from 'drizzle-orm';
+import type { ExecutiveDatabase as Db, ExecutiveStorage } from './storage.js';
+
+/** The audit chain every policy decision is appended to (allows and denies too). */
+export const POLICY_AUDIT_CHAIN = 'policy';
+
+/** One decision as `x_executive.policy_decisions` keeps it (which `migrate` creates). */
+export interface DecisionRecord {
+  id: string;
+  runId: string;
+  conversationId: string;
+  tool: string;
+  toolCallId: string;
+  /** `sha256:` and the hex SHA-256 of the call's arguments as JSON. */
+  argumentsDigest: string;
+  outcome: Decision['outcome'];
+  reason: string;
+  ruleIds: string[];
+  policyHash: string;
+  /** Why deciding failed (then the admins were asked); null when it did not. */
+  error: string | null;
+  /** The question it asked (`ask`), if any. */
+  token: string | null;
+  decidedAt: Date;
+}
+
+/** What a question shows of the decision that asked it (the pause's resume context keeps it). */
+export interface DecisionView {
+  outcome: Decision['outcome'];
+  reason: string;
+  ruleIds: string[];
+  policyHash: string;
+  error: string | null;
+}
+
+/** The part of a decision a question and a record show. */
+export function decisionView(decision: Decision): DecisionView {
+  const { outcome, reason, ruleIds, policyHash } = decision;
+  return {
+    outcome,
+    reason,
+    ruleIds,
+    policyHash,
+    error: decision.outcome === 'ask' ? decision.error : null,
+  };
+}
+
+/** `sha256:` and the hex SHA-256 of a tool call's arguments as JSON. */
+export function argumentsDigest(input: unknown): string {
+  return `sha256:${createHash('sha256')
+    .update(JSON.stringify(input ?? null))
+    .digest('hex')}`;
+}
+
+/**
+ * Records a decision in `tx` (the transaction that asks its question or records its call),
+ * and appends it to the signed audit chain `policy` when the storage has an audit key.
+ */
+export async function recordDecision(
+  tx: Db,
+  storage: Pick<ExecutiveStorage, 'auditKey'>,
+  record: Omit<DecisionRecord, 'decidedAt'>,
+): Promise<void> {
+  const inserted = tx.execute(sql`insert into x_executive.policy_decisions
+    (id, run_id, conversation_id, tool, tool_call_id, arguments_digest, outcome, reason, rule_ids, policy_hash, error, token)
+    values (${record.id}, ${record.runId}, ${record.conversationId}, ${record.tool}, ${record.toolCallId},
+      ${record.argumentsDigest}, ${record.outcome}, ${record.reason}, ${JSON.stringify(record.ruleIds)}::jsonb,
+      ${record.policyHash}, ${record.error}, ${record.token})`);
+  const key = storage.auditKey();
+  const audited =
+    key === undefined
+      ? undefined
+      : appendAuditEvent(
+          tx,
+          { event: 'policy-decision', ...record },
+          { key, chain: POLICY_AUDIT_CHAIN, ...(record.token ? { token: record.token } : {}) },
+        );
+  await Promise.all([inserted, audited]);
+}
+
+/** The decisions made in a run, oldest first. */
+export async function decisionsOf(db: Db, runId: string): Promise<DecisionRecord[]> {
+  const rows = rowsOf(
+    await db.execute(sql`select id, run_id, conversation_id, tool, tool_call_id, arguments_digest,
+      outcome, reason, rule_ids, policy_hash, error, token, decided_at
+      from x_executive.policy_decisions where run_id = ${runId} order by decided_at, id`),
+  );
+  return rows.map((row) => ({
+    id: String(row.id),
+    runId: String(row.run_id),
+    conversationId: String(row.conversation_id),
+    tool: String(row.tool),
+    toolCallId: String(row.tool_call_id),
+    argumentsDigest: String(row.arguments_digest),
+    outcome: String(row.outcome) as Decision['outcome'],
+    reason: String(row.reason),
+    ruleIds: (typeof row.rule_ids === 'string'
+      ? JSON.parse(row.rule_ids)
+      : row.rule_ids) as string[],
+    policyHash: String(row.policy_hash),
+    error: row.error === null || row.error === undefined ? null : String(row.error),
+    token: row.token === null || row.token === undefined ? null : String(row.token),
+    decidedAt: new Date(String(row.decided_at)),
+  }));
+}
