@@ -79,11 +79,13 @@ export type { Model, ModelRequest, ModelRetry, ModelUsage, ToolSpec } from './mo
 export { type EventRouting, outboxEvents } from './outbox-events.js';
 export {
   argumentsDigest,
+  askedTokensOf,
   type DecisionRecord,
   type DecisionView,
   decisionsOf,
   decisionView,
   POLICY_AUDIT_CHAIN,
+  questionsAskedIn,
 } from './policy-decisions.js';
 export {
   type AskDecision,
@@ -97,6 +99,16 @@ export {
   questionRulesOf,
   shortFormForGated,
 } from './policy-gate.js';
+export {
+  coveringGrant,
+  type Grant,
+  grantScopes,
+  grantsOf,
+  grantsProblem,
+  grantText,
+  MAX_GRANT_LENGTH,
+  MAX_GRANTS,
+} from './policy-grants.js';
 export {
   deadlineFor,
   NO_QUESTION_POLICY,

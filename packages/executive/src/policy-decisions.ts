@@ -65,11 +65,14 @@ export async function recordDecision(
   storage: Pick<ExecutiveStorage, 'auditKey'>,
   record: Omit<DecisionRecord, 'decidedAt'>,
 ): Promise<void> {
-  const inserted = tx.execute(sql`insert into x_executive.policy_decisions
+  // Sent now (a drizzle query runs when awaited): a one-flight transaction's COMMIT follows it.
+  const inserted = tx
+    .execute(sql`insert into x_executive.policy_decisions
     (id, run_id, conversation_id, tool, tool_call_id, arguments_digest, outcome, reason, rule_ids, policy_hash, error, token)
     values (${record.id}, ${record.runId}, ${record.conversationId}, ${record.tool}, ${record.toolCallId},
       ${record.argumentsDigest}, ${record.outcome}, ${record.reason}, ${JSON.stringify(record.ruleIds)}::jsonb,
-      ${record.policyHash}, ${record.error}, ${record.token})`);
+      ${record.policyHash}, ${record.error}, ${record.token})`)
+    .then(() => undefined);
   const key = storage.auditKey();
   const audited =
     key === undefined
@@ -77,7 +80,8 @@ export async function recordDecision(
       : appendAuditEvent(
           tx,
           { event: 'policy-decision', ...record },
-          { key, chain: POLICY_AUDIT_CHAIN, ...(record.token ? { token: record.token } : {}) },
+          // The question's own entries keep its token; the decision names it in its data.
+          { key, chain: POLICY_AUDIT_CHAIN },
         );
   await Promise.all([inserted, audited]);
 }
@@ -106,4 +110,28 @@ export async function decisionsOf(db: Db, runId: string): Promise<DecisionRecord
     token: row.token === null || row.token === undefined ? null : String(row.token),
     decidedAt: new Date(String(row.decided_at)),
   }));
+}
+
+/** The questions asked in a conversation for the same call (tool and arguments), newest first. */
+export async function askedTokensOf(
+  db: Db,
+  call: { conversationId: string; tool: string; argumentsDigest: string },
+  limit = 5,
+): Promise<string[]> {
+  const rows = rowsOf(
+    await db.execute(sql`select token from x_executive.policy_decisions
+      where conversation_id = ${call.conversationId} and tool = ${call.tool}
+        and arguments_digest = ${call.argumentsDigest} and outcome = 'ask' and token is not null
+      order by decided_at desc limit ${limit}`),
+  );
+  return rows.map((row) => String(row.token));
+}
+
+/** How many questions the policies asked in a run. */
+export async function questionsAskedIn(db: Db, runId: string): Promise<number> {
+  const [row] = rowsOf(
+    await db.execute(sql`select count(*)::int as asked from x_executive.policy_decisions
+      where run_id = ${runId} and outcome = 'ask'`),
+  );
+  return Number(row?.asked ?? 0);
 }

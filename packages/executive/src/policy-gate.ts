@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Decision, PolicySet, ShortForm, ToolDefinition } from '@x/policy';
 import { type ToolResultBlock, type ToolUseBlock, toolResult } from '@x/wire';
+import { ExecutiveError } from './errors.js';
 import {
   type EffectLog,
   type GatedTools,
@@ -9,7 +10,14 @@ import {
   isGatedTool,
   runGatedTool,
 } from './gated-tools.js';
-import { argumentsDigest, type DecisionRecord, recordDecision } from './policy-decisions.js';
+import {
+  argumentsDigest,
+  askedTokensOf,
+  type DecisionRecord,
+  questionsAskedIn,
+  recordDecision,
+} from './policy-decisions.js';
+import { coveringGrant, grantsOf, grantText } from './policy-grants.js';
 import type { QuestionPolicy, QuestionRules } from './question-policy.js';
 import type { ExecutiveStorage } from './storage.js';
 import { humanToolSpecs } from './tools.js';
@@ -35,19 +43,26 @@ export function policyToolsOf(gated: GatedTools = {}): ToolDefinition[] {
 }
 
 /**
- * The short form as the gated tools need it: a gated call asks an `approve` question, so what
- * the pairs say of `approve` holds for each gated tool too, unless a pair names the tool itself.
+ * The short form as a turn's tools need it: a gated call asks an `approve` question, so what
+ * the pairs say of `approve` holds for each gated tool too, unless a pair names the tool itself;
+ * a pair naming a tool the turn does not offer is left out, as it never applied to anything.
  */
 export function shortFormForGated(short: ShortForm, gated: GatedTools = {}): ShortForm {
+  const offered = new Set(policyToolsOf(gated).map((tool) => tool.name));
   const spread = <V>(pairs: Readonly<Record<string, V>> | undefined) => {
-    const approve = pairs?.approve;
-    if (pairs === undefined || approve === undefined) return pairs;
+    if (pairs === undefined) return undefined;
+    const approve = pairs.approve;
     const added = Object.keys(gated).filter((tool) => !Object.hasOwn(pairs, tool));
-    return { ...pairs, ...Object.fromEntries(added.map((tool) => [tool, approve])) };
+    return Object.fromEntries([
+      ...Object.entries(pairs).filter(([tool]) => offered.has(tool)),
+      ...(approve === undefined ? [] : added.map((tool) => [tool, approve] as const)),
+    ]) as Record<string, V>;
   };
-  const barred = new Set(short.requesterMayNotApprove ?? []);
+  const barred = new Set(
+    [...(short.requesterMayNotApprove ?? [])].filter((tool) => tool === '*' || offered.has(tool)),
+  );
   if (barred.has('approve')) for (const tool of Object.keys(gated)) barred.add(tool);
-  const spreadPairs = {
+  const pairs = {
     audience: spread(short.audience),
     deadline: spread(short.deadline),
     remind: spread(short.remind),
@@ -55,7 +70,7 @@ export function shortFormForGated(short: ShortForm, gated: GatedTools = {}): Sho
     quorum: spread(short.quorum),
   };
   return {
-    ...Object.fromEntries(Object.entries(spreadPairs).filter(([, pairs]) => pairs !== undefined)),
+    ...Object.fromEntries(Object.entries(pairs).filter(([, given]) => given !== undefined)),
     ...(short.requesterMayNotApprove ? { requesterMayNotApprove: [...barred] } : {}),
   };
 }
@@ -109,6 +124,13 @@ export interface PolicyGateOptions {
   gated: GatedTools;
   /** Where an allowed gated call's effect lands, by its key. */
   effects: EffectLog;
+  /**
+   * How long the same call (tool and arguments) in the conversation, once declined or expired,
+   * is denied again without asking, in ms after that answer; default 60,000; 0: never.
+   */
+  denialWindowMs?: number;
+  /** The most questions the policies ask in one run; past it the run fails; default no limit. */
+  maxQuestions?: number;
 }
 
 /** The tool result the model reads for a denied call: the policy's reason; the call did not run. */
@@ -126,42 +148,106 @@ export function deniedResult(use: ToolUseBlock, reason: string): ToolResultBlock
 export function policyGate(options: PolicyGateOptions): PolicyGate {
   const { policies, storage, run, requester, gated } = options;
   return async (use) => {
-    const decision = policies.decide({
+    const decided = policies.decide({
       tool: use.name,
       input: use.input,
       requester: requester === undefined ? null : { name: requester },
       run: { id: run.runId, conversation: run.conversationId, kind: 'turn' },
     });
-    if (decision.outcome === 'ask') return { ask: decision };
-    if (decision.outcome === 'allow' && use.name === 'ask_user') {
-      return { ask: { ...decision, outcome: 'ask', ask: ANYONE, error: null } };
-    }
     const record = {
       id: randomUUID(),
       ...run,
       tool: use.name,
       toolCallId: use.id,
       argumentsDigest: argumentsDigest(use.input),
-      reason: decision.reason,
-      ruleIds: decision.ruleIds,
-      policyHash: decision.policyHash,
+      reason: decided.reason,
+      ruleIds: decided.ruleIds,
+      policyHash: decided.policyHash,
       error: null,
       token: null,
     } satisfies Omit<DecisionRecord, 'decidedAt' | 'outcome'>;
+    const decision = await narrowed(options, use, decided, record);
+    if (decision.outcome === 'ask') return { ask: decision };
     if (decision.outcome === 'deny') {
-      await storage.transaction((tx) =>
-        recordDecision(tx, storage, { ...record, outcome: 'deny' }),
-      );
+      const denied = { ...record, outcome: 'deny' as const, reason: decision.reason };
+      await storage.transaction((tx) => recordDecision(tx, storage, denied));
       return { result: deniedResult(use, decision.reason) };
     }
+    const allowed = { ...record, outcome: 'allow' as const, reason: decision.reason };
     if (!isGatedTool(gated, use.name)) {
-      await storage.transaction((tx) =>
-        recordDecision(tx, storage, { ...record, outcome: 'allow' }),
-      );
+      await storage.transaction((tx) => recordDecision(tx, storage, allowed));
       return { result: toolResult(use.id, `Approved by policy: ${decision.reason}`) };
     }
-    return { result: await runAllowed(options, use, { ...record, outcome: 'allow' }) };
+    return { result: await runAllowed(options, use, allowed) };
   };
+}
+
+/**
+ * What the run's own state makes of an asking decision: a call declined or expired within the
+ * denial window is denied again; a pre-approved scope allows it (never an `ask_user`, which
+ * needs an answer); past the question cap the run fails. An `ask_user` call needs an
+ * answer, so an allow of one asks anyone.
+ */
+async function narrowed(
+  options: PolicyGateOptions,
+  use: ToolUseBlock,
+  decided: Decision,
+  record: Pick<DecisionRecord, 'runId' | 'conversationId' | 'tool' | 'argumentsDigest'>,
+): Promise<Decision> {
+  const decision: Decision =
+    decided.outcome === 'allow' && use.name === 'ask_user'
+      ? { ...decided, outcome: 'ask', ask: ANYONE, error: null }
+      : decided;
+  if (decision.outcome !== 'ask') return decision;
+  const { storage } = options;
+  const declined = await declinedWithin(storage, record, options.denialWindowMs ?? 60_000);
+  if (declined) return { ...decision, outcome: 'deny', reason: declined };
+  if (use.name !== 'ask_user') {
+    const grant = coveringGrant(await grantsOf(storage.db, record.runId), use.name, use.input);
+    if (grant) {
+      const reason = `pre-approved at exec (${grantText(grant)}), where ${decision.reason}`;
+      return {
+        outcome: 'allow',
+        reason,
+        ruleIds: decision.ruleIds,
+        policyHash: decision.policyHash,
+      };
+    }
+  }
+  const cap = options.maxQuestions;
+  if (cap !== undefined) {
+    const asked = await questionsAskedIn(storage.db, record.runId);
+    if (asked >= cap) {
+      throw new ExecutiveError(
+        'limit_reached',
+        `run ${record.runId} asked ${asked} questions, the most one run may ask (${cap}): it fails rather than ask again`,
+        { runId: record.runId },
+      );
+    }
+  }
+  return decision;
+}
+
+/** Why the same call is denied again: its question was declined or expired within the window. */
+async function declinedWithin(
+  storage: ExecutiveStorage,
+  call: Pick<DecisionRecord, 'conversationId' | 'tool' | 'argumentsDigest'>,
+  windowMs: number,
+): Promise<string | undefined> {
+  if (windowMs <= 0) return undefined;
+  const since = Date.now() - windowMs;
+  for (const token of await askedTokensOf(storage.db, call)) {
+    const answered = await storage.pauses().getAnswer(token);
+    if (!answered) continue;
+    const at = answered.expiredAt ?? answered.resumedAt;
+    const refused = answered.expiredAt !== null || answered.answer.action !== 'accept';
+    if (refused && at.getTime() >= since) {
+      const how = answered.expiredAt ? 'expired unanswered' : 'was declined';
+      const until = new Date(at.getTime() + windowMs).toISOString();
+      return `the same call ${how} at ${at.toISOString()}; it is denied without asking until ${until}`;
+    }
+  }
+  return undefined;
 }
 
 const ANYONE: AskDecision['ask'] = {

@@ -76,8 +76,9 @@ export interface TurnOptions {
   /** Offers the `delegate` tool and runs its calls (the parent agent). */
   delegate?: DelegateHandler;
   /**
-   * Decides each call that would wait (a gated or human tool called alone) before it waits:
-   * allowed or denied, the turn goes on with the gate's result; default: every such call asks.
+   * Decides each call that would wait (a gated or human tool called alone, its arguments valid)
+   * before it waits: allowed or denied, the turn goes on with the gate's result; default: every
+   * such call asks. A call with invalid arguments gets why as its result, undecided.
    */
   gate?: PolicyGate;
   /** Runs each tool call (a tracer's span around it); default: just runs it. */
@@ -125,13 +126,13 @@ export async function runTurn(
 
     const only = uses.length === 1 ? uses[0] : undefined;
     if (only && waits(only.name)) {
-      const verdict = options.gate ? await options.gate(only) : undefined;
+      // Asking is the call's execution in the turn (traced like any tool); the wait follows.
+      const question = traced(only, () => questionOf(only, Date.now(), gated));
+      const verdict = options.gate && !('error' in question) ? await options.gate(only) : undefined;
       if (verdict && 'result' in verdict) {
         messages = [...messages, assistant, userMessage(verdict.result)];
         continue;
       }
-      // Asking is the call's execution in the turn (traced like any tool); the wait follows.
-      const question = traced(only, () => questionOf(only, Date.now(), gated));
       if (!('error' in question)) {
         observer.event({
           type: 'interrupt-raised',

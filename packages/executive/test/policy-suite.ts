@@ -12,13 +12,18 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
+  answer,
   decisionsOf,
   type EffectLog,
+  ExecutiveError,
   type ExecutiveStorage,
   type GatedTools,
+  grantScopes,
+  grantsOf,
   type Model,
   type ModelRequest,
   migrate,
+  type PolicyGateOptions,
   policyGate,
   policyToolsOf,
   questionPolicyOf,
@@ -112,8 +117,12 @@ export async function describePolicyOn(kind: SqlTarget['kind']): Promise<void> {
       afterAll(() => target?.close());
 
       /** Runs one turn whose model calls `pay` with `input`, through the policy gate. */
-      async function turnPaying(input: JsonValue, requester = 'ada') {
-        const run = { runId: fresh('r'), conversationId: fresh('c') };
+      async function turnPaying(
+        input: JsonValue,
+        requester = 'ada',
+        run = { runId: fresh('r'), conversationId: fresh('c') },
+        more: Partial<PolicyGateOptions> = {},
+      ) {
         const model = oneCallModel('pay', input);
         const outcome = await runTurn(
           model,
@@ -130,6 +139,7 @@ export async function describePolicyOn(kind: SqlTarget['kind']): Promise<void> {
               requester,
               gated: pay.gated,
               effects: pay.effects,
+              ...more,
             }),
           },
         );
@@ -180,13 +190,11 @@ export async function describePolicyOn(kind: SqlTarget['kind']): Promise<void> {
         ).toEqual(['deny']);
       });
 
-      it('denies a call whose arguments do not match the schema, with why, and runs nothing', async () => {
+      it('answers a call whose arguments do not match the schema with why, and decides, records and runs nothing', async () => {
         const { run, model } = await turnPaying({ amount: 'lots', payee: 'acme' });
-        expect(model.seen[0]).toMatch(
-          /^Denied by policy \(pay was not run\): the arguments do not match the tool's schema/,
-        );
+        expect(model.seen[0]).toMatch(/^invalid input: .*amount/s);
         expect(pay.applied.get(`policy:${run.runId}:tu1`)).toBeUndefined();
-        expect((await decisionsOf(target.db, run.runId)).map((d) => d.outcome)).toEqual(['deny']);
+        expect(await decisionsOf(target.db, run.runId)).toEqual([]);
       });
 
       it('asks a large payment as its rule says, shows why on the question, and records the decision with it', async () => {
@@ -215,8 +223,12 @@ export async function describePolicyOn(kind: SqlTarget['kind']): Promise<void> {
         const decisions = await decisionsOf(target.db, run.runId);
         expect(decisions.map((d) => [d.outcome, d.token])).toEqual([['ask', interactionId]]);
         const audit = await policyAudit(run.runId);
-        expect(audit.map((e) => [e.token, (e.data as { outcome: string }).outcome])).toEqual([
-          [interactionId, 'ask'],
+        expect(audit.map((e) => e.data)).toEqual([
+          expect.objectContaining({
+            event: 'policy-decision',
+            outcome: 'ask',
+            token: interactionId,
+          }),
         ]);
         expect(pay.applied.get(`policy:${run.runId}:tu1`)).toBeUndefined();
       });
@@ -249,6 +261,84 @@ export async function describePolicyOn(kind: SqlTarget['kind']): Promise<void> {
           quorum: { approvals: 2, declines: 1 },
         });
         expect(policy('ask_user')).toEqual({});
+      });
+      /** A large payment asked in a run of its own, its question recorded: the run and the token. */
+      async function askedPayment(input: JsonValue, conversationId = fresh('c')) {
+        const run = { runId: fresh('r'), conversationId };
+        const { outcome } = await turnPaying(input, 'ada', run);
+        const waiting = await recordStart(flow(), run, { id: 'm' }, outcome, { model: 'm' });
+        if (waiting.status !== 'waiting') throw new Error(`not asked: ${waiting.status}`);
+        return { run, token: waiting.token };
+      }
+
+      it('denies the same call again without asking once declined, from another process, within the window only', async () => {
+        const { run, token } = await askedPayment({ amount: 5000, payee: 'acme' });
+        const bob = { identity: { name: 'bob', roles: ['finance'] } };
+        await answer(flow(), token, { action: 'decline', content: 'not now' }, bob);
+        // Another process: its own storage over the same database.
+        const other = sqlExecutiveStorage(target.db, { auditKey: () => AUDIT_KEY });
+        const retried = { runId: fresh('r'), conversationId: run.conversationId };
+        const again = await turnPaying({ amount: 5000, payee: 'acme' }, 'ada', retried, {
+          storage: other,
+        });
+        expect(again.outcome.status).toBe('completed');
+        expect(again.model.seen[0]).toMatch(
+          /^Denied by policy \(pay was not run\): the same call was declined at .*; it is denied without asking until /,
+        );
+        expect((await decisionsOf(target.db, retried.runId)).map((d) => d.outcome)).toEqual([
+          'deny',
+        ]);
+        // Other arguments, or no window: it is asked.
+        const other1 = { runId: fresh('r'), conversationId: run.conversationId };
+        const changed = await turnPaying({ amount: 5001, payee: 'acme' }, 'ada', other1);
+        expect(changed.outcome.status).toBe('suspended');
+        const other2 = { runId: fresh('r'), conversationId: run.conversationId };
+        const unwindowed = await turnPaying({ amount: 5000, payee: 'acme' }, 'ada', other2, {
+          denialWindowMs: 0,
+        });
+        expect(unwindowed.outcome.status).toBe('suspended');
+      });
+
+      it('allows a call a pre-approved scope covers where the rules ask, but never one a rule denies', async () => {
+        const run = { runId: fresh('r'), conversationId: fresh('c') };
+        await grantScopes(target.db, run.runId, [{ tool: 'pay', arguments: { payee: 'acme' } }]);
+        const covered = await turnPaying({ amount: 5000, payee: 'acme' }, 'ada', run);
+        expect(covered.model.seen).toEqual(['paid 5000']);
+        const [allowed] = await decisionsOf(target.db, run.runId);
+        expect(allowed?.outcome).toBe('allow');
+        expect(allowed?.reason).toMatch(
+          /^pre-approved at exec \(pay \{"payee":"acme"\}\), where rule "pay-over-1000"/,
+        );
+        const outside = await turnPaying({ amount: 5000, payee: 'globex' }, 'ada', {
+          runId: run.runId,
+          conversationId: run.conversationId,
+        });
+        expect(outside.outcome.status).toBe('suspended');
+        const wide = { runId: fresh('r'), conversationId: fresh('c') };
+        await grantScopes(target.db, wide.runId, [{ tool: 'pay' }]);
+        const denied = await turnPaying({ amount: 5000, payee: 'mallory' }, 'ada', wide);
+        expect(denied.model.seen[0]).toMatch(/rule "payee-list"/);
+      });
+
+      it('refuses too many or too long scopes and grants nothing', async () => {
+        const runId = fresh('r');
+        const many = Array.from({ length: 21 }, () => ({ tool: 'pay' }));
+        const long = [{ tool: 'pay', arguments: { memo: 'x'.repeat(1000) } }];
+        for (const grants of [many, long, [{ tool: '../pay' }]]) {
+          const error = await grantScopes(target.db, runId, grants).catch((e: unknown) => e);
+          expect(ExecutiveError.hasCode(error, 'usage'), String(error)).toBe(true);
+        }
+        expect(await grantsOf(target.db, runId)).toEqual([]);
+      });
+
+      it('fails a run past its question cap with a clear error, asking nothing more', async () => {
+        const { run } = await askedPayment({ amount: 5000, payee: 'acme' });
+        const error = await turnPaying({ amount: 7000, payee: 'acme' }, 'ada', run, {
+          maxQuestions: 1,
+        }).catch((e: unknown) => e);
+        expect(ExecutiveError.hasCode(error, 'limit_reached'), JSON.stringify(error)).toBe(true);
+        expect(String(error)).toMatch(/asked 1 questions, the most one run may ask \(1\)/);
+        expect((await decisionsOf(target.db, run.runId)).map((d) => d.outcome)).toEqual(['ask']);
       });
     });
   }

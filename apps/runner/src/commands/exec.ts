@@ -1,8 +1,7 @@
 import { parseArgs } from 'node:util';
 import { assertSafeId } from '@x/continuation';
-import { questionPolicyFromEnv } from '../config/executive-policy.js';
 import { usageError } from '../errors.js';
-import { startRun } from '../executive/index.js';
+import { runnerPolicies, startRun } from '../executive/index.js';
 import { modelFromId } from '../model/index.js';
 import { shellQuote } from '../terminal/invocation.js';
 import { plural } from '../terminal/output.js';
@@ -53,6 +52,8 @@ export const exec: Command = async (ctx, args) => {
   if (requester !== undefined && (requester.trim() === '' || requester.length > 200))
     throw usageError('--requester takes a name of 1 to 200 characters');
   const model = modelFromId(ctx.modelId);
+  // Loaded before anything is written: a bad policy file refuses the run with its line.
+  const policies = runnerPolicies();
   return withStorage(ctx, async (storage) => {
     const result = await startRun(
       storage,
@@ -64,7 +65,7 @@ export const exec: Command = async (ctx, args) => {
         replace: values.replace === true,
         fresh: values.conversation === undefined,
         ...(requester === undefined ? {} : { requester }),
-        questionPolicy: questionPolicyFromEnv(),
+        policies,
         onStopped: (stopped) => {
           const what =
             stopped.pauses > 0
