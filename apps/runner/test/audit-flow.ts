@@ -74,11 +74,19 @@ export function describeAuditFlow(
         });
         const human = await cli(['audit']);
         expect(human.stdout).toContain(`question-answered  ${token}  accept "Kyoto" by `);
+        // The policy's decision to ask is signed too, in the policy chain, naming the question.
+        const all = await cli(['audit', '--json']);
+        const decisions = all.events.filter(
+          (e) => e.type === 'audit-entry' && e.chain === 'policy',
+        );
+        expect(decisions.map((e) => e.data)).toEqual([
+          expect.objectContaining({ event: 'policy-decision', outcome: 'ask', token }),
+        ]);
         // As the real binary once: the other commands run in the tests' process.
         await shared.close();
         const verified = await runCli(['audit', 'verify', ...t.args], { env: t.env });
         expect(verified.code, verified.stderr).toBe(0);
-        expect(verified.stdout).toContain('verified 2 entries in 1 chain: no tampering found');
+        expect(verified.stdout).toContain('verified 3 entries in 2 chains: no tampering found');
       }),
     );
 

@@ -31,6 +31,7 @@ describe('ExecutiveError', () => {
       'already_answered',
       'conflict',
       'lease_lost',
+      'limit_reached',
     ];
     for (const code of codes) {
       const error = new ExecutiveError(code, 'x');

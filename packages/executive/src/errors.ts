@@ -25,7 +25,9 @@ export type ExecutiveErrorCode =
    */
   | 'lease_lost'
   /** The database failed or could not be reached (a migration it refused, an outage). */
-  | 'unavailable';
+  | 'unavailable'
+  /** A run reached a limit its policy sets (the questions one run may ask): it fails, not retried. */
+  | 'limit_reached';
 
 /** Options of {@link ExecutiveError}. */
 export interface ExecutiveErrorOptions {

@@ -78,6 +78,38 @@ export { MIGRATIONS_SCHEMA, MIGRATIONS_TABLE, migrate } from './migrate.js';
 export type { Model, ModelRequest, ModelRetry, ModelUsage, ToolSpec } from './model-port.js';
 export { type EventRouting, outboxEvents } from './outbox-events.js';
 export {
+  argumentsDigest,
+  type DecisionRecord,
+  type DecisionView,
+  decisionsOf,
+  decisionView,
+  POLICY_AUDIT_CHAIN,
+  type Prior,
+  priorOf,
+} from './policy-decisions.js';
+export {
+  type AskDecision,
+  deniedResult,
+  type GateVerdict,
+  type PolicyGate,
+  type PolicyGateOptions,
+  policyGate,
+  policyToolsOf,
+  questionPolicyOf,
+  questionRulesOf,
+  shortFormForGated,
+} from './policy-gate.js';
+export {
+  coveringGrant,
+  type Grant,
+  grantScopes,
+  grantsOf,
+  grantsProblem,
+  grantText,
+  MAX_GRANT_LENGTH,
+  MAX_GRANTS,
+} from './policy-grants.js';
+export {
   deadlineFor,
   NO_QUESTION_POLICY,
   type QuestionAnswerers,

@@ -13,7 +13,8 @@ export const MIGRATIONS_TABLE = '__migrations';
  * Creates or upgrades every table the executive's SQL storage uses: the migrations of the
  * stores it composes (`@x/askuser`'s questions and outbox, `@x/continuation-postgres`'s
  * continuations and runs, `@x/session-postgres`'s checkpoints), then its own
- * (`x_executive.gated_results`, the recorded result of each approved gated call), recorded in
+ * (`x_executive.gated_results`, the recorded result of each approved gated call, and
+ * `x_executive.policy_decisions`, every policy decision), recorded in
  * `x_executive.__migrations`. Idempotent, silent, and safe from several processes at once
  * (advisory locks serialise them); works over postgres.js and PGlite. No other call of this
  * package creates tables.

@@ -7,6 +7,8 @@ import type { HumanAnswer, ModelAudience, Question } from './tools.js';
 export interface QuestionRules {
   /** The roles any one of which may answer; none: any operator, or whom the model named. */
   audience?: readonly string[];
+  /** People by name who may answer too (a policy's `@name`s); none: only the roles. */
+  audienceNames?: readonly string[];
   /** The requester may not answer their own question (separation of duties). */
   requesterMayNotApprove?: boolean;
   /** How long a question waits, and the default applied then (the outcome expired); none: it waits. */
@@ -48,10 +50,13 @@ export interface QuestionAnswerers {
 export function questionAudience(
   policyRoles: readonly string[],
   named: ModelAudience | undefined,
+  policyNames: readonly string[] = [],
 ): { names: string[]; roles: string[] } {
-  const policy = { names: [], roles: [...policyRoles] };
+  const policy = { names: [...policyNames], roles: [...policyRoles] };
   if (named === undefined || named.names.length + named.roles.length === 0) return policy;
-  if (policyRoles.length === 0) return { names: [...named.names], roles: [...named.roles] };
+  if (policyRoles.length + policyNames.length === 0) {
+    return { names: [...named.names], roles: [...named.roles] };
+  }
   const roles = named.roles.filter((role) => policyRoles.includes(role));
   return roles.length > 0 ? { names: [], roles: [...new Set(roles)] } : policy;
 }
@@ -67,7 +72,7 @@ export function questionAnswerers(
 ): QuestionAnswerers {
   const rules = policy(question.kind);
   return {
-    audience: questionAudience(rules.audience ?? [], question.audience),
+    audience: questionAudience(rules.audience ?? [], question.audience, rules.audienceNames),
     requester: requester ?? null,
     requesterMayNotAnswer: requester !== undefined && rules.requesterMayNotApprove === true,
   };

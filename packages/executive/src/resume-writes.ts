@@ -6,6 +6,7 @@ import { questionEvent, runEvent } from './events.js';
 import type { FlowContext } from './flow.js';
 import type { GatedResult } from './gated-call.js';
 import type { Model } from './model-port.js';
+import { askedUnder } from './policy-gate.js';
 import { NO_QUESTION_POLICY, type QuestionPolicy, questionTimes } from './question-policy.js';
 import type { ExecutiveDatabase as Db, ExecutiveStorage } from './storage.js';
 import {
@@ -148,7 +149,10 @@ export async function finishTurn(
     // until the rest is written.
     const next = crypto.randomUUID();
     const ids = { runId, conversationId, ...(requester === undefined ? {} : { requester }) };
-    const times = turn.status === 'delegated' ? {} : questionTimes(turn.question, policy);
+    const times =
+      turn.status === 'delegated'
+        ? {}
+        : questionTimes(turn.question, askedUnder(turn.decision, policy));
     await storage.runs(tx).finish(runId, job.owner, {
       status: 'waiting',
       interactionId: next,

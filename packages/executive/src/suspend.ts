@@ -1,9 +1,16 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { createSuspension } from '@x/continuation';
 import type { Message } from '@x/wire';
 import { questionEvent } from './events.js';
 import type { FlowContext } from './flow.js';
 import type { Model } from './model-port.js';
+import {
+  argumentsDigest,
+  type DecisionView,
+  decisionView,
+  recordDecision,
+} from './policy-decisions.js';
+import { askedUnder } from './policy-gate.js';
 import {
   NO_QUESTION_POLICY,
   type QuestionDeadline,
@@ -77,6 +84,8 @@ export interface ResumeContext {
   delegate?: { toolCallId: string; worker: string; task: string };
   /** A gated tool's call waiting for approval: the tool and the arguments the model gave. */
   gated?: { tool: string; arguments: Record<string, unknown> };
+  /** Why the question was asked, when a policy decided it: the rules, their reason, the set's hash. */
+  policy?: DecisionView;
   /** The W3C trace context of the turn that asked (traces on): its wait's span joins that trace. */
   traceparent?: string;
 }
@@ -105,13 +114,6 @@ function createdExtra(deadline: QuestionDeadline | null | undefined) {
   return deadline ? { deadline: { at: deadline.at.toISOString(), answer: deadline.answer } } : {};
 }
 
-/** `sha256:` and the hex SHA-256 of a tool call's arguments as JSON. */
-function argumentsDigest(input: unknown): string {
-  return `sha256:${createHash('sha256')
-    .update(JSON.stringify(input ?? null))
-    .digest('hex')}`;
-}
-
 /**
  * Saves a suspended turn for later: the pause row (token = interaction id, with who may
  * answer it and its `deadline`, reminder, escalation and quorum under `policy`: `questionTimes`
@@ -128,10 +130,12 @@ export async function suspend(
   model: Pick<Model, 'id'>,
   outcome: SuspendedTurn,
   token: string = randomUUID(),
-  policy: QuestionPolicy = NO_QUESTION_POLICY,
-  times: QuestionTimes = questionTimes(outcome.question, policy),
+  given: QuestionPolicy = NO_QUESTION_POLICY,
+  times: QuestionTimes = questionTimes(outcome.question, askedUnder(outcome.decision, given)),
 ): Promise<Extract<RunResult, { status: 'waiting' }>> {
   const { deadline, remind, escalate, quorum, dueAt } = times;
+  const { decision } = outcome;
+  const policy = askedUnder(decision, given);
   const suspension = createSuspension({
     interactionId: token,
     sessionId: run.conversationId,
@@ -146,6 +150,10 @@ export async function suspend(
     model: model.id,
     run: run.runId,
     ...(gated ? { gated } : {}),
+    // Why it was asked, when a rule asked it or deciding failed; its record keeps every decision.
+    ...(decision && (decision.ruleIds.length > 0 || decision.error)
+      ? { policy: decisionView(decision) }
+      : {}),
     ...(traceparent ? { traceparent } : {}),
   };
   const pause = {
@@ -175,6 +183,16 @@ export async function suspend(
     }),
     events.record(tx, questionEvent('question.created', pause, createdExtra(deadline))),
     storage.continuations(tx).save(suspension),
+    decision &&
+      recordDecision(tx, storage, {
+        ...decisionView(decision),
+        id: randomUUID(),
+        ...run,
+        tool: outcome.toolUse.name,
+        toolCallId: outcome.toolUse.id,
+        argumentsDigest: argumentsDigest(outcome.toolUse.input),
+        token,
+      }),
   ]);
   return {
     status: 'waiting',
@@ -202,7 +220,7 @@ export async function suspendNewRun(
   token: string = randomUUID(),
   policy: QuestionPolicy = NO_QUESTION_POLICY,
 ): Promise<Extract<RunResult, { status: 'waiting' }>> {
-  const times = questionTimes(outcome.question, policy);
+  const times = questionTimes(outcome.question, askedUnder(outcome.decision, policy));
   const ids = { ...run, ...(requester === undefined ? {} : { requester }) };
   // With nothing to wait for between statements (no audit entry to sign after its head is
   // read, no notification to enqueue), every statement is sent at once and COMMIT with them.

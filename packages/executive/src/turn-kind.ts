@@ -1,6 +1,7 @@
 import type { AnsweredPause, ResumeAnswer } from '@x/askuser';
 import { resumeMessages, type Suspension } from '@x/continuation';
 import type { ClaimedRun, RunJob } from '@x/continuation-postgres';
+import type { PolicySet } from '@x/policy';
 import type { ToolResultBlock, ToolUseBlock } from '@x/wire';
 import {
   allFinished,
@@ -14,6 +15,7 @@ import {
 import { gatedCallResult } from './gated-call.js';
 import { type EffectLog, type GatedTools, isGatedTool } from './gated-tools.js';
 import type { Model } from './model-port.js';
+import { type PolicyGateOptions, policyGate, questionPolicyOf } from './policy-gate.js';
 import { NO_QUESTION_POLICY, type QuestionPolicy } from './question-policy.js';
 import {
   cancelRun,
@@ -61,8 +63,15 @@ export interface TurnKindOptions<S extends ExecutiveStorage = ExecutiveStorage> 
   workers?: WorkerOptions;
   /** The observer of a resumed run's turn; default: one that ignores its events. */
   observerFor?(run: { runId: string; token: string; conversationId: string }): TurnObserver;
-  /** The policy the questions of resumed turns are asked under; default none. */
+  /** The policy the questions of resumed turns are asked under; default none, or `policies`' by kind. */
   questionPolicy?: QuestionPolicy;
+  /**
+   * Decides every gated call and question of a resumed turn, with its arguments: allow, deny or
+   * ask (see `policyGate`); default none: every such call asks under `questionPolicy`.
+   */
+  policies?: PolicySet;
+  /** The denial window and the question cap of `policies` (see `policyGate`); default 60 s, none. */
+  policyLimits?: Pick<PolicyGateOptions, 'denialWindowMs' | 'maxQuestions'>;
   /** Who watches the turns (metrics, traces), read at each resume. */
   watching?: Watching;
 }
@@ -84,10 +93,16 @@ export function turnKind<S extends ExecutiveStorage = ExecutiveStorage>(
   options: TurnKindOptions<S>,
 ): RunKind<S> {
   const gated = options.gated ?? {};
+  const withPolicy =
+    options.policies && !options.questionPolicy
+      ? { ...options, questionPolicy: questionPolicyOf(options.policies) }
+      : options;
   return {
     refuse: (run) => unofferedTool(run, gated),
     resume: (run) =>
-      isDelegation(run.suspension) ? resumeDelegation(run, options) : resumeTurn(run, options),
+      isDelegation(run.suspension)
+        ? resumeDelegation(run, withPolicy)
+        : resumeTurn(run, withPolicy),
   };
 }
 
@@ -141,7 +156,8 @@ async function resumeTurn<S extends ExecutiveStorage>(
   const turn = await tracedTurn(watching, about, storedTraceparent(job.run.meta), (span) => {
     traceparent = span?.traceparent;
     const watched = watchedModel(watching, model, span);
-    return runTurn(watched, messages, observer, turnOptions(options, watched, observer, job, span));
+    const turnWith = turnOptions(options, watched, observer, job, span, run.storage);
+    return runTurn(watched, messages, observer, turnWith);
   });
   const policy = options.questionPolicy;
   return finishTurn(flow, job, suspension, model, turn, policy, traceparent);
@@ -154,12 +170,28 @@ function turnOptions<S extends ExecutiveStorage>(
   observer: TurnObserver,
   job: RunJob,
   span: Parameters<typeof tracedTools>[0],
+  storage: S,
 ): Parameters<typeof runTurn>[3] {
+  const gated = options.gated ?? {};
+  const { runId, conversationId } = job.run;
   return {
     system: options.system,
     tools: options.tools,
-    gated: options.gated ?? {},
+    gated,
     signal: job.signal,
+    ...(options.policies
+      ? {
+          gate: policyGate({
+            policies: options.policies,
+            storage,
+            run: { runId, conversationId },
+            requester: requesterOf(job.run.meta),
+            gated,
+            effects: options.effects?.(storage) ?? noEffects,
+            ...options.policyLimits,
+          }),
+        }
+      : {}),
     ...(options.workers ? { delegate: runDelegate(model, observer, options.workers) } : {}),
     ...tracedTools(span),
   };
@@ -288,7 +320,8 @@ async function resumeDelegation<S extends ExecutiveStorage>(
     });
     if (!allFinished(stored.delegation)) return undefined;
     const messages = resumeMessages(suspension, delegateResult(stored.delegation));
-    return runTurn(watched, messages, observer, turnOptions(options, watched, observer, job, span));
+    const turnWith = turnOptions(options, watched, observer, job, span, storage);
+    return runTurn(watched, messages, observer, turnWith);
   });
   if (turn) {
     return finishTurn(flow, job, suspension, model, turn, options.questionPolicy, traceparent);

@@ -9,6 +9,7 @@ import { toolResult, toolUses, userMessage } from '@x/wire';
 import type { DelegateHandler, Delegation } from './delegate-port.js';
 import { type GatedTools, isGatedTool } from './gated-tools.js';
 import type { Model, ModelRetry } from './model-port.js';
+import type { AskDecision, PolicyGate } from './policy-gate.js';
 import {
   askAloneResult,
   DELEGATE_TOOL,
@@ -37,6 +38,8 @@ export type TurnOutcome =
       assistant: AssistantMessage;
       toolUse: ToolUseBlock;
       question: Question;
+      /** The policy's decision to ask, when a gate decided the call: the question's settings and why. */
+      decision?: AskDecision;
     }
   | {
       /** Suspended on its `delegate` call: some workers wait on a person. */
@@ -72,6 +75,12 @@ export interface TurnOptions {
   signal?: AbortSignal;
   /** Offers the `delegate` tool and runs its calls (the parent agent). */
   delegate?: DelegateHandler;
+  /**
+   * Decides each call that would wait (a gated or human tool called alone, its arguments valid)
+   * before it waits: allowed or denied, the turn goes on with the gate's result; default: every
+   * such call asks. A call with invalid arguments gets why as its result, undecided.
+   */
+  gate?: PolicyGate;
   /** Runs each tool call (a tracer's span around it); default: just runs it. */
   toolRun?: <T>(use: ToolUseBlock, run: () => T) => T;
 }
@@ -119,6 +128,11 @@ export async function runTurn(
     if (only && waits(only.name)) {
       // Asking is the call's execution in the turn (traced like any tool); the wait follows.
       const question = traced(only, () => questionOf(only, Date.now(), gated));
+      const verdict = options.gate && !('error' in question) ? await options.gate(only) : undefined;
+      if (verdict && 'result' in verdict) {
+        messages = [...messages, assistant, userMessage(verdict.result)];
+        continue;
+      }
       if (!('error' in question)) {
         observer.event({
           type: 'interrupt-raised',
@@ -126,7 +140,15 @@ export async function runTurn(
           kind: question.kind,
           payload: { question: question.question, options: question.options },
         });
-        return { status: 'suspended', messages, assistant, toolUse: only, question };
+        const decision = verdict?.ask;
+        return {
+          status: 'suspended',
+          messages,
+          assistant,
+          toolUse: only,
+          question,
+          ...(decision ? { decision } : {}),
+        };
       }
     }
     if (only && only.name === DELEGATE_TOOL && options.delegate) {

@@ -1,32 +1,98 @@
-import type { LeasePolicy, QuestionPolicy } from '@x/executive';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import {
+  type LeasePolicy,
+  policyToolsOf,
+  type QuestionPolicy,
+  questionPolicyOf,
+  shortFormForGated,
+} from '@x/executive';
+import { loadPolicySet, PolicyError, type PolicySource, type ShortForm } from '@x/policy';
+import { usageError } from '../errors.js';
 import { type Env, setting, VARIABLES } from './index.js';
 
 /**
- * The question policy of the environment, read once: RUNNER_AUDIENCE, RUNNER_QUORUM,
- * RUNNER_DEADLINE, RUNNER_REMIND, RUNNER_ESCALATE and RUNNER_REQUESTER_MAY_NOT_APPROVE, each
- * by human tool (RUNNER_REQUESTER_MAY_NOT_APPROVE's `*`: every one).
+ * The six variables' short form, read once: RUNNER_AUDIENCE, RUNNER_QUORUM, RUNNER_DEADLINE,
+ * RUNNER_REMIND, RUNNER_ESCALATE and RUNNER_REQUESTER_MAY_NOT_APPROVE, each by human tool
+ * (RUNNER_REQUESTER_MAY_NOT_APPROVE's `*`: every one), compiled into Cedar rules where loaded.
+ */
+export function shortFormFromEnv(env: Env = process.env): ShortForm {
+  const pairs = {
+    audience: setting(VARIABLES.RUNNER_AUDIENCE, env),
+    requesterMayNotApprove: setting(VARIABLES.RUNNER_REQUESTER_MAY_NOT_APPROVE, env),
+    deadline: setting(VARIABLES.RUNNER_DEADLINE, env),
+    remind: setting(VARIABLES.RUNNER_REMIND, env),
+    escalate: setting(VARIABLES.RUNNER_ESCALATE, env),
+    quorum: setting(VARIABLES.RUNNER_QUORUM, env),
+  };
+  return Object.fromEntries(Object.entries(pairs).filter(([, given]) => given !== undefined));
+}
+
+/**
+ * The Cedar files of RUNNER_POLICY, read once: a `.cedar` file, or a folder's `.cedar` files in
+ * name order; none when it is not set.
+ * @throws {RunnerError} `usage` when it cannot be read.
+ */
+export function policySourcesFromEnv(env: Env = process.env): PolicySource[] {
+  const given = setting(VARIABLES.RUNNER_POLICY, env);
+  if (given === undefined) return [];
+  try {
+    const files = statSync(given).isDirectory()
+      ? readdirSync(given)
+          .filter((name) => name.endsWith('.cedar'))
+          .sort()
+          .map((name) => path.join(given, name))
+      : [given];
+    return files.map((file) => ({ name: file, text: readFileSync(file, 'utf8') }));
+  } catch (error) {
+    const why = (error as NodeJS.ErrnoException).code ?? String(error);
+    throw usageError(`RUNNER_POLICY=${given} cannot be read (${why})`);
+  }
+}
+
+/**
+ * Loads a policy set for `tools` from the environment (the short form and RUNNER_POLICY's
+ * files); a file that does not parse or validate is refused with its file, line and Cedar's
+ * message.
+ * @throws {RunnerError} `usage` naming RUNNER_POLICY or the variable at fault.
+ */
+export function loadPolicies(
+  gated: Parameters<typeof policyToolsOf>[0],
+  env: Env = process.env,
+): ReturnType<typeof loadPolicySet> {
+  const sources = policySourcesFromEnv(env);
+  try {
+    return loadPolicySet({
+      tools: policyToolsOf(gated),
+      sources,
+      shortForm: shortFormForGated(shortFormFromEnv(env), gated),
+    });
+  } catch (error) {
+    if (!PolicyError.is(error)) throw error;
+    throw usageError(
+      `the policies (RUNNER_POLICY and the question variables) are refused: ${error.reason}`,
+    );
+  }
+}
+
+/**
+ * The question policy of the environment by a question's kind, the six variables compiled into
+ * a policy set: for questions whose call the turn did not decide (a worker's). RUNNER_POLICY's
+ * files name the turn's tools, so the turn's own policies (`loadPolicies`) decide with them.
  */
 export function questionPolicyFromEnv(env: Env = process.env): QuestionPolicy {
-  const audience = setting(VARIABLES.RUNNER_AUDIENCE, env);
-  const barred = setting(VARIABLES.RUNNER_REQUESTER_MAY_NOT_APPROVE, env);
-  const deadline = setting(VARIABLES.RUNNER_DEADLINE, env);
-  const remind = setting(VARIABLES.RUNNER_REMIND, env);
-  const escalate = setting(VARIABLES.RUNNER_ESCALATE, env);
-  const quorum = setting(VARIABLES.RUNNER_QUORUM, env);
-  return (kind) => {
-    const roles = audience?.[kind];
-    const rule = deadline?.[kind];
-    const remindMs = remind?.[kind];
-    const widen = escalate?.[kind];
-    const needed = quorum?.[kind];
-    return {
-      ...(roles ? { audience: roles } : {}),
-      ...(barred?.has('*') || barred?.has(kind) ? { requesterMayNotApprove: true } : {}),
-      ...(rule ? { deadline: rule } : {}),
-      ...(remindMs ? { remindMs } : {}),
-      ...(widen ? { escalate: widen } : {}),
-      ...(needed ? { quorum: needed } : {}),
-    };
+  const shortForm = shortFormForGated(shortFormFromEnv(env));
+  return questionPolicyOf(loadPolicySet({ tools: policyToolsOf(), shortForm }));
+}
+
+/** The denial window and question cap of the environment: RUNNER_DENIAL_WINDOW_MS, RUNNER_MAX_QUESTIONS. */
+export function policyLimitsFromEnv(env: Env = process.env): {
+  denialWindowMs: number;
+  maxQuestions: number;
+} {
+  return {
+    denialWindowMs: setting(VARIABLES.RUNNER_DENIAL_WINDOW_MS, env),
+    maxQuestions: setting(VARIABLES.RUNNER_MAX_QUESTIONS, env),
   };
 }
 

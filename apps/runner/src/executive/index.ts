@@ -29,6 +29,7 @@ export {
 export type { Resumed, ResumeOptions } from './resume.js';
 export {
   retryRun,
+  runnerPolicies,
   type StartOptions,
   startRun,
   stopConversation,

@@ -7,6 +7,7 @@ import {
   type LeasePolicy,
   type ModelFor,
   type QuestionPolicy,
+  questionPolicyOf,
   type RunKind,
   type RunResult,
   TURN_KIND,
@@ -14,11 +15,14 @@ import {
   turnKind,
   writtenByNewer,
 } from '@x/executive';
+import type { PolicySet } from '@x/policy';
 import { SessionError } from '@x/session';
+import { policyLimitsFromEnv } from '../config/executive-policy.js';
 import { demoGatedTools, demoTools, demoWorkers, SYSTEM_PROMPT } from '../demo/tools.js';
 import { postgresCause } from '../errors.js';
 import { failureOf } from '../failure.js';
 import type { Storage } from '../storage/index.js';
+import { runnerPolicies } from './start.js';
 import { watching } from './telemetry.js';
 
 /** False for an error that would fail again on every attempt: it is not retried. */
@@ -68,12 +72,15 @@ export interface ResumeOptions {
   /** Hears of a claimed run once what it resumes from is known, before anything of its turn happens. */
   onClaimed?(run: Claim): void;
   policy: LeasePolicy;
-  /** The policy the questions of resumed turns are asked under; default none. */
+  /** The policy its workers' questions are asked under; default `policies`' by kind. */
   questionPolicy?: QuestionPolicy;
+  /** Decide each gated call and question of a resumed turn; default `runnerPolicies`. */
+  policies?: PolicySet;
 }
 
 /** The runs the runner resumes: the demo agent's turns (its prompt, tools and workers). */
 export function runnerKinds(options: ResumeOptions): Record<string, RunKind<Storage>> {
+  const policies = options.policies ?? runnerPolicies();
   const turn = turnKind<Storage>({
     modelFor: options.modelFor,
     system: SYSTEM_PROMPT,
@@ -82,7 +89,9 @@ export function runnerKinds(options: ResumeOptions): Record<string, RunKind<Stor
     effects: (storage) => storage.effects(),
     workers: demoWorkers(),
     observerFor: options.observerFor,
-    ...(options.questionPolicy ? { questionPolicy: options.questionPolicy } : {}),
+    policies,
+    policyLimits: policyLimitsFromEnv(),
+    questionPolicy: options.questionPolicy ?? questionPolicyOf(policies),
     watching,
   });
   return { [TURN_KIND]: turn };

@@ -1,11 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import type { RunRecord } from '@x/continuation-postgres';
 import {
+  type Grant,
+  grantScopes,
   type Model,
-  NO_QUESTION_POLICY,
   type OpenWork,
   openWork,
+  policyGate,
   type QuestionPolicy,
+  questionPolicyOf,
   type Reminded,
   type RunResult,
   recordStart,
@@ -19,12 +22,32 @@ import {
   tracedTurn,
   watchedModel,
 } from '@x/executive';
+import type { PolicySet } from '@x/policy';
 import { userMessage } from '@x/wire';
+import { loadPolicies, policyLimitsFromEnv } from '../config/executive-policy.js';
+import { type Env, questionPolicyOf as questionVariablesOf } from '../config/index.js';
 import { demoGatedTools, demoTools, demoWorkers, SYSTEM_PROMPT } from '../demo/tools.js';
 import { notFoundError, RunnerError } from '../errors.js';
 import type { Storage } from '../storage/index.js';
 import { flowOf } from './suspend.js';
 import { watching } from './telemetry.js';
+
+const loaded = new Map<string, PolicySet>();
+
+/**
+ * The policies of the demo agent's turns, loaded once per value of the question variables and
+ * RUNNER_POLICY: the six variables' short form and RUNNER_POLICY's Cedar files, over the human
+ * tools and the demo's gated tools.
+ * @throws {RunnerError} `usage` for a file that does not parse or validate (its file and line).
+ */
+export function runnerPolicies(env: Env = process.env): PolicySet {
+  const key = JSON.stringify(questionVariablesOf(env));
+  const known = loaded.get(key);
+  if (known) return known;
+  const policies = loadPolicies(demoGatedTools, env);
+  loaded.set(key, policies);
+  return policies;
+}
 
 /**
  * The loop-stop path (`stop` of `@x/executive`): resolves every open pause of the
@@ -98,8 +121,15 @@ export interface StartOptions {
    * asks later), where the question policy may bar them from answering.
    */
   requester?: string;
-  /** The policy its first questions are asked under (who answers, by when, how many); default none. */
+  /**
+   * The policy its workers' questions are asked under (who answers, by when, how many); default
+   * `policies`' by kind.
+   */
   questionPolicy?: QuestionPolicy;
+  /** Decide each gated call and question of its turn: allow, deny or ask; default {@link runnerPolicies}. */
+  policies?: PolicySet;
+  /** Calls allowed with no person where the policies would ask (`exec --pre-approve`), granted to the run. */
+  preApproved?: readonly Grant[];
   /**
    * The conversation id was made up for this run (exec without `--conversation`): it has no
    * open work to look for or stop, so nothing is read or written before the turn.
@@ -140,6 +170,19 @@ export async function startRun(
   }
   const runId = randomUUID();
   const started = Date.now();
+  const policies = options.policies ?? runnerPolicies();
+  const { requester, questionPolicy: policy = questionPolicyOf(policies) } = options;
+  const gate = policyGate({
+    policies,
+    storage,
+    run: { runId, conversationId },
+    requester,
+    gated: demoGatedTools,
+    effects: storage.effects(),
+    ...policyLimitsFromEnv(),
+  });
+  // Granted before the turn asks anything; a refused scope fails the run before it starts.
+  if (options.preApproved?.length) await grantScopes(storage.db, runId, options.preApproved);
   let traceparent: string | undefined;
   const outcome = await tracedTurn(
     watching,
@@ -153,11 +196,11 @@ export async function startRun(
         tools: demoTools,
         gated: demoGatedTools,
         delegate: runDelegate(watched, observer, demoWorkers()),
+        gate,
         ...tracedTools(span),
       });
     },
   );
-  const { requester, questionPolicy: policy = NO_QUESTION_POLICY } = options;
   const meta = {
     model: model.id,
     ...(requester === undefined ? {} : { requester }),

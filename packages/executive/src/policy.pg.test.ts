@@ -1,0 +1,4 @@
+import { describePolicyOn } from '../test/policy-suite.js';
+
+// Policy decisions recorded on the PostgreSQL server (a database of its own).
+await describePolicyOn('postgres');
