@@ -79,13 +79,13 @@ export type { Model, ModelRequest, ModelRetry, ModelUsage, ToolSpec } from './mo
 export { type EventRouting, outboxEvents } from './outbox-events.js';
 export {
   argumentsDigest,
-  askedTokensOf,
   type DecisionRecord,
   type DecisionView,
   decisionsOf,
   decisionView,
   POLICY_AUDIT_CHAIN,
-  questionsAskedIn,
+  type Prior,
+  priorOf,
 } from './policy-decisions.js';
 export {
   type AskDecision,

@@ -112,26 +112,46 @@ export async function decisionsOf(db: Db, runId: string): Promise<DecisionRecord
   }));
 }
 
-/** The questions asked in a conversation for the same call (tool and arguments), newest first. */
-export async function askedTokensOf(
-  db: Db,
-  call: { conversationId: string; tool: string; argumentsDigest: string },
-  limit = 5,
-): Promise<string[]> {
-  const rows = rowsOf(
-    await db.execute(sql`select token from x_executive.policy_decisions
-      where conversation_id = ${call.conversationId} and tool = ${call.tool}
-        and arguments_digest = ${call.argumentsDigest} and outcome = 'ask' and token is not null
-      order by decided_at desc limit ${limit}`),
-  );
-  return rows.map((row) => String(row.token));
+/** What an asking decision is checked against, read in one statement (see {@link priorOf}). */
+export interface Prior {
+  /** The scopes granted to the run, in the order given. */
+  grants: { tool: string; arguments?: Record<string, unknown> }[];
+  /** The questions asked in the conversation for the same call, newest first (at most 5). */
+  askedTokens: string[];
+  /** How many questions the policies asked in the run. */
+  questionsAsked: number;
 }
 
-/** How many questions the policies asked in a run. */
-export async function questionsAskedIn(db: Db, runId: string): Promise<number> {
-  const [row] = rowsOf(
-    await db.execute(sql`select count(*)::int as asked from x_executive.policy_decisions
-      where run_id = ${runId} and outcome = 'ask'`),
+/** The run's grants, the same call's earlier questions and the run's question count, in one round trip. */
+export async function priorOf(
+  db: Db,
+  call: { runId: string; conversationId: string; tool: string; argumentsDigest: string },
+): Promise<Prior> {
+  const rows = rowsOf(
+    await db.execute(sql`select 'grant' as kind, tool, arguments, idx as n, null as token
+        from x_executive.policy_grants where run_id = ${call.runId}
+      union all (select 'asked', null, null, null, token from x_executive.policy_decisions
+        where conversation_id = ${call.conversationId} and tool = ${call.tool}
+          and arguments_digest = ${call.argumentsDigest} and outcome = 'ask' and token is not null
+        order by decided_at desc limit 5)
+      union all select 'count', null, null, count(*)::int, null from x_executive.policy_decisions
+        where run_id = ${call.runId} and outcome = 'ask'`),
   );
-  return Number(row?.asked ?? 0);
+  const prior: Prior = { grants: [], askedTokens: [], questionsAsked: 0 };
+  const grants: [number, Prior['grants'][number]][] = [];
+  for (const row of rows) {
+    if (row.kind === 'grant') {
+      const given = typeof row.arguments === 'string' ? JSON.parse(row.arguments) : row.arguments;
+      grants.push([
+        Number(row.n),
+        {
+          tool: String(row.tool),
+          ...(given === null || given === undefined ? {} : { arguments: given }),
+        },
+      ]);
+    } else if (row.kind === 'asked') prior.askedTokens.push(String(row.token));
+    else prior.questionsAsked = Number(row.n ?? 0);
+  }
+  prior.grants = grants.sort(([a], [b]) => a - b).map(([, grant]) => grant);
+  return prior;
 }

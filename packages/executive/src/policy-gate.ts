@@ -12,12 +12,11 @@ import {
 } from './gated-tools.js';
 import {
   argumentsDigest,
-  askedTokensOf,
   type DecisionRecord,
-  questionsAskedIn,
+  priorOf,
   recordDecision,
 } from './policy-decisions.js';
-import { coveringGrant, grantsOf, grantText } from './policy-grants.js';
+import { coveringGrant, grantText } from './policy-grants.js';
 import type { QuestionPolicy, QuestionRules } from './question-policy.js';
 import type { ExecutiveStorage } from './storage.js';
 import { humanToolSpecs } from './tools.js';
@@ -200,10 +199,15 @@ async function narrowed(
       : decided;
   if (decision.outcome !== 'ask') return decision;
   const { storage } = options;
-  const declined = await declinedWithin(storage, record, options.denialWindowMs ?? 60_000);
+  const prior = await priorOf(storage.db, record);
+  const declined = await declinedWithin(
+    storage,
+    prior.askedTokens,
+    options.denialWindowMs ?? 60_000,
+  );
   if (declined) return { ...decision, outcome: 'deny', reason: declined };
   if (use.name !== 'ask_user') {
-    const grant = coveringGrant(await grantsOf(storage.db, record.runId), use.name, use.input);
+    const grant = coveringGrant(prior.grants, use.name, use.input);
     if (grant) {
       const reason = `pre-approved at exec (${grantText(grant)}), where ${decision.reason}`;
       return {
@@ -215,15 +219,13 @@ async function narrowed(
     }
   }
   const cap = options.maxQuestions;
-  if (cap !== undefined) {
-    const asked = await questionsAskedIn(storage.db, record.runId);
-    if (asked >= cap) {
-      throw new ExecutiveError(
-        'limit_reached',
-        `run ${record.runId} asked ${asked} questions, the most one run may ask (${cap}): it fails rather than ask again`,
-        { runId: record.runId },
-      );
-    }
+  if (cap !== undefined && prior.questionsAsked >= cap) {
+    const asked = prior.questionsAsked;
+    throw new ExecutiveError(
+      'limit_reached',
+      `run ${record.runId} asked ${asked} questions, the most one run may ask (${cap}): it fails rather than ask again`,
+      { runId: record.runId },
+    );
   }
   return decision;
 }
@@ -231,12 +233,12 @@ async function narrowed(
 /** Why the same call is denied again: its question was declined or expired within the window. */
 async function declinedWithin(
   storage: ExecutiveStorage,
-  call: Pick<DecisionRecord, 'conversationId' | 'tool' | 'argumentsDigest'>,
+  askedTokens: readonly string[],
   windowMs: number,
 ): Promise<string | undefined> {
   if (windowMs <= 0) return undefined;
   const since = Date.now() - windowMs;
-  for (const token of await askedTokensOf(storage.db, call)) {
+  for (const token of askedTokens) {
     const answered = await storage.pauses().getAnswer(token);
     if (!answered) continue;
     const at = answered.expiredAt ?? answered.resumedAt;

@@ -150,7 +150,10 @@ export async function suspend(
     model: model.id,
     run: run.runId,
     ...(gated ? { gated } : {}),
-    ...(decision ? { policy: decisionView(decision) } : {}),
+    // Why it was asked, when a rule asked it or deciding failed; its record keeps every decision.
+    ...(decision && (decision.ruleIds.length > 0 || decision.error)
+      ? { policy: decisionView(decision) }
+      : {}),
     ...(traceparent ? { traceparent } : {}),
   };
   const pause = {

@@ -15,7 +15,7 @@ import {
 import { gatedCallResult } from './gated-call.js';
 import { type EffectLog, type GatedTools, isGatedTool } from './gated-tools.js';
 import type { Model } from './model-port.js';
-import { policyGate, questionPolicyOf } from './policy-gate.js';
+import { type PolicyGateOptions, policyGate, questionPolicyOf } from './policy-gate.js';
 import { NO_QUESTION_POLICY, type QuestionPolicy } from './question-policy.js';
 import {
   cancelRun,
@@ -70,6 +70,8 @@ export interface TurnKindOptions<S extends ExecutiveStorage = ExecutiveStorage> 
    * ask (see `policyGate`); default none: every such call asks under `questionPolicy`.
    */
   policies?: PolicySet;
+  /** The denial window and the question cap of `policies` (see `policyGate`); default 60 s, none. */
+  policyLimits?: Pick<PolicyGateOptions, 'denialWindowMs' | 'maxQuestions'>;
   /** Who watches the turns (metrics, traces), read at each resume. */
   watching?: Watching;
 }
@@ -186,6 +188,7 @@ function turnOptions<S extends ExecutiveStorage>(
             requester: requesterOf(job.run.meta),
             gated,
             effects: options.effects?.(storage) ?? noEffects,
+            ...options.policyLimits,
           }),
         }
       : {}),

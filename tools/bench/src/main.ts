@@ -166,6 +166,7 @@ async function main(): Promise<number> {
     if (on('session')) await benchSession(ctx);
     if (on('wire')) await benchWire(ctx);
     if (on('policy')) await (await import('./bench-policy.js')).benchPolicyDecision(ctx);
+    if (on('policy')) await (await import('./bench-policy-exec.js')).benchPolicyExec(ctx);
     const needsServer = SERVER_SECTIONS.some(on);
     if (needsServer) serverProblem = await probe(url);
     if (needsServer && serverProblem !== undefined) {

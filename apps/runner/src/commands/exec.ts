@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { assertSafeId } from '@x/continuation';
+import { type Grant, grantsProblem } from '@x/executive';
 import { usageError } from '../errors.js';
 import { runnerPolicies, startRun } from '../executive/index.js';
 import { modelFromId } from '../model/index.js';
@@ -24,6 +25,21 @@ async function goalFromFile(ctx: Context, file: string): Promise<string> {
   }
 }
 
+/** A `--pre-approve` scope: `TOOL`, or `TOOL={...}` with the arguments a covered call holds. */
+function scopeOf(given: string): Grant {
+  const at = given.indexOf('=');
+  if (at < 0) return { tool: given.trim() };
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(given.slice(at + 1));
+  } catch {
+    throw usageError(
+      `--pre-approve ${given}: after TOOL= comes a JSON object, e.g. pay={"payee":"acme"}`,
+    );
+  }
+  return { tool: given.slice(0, at).trim(), arguments: parsed as Record<string, unknown> };
+}
+
 /** `runner exec GOAL`: an unattended run until it completes or waits on a person. */
 export const exec: Command = async (ctx, args) => {
   const { values, positionals } = parseArgs({
@@ -34,6 +50,7 @@ export const exec: Command = async (ctx, args) => {
       'goal-file': { type: 'string' },
       replace: { type: 'boolean' },
       requester: { type: 'string' },
+      'pre-approve': { type: 'string', multiple: true },
     },
     allowPositionals: true,
   });
@@ -45,15 +62,18 @@ export const exec: Command = async (ctx, args) => {
     throw usageError(`--goal-file ${file} holds no goal (it is empty)`);
   if (!goal) throw usageError('exec needs a GOAL, e.g. runner exec "Plan a trip"');
   if (values.conversation !== undefined) assertSafeId('--conversation', values.conversation);
+  // Loaded before anything is said or written: a bad policy file refuses the run with its line.
+  const policies = runnerPolicies();
   const conversationId = values.conversation ?? newId('c');
   // A made-up id is the one handle on the conversation (show, stop, exec again): say it.
   if (values.conversation === undefined) ctx.out.note(`conversation ${conversationId}`);
   const requester = values.requester;
   if (requester !== undefined && (requester.trim() === '' || requester.length > 200))
     throw usageError('--requester takes a name of 1 to 200 characters');
+  const preApproved = (values['pre-approve'] ?? []).map(scopeOf);
+  const problem = grantsProblem(preApproved);
+  if (problem) throw usageError(`--pre-approve: ${problem}`);
   const model = modelFromId(ctx.modelId);
-  // Loaded before anything is written: a bad policy file refuses the run with its line.
-  const policies = runnerPolicies();
   return withStorage(ctx, async (storage) => {
     const result = await startRun(
       storage,
@@ -66,6 +86,7 @@ export const exec: Command = async (ctx, args) => {
         fresh: values.conversation === undefined,
         ...(requester === undefined ? {} : { requester }),
         policies,
+        preApproved,
         onStopped: (stopped) => {
           const what =
             stopped.pauses > 0

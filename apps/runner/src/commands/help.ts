@@ -86,7 +86,7 @@ each with its open question and the command that resumes it. Leaving while a que
 waits (/quit, Ctrl-C, Ctrl-D) keeps it saved and prints the exact command that resumes it.
 On a data folder a running \`runner serve\` holds, the turns run in serve and the lines are
 still typed here.`,
-  exec: `usage: runner exec "GOAL" [--conversation ID] [--replace] [--requester NAME] [--data DIR] [--model ID] [--json]
+  exec: `usage: runner exec "GOAL" [--conversation ID] [--replace] [--requester NAME] [--pre-approve SCOPE]... [--data DIR] [--model ID] [--json]
        runner exec --goal-file PATH [--conversation ID] ...
 
 --goal-file PATH  read the goal from a file (- for standard input), for a goal too long
@@ -105,7 +105,14 @@ prints the token and exits 0 with status "waiting". Answer it with \`runner answ
                    (exit 5, nothing changed), so a question is never cancelled by accident.
 --requester NAME   the person the run acts for, kept with each question it asks; with
                    RUNNER_REQUESTER_MAY_NOT_APPROVE naming the question's tool (or *), the
-                   operator of that name may not answer it (403 forbidden).`,
+                   operator of that name may not answer it (403 forbidden).
+--pre-approve SCOPE  a call the run may make with no person where the policies would ask:
+                   TOOL, or TOOL={"arg":value,...} for the calls holding those arguments;
+                   never one a rule denies; at most 20, each at most 1,000 characters.
+
+Each gated call and question is decided by one policy set: the question variables
+(RUNNER_AUDIENCE, RUNNER_QUORUM, ...) and RUNNER_POLICY's Cedar files. Allow runs it with no
+person, deny tells the model why, ask asks as the matching rules say.`,
   answer: `usage: runner answer TOKEN --accept TEXT | --arguments JSON | --option N | --decline [TEXT] | --cancel
        runner answer --batch FILE.json
 

@@ -17,7 +17,7 @@ import {
   type ResumeContext,
 } from '../executive/index.js';
 import { priorityLabel } from '../serve/views.js';
-import { plural } from '../terminal/output.js';
+import { plural, printable } from '../terminal/output.js';
 import { workerLabel } from '../terminal/turn-output.js';
 import { type Command, type Context, globalOptions, withStorage } from './command.js';
 
@@ -48,6 +48,13 @@ function priorityOf(p: Pending): string {
   return label ? ` ${label}` : '';
 }
 
+/** Why a policy asked the question, on a line of its own; '' when no rule did. */
+function askedBecause(pause: Pending): string {
+  const policy = (pause.resumeContext as ResumeContext | null)?.policy;
+  if (!policy || policy.ruleIds.length === 0) return '';
+  return `\n    asked because ${printable(policy.reason)}`;
+}
+
 /** One line about a pending question (and its source thread, for a worker's). */
 function describePending(p: Pending): string {
   const shown = shownOptions(p.options);
@@ -58,7 +65,7 @@ function describePending(p: Pending): string {
     ? `  ${deadlineText(p.deadline.at)}, then ${p.deadline.answer.action}`
     : '';
   const quorum = p.quorum ? `  needs ${p.quorum.approvals} approvals` : '';
-  return `${p.token}  [${p.conversationId}]${priorityOf(p)} ${p.kind}: ${p.question}${options}${deadline}${quorum}${sourceOf(p)}`;
+  return `${p.token}  [${p.conversationId}]${priorityOf(p)} ${p.kind}: ${p.question}${options}${deadline}${quorum}${sourceOf(p)}${askedBecause(p)}`;
 }
 
 /** One line about any question: pending (…), or how and by whom it was answered (✓). */

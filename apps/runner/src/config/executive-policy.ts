@@ -85,6 +85,17 @@ export function questionPolicyFromEnv(env: Env = process.env): QuestionPolicy {
   return questionPolicyOf(loadPolicySet({ tools: policyToolsOf(), shortForm }));
 }
 
+/** The denial window and question cap of the environment: RUNNER_DENIAL_WINDOW_MS, RUNNER_MAX_QUESTIONS. */
+export function policyLimitsFromEnv(env: Env = process.env): {
+  denialWindowMs: number;
+  maxQuestions: number;
+} {
+  return {
+    denialWindowMs: setting(VARIABLES.RUNNER_DENIAL_WINDOW_MS, env),
+    maxQuestions: setting(VARIABLES.RUNNER_MAX_QUESTIONS, env),
+  };
+}
+
 /** The lease policy of the environment: RUNNER_LEASE_MS, RUNNER_MAX_ATTEMPTS, RUNNER_RETRY_BACKOFF_MS. */
 export function leasePolicyFromEnv(env: Env = process.env): LeasePolicy {
   return {

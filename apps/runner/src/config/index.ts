@@ -617,6 +617,19 @@ export const VARIABLES = {
     description:
       'Cedar policies that decide each gated call and question with its arguments: allow (no person), deny (the model reads why) or ask (their annotations say who, how many, by when); loaded at start, a bad file refused with its line',
   }),
+  RUNNER_DENIAL_WINDOW_MS: variable({
+    name: 'RUNNER_DENIAL_WINDOW_MS',
+    kind: wholeNumber(0),
+    default: 60_000,
+    description:
+      'how long the same call (tool and arguments) in a conversation, once declined or expired, is denied again without asking, in ms; 0: never',
+  }),
+  RUNNER_MAX_QUESTIONS: variable({
+    name: 'RUNNER_MAX_QUESTIONS',
+    kind: wholeNumber(1),
+    default: 100,
+    description: 'the most questions the policies ask in one run; past it the run fails',
+  }),
   RUNNER_WEBHOOK_URL: variable({
     name: 'RUNNER_WEBHOOK_URL',
     kind: httpUrl,
@@ -950,6 +963,8 @@ const QUESTION_POLICY = [
   VARIABLES.RUNNER_ESCALATE,
   VARIABLES.RUNNER_QUORUM,
   VARIABLES.RUNNER_POLICY,
+  VARIABLES.RUNNER_DENIAL_WINDOW_MS,
+  VARIABLES.RUNNER_MAX_QUESTIONS,
 ] as const;
 
 /** The {@link QUESTION_POLICY} variables set in `env`, as given. */

@@ -17,6 +17,7 @@ import {
 } from '@x/executive';
 import type { PolicySet } from '@x/policy';
 import { SessionError } from '@x/session';
+import { policyLimitsFromEnv } from '../config/executive-policy.js';
 import { demoGatedTools, demoTools, demoWorkers, SYSTEM_PROMPT } from '../demo/tools.js';
 import { postgresCause } from '../errors.js';
 import { failureOf } from '../failure.js';
@@ -89,6 +90,7 @@ export function runnerKinds(options: ResumeOptions): Record<string, RunKind<Stor
     workers: demoWorkers(),
     observerFor: options.observerFor,
     policies,
+    policyLimits: policyLimitsFromEnv(),
     questionPolicy: options.questionPolicy ?? questionPolicyOf(policies),
     watching,
   });

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { RunRecord } from '@x/continuation-postgres';
 import {
+  type Grant,
+  grantScopes,
   type Model,
   type OpenWork,
   openWork,
@@ -22,7 +24,7 @@ import {
 } from '@x/executive';
 import type { PolicySet } from '@x/policy';
 import { userMessage } from '@x/wire';
-import { loadPolicies } from '../config/executive-policy.js';
+import { loadPolicies, policyLimitsFromEnv } from '../config/executive-policy.js';
 import { type Env, questionPolicyOf as questionVariablesOf } from '../config/index.js';
 import { demoGatedTools, demoTools, demoWorkers, SYSTEM_PROMPT } from '../demo/tools.js';
 import { notFoundError, RunnerError } from '../errors.js';
@@ -126,6 +128,8 @@ export interface StartOptions {
   questionPolicy?: QuestionPolicy;
   /** Decide each gated call and question of its turn: allow, deny or ask; default {@link runnerPolicies}. */
   policies?: PolicySet;
+  /** Calls allowed with no person where the policies would ask (`exec --pre-approve`), granted to the run. */
+  preApproved?: readonly Grant[];
   /**
    * The conversation id was made up for this run (exec without `--conversation`): it has no
    * open work to look for or stop, so nothing is read or written before the turn.
@@ -175,7 +179,10 @@ export async function startRun(
     requester,
     gated: demoGatedTools,
     effects: storage.effects(),
+    ...policyLimitsFromEnv(),
   });
+  // Granted before the turn asks anything; a refused scope fails the run before it starts.
+  if (options.preApproved?.length) await grantScopes(storage.db, runId, options.preApproved);
   let traceparent: string | undefined;
   const outcome = await tracedTurn(
     watching,

@@ -91,8 +91,13 @@ export function pauseView(
     canAnswer: readOnly === null,
     readOnly,
     gated: gatedView(pause),
+    ...policyOf(pause.resumeContext as ResumeContext | null),
   };
 }
+
+/** Why a policy asked the question, when a rule did (or deciding failed); nothing otherwise. */
+const policyOf = (context: ResumeContext | null) =>
+  context?.policy ? { policy: context.policy } : {};
 
 /** The API view of a question's quorum and the `approvals` recorded towards it, or null. */
 function quorumView(pause: Pick<Pending, 'quorum'>, approvals: readonly Approval[]) {

@@ -55,6 +55,17 @@ export interface PauseView {
   readOnly: ReadOnlyReason | null;
   /** A gated tool's call waiting for approval (kind `approve`), or `null`. */
   gated: GatedView | null;
+  /** Why a policy asked it (its rules, their reason, the set's hash), when one decided; else absent or `null`. */
+  policy?: PolicyReasonView | null;
+}
+
+/** Why a policy asked a question: `reason` reads e.g. `rule "pay-over-1000": payments over 1,000 need two of finance`. */
+export interface PolicyReasonView {
+  reason: string;
+  ruleIds: string[];
+  policyHash: string;
+  /** Why deciding failed (then the admins were asked), or `null`. */
+  error: string | null;
 }
 
 /**
