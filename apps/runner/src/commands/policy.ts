@@ -1,10 +1,17 @@
 import { parseArgs } from 'node:util';
-import { PolicyError, type PolicySet, readPolicyFixtures, runPolicyFixtures } from '@x/policy';
+import { decisionOfQuestion } from '@x/executive';
+import {
+  PolicyError,
+  type PolicySet,
+  type Rule,
+  readPolicyFixtures,
+  runPolicyFixtures,
+} from '@x/policy';
 import { setting, VARIABLES } from '../config/index.js';
-import { usageError } from '../errors.js';
+import { notFoundError, usageError } from '../errors.js';
 import { runnerPolicies } from '../executive/index.js';
 import { plural } from '../terminal/output.js';
-import { type Command, type Context, globalOptions } from './command.js';
+import { type Command, type Context, globalOptions, withStorage } from './command.js';
 
 /**
  * The policy set a policy command judges: RUNNER_POLICY's (and the question variables') by
@@ -60,14 +67,58 @@ async function test(ctx: Context, args: string[]): Promise<number> {
   return failed === 0 ? 0 : 1;
 }
 
-/** `runner policy test DIR`: the policies, checked against fixture files. */
+/** A rule as `policy explain` prints it: its outcome, reason, question settings and where it is. */
+function ruleLine(rule: Rule): string {
+  const settings = Object.entries(rule.ask)
+    .filter(([, value]) => value !== null && value !== undefined)
+    .map(([name, value]) => `${name} ${JSON.stringify(value)}`);
+  const where = `${rule.location.file}:${rule.location.line}`;
+  return [
+    `  rule "${rule.id}" (${rule.outcome}, ${where})${rule.reason ? `: ${rule.reason}` : ''}`,
+    ...settings.map((setting) => `    ${setting}`),
+  ].join('\n');
+}
+
+/** `runner policy explain TOKEN`: the decision that asked a question, with its rules as the active set has them. */
+async function explain(ctx: Context, args: string[]): Promise<number> {
+  const { positionals } = parseArgs({ args, options: globalOptions, allowPositionals: true });
+  const [token] = positionals;
+  if (!token || positionals.length > 1) throw usageError('policy explain needs one TOKEN');
+  return withStorage(ctx, async (storage) => {
+    const decision = await decisionOfQuestion(storage.db, token);
+    if (!decision) throw notFoundError(`no policy decision asked question ${token}`);
+    const active = runnerPolicies();
+    const same = active.hash === decision.policyHash;
+    const rules = same ? active.rules.filter((rule) => decision.ruleIds.includes(rule.id)) : [];
+    ctx.out.record(
+      { type: 'policy-explained', decision, rules, activeHash: active.hash },
+      [
+        `question ${token}: ${decision.outcome}, ${decision.decidedAt.toISOString()}`,
+        `  reason: ${decision.reason}`,
+        ...(decision.error ? [`  deciding failed: ${decision.error}`] : []),
+        `  call: ${decision.tool} (${decision.toolCallId}), run ${decision.runId}, arguments ${decision.argumentsDigest}`,
+        `  policy set: ${decision.policyHash}${same ? ' (the active one)' : ` (not the active one, ${active.hash}: its rules are not shown)`}`,
+        decision.ruleIds.length === 0
+          ? '  matching rules: none'
+          : `  matching rules: ${decision.ruleIds.map((id) => `"${id}"`).join(', ')}`,
+        ...rules.map(ruleLine),
+      ].join('\n'),
+    );
+    return 0;
+  });
+}
+
+/** `runner policy test DIR`, `policy explain TOKEN`: the policies, checked and explained. */
 export const policy: Command = async (ctx, args) => {
   const [sub, ...rest] = args;
   try {
     if (sub === 'test') return await test(ctx, rest);
+    if (sub === 'explain') return await explain(ctx, rest);
   } catch (error) {
     if (PolicyError.is(error)) throw usageError(error.reason);
     throw error;
   }
-  throw usageError(`policy takes test, not ${sub === undefined ? 'nothing' : `"${sub}"`}`);
+  throw usageError(
+    `policy takes test or explain, not ${sub === undefined ? 'nothing' : `"${sub}"`}`,
+  );
 };
