@@ -33,6 +33,13 @@ export {
   runPolicyFixtures,
 } from './policy-fixtures.js';
 export { type DecisionInput, loadPolicySet, PolicySet } from './policy-set.js';
+export {
+  type RecordedAnswer,
+  type RecordedDecision,
+  type ReplayChange,
+  type ReplaySummary,
+  replayDecisions,
+} from './replay.js';
 export type { Rule } from './rule.js';
 export { compileShortForm, type ShortForm } from './short-form.js';
 export { readPolicySources } from './sources.js';
