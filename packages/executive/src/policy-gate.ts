@@ -242,7 +242,8 @@ async function declinedWithin(
     const answered = await storage.pauses().getAnswer(token);
     if (!answered) continue;
     const at = answered.expiredAt ?? answered.resumedAt;
-    const refused = answered.expiredAt !== null || answered.answer.action !== 'accept';
+    // A cancel (a person's, or a stopped conversation's) ends the turn; it refuses nothing.
+    const refused = answered.answer.action === 'decline';
     if (refused && at.getTime() >= since) {
       const how = answered.expiredAt ? 'expired unanswered' : 'was declined';
       const until = new Date(at.getTime() + windowMs).toISOString();

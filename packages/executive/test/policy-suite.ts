@@ -31,6 +31,7 @@ import {
   recordStart,
   runTurn,
   sqlExecutiveStorage,
+  stop,
 } from '../src/index.js';
 import { fresh } from './flows-suite.js';
 
@@ -300,6 +301,14 @@ export async function describePolicyOn(kind: SqlTarget['kind']): Promise<void> {
           denialWindowMs: 0,
         });
         expect(unwindowed.outcome.status).toBe('suspended');
+      });
+
+      it('asks again a call whose question was cancelled (a stopped conversation): only a decline or an expiry refuses', async () => {
+        const { run } = await askedPayment({ amount: 5000, payee: 'acme' });
+        await stop(flow(), run.conversationId);
+        const again = { runId: fresh('r'), conversationId: run.conversationId };
+        const asked = await turnPaying({ amount: 5000, payee: 'acme' }, 'ada', again);
+        expect(asked.outcome.status).toBe('suspended');
       });
 
       it('allows a call a pre-approved scope covers where the rules ask, but never one a rule denies', async () => {
