@@ -41,6 +41,7 @@ const commands: Record<string, () => Promise<Command>> = {
   operators: async () => (await import('./commands/operators.js')).operators,
   notifications: async () => (await import('./commands/notifications.js')).notifications,
   migrate: async () => (await import('./commands/migrate.js')).migrate,
+  policy: async () => (await import('./commands/policy.js')).policy,
 };
 
 // Commands that start something new may create the data folder; the others (and chat

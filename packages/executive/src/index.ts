@@ -17,6 +17,7 @@ export {
   answerBatch,
   answerRefusal,
 } from './answer.js';
+export { decisionOfQuestion } from './decision-of-question.js';
 export type { DelegateHandler, Delegation, Worker, WorkerQuestion } from './delegate-port.js';
 export {
   allFinished,

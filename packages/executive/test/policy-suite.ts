@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
   answer,
+  decisionOfQuestion,
   decisionsOf,
   type EffectLog,
   ExecutiveError,
@@ -223,6 +224,8 @@ export async function describePolicyOn(kind: SqlTarget['kind']): Promise<void> {
         });
         const decisions = await decisionsOf(target.db, run.runId);
         expect(decisions.map((d) => [d.outcome, d.token])).toEqual([['ask', interactionId]]);
+        expect(await decisionOfQuestion(target.db, interactionId)).toEqual(decisions[0]);
+        expect(await decisionOfQuestion(target.db, fresh('no-such-question'))).toBeNull();
         const audit = await policyAudit(run.runId);
         expect(audit.map((e) => e.data)).toEqual([
           expect.objectContaining({

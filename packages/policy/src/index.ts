@@ -25,7 +25,21 @@ export {
   type PolicySourceLocation,
 } from './errors.js';
 export type { LoadPolicySetOptions, PolicySource } from './load.js';
+export {
+  type PolicyFixture,
+  type PolicyFixtureResult,
+  parsePolicyFixtures,
+  readPolicyFixtures,
+  runPolicyFixtures,
+} from './policy-fixtures.js';
 export { type DecisionInput, loadPolicySet, PolicySet } from './policy-set.js';
+export {
+  type RecordedAnswer,
+  type RecordedDecision,
+  type ReplayChange,
+  type ReplaySummary,
+  replayDecisions,
+} from './replay.js';
 export type { Rule } from './rule.js';
 export { compileShortForm, type ShortForm } from './short-form.js';
 export { readPolicySources } from './sources.js';

@@ -36,6 +36,7 @@ commands:
   notifications list [--status pending|delivered|failed] | retry ID
                                 the notification outbox: what was sent, what failed and why
   migrate                       apply the database migrations
+  policy test DIR | explain TOKEN   fixture files checked (CI); why a question was asked
 
 options for every command (--data, --model, --json and --log-format may also come before it):
   --data DIR     the embedded default's data folder (default ${VARIABLES.RUNNER_DATA.default}, or RUNNER_DATA; not
@@ -302,6 +303,27 @@ and not reused). list shows names, roles and when each key was made, never a key
               of audience roles (finance, ...) that RUNNER_AUDIENCE names.
 Exit 3 for an unknown or revoked NAME, 5 for a name used before. Operators are managed
 here, by whoever holds the data folder or DATABASE_URL: an administrator's tool.`,
+  policy: `usage: runner policy test DIR|FILE... [--policy PATH] [--json]
+       runner policy explain TOKEN [--json]
+
+Decides each case of the fixture files (a folder's *.json, in name order) with the active
+policies (RUNNER_POLICY's Cedar files and the question variables), or with PATH's Cedar
+files over the same tools, and prints every case whose decision differs from what it
+expects, and a summary. A file:
+  {"version": 1, "cases": [{"name": "a small payment needs nobody",
+    "call": {"tool": "transfer_funds",
+             "input": {"amount": 20, "to": "acme", "currency": "EUR"}},
+    "requester": {"name": "ada", "roles": ["staff"]},         (optional; default nobody)
+    "time": "2026-01-05T10:00:00Z", "counters": {"questions": 0},      (optional)
+    "expect": {"outcome": "allow", "ruleIds": ["small"],      (allow, deny or ask;
+               "audience": {"roles": ["finance"]}, "quorum": 2}}]}   the rest optional)
+Exit 0 every case passed · 1 some failed · 2 a fixture or policy file is refused (its
+file and what is wrong).
+
+explain  how the policies decided to ask question TOKEN: the outcome, the reason, the
+         call (tool, tool call, run, a digest of its arguments), the set's hash, and the
+         matching rules with what each sets (audience, quorum, deadline, ...) when that set
+         is the active one. Exit 3 when no policy decision asked TOKEN.`,
   audit: `usage: runner audit [--conversation C] [--since TIME | AGE] [--json]
        runner audit verify [--json]
        runner audit head [--json]
