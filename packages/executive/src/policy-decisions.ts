@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { appendAuditEvent } from '@x/askuser';
 import type { Decision } from '@x/policy';
-import { rowsOf } from '@x/postgres-kit';
+import { jsonParameter, prepareOnce, rowsOf, runPrepared } from '@x/postgres-kit';
 import { sql } from 'drizzle-orm';
 import type { ExecutiveDatabase as Db, ExecutiveStorage } from './storage.js';
 
@@ -56,6 +56,15 @@ export function argumentsDigest(input: unknown): string {
     .digest('hex')}`;
 }
 
+const insertDecision = prepareOnce(
+  () => sql`insert into x_executive.policy_decisions
+    (id, run_id, conversation_id, tool, tool_call_id, arguments_digest, outcome, reason, rule_ids, policy_hash, error, token)
+    values (${sql.placeholder('id')}, ${sql.placeholder('runId')}, ${sql.placeholder('conversationId')},
+      ${sql.placeholder('tool')}, ${sql.placeholder('toolCallId')}, ${sql.placeholder('argumentsDigest')},
+      ${sql.placeholder('outcome')}, ${sql.placeholder('reason')}, ${sql.placeholder('ruleIds')}::jsonb,
+      ${sql.placeholder('policyHash')}, ${sql.placeholder('error')}, ${sql.placeholder('token')})`,
+);
+
 /**
  * Records a decision in `tx` (the transaction that asks its question or records its call),
  * and appends it to the signed audit chain `policy` when the storage has an audit key.
@@ -65,14 +74,11 @@ export async function recordDecision(
   storage: Pick<ExecutiveStorage, 'auditKey'>,
   record: Omit<DecisionRecord, 'decidedAt'>,
 ): Promise<void> {
-  // Sent now (a drizzle query runs when awaited): a one-flight transaction's COMMIT follows it.
-  const inserted = tx
-    .execute(sql`insert into x_executive.policy_decisions
-    (id, run_id, conversation_id, tool, tool_call_id, arguments_digest, outcome, reason, rule_ids, policy_hash, error, token)
-    values (${record.id}, ${record.runId}, ${record.conversationId}, ${record.tool}, ${record.toolCallId},
-      ${record.argumentsDigest}, ${record.outcome}, ${record.reason}, ${JSON.stringify(record.ruleIds)}::jsonb,
-      ${record.policyHash}, ${record.error}, ${record.token})`)
-    .then(() => undefined);
+  // Sent now as a prepared statement: no describe round trip, and a one-flight COMMIT follows it.
+  const inserted = runPrepared(tx, insertDecision, {
+    ...record,
+    ruleIds: jsonParameter(record.ruleIds),
+  }).then(() => undefined);
   const key = storage.auditKey();
   const audited =
     key === undefined
@@ -122,21 +128,23 @@ export interface Prior {
   questionsAsked: number;
 }
 
+const readPrior = prepareOnce(
+  () => sql`select 'grant' as kind, tool, arguments, idx as n, null as token
+        from x_executive.policy_grants where run_id = ${sql.placeholder('runId')}
+      union all (select 'asked', null, null, null, token from x_executive.policy_decisions
+        where conversation_id = ${sql.placeholder('conversationId')} and tool = ${sql.placeholder('tool')}
+          and arguments_digest = ${sql.placeholder('argumentsDigest')} and outcome = 'ask' and token is not null
+        order by decided_at desc limit 5)
+      union all select 'count', null, null, count(*)::int, null from x_executive.policy_decisions
+        where run_id = ${sql.placeholder('runId')} and outcome = 'ask'`,
+);
+
 /** The run's grants, the same call's earlier questions and the run's question count, in one round trip. */
 export async function priorOf(
   db: Db,
   call: { runId: string; conversationId: string; tool: string; argumentsDigest: string },
 ): Promise<Prior> {
-  const rows = rowsOf(
-    await db.execute(sql`select 'grant' as kind, tool, arguments, idx as n, null as token
-        from x_executive.policy_grants where run_id = ${call.runId}
-      union all (select 'asked', null, null, null, token from x_executive.policy_decisions
-        where conversation_id = ${call.conversationId} and tool = ${call.tool}
-          and arguments_digest = ${call.argumentsDigest} and outcome = 'ask' and token is not null
-        order by decided_at desc limit 5)
-      union all select 'count', null, null, count(*)::int, null from x_executive.policy_decisions
-        where run_id = ${call.runId} and outcome = 'ask'`),
-  );
+  const rows = await runPrepared(db, readPrior, call);
   const prior: Prior = { grants: [], askedTokens: [], questionsAsked: 0 };
   const grants: [number, Prior['grants'][number]][] = [];
   for (const row of rows) {

@@ -13,6 +13,7 @@ import {
 import {
   argumentsDigest,
   type DecisionRecord,
+  type Prior,
   priorOf,
   recordDecision,
 } from './policy-decisions.js';
@@ -147,6 +148,14 @@ export function deniedResult(use: ToolUseBlock, reason: string): ToolResultBlock
 export function policyGate(options: PolicyGateOptions): PolicyGate {
   const { policies, storage, run, requester, gated } = options;
   return async (use) => {
+    const call = {
+      ...run,
+      tool: use.name,
+      argumentsDigest: argumentsDigest(use.input),
+    };
+    // Sent before Cedar decides, so that the read overlaps the evaluation; an unused one is dropped.
+    const prior = priorOf(storage.db, call);
+    prior.catch(() => {});
     const decided = policies.decide({
       tool: use.name,
       input: use.input,
@@ -158,14 +167,14 @@ export function policyGate(options: PolicyGateOptions): PolicyGate {
       ...run,
       tool: use.name,
       toolCallId: use.id,
-      argumentsDigest: argumentsDigest(use.input),
+      argumentsDigest: call.argumentsDigest,
       reason: decided.reason,
       ruleIds: decided.ruleIds,
       policyHash: decided.policyHash,
       error: null,
       token: null,
     } satisfies Omit<DecisionRecord, 'decidedAt' | 'outcome'>;
-    const decision = await narrowed(options, use, decided, record);
+    const decision = await narrowed(options, use, decided, record, prior);
     if (decision.outcome === 'ask') return { ask: decision };
     if (decision.outcome === 'deny') {
       const denied = { ...record, outcome: 'deny' as const, reason: decision.reason };
@@ -191,7 +200,8 @@ async function narrowed(
   options: PolicyGateOptions,
   use: ToolUseBlock,
   decided: Decision,
-  record: Pick<DecisionRecord, 'runId' | 'conversationId' | 'tool' | 'argumentsDigest'>,
+  record: Pick<DecisionRecord, 'runId'>,
+  priorRead: Promise<Prior>,
 ): Promise<Decision> {
   const decision: Decision =
     decided.outcome === 'allow' && use.name === 'ask_user'
@@ -199,7 +209,7 @@ async function narrowed(
       : decided;
   if (decision.outcome !== 'ask') return decision;
   const { storage } = options;
-  const prior = await priorOf(storage.db, record);
+  const prior = await priorRead;
   const declined = await declinedWithin(
     storage,
     prior.askedTokens,
