@@ -79,10 +79,13 @@ export { MIGRATIONS_SCHEMA, MIGRATIONS_TABLE, migrate } from './migrate.js';
 export type { Model, ModelRequest, ModelRetry, ModelUsage, ToolSpec } from './model-port.js';
 export { type EventRouting, outboxEvents } from './outbox-events.js';
 export {
+  type AnsweredDecision,
   argumentsDigest,
+  type DecisionAnswer,
   type DecisionRecord,
   type DecisionView,
   decisionsOf,
+  decisionsSince,
   decisionView,
   POLICY_AUDIT_CHAIN,
   type Prior,

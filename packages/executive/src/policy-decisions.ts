@@ -17,6 +17,10 @@ export interface DecisionRecord {
   toolCallId: string;
   /** `sha256:` and the hex SHA-256 of the call's arguments as JSON. */
   argumentsDigest: string;
+  /** The call's arguments as the tool's schema typed them; null on rows recorded before 0.x (not replayable). */
+  arguments: unknown;
+  /** Who the run acts for (`exec --requester`), if anyone. */
+  requester: string | null;
   outcome: Decision['outcome'];
   reason: string;
   ruleIds: string[];
@@ -58,10 +62,11 @@ export function argumentsDigest(input: unknown): string {
 
 const insertDecision = prepareOnce(
   () => sql`insert into x_executive.policy_decisions
-    (id, run_id, conversation_id, tool, tool_call_id, arguments_digest, outcome, reason, rule_ids, policy_hash, error, token)
+    (id, run_id, conversation_id, tool, tool_call_id, arguments_digest, arguments, requester,
+      outcome, reason, rule_ids, policy_hash, error, token)
     values (${sql.placeholder('id')}, ${sql.placeholder('runId')}, ${sql.placeholder('conversationId')},
       ${sql.placeholder('tool')}, ${sql.placeholder('toolCallId')}, ${sql.placeholder('argumentsDigest')},
-      ${sql.placeholder('outcome')}, ${sql.placeholder('reason')}, ${sql.placeholder('ruleIds')}::jsonb,
+      ${sql.placeholder('arguments')}::jsonb, ${sql.placeholder('requester')}, ${sql.placeholder('outcome')}, ${sql.placeholder('reason')}, ${sql.placeholder('ruleIds')}::jsonb,
       ${sql.placeholder('policyHash')}, ${sql.placeholder('error')}, ${sql.placeholder('token')})`,
 );
 
@@ -77,15 +82,19 @@ export async function recordDecision(
   // Sent now as a prepared statement: no describe round trip, and a one-flight COMMIT follows it.
   const inserted = runPrepared(tx, insertDecision, {
     ...record,
+    // JSON null, not SQL NULL: a row without arguments is one recorded before they were kept.
+    arguments: JSON.stringify(record.arguments ?? null),
     ruleIds: jsonParameter(record.ruleIds),
   }).then(() => undefined);
   const key = storage.auditKey();
+  // The audit entry keeps the digest, as before: the arguments themselves stay in the table.
+  const { arguments: _arguments, requester: _requester, ...audit } = record;
   const audited =
     key === undefined
       ? undefined
       : appendAuditEvent(
           tx,
-          { event: 'policy-decision', ...record },
+          { event: 'policy-decision', ...audit },
           // The question's own entries keep its token; the decision names it in its data.
           { key, chain: POLICY_AUDIT_CHAIN },
         );
@@ -96,16 +105,23 @@ export async function recordDecision(
 export async function decisionsOf(db: Db, runId: string): Promise<DecisionRecord[]> {
   const rows = rowsOf(
     await db.execute(sql`select id, run_id, conversation_id, tool, tool_call_id, arguments_digest,
-      outcome, reason, rule_ids, policy_hash, error, token, decided_at
+      arguments, requester, outcome, reason, rule_ids, policy_hash, error, token, decided_at
       from x_executive.policy_decisions where run_id = ${runId} order by decided_at, id`),
   );
-  return rows.map((row) => ({
+  return rows.map(recordOf);
+}
+
+/** A `policy_decisions` row as a {@link DecisionRecord}. */
+function recordOf(row: Record<string, unknown>): DecisionRecord {
+  return {
     id: String(row.id),
     runId: String(row.run_id),
     conversationId: String(row.conversation_id),
     tool: String(row.tool),
     toolCallId: String(row.tool_call_id),
     argumentsDigest: String(row.arguments_digest),
+    arguments: jsonOf(row.arguments),
+    requester: row.requester === null || row.requester === undefined ? null : String(row.requester),
     outcome: String(row.outcome) as Decision['outcome'],
     reason: String(row.reason),
     ruleIds: (typeof row.rule_ids === 'string'
@@ -115,7 +131,13 @@ export async function decisionsOf(db: Db, runId: string): Promise<DecisionRecord
     error: row.error === null || row.error === undefined ? null : String(row.error),
     token: row.token === null || row.token === undefined ? null : String(row.token),
     decidedAt: new Date(String(row.decided_at)),
-  }));
+  };
+}
+
+/** A jsonb column's value (PGlite and postgres.js may hand it back as text). */
+function jsonOf(value: unknown): unknown {
+  if (value === null || value === undefined) return null;
+  return typeof value === 'string' ? JSON.parse(value) : value;
 }
 
 /** What an asking decision is checked against, read in one statement (see {@link priorOf}). */
@@ -162,4 +184,61 @@ export async function priorOf(
   }
   prior.grants = grants.sort(([a], [b]) => a - b).map(([, grant]) => grant);
   return prior;
+}
+
+/** What people answered the question a decision asked: accepted, declined, cancelled, or nobody in time. */
+export type DecisionAnswer = 'accept' | 'decline' | 'cancel' | 'expired';
+
+/** A recorded decision with what people answered its question (null: none asked, or not answered yet). */
+export interface AnsweredDecision extends DecisionRecord {
+  answer: DecisionAnswer | null;
+}
+
+/** How many rows each page of {@link decisionsSince} reads. */
+const DECISIONS_PAGE = 2_000;
+
+/**
+ * Every decision recorded since `since`, oldest first, each with what people answered its
+ * question (`@x/askuser`'s questions), read in pages of one statement each so that tens of
+ * thousands of rows never sit in memory at once.
+ */
+export async function* decisionsSince(
+  db: Db,
+  since: Date,
+  pageSize: number = DECISIONS_PAGE,
+): AsyncGenerator<AnsweredDecision> {
+  let after: { decidedAt: string; id: string } | null = null;
+  for (;;) {
+    const rows = rowsOf(
+      await db.execute(sql`select d.id, d.run_id, d.conversation_id, d.tool, d.tool_call_id,
+        d.arguments_digest, d.arguments, d.requester, d.outcome, d.reason, d.rule_ids, d.policy_hash,
+        d.error, d.token, d.decided_at, d.decided_at::text as decided_key,
+        case
+          when p.token is null then null
+          when p.resumed_at is null then case when p.deadline_at < now() then 'expired' end
+          when p.deadline_at is not null and p.answered_by is null and p.resumed_at >= p.deadline_at
+            then 'expired'
+          else p.resumed_answer->>'action'
+        end as answer
+        from x_executive.policy_decisions d
+        left join aura.paused_states p on p.token = d.token
+        where d.decided_at >= ${since.toISOString()}::timestamptz
+          ${after === null ? sql`` : sql`and (d.decided_at, d.id) > (${after.decidedAt}::timestamptz, ${after.id})`}
+        order by d.decided_at, d.id limit ${pageSize}`),
+    );
+    for (const row of rows) {
+      const answer = row.answer === null || row.answer === undefined ? null : String(row.answer);
+      yield { ...recordOf(row), answer: answerOf(answer) };
+    }
+    const last = rows.at(-1);
+    if (rows.length < pageSize || last === undefined) return;
+    after = { decidedAt: String(last.decided_key), id: String(last.id) };
+  }
+}
+
+/** A stored answer's action as a {@link DecisionAnswer} (an unknown action counts as declined). */
+function answerOf(action: string | null): DecisionAnswer | null {
+  if (action === null) return null;
+  if (action === 'accept' || action === 'cancel' || action === 'expired') return action;
+  return 'decline';
 }

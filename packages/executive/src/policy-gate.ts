@@ -168,6 +168,8 @@ export function policyGate(options: PolicyGateOptions): PolicyGate {
       tool: use.name,
       toolCallId: use.id,
       argumentsDigest: call.argumentsDigest,
+      arguments: use.input,
+      requester: requester ?? null,
       reason: decided.reason,
       ruleIds: decided.ruleIds,
       policyHash: decided.policyHash,
@@ -303,7 +305,10 @@ async function runAllowed(
       edited: false,
       result: output,
     });
-    await Promise.all([result, recordDecision(tx, storage, record)]);
+    await Promise.all([
+      result,
+      recordDecision(tx, storage, { ...record, arguments: checked.arguments }),
+    ]);
     return result;
   });
   return toolResult(use.id, stands.result);

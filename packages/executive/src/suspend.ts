@@ -191,6 +191,9 @@ export async function suspend(
         tool: outcome.toolUse.name,
         toolCallId: outcome.toolUse.id,
         argumentsDigest: argumentsDigest(outcome.toolUse.input),
+        // As the tool's schema typed them, when it is a gated tool.
+        arguments: gated ? gated.arguments : outcome.toolUse.input,
+        requester: requester ?? null,
         token,
       }),
   ]);

@@ -15,6 +15,7 @@ import {
   answer,
   decisionOfQuestion,
   decisionsOf,
+  decisionsSince,
   type EffectLog,
   ExecutiveError,
   type ExecutiveStorage,
@@ -171,6 +172,8 @@ export async function describePolicyOn(kind: SqlTarget['kind']): Promise<void> {
           ruleIds: ['pay-small'],
           policyHash: policies.hash,
           token: null,
+          arguments: { amount: 20, payee: 'acme' },
+          requester: 'ada',
         });
         const recorded = await storage.gatedResults().result(`policy:${run.runId}:tu1`);
         expect(recorded?.result).toBe('paid 20');
@@ -224,6 +227,19 @@ export async function describePolicyOn(kind: SqlTarget['kind']): Promise<void> {
         });
         const decisions = await decisionsOf(target.db, run.runId);
         expect(decisions.map((d) => [d.outcome, d.token])).toEqual([['ask', interactionId]]);
+        // Read back page by page (one row a page), with the unanswered question's answer null.
+        const since: unknown[] = [];
+        for await (const d of decisionsSince(target.db, new Date(Date.now() - 600_000), 1)) {
+          if (d.runId === run.runId) since.push(d);
+        }
+        expect(since).toEqual([
+          {
+            ...decisions[0],
+            arguments: { amount: 5000, payee: 'acme' },
+            requester: 'ada',
+            answer: null,
+          },
+        ]);
         expect(await decisionOfQuestion(target.db, interactionId)).toEqual(decisions[0]);
         expect(await decisionOfQuestion(target.db, fresh('no-such-question'))).toBeNull();
         const audit = await policyAudit(run.runId);

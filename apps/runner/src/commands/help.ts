@@ -305,6 +305,7 @@ Exit 3 for an unknown or revoked NAME, 5 for a name used before. Operators are m
 here, by whoever holds the data folder or DATABASE_URL: an administrator's tool.`,
   policy: `usage: runner policy test DIR|FILE... [--policy PATH] [--json]
        runner policy explain TOKEN [--json]
+       runner policy replay FILE|DIR [--since 30d] [--json]
 
 Decides each case of the fixture files (a folder's *.json, in name order) with the active
 policies (RUNNER_POLICY's Cedar files and the question variables), or with PATH's Cedar
@@ -323,7 +324,13 @@ file and what is wrong).
 explain  how the policies decided to ask question TOKEN: the outcome, the reason, the
          call (tool, tool call, run, a digest of its arguments), the set's hash, and the
          matching rules with what each sets (audience, quorum, deadline, ...) when that set
-         is the active one. Exit 3 when no policy decision asked TOKEN.`,
+         is the active one. Exit 3 when no policy decision asked TOKEN.
+
+replay   decides every call and question recorded in the last --since (default 30d)
+         again with FILE's (or DIR's) Cedar policies over the same tools, and prints
+         "would allow N of M asked calls; people declined K of those N", the changed
+         outcomes, the decisions not replayable (recorded before their arguments were
+         kept) and how long it took. Exit 2 when FILE is not valid Cedar.`,
   audit: `usage: runner audit [--conversation C] [--since TIME | AGE] [--json]
        runner audit verify [--json]
        runner audit head [--json]

@@ -1,10 +1,14 @@
 import { parseArgs } from 'node:util';
-import { decisionOfQuestion } from '@x/executive';
+import { type AnsweredDecision, decisionOfQuestion, decisionsSince } from '@x/executive';
 import {
+  durationMs,
   PolicyError,
   type PolicySet,
+  type RecordedDecision,
+  type ReplayChange,
   type Rule,
   readPolicyFixtures,
+  replayDecisions,
   runPolicyFixtures,
 } from '@x/policy';
 import { setting, VARIABLES } from '../config/index.js';
@@ -108,17 +112,119 @@ async function explain(ctx: Context, args: string[]): Promise<number> {
   });
 }
 
-/** `runner policy test DIR`, `policy explain TOKEN`: the policies, checked and explained. */
+/** The migration that started keeping a decision's arguments and requester (older rows cannot be replayed). */
+const REPLAYABLE_SINCE = '@x/executive migration 0002_policy_decision_calls';
+
+/** How many changed outcomes `policy replay` prints in text mode (JSON has them all). */
+const CHANGES_SHOWN = 20;
+
+/** The recorded decisions that can be decided again, counting those recorded without their call. */
+async function* replayable(
+  decisions: AsyncIterable<AnsweredDecision>,
+  skipped: { count: number },
+): AsyncGenerator<RecordedDecision> {
+  for await (const past of decisions) {
+    if (past.arguments === null) {
+      skipped.count++;
+      continue;
+    }
+    yield {
+      id: past.token ?? past.toolCallId,
+      call: {
+        tool: past.tool,
+        input: past.arguments,
+        requester: past.requester === null ? null : { name: past.requester },
+        run: { id: past.runId, conversation: past.conversationId, kind: 'turn' },
+        time: past.decidedAt,
+      },
+      outcome: past.outcome,
+      answer: past.answer,
+    };
+  }
+}
+
+/** One changed outcome as `policy replay` prints it. */
+function changeLine({ recorded, now }: ReplayChange): string {
+  const answered = recorded.answer === null ? '' : `, people: ${recorded.answer}`;
+  return `  ${recorded.id} ${recorded.call.tool} ${JSON.stringify(recorded.call.input)}: ${recorded.outcome}${answered} -> ${now.outcome} (${now.reason})`;
+}
+
+/**
+ * `runner policy replay FILE_OR_DIR [--since 30d]`: decides every recorded decision of the
+ * period again with the candidate Cedar files and prints what would change next to what people
+ * answered, and how long it took.
+ */
+async function replay(ctx: Context, args: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    options: { ...globalOptions, since: { type: 'string', default: '30d' } },
+    allowPositionals: true,
+  });
+  const [candidatePath] = positionals;
+  if (!candidatePath || positionals.length > 1) {
+    throw usageError('policy replay needs one FILE or DIR of Cedar policies');
+  }
+  const sinceMs = durationMs(values.since);
+  if (sinceMs === undefined) {
+    throw usageError(`--since takes an age like 30d or 12h, not "${values.since}"`);
+  }
+  const candidate = policySetOf(candidatePath);
+  const since = new Date(Date.now() - sinceMs);
+  return withStorage(ctx, async (storage) => {
+    const started = performance.now();
+    const skipped = { count: 0 };
+    const recorded: RecordedDecision[] = [];
+    for await (const past of replayable(decisionsSince(storage.db, since), skipped)) {
+      recorded.push(past);
+    }
+    const summary = replayDecisions(candidate, recorded);
+    const tookMs = Math.round(performance.now() - started);
+    const refused = summary.allowedThoughRefused;
+    ctx.out.record(
+      {
+        type: 'policy-replayed',
+        since: since.toISOString(),
+        candidateHash: candidate.hash,
+        decided: summary.decided,
+        asked: summary.asked,
+        askedNowAllowed: summary.askedNowAllowed,
+        allowedThoughRefused: refused,
+        changes: summary.changes,
+        notReplayable: skipped.count,
+        tookMs,
+      },
+      [
+        `would allow ${summary.askedNowAllowed} of ${plural(summary.asked, 'asked call')}; people declined ${refused.length} of those ${summary.askedNowAllowed}${refused.length === 0 ? '' : ':'}`,
+        ...refused.slice(0, CHANGES_SHOWN).map(changeLine),
+        `${plural(summary.changes.length, 'outcome')} of ${plural(summary.decided, 'decision')} since ${since.toISOString()} would change${summary.changes.length === 0 ? '' : ':'}`,
+        ...summary.changes.slice(0, CHANGES_SHOWN).map(changeLine),
+        ...(summary.changes.length > CHANGES_SHOWN
+          ? [`  ... and ${summary.changes.length - CHANGES_SHOWN} more (--json lists them all)`]
+          : []),
+        ...(skipped.count > 0
+          ? [
+              `${plural(skipped.count, 'decision')} not replayable (recorded before ${REPLAYABLE_SINCE}, without their arguments)`,
+            ]
+          : []),
+        `candidate ${candidatePath} (${candidate.hash}); took ${tookMs} ms`,
+      ].join('\n'),
+    );
+    return 0;
+  });
+}
+
+/** `runner policy test DIR`, `policy explain TOKEN`, `policy replay FILE`: the policies, checked and explained. */
 export const policy: Command = async (ctx, args) => {
   const [sub, ...rest] = args;
   try {
     if (sub === 'test') return await test(ctx, rest);
     if (sub === 'explain') return await explain(ctx, rest);
+    if (sub === 'replay') return await replay(ctx, rest);
   } catch (error) {
     if (PolicyError.is(error)) throw usageError(error.reason);
     throw error;
   }
   throw usageError(
-    `policy takes test or explain, not ${sub === undefined ? 'nothing' : `"${sub}"`}`,
+    `policy takes test, explain or replay, not ${sub === undefined ? 'nothing' : `"${sub}"`}`,
   );
 };
