@@ -3,7 +3,14 @@ import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { afterEach, describe, expect, it } from 'vitest';
 import { readJson, sendJson } from '../src/http/index.js';
-import { ApprovalCenterError, createApprovalCenter, type ErrorResponse } from '../src/index.js';
+import {
+  ApprovalCenterError,
+  createApprovalCenter,
+  type ErrorResponse,
+  memorySignInStore,
+  type PageSignInIdentity,
+  PageSignIns,
+} from '../src/index.js';
 
 const servers: Server[] = [];
 
@@ -207,5 +214,42 @@ describe("createApprovalCenter with the app's own sign-in", () => {
     expect(
       (await fetch(`${base}/approvals/`, { headers: { cookie: 'app_session=s-norole' } })).status,
     ).toBe(200);
+  });
+});
+
+describe('page sign-ins of the center mounted in Express', () => {
+  it('sets the cookie for the mount path, and finds it again there', async () => {
+    const signIns = new PageSignIns(memorySignInStore(), { ttlMs: 60_000, secure: false });
+    const app = express();
+    app.use(
+      '/approvals',
+      createApprovalCenter({
+        routes: async (req, res, url, { mountPath }) => {
+          if (url.pathname === '/api/sign-in') {
+            const who: PageSignInIdentity = {
+              name: 'ada',
+              access: 'admin',
+              roles: ['admin'],
+              signedInWith: 'oidc',
+            };
+            await signIns.open(res, who, mountPath);
+            sendJson(res, 200, { signedIn: true });
+            return true;
+          }
+          const id = signIns.idOf(req, mountPath);
+          const session = id === undefined ? null : await signIns.byId(id);
+          sendJson(res, 200, { name: session?.name ?? null });
+          return true;
+        },
+      }),
+    );
+    const base = await serve(app);
+    const signIn = await fetch(`${base}/approvals/api/sign-in`, { method: 'POST' });
+    const cookie = signIn.headers.get('set-cookie') ?? '';
+    expect(cookie).toContain('; Path=/approvals/;');
+    const session = await fetch(`${base}/approvals/api/session`, {
+      headers: { cookie: cookie.split(';')[0] ?? '' },
+    });
+    expect(await session.json()).toEqual({ name: 'ada' });
   });
 });

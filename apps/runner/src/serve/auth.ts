@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
   type AccessRole,
   ApprovalCenterError,
-  type AuthenticatedOperator,
+  type CenterRequest,
   type Credential,
   checkCsrf,
   looksLikeJwt,
@@ -160,7 +160,7 @@ function callerFrom(
 export async function callerOf(
   signIn: SignIn,
   req: IncomingMessage,
-  operator?: AuthenticatedOperator,
+  request?: CenterRequest,
 ): Promise<Caller> {
   // Only the data folder's owner can open its socket: they administer it, as the CLI does.
   if (fromLocalSocket(req)) {
@@ -189,12 +189,13 @@ export async function callerOf(
     };
     return { ...caller, credential };
   }
+  const operator = request?.operator;
   if (operator) {
     // A browser names the origin of its writes; a script calling the API does not.
     const channel = req.headers.origin === undefined ? 'api' : 'page';
     return callerFrom({ ...operator, signedInWith: 'app' }, channel);
   }
-  const id = sessions.idOf(req);
+  const id = sessions.idOf(req, request?.mountPath);
   const session = id === undefined ? undefined : await sessions.byId(id);
   if (id !== undefined && session) {
     const credential: Credential = {
@@ -290,7 +291,7 @@ export async function handleSignIn(
   req: IncomingMessage,
   res: ServerResponse,
   pathname: string,
-  operator?: AuthenticatedOperator,
+  request?: CenterRequest,
 ): Promise<boolean> {
   const method = { '/api/session': 'GET', '/api/sign-in': 'POST', '/api/sign-out': 'POST' }[
     pathname
@@ -305,7 +306,7 @@ export async function handleSignIn(
   }
   const methods = await methodsOf(signIn);
   if (pathname === '/api/session') {
-    const caller = await callerOf(signIn, req, operator).catch((error) => {
+    const caller = await callerOf(signIn, req, request).catch((error) => {
       if (signedOutRefusals.has(error)) return undefined;
       throw error;
     });
@@ -332,18 +333,18 @@ export async function handleSignIn(
       );
     }
     const who = await signInWith(signIn, req, parsed.data.key, parsed.data.name);
-    const session = await signIn.sessions.open(res, who);
+    const session = await signIn.sessions.open(res, who, request?.mountPath);
     sendJson(res, 200, sessionResponse({ ...callerFrom(who, 'page'), session }, methods));
     return true;
   }
-  const caller = await callerOf(signIn, req);
+  const caller = await callerOf(signIn, req, request);
   if (!caller.session) {
     throw usageError(
       'only a page session signs out: an API key stops working when `runner operators revoke` or `rotate` replaces it',
     );
   }
   checkCsrf(req, caller.session);
-  await signIn.sessions.end(res, caller.session);
+  await signIn.sessions.end(res, caller.session, request?.mountPath);
   signIn.signedOut?.();
   sendJson(res, 200, { signedOut: true } satisfies SignOutResponse);
   return true;
