@@ -3,6 +3,22 @@ import { ApprovalCenterError } from './errors.js';
 import { checkHost, checkSingleHeaders } from './http/checks.js';
 import { isAsset, sendAsset } from './http/page.js';
 import { answerOf, type ErrorClassifier, sendError } from './http/send.js';
+import {
+  type Authenticate,
+  type AuthenticatedOperator,
+  authenticatedBy,
+} from './identity/authenticate.js';
+
+/** What the center knows of a request beyond its URL, for the host's routes. */
+export interface CenterRequest {
+  /** Who the app's `authenticate` says sent it; undefined without one, or when it does not know them. */
+  operator: AuthenticatedOperator | undefined;
+  /**
+   * The path the browser sees the center at, without a trailing slash (`/approvals`, or `''`
+   * at the root): `basePath`, or Express's mount path (`req.baseUrl`).
+   */
+  mountPath: string;
+}
 
 /**
  * Routes of the host app served under the center's path and checks: `url.pathname` is the
@@ -12,6 +28,7 @@ export type CenterRoutes = (
   req: IncomingMessage,
   res: ServerResponse,
   url: URL,
+  request: CenterRequest,
 ) => Promise<boolean>;
 
 /** Options of {@link createApprovalCenter}. */
@@ -27,6 +44,12 @@ export interface ApprovalCenterOptions {
    * header (a page of another site re-pointing its name at 127.0.0.1 is refused). Default false.
    */
   loopbackOnly?: boolean;
+  /**
+   * The app's own sign-in: who sent a request (their name and roles), or nothing. Asked for
+   * each request the routes answer (not the page's files); its operator reaches the routes as
+   * `request.operator`. An app whose sign-in is a cookie keeps its own CSRF defence.
+   */
+  authenticate?: Authenticate;
   /** The host app's own routes under the center's path, tried after the page's files. */
   routes?: CenterRoutes;
   /** How errors that are not the center's are answered; default a 500 reported to `onError`. */
@@ -65,9 +88,9 @@ export interface ApprovalCenter {
  */
 export function createApprovalCenter(options: ApprovalCenterOptions): ApprovalCenter {
   const basePath = basePathOf(options.basePath);
-  const { routes, classifyError, loopbackOnly = false } = options;
+  const { routes, classifyError, authenticate, loopbackOnly = false } = options;
   const onError = options.onError ?? (() => {});
-  const answer = async (req: IncomingMessage, res: ServerResponse, url: URL) => {
+  const answer = async (req: IncomingMessage, res: ServerResponse, url: URL, mountPath: string) => {
     try {
       checkSingleHeaders(req);
       if (loopbackOnly) checkHost(req);
@@ -75,7 +98,10 @@ export function createApprovalCenter(options: ApprovalCenterOptions): ApprovalCe
         await answerAsset(req, res, url.pathname);
         return;
       }
-      if (routes && (await routes(req, res, url))) return;
+      if (routes) {
+        const operator = authenticate && (await authenticatedBy(authenticate, req));
+        if (await routes(req, res, url, { operator, mountPath })) return;
+      }
       throw new ApprovalCenterError('not_found', `nothing at ${url.pathname}`);
     } catch (caught) {
       const { error, unexpected } = answerOf(caught, classifyError);
@@ -102,7 +128,7 @@ export function createApprovalCenter(options: ApprovalCenterOptions): ApprovalCe
       res.end();
       return;
     }
-    void answer(req, res, place.url);
+    void answer(req, res, place.url, place.mountPath);
   };
   return Object.assign(center, {
     async close() {
@@ -130,7 +156,7 @@ function basePathOf(path: string | undefined): string {
 function placeOf(
   req: IncomingMessage & { baseUrl?: unknown; originalUrl?: unknown },
   basePath: string,
-): { url: URL } | { redirect: string } | undefined {
+): { url: URL; mountPath: string } | { redirect: string } | undefined {
   const url = new URL(req.url ?? '/', 'http://localhost');
   // Express took its mount path off `req.url` already and keeps the whole one in `originalUrl`.
   if (typeof req.baseUrl === 'string' && req.baseUrl !== '') {
@@ -138,13 +164,13 @@ function placeOf(
     if (url.pathname === '/' && !original.pathname.endsWith('/')) {
       return { redirect: `${original.pathname}/${original.search}` };
     }
-    return { url };
+    return { url, mountPath: req.baseUrl.replace(/\/+$/, '') };
   }
-  if (basePath === '') return { url };
+  if (basePath === '') return { url, mountPath: '' };
   if (url.pathname === basePath) return { redirect: `${basePath}/${url.search}` };
   if (!url.pathname.startsWith(`${basePath}/`)) return undefined;
   url.pathname = url.pathname.slice(basePath.length);
-  return { url };
+  return { url, mountPath: basePath };
 }
 
 /** Sends one of the page's files, to GET or HEAD only. */

@@ -3,6 +3,7 @@
 export {
   type ApprovalCenter,
   type ApprovalCenterOptions,
+  type CenterRequest,
   type CenterRoutes,
   createApprovalCenter,
 } from './center.js';

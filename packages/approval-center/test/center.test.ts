@@ -3,7 +3,14 @@ import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { afterEach, describe, expect, it } from 'vitest';
 import { readJson, sendJson } from '../src/http/index.js';
-import { ApprovalCenterError, createApprovalCenter, type ErrorResponse } from '../src/index.js';
+import {
+  ApprovalCenterError,
+  createApprovalCenter,
+  type ErrorResponse,
+  memorySignInStore,
+  type PageSignInIdentity,
+  PageSignIns,
+} from '../src/index.js';
 
 const servers: Server[] = [];
 
@@ -133,5 +140,116 @@ describe('createApprovalCenter mounted in Express', () => {
     expect(await (await fetch(`${base}/approvals/api/pauses`)).text()).toBe('routed');
     expect(paths).toEqual(['/api/pauses']);
     expect((await fetch(`${base}/approvals/`)).status).toBe(200);
+  });
+});
+
+describe("createApprovalCenter with the app's own sign-in", () => {
+  /** The app's sessions: its own cookie names who signed in on its own sign-in page. */
+  const appSessions = new Map([
+    ['s-alice', { email: 'alice@example.com', groups: ['operator', 'finance'] }],
+    ['s-norole', { email: 'bob@example.com', groups: [] }],
+  ]);
+
+  /**
+   * An Express app whose own middleware checks its cookie and sets `x-app-user`, with the
+   * center under /approvals answering who `authenticate` says called.
+   */
+  async function appWithSignIn(): Promise<{ base: string; errors: string[] }> {
+    const errors: string[] = [];
+    const app = express();
+    app.use((req, _res, next) => {
+      delete req.headers['x-app-user'];
+      const id = /(?:^|; )app_session=([^;]+)/.exec(req.headers.cookie ?? '')?.[1];
+      const user = id === undefined ? undefined : appSessions.get(id);
+      if (user) req.headers['x-app-user'] = JSON.stringify(user);
+      next();
+    });
+    app.use(
+      '/approvals',
+      createApprovalCenter({
+        authenticate: (req) => {
+          const header = req.headers['x-app-user'];
+          if (typeof header !== 'string') return undefined;
+          const user = JSON.parse(header) as { email: string; groups: string[] };
+          return { name: user.email, roles: user.groups };
+        },
+        routes: async (_req, res, url, { operator, mountPath }) => {
+          if (url.pathname !== '/api/whoami') return false;
+          sendJson(res, 200, { operator: operator ?? null, mountPath });
+          return true;
+        },
+        onError: (message) => errors.push(message),
+      }),
+    );
+    return { base: await serve(app), errors };
+  }
+
+  it('gives the routes the operator its sign-in found, and the mount path', async () => {
+    const { base } = await appWithSignIn();
+    const signedIn = await fetch(`${base}/approvals/api/whoami`, {
+      headers: { cookie: 'app_session=s-alice' },
+    });
+    expect(await signedIn.json()).toEqual({
+      operator: {
+        name: 'alice@example.com',
+        access: 'operator',
+        roles: ['operator', 'finance'],
+      },
+      mountPath: '/approvals',
+    });
+    // A header sent by the caller is not the app's word: its middleware removed it.
+    const forged = await fetch(`${base}/approvals/api/whoami`, {
+      headers: { 'x-app-user': JSON.stringify({ email: 'mallory', groups: ['admin'] }) },
+    });
+    expect(await forged.json()).toEqual({ operator: null, mountPath: '/approvals' });
+  });
+
+  it('answers a sign-in with no role 403, and serves the page without asking', async () => {
+    const { base } = await appWithSignIn();
+    const noRole = await fetch(`${base}/approvals/api/whoami`, {
+      headers: { cookie: 'app_session=s-norole' },
+    });
+    expect(noRole.status).toBe(403);
+    expect(((await noRole.json()) as ErrorResponse).error.code).toBe('forbidden');
+    expect(
+      (await fetch(`${base}/approvals/`, { headers: { cookie: 'app_session=s-norole' } })).status,
+    ).toBe(200);
+  });
+});
+
+describe('page sign-ins of the center mounted in Express', () => {
+  it('sets the cookie for the mount path, and finds it again there', async () => {
+    const signIns = new PageSignIns(memorySignInStore(), { ttlMs: 60_000, secure: false });
+    const app = express();
+    app.use(
+      '/approvals',
+      createApprovalCenter({
+        routes: async (req, res, url, { mountPath }) => {
+          if (url.pathname === '/api/sign-in') {
+            const who: PageSignInIdentity = {
+              name: 'ada',
+              access: 'admin',
+              roles: ['admin'],
+              signedInWith: 'oidc',
+            };
+            await signIns.open(res, who, mountPath);
+            sendJson(res, 200, { signedIn: true });
+            return true;
+          }
+          const id = signIns.idOf(req, mountPath);
+          const session = id === undefined ? null : await signIns.byId(id);
+          sendJson(res, 200, { name: session?.name ?? null });
+          return true;
+        },
+      }),
+    );
+    const base = await serve(app);
+    const signIn = await fetch(`${base}/approvals/api/sign-in`, { method: 'POST' });
+    const cookie = signIn.headers.get('set-cookie') ?? '';
+    expect(cookie).toContain('; Path=/approvals/;');
+    const session = await fetch(`${base}/approvals/api/session`, {
+      headers: { cookie: cookie.split(';')[0] ?? '' },
+    });
+    expect(await session.json()).toEqual({ name: 'ada' });
   });
 });

@@ -56,6 +56,30 @@ describe('PageSignIns', () => {
     expect(cookiesOf(res)[0]).toMatch(/^__Host-runner_session=.*; Secure$/);
   });
 
+  it('scopes the cookie to the folder of the center mounted under a path', async () => {
+    const plain = new PageSignIns(memorySignInStore(), { ttlMs: 60_000, secure: false });
+    const res = response();
+    const opened = await plain.open(res, ada, '/approvals');
+    const [cookie = ''] = cookiesOf(res);
+    expect(cookie).toMatch(/^approval_center_session=[\w-]{43}; .*; Path=\/approvals\/; /);
+    const id = cookie.split(';')[0]?.split('=')[1] ?? '';
+    expect(plain.idOf(request({ cookie: `approval_center_session=${id}` }), '/approvals')).toBe(id);
+    const ended = response();
+    await plain.end(ended, opened, '/approvals');
+    expect(cookiesOf(ended)[0]).toMatch(/; Path=\/approvals\/; Max-Age=0$/);
+    // __Host- cookies must be Path=/: behind TLS under a path the name is __Secure-.
+    const secure = new PageSignIns(memorySignInStore(), { ttlMs: 60_000, secure: true });
+    const tls = response();
+    await secure.open(tls, ada, '/approvals');
+    expect(cookiesOf(tls)[0]).toMatch(
+      /^__Secure-approval_center_session=.*; Path=\/approvals\/; .*; Secure$/,
+    );
+    const tlsId = cookiesOf(tls)[0]?.split(';')[0]?.split('=')[1] ?? '';
+    const back = request({ cookie: `__Secure-approval_center_session=${tlsId}` });
+    expect(secure.idOf(back, '/approvals')).toBe(tlsId);
+    expect(secure.idOf(back)).toBeUndefined();
+  });
+
   it('takes a write only with the sign-in CSRF token', async () => {
     const signIns = new PageSignIns(memorySignInStore(), { ttlMs: 60_000, secure: false });
     const signIn = await signIns.open(response(), ada);

@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
   type AccessRole,
   ApprovalCenterError,
+  type CenterRequest,
   type Credential,
   checkCsrf,
   looksLikeJwt,
@@ -38,9 +39,9 @@ export interface Caller {
   /**
    * `key` (an operator's API key), `token` (the shared --token), `oidc` (an OpenID
    * provider), `local` (no key, loopback), `os-user` (over the data folder's
-   * socket, as the CLI).
+   * socket, as the CLI), `app` (the host app's own sign-in, through `authenticate`).
    */
-  signedInWith: 'key' | 'token' | 'oidc' | 'local' | 'os-user';
+  signedInWith: 'key' | 'token' | 'oidc' | 'local' | 'os-user' | 'app';
   /** `page` for the page's session (or, without sign-in, a request naming its origin), `cli` over the data folder's socket, else `api`. */
   channel: 'page' | 'api' | 'cli';
   /** The page's session that signed the request in, if a cookie did. */
@@ -132,7 +133,12 @@ async function signInWith(
   );
 }
 
-function callerFrom(who: PageSignInIdentity, channel: Caller['channel']): Caller {
+function callerFrom(
+  who: Pick<PageSignInIdentity, 'name' | 'roles' | 'access'> & {
+    signedInWith: Caller['signedInWith'];
+  },
+  channel: Caller['channel'],
+): Caller {
   const { name, roles, access } = who;
   return {
     name,
@@ -145,13 +151,17 @@ function callerFrom(who: PageSignInIdentity, channel: Caller['channel']): Caller
 
 /**
  * Who sent `req`: the data folder's owner over its socket, a user of the identity provider
- * by a bearer JWT, a live operator or the shared token's admin by the Bearer key, the one
- * its page session signed in, or, when the server needs no sign-in, the one local operator
- * as an admin.
+ * by a bearer JWT, a live operator or the shared token's admin by the Bearer key, the
+ * `operator` the host app's own sign-in found, the one its page session signed in, or, when
+ * the server needs no sign-in, the one local operator as an admin.
  * @throws {ApprovalCenterError} 401 for a missing, wrong, rotated or revoked key or an ended session,
  *   429 after too many failures.
  */
-export async function callerOf(signIn: SignIn, req: IncomingMessage): Promise<Caller> {
+export async function callerOf(
+  signIn: SignIn,
+  req: IncomingMessage,
+  request?: CenterRequest,
+): Promise<Caller> {
   // Only the data folder's owner can open its socket: they administer it, as the CLI does.
   if (fromLocalSocket(req)) {
     return { name: osUserName(), access: 'admin', signedInWith: 'os-user', channel: 'cli' };
@@ -179,7 +189,13 @@ export async function callerOf(signIn: SignIn, req: IncomingMessage): Promise<Ca
     };
     return { ...caller, credential };
   }
-  const id = sessions.idOf(req);
+  const operator = request?.operator;
+  if (operator) {
+    // A browser names the origin of its writes; a script calling the API does not.
+    const channel = req.headers.origin === undefined ? 'api' : 'page';
+    return callerFrom({ ...operator, signedInWith: 'app' }, channel);
+  }
+  const id = sessions.idOf(req, request?.mountPath);
   const session = id === undefined ? undefined : await sessions.byId(id);
   if (id !== undefined && session) {
     const credential: Credential = {
@@ -275,6 +291,7 @@ export async function handleSignIn(
   req: IncomingMessage,
   res: ServerResponse,
   pathname: string,
+  request?: CenterRequest,
 ): Promise<boolean> {
   const method = { '/api/session': 'GET', '/api/sign-in': 'POST', '/api/sign-out': 'POST' }[
     pathname
@@ -289,7 +306,7 @@ export async function handleSignIn(
   }
   const methods = await methodsOf(signIn);
   if (pathname === '/api/session') {
-    const caller = await callerOf(signIn, req).catch((error) => {
+    const caller = await callerOf(signIn, req, request).catch((error) => {
       if (signedOutRefusals.has(error)) return undefined;
       throw error;
     });
@@ -316,18 +333,18 @@ export async function handleSignIn(
       );
     }
     const who = await signInWith(signIn, req, parsed.data.key, parsed.data.name);
-    const session = await signIn.sessions.open(res, who);
+    const session = await signIn.sessions.open(res, who, request?.mountPath);
     sendJson(res, 200, sessionResponse({ ...callerFrom(who, 'page'), session }, methods));
     return true;
   }
-  const caller = await callerOf(signIn, req);
+  const caller = await callerOf(signIn, req, request);
   if (!caller.session) {
     throw usageError(
       'only a page session signs out: an API key stops working when `runner operators revoke` or `rotate` replaces it',
     );
   }
   checkCsrf(req, caller.session);
-  await signIn.sessions.end(res, caller.session);
+  await signIn.sessions.end(res, caller.session, request?.mountPath);
   signIn.signedOut?.();
   sendJson(res, 200, { signedOut: true } satisfies SignOutResponse);
   return true;

@@ -20,9 +20,9 @@ import { recordFailedSignIn } from './rate-limit.js';
 /** Ties a begun sign-in to the browser that began it, so nobody can sign a victim in as themselves. */
 const STATE_COOKIE = 'runner_oidc_state';
 
-/** Where the provider sends the browser back: the configured callback, else this Host's. */
-function redirectUriOf(oidc: Oidc, req: IncomingMessage): string {
-  return oidc.options.redirectUri ?? `http://${req.headers.host}/auth/oidc/callback`;
+/** Where the provider sends the browser back: the configured callback, else this Host's under the mount path. */
+function redirectUriOf(oidc: Oidc, req: IncomingMessage, mountPath: string): string {
+  return oidc.options.redirectUri ?? `http://${req.headers.host}${mountPath}/auth/oidc/callback`;
 }
 
 /** What the sign-in routes need: the provider, the storage, the page's sessions, the limiters. */
@@ -44,14 +44,15 @@ export async function answerOidcRoute(
   req: IncomingMessage,
   res: ServerResponse,
   url: URL,
+  mountPath = '',
 ): Promise<boolean> {
   if (req.method !== 'GET') return false;
   const { oidc, sessions } = context;
   // Lax, not Strict: the provider's redirect back is a cross-site navigation.
   const stateCookie = (value: string, maxAge: number) =>
-    `${STATE_COOKIE}=${value}; HttpOnly; SameSite=Lax; Path=/auth/oidc; Max-Age=${maxAge}${sessions.secure ? '; Secure' : ''}`;
+    `${STATE_COOKIE}=${value}; HttpOnly; SameSite=Lax; Path=${mountPath}/auth/oidc; Max-Age=${maxAge}${sessions.secure ? '; Secure' : ''}`;
   if (url.pathname === '/auth/oidc/login') {
-    const { url: to, state } = await oidc.beginSignIn(redirectUriOf(oidc, req));
+    const { url: to, state } = await oidc.beginSignIn(redirectUriOf(oidc, req, mountPath));
     res.writeHead(302, {
       location: to,
       'cache-control': 'no-store',
@@ -66,10 +67,10 @@ export async function answerOidcRoute(
   try {
     identity = await finishCallback(context, req, url);
   } catch (caught) {
-    sendSignInFailed(res, toHttpError(caught).error);
+    sendSignInFailed(res, toHttpError(caught).error, mountPath);
     return true;
   }
-  await signedIn(context.storage, identity, sessions, res);
+  await signedIn(context.storage, identity, sessions, res, mountPath);
   return true;
 }
 
@@ -110,15 +111,19 @@ const escapeHtml = (text: string) => text.replace(/[&<>"]/g, (c) => `&#${c.charC
  * The page a browser lands on when its sign-in failed: the refusal in words (escaped), and the
  * ways on. The callback is a navigation, so a JSON error would be all the person sees.
  */
-function sendSignInFailed(res: ServerResponse, error: ApprovalCenterError): void {
+function sendSignInFailed(
+  res: ServerResponse,
+  error: ApprovalCenterError,
+  mountPath: string,
+): void {
   const retryAfter = error.retryAfter;
   if (typeof retryAfter === 'number') res.setHeader('retry-after', String(retryAfter));
   const body = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Sign-in failed · runner</title>
-<link rel="stylesheet" href="/style.css"></head>
+<link rel="stylesheet" href="${mountPath}/style.css"></head>
 <body><main class="sign-in"><h1>Sign-in failed</h1>
 <p id="sign-in-error" class="error" role="alert">${escapeHtml(withoutOrigin(error.reason))}</p>
-<p><a href="/auth/oidc/login">Try again</a> · <a href="/">Back to the approval center</a></p>
+<p><a href="${mountPath}/auth/oidc/login">Try again</a> · <a href="${mountPath}/">Back to the approval center</a></p>
 </main></body></html>
 `;
   res.writeHead(error.status, {
@@ -140,6 +145,7 @@ async function signedIn(
   identity: OidcIdentity,
   sessions: PageSignIns,
   res: ServerResponse,
+  mountPath: string,
 ): Promise<void> {
   const key = storage.auditKey();
   if (key !== undefined) {
@@ -150,7 +156,7 @@ async function signedIn(
       { key },
     );
   }
-  await sessions.open(res, { ...identity, signedInWith: 'oidc' });
-  res.writeHead(303, { location: '/', 'cache-control': 'no-store' });
+  await sessions.open(res, { ...identity, signedInWith: 'oidc' }, mountPath);
+  res.writeHead(303, { location: `${mountPath}/`, 'cache-control': 'no-store' });
   res.end();
 }

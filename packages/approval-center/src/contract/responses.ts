@@ -290,7 +290,7 @@ export interface SessionResponse {
   signedIn: boolean;
   name: string | null;
   access: 'admin' | 'operator' | 'viewer' | null;
-  signedInWith: 'key' | 'token' | 'oidc' | 'local' | 'os-user' | null;
+  signedInWith: 'key' | 'token' | 'oidc' | 'local' | 'os-user' | 'app' | null;
   /** The session's CSRF token; `null` without a page session (a Bearer key, no sign-in). */
   csrfToken: string | null;
   /** When the page session ends, unless signed out before. */

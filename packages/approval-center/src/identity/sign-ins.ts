@@ -115,17 +115,27 @@ export class PageSignIns {
 
   /** The cookie's name: `__Host-` prefixed behind TLS, so no subdomain can set it. */
   get cookieName(): string {
+    return this.cookieNameAt('');
+  }
+
+  /**
+   * The cookie's name for the center mounted at `mountPath`: `__Host-` (which must be
+   * `Path=/`) at the root behind TLS, `__Secure-` under a path.
+   */
+  cookieNameAt(mountPath: string): string {
     const name = this.options.cookieName ?? 'approval_center_session';
-    return this.options.secure ? `__Host-${name}` : name;
+    if (!this.options.secure) return name;
+    return mountPath === '' ? `__Host-${name}` : `__Secure-${name}`;
   }
 
   /**
    * Opens a sign-in for `who` and appends its cookie to `res` (`HttpOnly; SameSite=Strict;
-   * Path=/`, `Secure` behind TLS, `Max-Age` its lifetime). Only the SHA-256 of the random id
+   * Path=` the center's folder, `/approvals/` when mounted at `mountPath` `/approvals`, `/` at
+   * the root; `Secure` behind TLS, `Max-Age` its lifetime). Only the SHA-256 of the random id
    * is stored.
    * @returns the sign-in, with the CSRF token the page must send with each write.
    */
-  async open(res: ServerResponse, who: PageSignInIdentity): Promise<PageSignIn> {
+  async open(res: ServerResponse, who: PageSignInIdentity, mountPath = ''): Promise<PageSignIn> {
     const id = randomBytes(32).toString('base64url');
     const idHash = hashOf(id);
     const expiresAt = new Date(Date.now() + this.options.ttlMs);
@@ -133,13 +143,14 @@ export class PageSignIns {
     const credential = this.credentialOf(who, id);
     await this.store.insert({ idHash, name, access, roles, signedInWith, credential, expiresAt });
     // Appended: a sign-in's callback may clear another cookie in the same response.
-    res.appendHeader('set-cookie', this.cookie(id, Math.floor(this.options.ttlMs / 1000)));
+    const maxAge = Math.floor(this.options.ttlMs / 1000);
+    res.appendHeader('set-cookie', this.cookie(id, maxAge, mountPath));
     return { ...who, csrfToken: keyed(id, 'csrf'), expiresAt, idHash };
   }
 
-  /** The cookie value (the sign-in's id) `req` carries, if any. */
-  idOf(req: IncomingMessage): string | undefined {
-    return cookieOf(req, this.cookieName);
+  /** The cookie value (the sign-in's id) `req` carries, if any, for the center at `mountPath`. */
+  idOf(req: IncomingMessage, mountPath = ''): string | undefined {
+    return cookieOf(req, this.cookieNameAt(mountPath));
   }
 
   /**
@@ -174,14 +185,15 @@ export class PageSignIns {
   }
 
   /** Ends `signIn` in the store and clears its cookie: the old cookie is refused from now on. */
-  async end(res: ServerResponse, signIn: PageSignIn): Promise<void> {
+  async end(res: ServerResponse, signIn: PageSignIn, mountPath = ''): Promise<void> {
     await this.store.delete(signIn.idHash);
-    res.setHeader('set-cookie', this.cookie('', 0));
+    res.setHeader('set-cookie', this.cookie('', 0, mountPath));
   }
 
-  private cookie(value: string, maxAgeSeconds: number): string {
+  private cookie(value: string, maxAgeSeconds: number, mountPath: string): string {
     const secure = this.options.secure ? '; Secure' : '';
-    return `${this.cookieName}=${value}; HttpOnly; SameSite=Strict; Path=/; Max-Age=${maxAgeSeconds}${secure}`;
+    const name = this.cookieNameAt(mountPath);
+    return `${name}=${value}; HttpOnly; SameSite=Strict; Path=${mountPath}/; Max-Age=${maxAgeSeconds}${secure}`;
   }
 
   /** What binds a sign-in to the credential it was opened with (null: nothing beyond expiry). */
