@@ -100,6 +100,8 @@ function outcomeOf(
       question: questionText(pending),
       options: null,
       priority: 0,
+      // The AI SDK runs an approved call with the arguments the model gave, never edited ones.
+      ...(pending.kind === 'approval' ? { fixedArguments: true as const } : {}),
     },
   };
 }

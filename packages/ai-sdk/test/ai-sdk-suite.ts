@@ -124,6 +124,8 @@ export async function describeAiSdkOn(kind: SqlTarget['kind']): Promise<void> {
         expect(pending?.token).toBe(waiting.token);
         expect(pending?.kind).toBe('approve');
         expect(pending?.question).toBe('Allow the agent to call pay with {"amount":42}?');
+        // The page offers no edit: the AI SDK cannot run the call with other arguments.
+        expect(pending?.resumeContext).toMatchObject({ fixedArguments: true });
         expect(ran).toEqual([]);
         const run = await storage.runs().get(waiting.runId);
         expect(run?.status).toBe('waiting');

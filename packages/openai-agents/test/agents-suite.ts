@@ -175,6 +175,8 @@ export async function describeAgentsOn(kind: SqlTarget['kind']): Promise<void> {
         expect(pending?.kind).toBe('approve');
         expect(pending?.question).toContain('pay');
         expect(pending?.question).toContain('"amount":42');
+        // The page offers no edit: the SDK cannot run the call with other arguments.
+        expect(pending?.resumeContext).toMatchObject({ fixedArguments: true });
         expect(ran).toEqual([]);
         const run = await storage.runs().get(waiting.runId);
         expect(run?.status).toBe('waiting');
