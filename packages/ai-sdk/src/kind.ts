@@ -100,6 +100,8 @@ function outcomeOf(
       question: questionText(pending),
       options: null,
       priority: 0,
+      // The AI SDK runs an approved call with the arguments the model gave, never edited ones.
+      ...(pending.kind === 'approval' ? { fixedArguments: true as const } : {}),
     },
   };
 }
@@ -174,6 +176,9 @@ export async function startAiSdkRun<TOOLS extends ToolSet>(
   return suspendNewRun(flow, ids, model, outcome, meta, crypto.randomUUID(), options.policy);
 }
 
+/** What the approval center's "Approve with changes" sends as an accept's content. */
+const CHANGED_APPROVAL = /^approved with changes:/i;
+
 /**
  * The person's answer as the AI SDK's approval decision: approved on accept; otherwise
  * denied with their reason, or, past the question's deadline, with the deadline's default
@@ -189,6 +194,13 @@ function approvalOf(answer: ResumingRun['answer'], expiredAt: Date | null): Tool
       approved: false,
       ...(reason ? { reason } : {}),
     }) as ToolApprovalAnswer;
+  }
+  if (answer.action === 'accept' && CHANGED_APPROVAL.test(reason?.trim() ?? '')) {
+    // The AI SDK cannot run a call with other arguments: the changes are told, never dropped.
+    return {
+      approved: false,
+      reason: `A person approved this call with changes, which cannot be applied to its arguments, so it was not run (${reason?.trim()})`,
+    };
   }
   if (answer.action === 'accept') return { approved: true };
   return { approved: false, reason: `A person declined this call${reason ? `: ${reason}` : ''}` };

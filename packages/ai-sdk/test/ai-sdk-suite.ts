@@ -124,6 +124,8 @@ export async function describeAiSdkOn(kind: SqlTarget['kind']): Promise<void> {
         expect(pending?.token).toBe(waiting.token);
         expect(pending?.kind).toBe('approve');
         expect(pending?.question).toBe('Allow the agent to call pay with {"amount":42}?');
+        // The page offers no edit: the AI SDK cannot run the call with other arguments.
+        expect(pending?.resumeContext).toMatchObject({ fixedArguments: true });
         expect(ran).toEqual([]);
         const run = await storage.runs().get(waiting.runId);
         expect(run?.status).toBe('waiting');
@@ -170,6 +172,17 @@ export async function describeAiSdkOn(kind: SqlTarget['kind']): Promise<void> {
         expect(told).toHaveLength(1);
         const transcript = JSON.stringify(await storage.runs().transcript(waiting.runId));
         expect(transcript).toContain('A person declined this call: over budget');
+      });
+
+      it('approved with changes: the tool does not run and the model reads they were not applied', async () => {
+        const { settings, ran } = payingLoop(llm);
+        const waiting = await started(settings, 25);
+        await answer(waiting.token, 'accept', 'approved with changes: pay 5');
+        await worker(settings).work({ once: true });
+        expect(ran).toEqual([]);
+        const transcript = JSON.stringify(await storage.runs().transcript(waiting.runId));
+        expect(transcript).toContain('with changes, which cannot be applied');
+        expect(transcript).toContain('pay 5');
       });
 
       it('cancelled: the run ends, nothing runs, no question stays open', async () => {

@@ -84,6 +84,8 @@ export interface ResumeContext {
   delegate?: { toolCallId: string; worker: string; task: string };
   /** A gated tool's call waiting for approval: the tool and the arguments the model gave. */
   gated?: { tool: string; arguments: Record<string, unknown> };
+  /** The asking kind cannot run the call with other arguments: it may be approved or declined only. */
+  fixedArguments?: true;
   /** Why the question was asked, when a policy decided it: the rules, their reason, the set's hash. */
   policy?: DecisionView;
   /** The W3C trace context of the turn that asked (traces on): its wait's span joins that trace. */
@@ -145,11 +147,12 @@ export async function suspend(
     messages: [...outcome.messages, outcome.assistant],
   });
   const { kind, question, options, priority } = outcome.question;
-  const { gated } = outcome.question;
+  const { gated, fixedArguments } = outcome.question;
   const resumeContext: ResumeContext = {
     model: model.id,
     run: run.runId,
     ...(gated ? { gated } : {}),
+    ...(fixedArguments ? { fixedArguments } : {}),
     // Why it was asked, when a rule asked it or deciding failed; its record keeps every decision.
     ...(decision && (decision.ruleIds.length > 0 || decision.error)
       ? { policy: decisionView(decision) }

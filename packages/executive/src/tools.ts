@@ -240,6 +240,8 @@ export interface Question {
   audience?: ModelAudience;
   /** A gated tool's call waiting for approval: the tool and the arguments the model gave. */
   gated?: { tool: string; arguments: Record<string, unknown> };
+  /** The asking kind cannot run the call with other arguments: it may be approved or declined only. */
+  fixedArguments?: true;
   /** The deadline the model set, and its default. */
   deadline?: { at: Date; answer: HumanAnswer };
 }

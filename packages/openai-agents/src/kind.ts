@@ -184,8 +184,11 @@ export function openaiAgentsKind(options: OpenAIAgentsKindOptions): RunKind {
         });
         if (decided !== undefined)
           throw refused('its stored state holds a decision not given here');
-        if (given?.action === 'accept') state.approve(item);
-        else {
+        if (given?.action === 'accept' && !isChangedApproval(given.content)) state.approve(item);
+        else if (given?.action === 'accept') {
+          // The SDK cannot run a call with other arguments: the changes are told, never dropped.
+          state.reject(item, { message: changesNotApplied(given.content ?? '') });
+        } else {
           const reason = given?.content ? `: ${given.content}` : '';
           state.reject(item, { message: `A person declined this call${reason}` });
         }
@@ -215,4 +218,17 @@ export function openaiAgentsKind(options: OpenAIAgentsKindOptions): RunKind {
       return { status: 'completed', runId, conversationId, messages };
     },
   };
+}
+
+/** What the approval center's "Approve with changes" sends as an accept's content. */
+const CHANGED_APPROVAL = /^approved with changes:/i;
+
+/** Whether an accept's content asks for changed arguments, which this kind cannot apply. */
+function isChangedApproval(content: string | null | undefined): boolean {
+  return CHANGED_APPROVAL.test(content?.trim() ?? '');
+}
+
+/** The reason a call approved with changes is rejected: the changes were not applied. */
+function changesNotApplied(content: string): string {
+  return `A person approved this call with changes, which cannot be applied to its arguments, so it was not run (${content.trim()})`;
 }

@@ -102,6 +102,8 @@ export async function saveStop(
         run: run.runId,
         parent: token,
         openaiAgents: { callId: question.callId, tool: question.tool, state: digest },
+        // The SDK runs an approved call with the arguments the model gave, never edited ones.
+        fixedArguments: true,
       },
       ...questionAnswerers({ kind: 'approve' }, run.requester, policy),
     };

@@ -175,6 +175,8 @@ export async function describeAgentsOn(kind: SqlTarget['kind']): Promise<void> {
         expect(pending?.kind).toBe('approve');
         expect(pending?.question).toContain('pay');
         expect(pending?.question).toContain('"amount":42');
+        // The page offers no edit: the SDK cannot run the call with other arguments.
+        expect(pending?.resumeContext).toMatchObject({ fixedArguments: true });
         expect(ran).toEqual([]);
         const run = await storage.runs().get(waiting.runId);
         expect(run?.status).toBe('waiting');
@@ -235,6 +237,21 @@ export async function describeAgentsOn(kind: SqlTarget['kind']): Promise<void> {
         expect(told).toBeDefined();
         const transcript = await storage.runs().transcript(waiting.runId);
         expect(JSON.stringify(transcript)).toContain('over budget');
+      });
+
+      it('approved with changes: the tool does not run and the model is told they were not applied', async () => {
+        const { agent, ran } = payingAgent(llm);
+        const waiting = await started(agent, 25);
+        await answer(waiting.token, 'accept', 'approved with changes: pay 5');
+        const kinds = { [OPENAI_AGENTS_KIND]: openaiAgentsKind({ agent }) };
+        await createExecutive({ storage, kinds }).work({ once: true });
+        expect(ran).toEqual([]);
+        const told = llm.requests
+          .map((r) => JSON.stringify(r.body))
+          .find((b) => b.includes('cannot be applied'));
+        expect(told).toContain('pay 5');
+        const transcript = JSON.stringify(await storage.runs().transcript(waiting.runId));
+        expect(transcript).toContain('with changes, which cannot be applied');
       });
 
       it('cancelled: the run ends, nothing runs, no question stays open', async () => {

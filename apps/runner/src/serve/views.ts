@@ -92,9 +92,14 @@ export function pauseView(
     canAnswer: readOnly === null,
     readOnly,
     gated: gatedView(pause),
+    ...(fixedArgumentsOf(pause) ? { fixedArguments: true } : {}),
     ...policyOf(pause.resumeContext as ResumeContext | null),
   };
 }
+
+/** Whether the asking kind cannot run the call with other arguments (approve or decline only). */
+const fixedArgumentsOf = (pause: Pick<Pending, 'resumeContext'>) =>
+  (pause.resumeContext as ResumeContext | null)?.fixedArguments === true;
 
 /** Why a policy asked the question, when a rule did (or deciding failed); nothing otherwise. */
 const policyOf = (context: ResumeContext | null) =>

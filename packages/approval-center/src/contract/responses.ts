@@ -55,6 +55,11 @@ export interface PauseView {
   readOnly: ReadOnlyReason | null;
   /** A gated tool's call waiting for approval (kind `approve`), or `null`. */
   gated: GatedView | null;
+  /**
+   * The asking kind cannot run the call with other arguments (`@x/openai-agents`, `@x/ai-sdk`):
+   * approve or decline only, the page offers no "Approve with changes"; absent or `false` otherwise.
+   */
+  fixedArguments?: boolean;
   /** Why a policy asked it (its rules, their reason, the set's hash), when one decided; else absent or `null`. */
   policy?: PolicyReasonView | null;
 }

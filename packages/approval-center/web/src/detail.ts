@@ -62,7 +62,7 @@ function detailOf(pause: PauseView): Child[] {
   };
   const changes = pause.gated
     ? argumentsPart(form, pause.gated)
-    : approve
+    : approve && !pause.fixedArguments
       ? changesPart(form)
       : undefined;
   const heading = [
@@ -113,6 +113,13 @@ function detailOf(pause: PauseView): Child[] {
       stop?.openButton,
     ),
     changes?.box,
+    pause.fixedArguments
+      ? h(
+          'p',
+          { class: 'fixed-arguments', id: 'fixed-arguments' },
+          'The arguments of this call cannot be edited: approve or decline.',
+        )
+      : null,
     stop?.box,
     form.error,
   ];
