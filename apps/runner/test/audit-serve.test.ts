@@ -30,8 +30,17 @@ describe('runner serve: GET /api/audit (embedded default, no wake)', () => {
 
     const all = await call(api('/api/audit'));
     expect(all.status).toBe(200);
-    const answers = (all.body.entries as Array<{ kind: string; token: string; data: object }>)
-      .filter((e) => e.kind !== 'question-created')
+    const entries = all.body.entries as Array<{ kind: string; token: string; data: object }>;
+    // Each question's asking decision is signed in the policy chain, naming its token in its data.
+    const decisions = entries.filter(
+      (e) => (e.data as { event?: string }).event === 'policy-decision',
+    );
+    expect(decisions.map((e) => e.data)).toEqual([
+      expect.objectContaining({ outcome: 'ask', token: page }),
+      expect.objectContaining({ outcome: 'ask', token: direct }),
+    ]);
+    const answers = entries
+      .filter((e) => e.kind !== 'question-created' && !decisions.includes(e))
       .map((e) => [e.kind, e.token, e.data]);
     expect(answers).toEqual([
       ['question-answered', page, expect.objectContaining({ by: 'ada', channel: 'page' })],
