@@ -1,6 +1,6 @@
 import type { Pending } from '@x/askuser';
 import { describe, expect, it } from 'vitest';
-import { pauseView } from './views.js';
+import { pauseView } from '../src/serve/views.js';
 
 /** An approve question as the store lists it, with `resumeContext` as its kind wrote it. */
 function approveQuestion(resumeContext: Record<string, unknown>): Pending {
