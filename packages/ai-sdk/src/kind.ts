@@ -13,6 +13,7 @@ import {
   cancelRun,
   type FlowContext,
   finishTurn,
+  isChangedApproval,
   NO_QUESTION_POLICY,
   type QuestionPolicy,
   type ResumingRun,
@@ -176,9 +177,6 @@ export async function startAiSdkRun<TOOLS extends ToolSet>(
   return suspendNewRun(flow, ids, model, outcome, meta, crypto.randomUUID(), options.policy);
 }
 
-/** What the approval center's "Approve with changes" sends as an accept's content. */
-const CHANGED_APPROVAL = /^approved with changes:/i;
-
 /**
  * The person's answer as the AI SDK's approval decision: approved on accept; otherwise
  * denied with their reason, or, past the question's deadline, with the deadline's default
@@ -195,7 +193,7 @@ function approvalOf(answer: ResumingRun['answer'], expiredAt: Date | null): Tool
       ...(reason ? { reason } : {}),
     }) as ToolApprovalAnswer;
   }
-  if (answer.action === 'accept' && CHANGED_APPROVAL.test(reason?.trim() ?? '')) {
+  if (answer.action === 'accept' && isChangedApproval(reason)) {
     // The AI SDK cannot run a call with other arguments: the changes are told, never dropped.
     return {
       approved: false,

@@ -135,7 +135,9 @@ export {
   waitAgain,
 } from './resume-writes.js';
 export {
+  CHANGED_APPROVAL_PREFIX,
   type DueRun,
+  isChangedApproval,
   kindStopOf,
   type ResumingRun,
   type RunKind,

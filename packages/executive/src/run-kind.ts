@@ -18,6 +18,18 @@ export function runKindOf(meta: unknown): string {
   return typeof kind === 'string' ? kind : TURN_KIND;
 }
 
+/**
+ * The start of an accept's content when a person approved a call with changed arguments (the
+ * approval center's "Approve with changes" sends it): a kind that cannot change a call's
+ * arguments must refuse such a call rather than run it as asked.
+ */
+export const CHANGED_APPROVAL_PREFIX = 'approved with changes:';
+
+/** Whether an accept's content asks for changed arguments ({@link CHANGED_APPROVAL_PREFIX}). */
+export function isChangedApproval(content: string | null | undefined): boolean {
+  return (content ?? '').trim().toLowerCase().startsWith(CHANGED_APPROVAL_PREFIX);
+}
+
 /** What a {@link RunKind} resumes a run from: its claim, its stored state and its answer. */
 export interface ResumingRun<S extends ExecutiveStorage = ExecutiveStorage> {
   /** The storage and events the kind's writes go through. */

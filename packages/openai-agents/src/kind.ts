@@ -3,6 +3,7 @@ import { type ResumeAnswer, resumeAnswerSchema } from '@x/askuser';
 import {
   cancelRun,
   type FlowContext,
+  isChangedApproval,
   NO_QUESTION_POLICY,
   type QuestionPolicy,
   type RunKind,
@@ -218,14 +219,6 @@ export function openaiAgentsKind(options: OpenAIAgentsKindOptions): RunKind {
       return { status: 'completed', runId, conversationId, messages };
     },
   };
-}
-
-/** What the approval center's "Approve with changes" sends as an accept's content. */
-const CHANGED_APPROVAL = /^approved with changes:/i;
-
-/** Whether an accept's content asks for changed arguments, which this kind cannot apply. */
-function isChangedApproval(content: string | null | undefined): boolean {
-  return CHANGED_APPROVAL.test(content?.trim() ?? '');
 }
 
 /** The reason a call approved with changes is rejected: the changes were not applied. */

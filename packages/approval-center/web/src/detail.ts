@@ -278,6 +278,7 @@ function changesPart(form: Form) {
       changes.focus();
       return;
     }
+    // @x/executive's CHANGED_APPROVAL_PREFIX: kinds that cannot change arguments refuse such calls.
     void answer(form, 'accept', `approved with changes: ${edited}`);
   };
   const box = h(
