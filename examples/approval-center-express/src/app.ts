@@ -1,9 +1,11 @@
-import { createApprovalCenter } from '@x/approval-center';
+import type { IncomingMessage } from 'node:http';
+import { createApprovalCenter, type Oidc } from '@x/approval-center';
 import { createExecutive, type ExecutiveStorage, type FlowContext, type Model } from '@x/executive';
 import { textOf } from '@x/wire';
 import express, { type Express } from 'express';
 import { agentKinds, gated, startRun } from './agent.js';
 import { centerApi } from './center-api.js';
+import { OidcSignIn } from './oidc-sign-in.js';
 import { AppSignIn } from './sign-in.js';
 
 /** Options of {@link createApp}. */
@@ -12,7 +14,15 @@ export interface AppOptions {
   storage: ExecutiveStorage;
   /** The agent's model. */
   model: Model;
+  /**
+   * An OpenID provider the approval center's page may sign in with, besides the app's form,
+   * and the address people open the app at (the provider sends them back under it).
+   */
+  oidc?: { oidc: Oidc; publicUrl: string } | undefined;
 }
+
+/** Where the app mounts the approval center. */
+const MOUNT = '/approvals';
 
 /** The app, and how to stop its worker and the approval center. */
 export interface App {
@@ -25,27 +35,36 @@ export interface App {
  * once a person approves it at `/approvals/`, and `GET /trips/:id` shows how it ended. Its
  * worker resumes approved runs in this process.
  */
-export function createApp({ storage, model }: AppOptions): App {
+export function createApp({ storage, model, oidc }: AppOptions): App {
   const flow: FlowContext = { storage, events: { wants: () => false, record: async () => {} } };
   const signIn = new AppSignIn();
-  const api = centerApi({ flow, gated, csrfTokenOf: (req) => signIn.sessionOf(req)?.csrfToken });
+  const provider = oidc && new OidcSignIn(oidc.oidc, oidc.publicUrl, MOUNT);
+  const authenticate = async (req: IncomingMessage) =>
+    signIn.authenticate(req) ?? (await provider?.personOf(req));
+  const api = centerApi({
+    flow,
+    gated,
+    csrfTokenOf: async (req) =>
+      signIn.sessionOf(req)?.csrfToken ?? (await provider?.signInOf(req))?.csrfToken,
+  });
   const center = createApprovalCenter({
-    authenticate: signIn.authenticate,
-    routes: api.routes,
+    authenticate,
+    routes: async (req, res, url, request) =>
+      (await provider?.answer(req, res, url)) || api.routes(req, res, url, request),
     onClose: () => api.hub.close(),
   });
 
   // What each completed run's agent said last (a real app would keep it in its own table).
   const said = new Map<string, string>();
   const app = express();
-  app.use(signIn.routes());
+  app.use(signIn.routes(provider && `${MOUNT}/auth/oidc/login`));
   // The page is the app's: a visitor who has not signed in goes to the app's sign-in first.
-  app.use('/approvals', (req, res, next) => {
-    if (signIn.sessionOf(req)) return next();
-    if (req.path.startsWith('/api/')) return next(); // the API answers 401 itself
+  app.use(MOUNT, async (req, res, next) => {
+    // The API answers 401 itself; the provider's routes are how one signs in.
+    if (/^\/(api|auth\/oidc)\//.test(req.path) || (await authenticate(req))) return next();
     res.redirect(303, `/login?next=${encodeURIComponent(req.originalUrl)}`);
   });
-  app.use('/approvals', center);
+  app.use(MOUNT, center);
 
   app.get('/', (req, res) => {
     const who = signIn.sessionOf(req)?.person.name;

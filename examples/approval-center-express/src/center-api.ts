@@ -37,7 +37,7 @@ export interface CenterApiOptions {
   /** The agent's gated tools: their calls are shown with their arguments' schema. */
   gated: GatedTools;
   /** The CSRF token of `req`'s sign-in in the app, which each write must carry. */
-  csrfTokenOf: (req: IncomingMessage) => string | undefined;
+  csrfTokenOf: (req: IncomingMessage) => Promise<string | undefined>;
 }
 
 /** The question routes, and the live feed they share (`close` it with the center). */
@@ -52,7 +52,7 @@ export function centerApi(options: CenterApiOptions): { routes: CenterRoutes; hu
     const path = url.pathname;
     if (!path.startsWith('/api/')) return false;
     if (req.method === 'GET' && path === '/api/session') {
-      sendJson(res, 200, sessionOf(operator, csrfTokenOf(req)));
+      sendJson(res, 200, sessionOf(operator, await csrfTokenOf(req)));
       return true;
     }
     if (!operator) throw new ApprovalCenterError('unauthorized', 'sign in to the app first');
@@ -80,7 +80,7 @@ export function centerApi(options: CenterApiOptions): { routes: CenterRoutes; hu
       return true;
     }
     if (req.method === 'POST' && action === 'answer') {
-      checkCsrf(req, csrfTokenOf(req));
+      checkCsrf(req, await csrfTokenOf(req));
       checkWrite(req);
       const body = answerBodySchema.safeParse(await readJson(req));
       if (!body.success) throw new ApprovalCenterError('invalid_answer', body.error.message);

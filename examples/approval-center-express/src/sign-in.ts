@@ -33,15 +33,22 @@ export class AppSignIn {
   readonly authenticate = (req: IncomingMessage): AppOperator | undefined =>
     this.sessionOf(req)?.person;
 
-  /** `GET /login`, `POST /login` (a name from {@link PEOPLE}) and `POST /logout`. */
-  routes(): Router {
+  /**
+   * `GET /login`, `POST /login` (a name from {@link PEOPLE}) and `POST /logout`; the form
+   * links to `providerLogin` too when the people may sign in with an OpenID provider.
+   */
+  routes(providerLogin?: string): Router {
     const router = express.Router();
     router.get('/login', (req, res) => {
       const next = safeNext(req.query.next);
       res.type('html').send(`<!doctype html><title>Sign in</title>
 <form method="post" action="/login?next=${encodeURIComponent(next)}">
 <label>Name <input id="name" name="name" autocomplete="username"></label>
-<button id="sign-in">Sign in</button></form>`);
+<button id="sign-in">Sign in</button></form>${
+        providerLogin
+          ? `<p><a id="oidc" href="${providerLogin}">Sign in with your provider</a></p>`
+          : ''
+      }`);
     });
     router.post('/login', express.urlencoded({ extended: false }), (req, res) => {
       const person = PEOPLE[String(req.body?.name ?? '')];
