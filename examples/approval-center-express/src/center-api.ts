@@ -62,7 +62,11 @@ export function centerApi(options: CenterApiOptions): { routes: CenterRoutes; hu
     }
     if (req.method === 'GET' && path === '/api/pauses') {
       const { pending } = await liveSnapshot(flow, gated);
-      sendJson(res, 200, { pauses: pending } satisfies PausesResponse);
+      // Viewers read the questions; the page shows them no answer form.
+      const pauses = pending.map((p) =>
+        operator.access === 'viewer' ? { ...p, canAnswer: false, readOnly: 'viewer' as const } : p,
+      );
+      sendJson(res, 200, { pauses } satisfies PausesResponse);
       return true;
     }
     if (req.method === 'GET' && path === '/api/recent') {
@@ -81,6 +85,12 @@ export function centerApi(options: CenterApiOptions): { routes: CenterRoutes; hu
     }
     if (req.method === 'POST' && action === 'answer') {
       checkCsrf(req, await csrfTokenOf(req));
+      if (operator.access === 'viewer') {
+        throw new ApprovalCenterError(
+          'forbidden',
+          `${operator.name} is a viewer: viewers read, never answer`,
+        );
+      }
       checkWrite(req);
       const body = answerBodySchema.safeParse(await readJson(req));
       if (!body.success) throw new ApprovalCenterError('invalid_answer', body.error.message);

@@ -12,8 +12,9 @@ import { anthropicModel } from '../src/agent.js';
 import { type App, createApp } from '../src/app.js';
 
 // The app in headless Chromium: its own sign-in guards the approval center mounted under
-// /approvals; a trip booked on the app's page waits for approval there; ada approves it on
-// the center's page; the app's own page shows the run completed with what the agent said.
+// /approvals; a trip booked on the app's page waits for approval there; vic, a viewer, may not
+// answer it; ada approves it on the center's page; the app's own page shows the run completed
+// with what the agent said.
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const chromiumFound = existsSync(CHROMIUM);
@@ -66,7 +67,7 @@ for (const target of await sqlTargets()) {
       await fake?.close();
     });
 
-    it('signs in with the app, books a trip, approves it on the page; the run completes', async () => {
+    it('signs in with the app, books a trip, a viewer may not answer, ada approves it on the page; the run completes', async () => {
       const page = context.pages()[0] ?? (await context.newPage());
       const errors: string[] = [];
       page.on('pageerror', (error) => errors.push(error.message));
@@ -89,9 +90,31 @@ for (const target of await sqlTargets()) {
       await booking.waitForURL(/\/trips\/[\w-]+$/);
       await expect(booking.locator('#status').textContent()).resolves.toBe('waiting');
 
-      // The question comes to the open page by its live feed; ada approves the call.
+      // The question comes to the open page by its live feed.
       const row = page.locator('#pending-list li', { hasText: 'book_trip' });
       await row.waitFor();
+      const token = await row.getAttribute('data-token');
+
+      // vic, a viewer of the app, sees it but may not answer it, even with a sign-in's CSRF token.
+      const vic = await fetch(`${base}/login`, {
+        method: 'POST',
+        body: new URLSearchParams({ name: 'vic' }),
+        redirect: 'manual',
+      });
+      const cookie = (vic.headers.get('set-cookie') ?? '').split(';')[0] ?? '';
+      const asVic = await fetch(`${base}/approvals/api/pauses`, { headers: { cookie } });
+      const { pauses } = (await asVic.json()) as { pauses: Array<{ canAnswer: boolean }> };
+      expect(pauses).toMatchObject([{ canAnswer: false, readOnly: 'viewer' }]);
+      const session = await fetch(`${base}/approvals/api/session`, { headers: { cookie } });
+      const { csrfToken } = (await session.json()) as { csrfToken: string };
+      const refused = await fetch(`${base}/approvals/api/pauses/${token}/answer`, {
+        method: 'POST',
+        headers: { cookie, 'content-type': 'application/json', 'x-csrf-token': csrfToken },
+        body: JSON.stringify({ action: 'accept', content: '' }),
+      });
+      expect(refused.status).toBe(403);
+
+      // ada approves the call.
       await row.locator('button.open').click();
       await expect(page.locator('#send').textContent()).resolves.toBe('Approve');
       await page.locator('#send').click();
