@@ -145,6 +145,9 @@ function refusalOf(error: unknown): never {
   throw new ApprovalCenterError(code, error.message, { cause: error });
 }
 
+/** The priority in a word, as the page shows it: `urgent` from 5, `high` from 1. */
+const labelOf = (priority: number) => (priority >= 5 ? 'urgent' : priority > 0 ? 'high' : null);
+
 function gatedView(gated: GatedTools, record: Pick<Pending, 'resumeContext'>): GatedView | null {
   const call = (
     record.resumeContext as { gated?: { tool: string; arguments: Record<string, unknown> } } | null
@@ -161,7 +164,7 @@ function pauseView(gated: GatedTools, pause: Pending, now: number): PauseView {
     question: pause.question,
     options: shownOptions(pause.options),
     priority: pause.priority,
-    priorityLabel: null,
+    priorityLabel: labelOf(pause.priority),
     proxiedFromChildId: pause.proxiedFromChildId,
     source: null,
     createdAt: pause.createdAt.toISOString(),
@@ -183,7 +186,7 @@ function recentView(gated: GatedTools, record: PauseRecord): RecentView {
     kind: record.kind,
     question: record.question,
     priority: record.priority,
-    priorityLabel: null,
+    priorityLabel: labelOf(record.priority),
     proxiedFromChildId: record.proxiedFromChildId,
     source: null,
     createdAt: record.createdAt.toISOString(),
