@@ -174,7 +174,7 @@ export class PostgresCheckpointSaver extends BaseCheckpointSaver {
           this.#dumpBlob(delta === undefined ? value : delta.items),
         ),
       );
-      return this.#writes.write(threadId, statements.putCheckpoint, {
+      return this.#writes.write(threadId, 'checkpoint', statements.putCheckpoint, {
         thread: threadId,
         ns: checkpointNs,
         id: checkpointId,
@@ -240,7 +240,7 @@ export class PostgresCheckpointSaver extends BaseCheckpointSaver {
     const rows = [...byIndex];
     const dumped = await Promise.all(rows.map(([, [, value]]) => this.#dumpBlob(value)));
     try {
-      await this.#writes.write(threadId, statements.putWrites, {
+      await this.#writes.write(threadId, 'writes', statements.putWrites, {
         thread: threadId,
         ns: checkpointNs,
         id: checkpointId,
