@@ -90,9 +90,11 @@ export {
   POLICY_AUDIT_CHAIN,
   type Prior,
   priorOf,
+  type ShadowOutcome,
 } from './policy-decisions.js';
 export {
   type AskDecision,
+  currentPolicies,
   deniedResult,
   type GateVerdict,
   type PolicyGate,
@@ -113,6 +115,20 @@ export {
   MAX_GRANT_LENGTH,
   MAX_GRANTS,
 } from './policy-grants.js';
+export {
+  type ShadowDisagreement,
+  type ShadowDisagreementsOptions,
+  shadowDisagreements,
+  shadowOutcome,
+} from './policy-shadow.js';
+export {
+  type PolicyVersion,
+  policyVersionOf,
+  policyVersions,
+  ReloadingPolicies,
+  type ReloadingPoliciesOptions,
+  recordPolicyVersion,
+} from './policy-versions.js';
 export {
   deadlineFor,
   NO_QUESTION_POLICY,

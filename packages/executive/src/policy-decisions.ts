@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { appendAuditEvent } from '@x/askuser';
 import type { Decision } from '@x/policy';
 import { jsonParameter, prepareOnce, rowsOf, runPrepared } from '@x/postgres-kit';
-import { sql } from 'drizzle-orm';
+import { type SQL, sql } from 'drizzle-orm';
 import type { ExecutiveDatabase as Db, ExecutiveStorage } from './storage.js';
 
 /** The audit chain every policy decision is appended to (allows and denies too). */
@@ -29,7 +29,23 @@ export interface DecisionRecord {
   error: string | null;
   /** The question it asked (`ask`), if any. */
   token: string | null;
+  /** What the candidate (shadow) policy set decided of the same call, with no effect; null: none ran. */
+  shadow: ShadowOutcome | null;
   decidedAt: Date;
+}
+
+/**
+ * What a candidate policy set running beside the active one decided of a call: recorded with
+ * the active decision, never acted on. Its own decision, before the run's pre-approved scopes,
+ * denial window and question cap, which only the active set's decision goes through.
+ */
+export interface ShadowOutcome {
+  outcome: Decision['outcome'];
+  reason: string;
+  ruleIds: string[];
+  policyHash: string;
+  /** Why the candidate failed to decide (it then asks, as any set does); null when it did not. */
+  error: string | null;
 }
 
 /** What a question shows of the decision that asked it (the pause's resume context keeps it). */
@@ -63,11 +79,12 @@ export function argumentsDigest(input: unknown): string {
 const insertDecision = prepareOnce(
   () => sql`insert into x_executive.policy_decisions
     (id, run_id, conversation_id, tool, tool_call_id, arguments_digest, arguments, requester,
-      outcome, reason, rule_ids, policy_hash, error, token)
+      outcome, reason, rule_ids, policy_hash, error, token, shadow)
     values (${sql.placeholder('id')}, ${sql.placeholder('runId')}, ${sql.placeholder('conversationId')},
       ${sql.placeholder('tool')}, ${sql.placeholder('toolCallId')}, ${sql.placeholder('argumentsDigest')},
       ${sql.placeholder('arguments')}::jsonb, ${sql.placeholder('requester')}, ${sql.placeholder('outcome')}, ${sql.placeholder('reason')}, ${sql.placeholder('ruleIds')}::jsonb,
-      ${sql.placeholder('policyHash')}, ${sql.placeholder('error')}, ${sql.placeholder('token')})`,
+      ${sql.placeholder('policyHash')}, ${sql.placeholder('error')}, ${sql.placeholder('token')},
+      ${sql.placeholder('shadow')}::jsonb)`,
 );
 
 /**
@@ -85,10 +102,12 @@ export async function recordDecision(
     // JSON null, not SQL NULL: a row without arguments is one recorded before they were kept.
     arguments: JSON.stringify(record.arguments ?? null),
     ruleIds: jsonParameter(record.ruleIds),
+    shadow: record.shadow === null ? null : JSON.stringify(record.shadow),
   }).then(() => undefined);
   const key = storage.auditKey();
   // The audit entry keeps the digest, as before: the arguments themselves stay in the table.
-  const { arguments: _arguments, requester: _requester, ...audit } = record;
+  const { arguments: _arguments, requester: _requester, shadow, ...kept } = record;
+  const audit = shadow === null ? kept : { ...kept, shadow };
   const audited =
     key === undefined
       ? undefined
@@ -105,7 +124,7 @@ export async function recordDecision(
 export async function decisionsOf(db: Db, runId: string): Promise<DecisionRecord[]> {
   const rows = rowsOf(
     await db.execute(sql`select id, run_id, conversation_id, tool, tool_call_id, arguments_digest,
-      arguments, requester, outcome, reason, rule_ids, policy_hash, error, token, decided_at
+      arguments, requester, outcome, reason, rule_ids, policy_hash, error, token, shadow, decided_at
       from x_executive.policy_decisions where run_id = ${runId} order by decided_at, id`),
   );
   return rows.map(recordOf);
@@ -130,6 +149,7 @@ function recordOf(row: Record<string, unknown>): DecisionRecord {
     policyHash: String(row.policy_hash),
     error: row.error === null || row.error === undefined ? null : String(row.error),
     token: row.token === null || row.token === undefined ? null : String(row.token),
+    shadow: (jsonOf(row.shadow) as ShadowOutcome | null) ?? null,
     decidedAt: new Date(String(row.decided_at)),
   };
 }
@@ -148,6 +168,8 @@ export interface Prior {
   askedTokens: string[];
   /** How many questions the policies asked in the run. */
   questionsAsked: number;
+  /** The newest policy version loaded (`recordPolicyVersion`): its number and hash; null: none. */
+  newestVersion: { version: number; policyHash: string } | null;
 }
 
 const readPrior = prepareOnce(
@@ -158,16 +180,21 @@ const readPrior = prepareOnce(
           and arguments_digest = ${sql.placeholder('argumentsDigest')} and outcome = 'ask' and token is not null
         order by decided_at desc limit 5)
       union all select 'count', null, null, count(*)::int, null from x_executive.policy_decisions
-        where run_id = ${sql.placeholder('runId')} and outcome = 'ask'`,
+        where run_id = ${sql.placeholder('runId')} and outcome = 'ask'
+      union all (select 'version', policy_hash, null, version, null from x_executive.policy_versions
+        order by version desc limit 1)`,
 );
 
-/** The run's grants, the same call's earlier questions and the run's question count, in one round trip. */
+/**
+ * The run's grants, the same call's earlier questions, the run's question count and the newest
+ * loaded policy version, in one round trip.
+ */
 export async function priorOf(
   db: Db,
   call: { runId: string; conversationId: string; tool: string; argumentsDigest: string },
 ): Promise<Prior> {
   const rows = await runPrepared(db, readPrior, call);
-  const prior: Prior = { grants: [], askedTokens: [], questionsAsked: 0 };
+  const prior: Prior = { grants: [], askedTokens: [], questionsAsked: 0, newestVersion: null };
   const grants: [number, Prior['grants'][number]][] = [];
   for (const row of rows) {
     if (row.kind === 'grant') {
@@ -180,7 +207,9 @@ export async function priorOf(
         },
       ]);
     } else if (row.kind === 'asked') prior.askedTokens.push(String(row.token));
-    else prior.questionsAsked = Number(row.n ?? 0);
+    else if (row.kind === 'version') {
+      prior.newestVersion = { version: Number(row.n), policyHash: String(row.tool) };
+    } else prior.questionsAsked = Number(row.n ?? 0);
   }
   prior.grants = grants.sort(([a], [b]) => a - b).map(([, grant]) => grant);
   return prior;
@@ -202,17 +231,27 @@ const DECISIONS_PAGE = 2_000;
  * question (`@x/askuser`'s questions), read in pages of one statement each so that tens of
  * thousands of rows never sit in memory at once.
  */
-export async function* decisionsSince(
+export function decisionsSince(
   db: Db,
   since: Date,
   pageSize: number = DECISIONS_PAGE,
+): AsyncGenerator<AnsweredDecision> {
+  return answeredDecisions(db, since, pageSize, sql``);
+}
+
+/** {@link decisionsSince}, of the rows `where` (an `and ...` condition on `d`) keeps. */
+export async function* answeredDecisions(
+  db: Db,
+  since: Date,
+  pageSize: number,
+  where: SQL,
 ): AsyncGenerator<AnsweredDecision> {
   let after: { decidedAt: string; id: string } | null = null;
   for (;;) {
     const rows = rowsOf(
       await db.execute(sql`select d.id, d.run_id, d.conversation_id, d.tool, d.tool_call_id,
         d.arguments_digest, d.arguments, d.requester, d.outcome, d.reason, d.rule_ids, d.policy_hash,
-        d.error, d.token, d.decided_at, d.decided_at::text as decided_key,
+        d.error, d.token, d.shadow, d.decided_at, d.decided_at::text as decided_key,
         case
           when p.token is null then null
           when p.resumed_at is null then case when p.deadline_at < now() then 'expired' end
@@ -222,7 +261,7 @@ export async function* decisionsSince(
         end as answer
         from x_executive.policy_decisions d
         left join aura.paused_states p on p.token = d.token
-        where d.decided_at >= ${since.toISOString()}::timestamptz
+        where d.decided_at >= ${since.toISOString()}::timestamptz ${where}
           ${after === null ? sql`` : sql`and (d.decided_at, d.id) > (${after.decidedAt}::timestamptz, ${after.id})`}
         order by d.decided_at, d.id limit ${pageSize}`),
     );

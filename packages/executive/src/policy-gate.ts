@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Decision, PolicySet, ShortForm, ToolDefinition } from '@x/policy';
+import type { Decision, DecisionInput, PolicySet, ShortForm, ToolDefinition } from '@x/policy';
 import { type ToolResultBlock, type ToolUseBlock, toolResult } from '@x/wire';
 import { ExecutiveError } from './errors.js';
 import {
@@ -16,8 +16,11 @@ import {
   type Prior,
   priorOf,
   recordDecision,
+  type ShadowOutcome,
 } from './policy-decisions.js';
 import { coveringGrant, grantText } from './policy-grants.js';
+import { shadowOutcome } from './policy-shadow.js';
+import type { ReloadingPolicies } from './policy-versions.js';
 import type { QuestionPolicy, QuestionRules } from './question-policy.js';
 import type { ExecutiveStorage } from './storage.js';
 import { humanToolSpecs } from './tools.js';
@@ -25,8 +28,18 @@ import { humanToolSpecs } from './tools.js';
 /** A decision that asks a person. */
 export type AskDecision = Extract<Decision, { outcome: 'ask' }>;
 
-/** What a policy gate made of one call: a question to ask, or the tool result the turn goes on with. */
-export type GateVerdict = { ask: AskDecision } | { result: ToolResultBlock };
+/**
+ * What a policy gate made of one call: a question to ask (with the candidate set's outcome,
+ * which the transaction that asks records beside it), or the tool result the turn goes on with.
+ */
+export type GateVerdict =
+  | { ask: AskDecision; shadow?: ShadowOutcome | null }
+  | { result: ToolResultBlock };
+
+/** The set a gate's policies decide with now (the newest loaded version's, when they follow them). */
+export function currentPolicies(policies: PolicySet | ReloadingPolicies): PolicySet {
+  return 'follow' in policies ? policies.policies : policies;
+}
 
 /** Decides one waiting call of a turn (a gated tool's or a human tool's) before it waits. */
 export type PolicyGate = (use: ToolUseBlock) => Promise<GateVerdict>;
@@ -102,9 +115,9 @@ const KIND_INPUT: Readonly<Record<string, unknown>> = {
  * requester, and an asking decision's settings are the rules; anything else sets none. The
  * turn loop decides each call itself (`policies` of `turnKind`), with its arguments.
  */
-export function questionPolicyOf(policies: PolicySet): QuestionPolicy {
+export function questionPolicyOf(policies: PolicySet | ReloadingPolicies): QuestionPolicy {
   return (kind) => {
-    const decision = policies.decide({
+    const decision = currentPolicies(policies).decide({
       tool: kind,
       input: KIND_INPUT[kind] ?? {},
       requester: null,
@@ -116,7 +129,13 @@ export function questionPolicyOf(policies: PolicySet): QuestionPolicy {
 
 /** What {@link policyGate} decides with and where it records. */
 export interface PolicyGateOptions {
-  policies: PolicySet;
+  /** The active set, or the loaded versions it follows (see `ReloadingPolicies`). */
+  policies: PolicySet | ReloadingPolicies;
+  /**
+   * A candidate set run beside the active one: its outcome of every decision is recorded with
+   * it (`shadow` of the record), with no effect; see `shadowDisagreements`. Default none.
+   */
+  shadow?: PolicySet;
   storage: ExecutiveStorage;
   run: { runId: string; conversationId: string };
   /** For whom the run acts (the policies' principal), if anyone. */
@@ -156,12 +175,18 @@ export function policyGate(options: PolicyGateOptions): PolicyGate {
     // Sent before Cedar decides, so that the read overlaps the evaluation; an unused one is dropped.
     const prior = priorOf(storage.db, call);
     prior.catch(() => {});
-    const decided = policies.decide({
+    const input: DecisionInput = {
       tool: use.name,
       input: use.input,
       requester: requester === undefined ? null : { name: requester },
       run: { id: run.runId, conversation: run.conversationId, kind: 'turn' },
-    });
+    };
+    let decided = currentPolicies(policies).decide(input);
+    // Following loaded versions: the read sent above names the newest; a change decides again.
+    if ('follow' in policies && (await policies.follow(storage.db, (await prior).newestVersion))) {
+      decided = policies.policies.decide(input);
+    }
+    const shadow = options.shadow ? shadowOutcome(options.shadow, input) : null;
     const record = {
       id: randomUUID(),
       ...run,
@@ -175,9 +200,10 @@ export function policyGate(options: PolicyGateOptions): PolicyGate {
       policyHash: decided.policyHash,
       error: null,
       token: null,
+      shadow,
     } satisfies Omit<DecisionRecord, 'decidedAt' | 'outcome'>;
     const decision = await narrowed(options, use, decided, record, prior);
-    if (decision.outcome === 'ask') return { ask: decision };
+    if (decision.outcome === 'ask') return { ask: decision, shadow };
     if (decision.outcome === 'deny') {
       const denied = { ...record, outcome: 'deny' as const, reason: decision.reason };
       await storage.transaction((tx) => recordDecision(tx, storage, denied));

@@ -198,6 +198,7 @@ export async function suspend(
         arguments: gated ? gated.arguments : outcome.toolUse.input,
         requester: requester ?? null,
         token,
+        shadow: outcome.shadow ?? null,
       }),
   ]);
   return {

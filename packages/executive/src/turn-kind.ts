@@ -16,6 +16,7 @@ import { gatedCallResult } from './gated-call.js';
 import { type EffectLog, type GatedTools, isGatedTool } from './gated-tools.js';
 import type { Model } from './model-port.js';
 import { type PolicyGateOptions, policyGate, questionPolicyOf } from './policy-gate.js';
+import type { ReloadingPolicies } from './policy-versions.js';
 import { NO_QUESTION_POLICY, type QuestionPolicy } from './question-policy.js';
 import {
   cancelRun,
@@ -69,7 +70,9 @@ export interface TurnKindOptions<S extends ExecutiveStorage = ExecutiveStorage> 
    * Decides every gated call and question of a resumed turn, with its arguments: allow, deny or
    * ask (see `policyGate`); default none: every such call asks under `questionPolicy`.
    */
-  policies?: PolicySet;
+  policies?: PolicySet | ReloadingPolicies;
+  /** A candidate set whose outcome of each decision is recorded beside it, with no effect (see `policyGate`). */
+  shadow?: PolicySet;
   /** The denial window and the question cap of `policies` (see `policyGate`); default 60 s, none. */
   policyLimits?: Pick<PolicyGateOptions, 'denialWindowMs' | 'maxQuestions'>;
   /** Who watches the turns (metrics, traces), read at each resume. */
@@ -183,6 +186,7 @@ function turnOptions<S extends ExecutiveStorage>(
       ? {
           gate: policyGate({
             policies: options.policies,
+            ...(options.shadow ? { shadow: options.shadow } : {}),
             storage,
             run: { runId, conversationId },
             requester: requesterOf(job.run.meta),

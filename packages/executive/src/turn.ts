@@ -9,6 +9,7 @@ import { toolResult, toolUses, userMessage } from '@x/wire';
 import type { DelegateHandler, Delegation } from './delegate-port.js';
 import { type GatedTools, isGatedTool } from './gated-tools.js';
 import type { Model, ModelRetry } from './model-port.js';
+import type { ShadowOutcome } from './policy-decisions.js';
 import type { AskDecision, PolicyGate } from './policy-gate.js';
 import {
   askAloneResult,
@@ -40,6 +41,8 @@ export type TurnOutcome =
       question: Question;
       /** The policy's decision to ask, when a gate decided the call: the question's settings and why. */
       decision?: AskDecision;
+      /** The candidate (shadow) set's outcome of the same call, recorded beside the decision. */
+      shadow?: ShadowOutcome;
     }
   | {
       /** Suspended on its `delegate` call: some workers wait on a person. */
@@ -141,6 +144,7 @@ export async function runTurn(
           payload: { question: question.question, options: question.options },
         });
         const decision = verdict?.ask;
+        const shadow = verdict && 'ask' in verdict ? verdict.shadow : undefined;
         return {
           status: 'suspended',
           messages,
@@ -148,6 +152,7 @@ export async function runTurn(
           toolUse: only,
           question,
           ...(decision ? { decision } : {}),
+          ...(shadow ? { shadow } : {}),
         };
       }
     }

@@ -36,10 +36,10 @@ import {
 } from '../src/index.js';
 import { fresh } from './flows-suite.js';
 
-const AUDIT_KEY = 'an audit key of the policy tests';
+export const AUDIT_KEY = 'an audit key of the policy tests';
 
 /** A payment tool whose runs are counted by idempotency key (the effect log's contract). */
-function payments() {
+export function payments() {
   const applied = new Map<string, number>();
   const effects: EffectLog = {
     apply: async (key) => {
@@ -60,7 +60,8 @@ function payments() {
   return { applied, effects, gated };
 }
 
-const PAYMENT_RULES = `
+/** The payment rules: under 50 allowed, over 1,000 two of finance, a payee list. */
+export const PAYMENT_RULES = `
 @id("pay-small") @reason("payments under 50 need nobody")
 permit (principal, action == Action::"pay", resource) when { context.input.amount < 50 };
 
@@ -74,7 +75,7 @@ when { !(["acme", "globex"].contains(context.input.payee)) };
 `;
 
 /** A model that makes one call, then answers with the last tool result's text. */
-function oneCallModel(name: string, input: JsonValue): Model & { seen: string[] } {
+export function oneCallModel(name: string, input: JsonValue): Model & { seen: string[] } {
   const seen: string[] = [];
   let calls = 0;
   return {

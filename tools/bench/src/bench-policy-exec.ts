@@ -8,6 +8,8 @@ import {
   migrate,
   policyGate,
   policyToolsOf,
+  ReloadingPolicies,
+  recordPolicyVersion,
   recordStart,
   runTurn,
   sqlExecutiveStorage,
@@ -34,6 +36,12 @@ forbid (principal, action == Action::"pay", resource)
 when { !(["acme", "globex"].contains(context.input.payee)) };
 `;
 
+// The shadow candidate: every payment asked of finance.
+const CANDIDATE = `
+@id("pay-checked") @reason("every payment is checked") @ask @audience("finance")
+permit (principal, action == Action::"pay", resource);
+`;
+
 const gated: GatedTools = {
   pay: {
     description: 'Pays an amount to a payee',
@@ -54,22 +62,31 @@ const model: Model = {
     }),
 };
 
-/** The exec → question cycle with the policy gate vs without (target ≤ 1.05×). */
+const NAME =
+  'exec → question with a policy vs without: a gated call asked, decided by Cedar and recorded with its question (PostgreSQL)';
+const FOLLOWING_NAME =
+  'exec → question with a policy following loaded versions and a shadow candidate vs without (PostgreSQL)';
+
+/**
+ * The exec → question cycle with the policy gate vs without (target ≤ 1.05×), and with a gate
+ * that follows loaded versions (`ReloadingPolicies`, a version loaded) and records a shadow
+ * candidate's outcome vs without.
+ */
 export async function benchPolicyExec(ctx: Context): Promise<void> {
   const section = 'policy';
-  const name =
-    'exec → question with a policy vs without: a gated call asked, decided by Cedar and recorded with its question (PostgreSQL)';
   const url = serverUrl();
   const problem = await probe(url);
   if (problem !== undefined) {
-    ctx.add({
-      section,
-      name,
-      goal: { kind: 'at-most', value: 1.05, label: '≤ 1.05×' },
-      ratioMeaning: 'with/without',
-      status: 'skipped',
-      note: `no PostgreSQL server (${problem})`,
-    });
+    for (const skipped of [NAME, FOLLOWING_NAME]) {
+      ctx.add({
+        section,
+        name: skipped,
+        goal: { kind: 'at-most', value: 1.05, label: '≤ 1.05×' },
+        ratioMeaning: 'with/without',
+        status: 'skipped',
+        note: `no PostgreSQL server (${problem})`,
+      });
+    }
     return;
   }
   const database = await createDatabase(url, '_policy');
@@ -84,11 +101,21 @@ export async function benchPolicyExec(ctx: Context): Promise<void> {
       sources: [{ name: 'bench.cedar', text: RULES }],
     });
     const effects = { apply: async () => ({ invocations: 1 }) };
-    const cycle = async (withPolicy: boolean) => {
+    const sources = [{ name: 'bench.cedar', text: RULES }];
+    const compile = (given: typeof sources) =>
+      loadPolicySet({ tools: policyToolsOf(gated), sources: given });
+    await recordPolicyVersion(storage, { policies, sources, loadedBy: 'bench' });
+    const following = new ReloadingPolicies({ initial: compile([]), compile });
+    const shadow = compile([{ name: 'candidate.cedar', text: CANDIDATE }]);
+    const cycle = async (mode: 'without' | 'policy' | 'following') => {
       const run = { runId: randomUUID(), conversationId: randomUUID() };
-      const gate = withPolicy
-        ? { gate: policyGate({ policies, storage, run, requester: 'ada', gated, effects }) }
-        : {};
+      const common = { storage, run, requester: 'ada', gated, effects };
+      const gate =
+        mode === 'policy'
+          ? { gate: policyGate({ policies, ...common }) }
+          : mode === 'following'
+            ? { gate: policyGate({ policies: following, shadow, ...common }) }
+            : {};
       const outcome = await runTurn(
         model,
         [userMessage('pay')],
@@ -108,26 +135,51 @@ export async function benchPolicyExec(ctx: Context): Promise<void> {
     };
     const rounds = ctx.quick ? 3 : 7;
     const pairs = ctx.quick ? 40 : 200;
-    const { subject, floor, roundRatios } = await interleaved(
-      () => cycle(true),
-      () => cycle(false),
-      { rounds, pairs, warmup: 30 },
-    );
-    const sorted = [...roundRatios].sort((x, y) => x - y);
-    const range = `${sorted[0]?.toFixed(3)}–${sorted.at(-1)?.toFixed(3)}`;
-    ctx.add({
-      section,
-      name,
-      goal: { kind: 'at-most', value: 1.05, label: '≤ 1.05×' },
-      ratio: statsOf(roundRatios).median,
-      ratioMeaning: `with/without, median of ${rounds} rounds (${range})`,
-      subject,
-      floor,
-      extra: { roundRatios },
-      note: `${rounds} rounds of ${pairs} pairs (the turn with a scripted model, the pause, continuation, run and, with a policy, the decision in one transaction); the ratio is the median of the rounds' ratios of medians`,
-    });
+    for (const [mode, rowName] of [
+      ['policy', NAME],
+      ['following', FOLLOWING_NAME],
+    ] as const) {
+      await measured(
+        ctx,
+        rowName,
+        rounds,
+        pairs,
+        () => cycle(mode),
+        () => cycle('without'),
+      );
+    }
   } finally {
     await client.end({ timeout: 5 });
     await database.drop();
   }
+}
+
+/** One row: `subject` against `floor` in interleaved rounds, the median of the rounds' ratios. */
+async function measured(
+  ctx: Context,
+  name: string,
+  rounds: number,
+  pairs: number,
+  subjectCycle: () => Promise<void>,
+  floorCycle: () => Promise<void>,
+): Promise<void> {
+  const section = 'policy';
+  const { subject, floor, roundRatios } = await interleaved(subjectCycle, floorCycle, {
+    rounds,
+    pairs,
+    warmup: 30,
+  });
+  const sorted = [...roundRatios].sort((x, y) => x - y);
+  const range = `${sorted[0]?.toFixed(3)}–${sorted.at(-1)?.toFixed(3)}`;
+  ctx.add({
+    section,
+    name,
+    goal: { kind: 'at-most', value: 1.05, label: '≤ 1.05×' },
+    ratio: statsOf(roundRatios).median,
+    ratioMeaning: `with/without, median of ${rounds} rounds (${range})`,
+    subject,
+    floor,
+    extra: { roundRatios },
+    note: `${rounds} rounds of ${pairs} pairs (the turn with a scripted model, the pause, continuation, run and, with a policy, the decision in one transaction); the ratio is the median of the rounds' ratios of medians`,
+  });
 }

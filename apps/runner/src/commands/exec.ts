@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { assertSafeId } from '@x/continuation';
 import { type Grant, grantsProblem } from '@x/executive';
 import { usageError } from '../errors.js';
-import { runnerPolicies, startRun } from '../executive/index.js';
+import { runnerPolicyVersions, startRun } from '../executive/index.js';
 import { modelFromId } from '../model/index.js';
 import { shellQuote } from '../terminal/invocation.js';
 import { plural } from '../terminal/output.js';
@@ -63,7 +63,7 @@ export const exec: Command = async (ctx, args) => {
   if (!goal) throw usageError('exec needs a GOAL, e.g. runner exec "Plan a trip"');
   if (values.conversation !== undefined) assertSafeId('--conversation', values.conversation);
   // Loaded before anything is said or written: a bad policy file refuses the run with its line.
-  const policies = runnerPolicies();
+  const policies = runnerPolicyVersions();
   const conversationId = values.conversation ?? newId('c');
   // A made-up id is the one handle on the conversation (show, stop, exec again): say it.
   if (values.conversation === undefined) ctx.out.note(`conversation ${conversationId}`);

@@ -306,6 +306,8 @@ here, by whoever holds the data folder or DATABASE_URL: an administrator's tool.
   policy: `usage: runner policy test DIR|FILE... [--policy PATH] [--json]
        runner policy explain TOKEN [--json]
        runner policy replay FILE|DIR [--since 30d] [--json]
+       runner policy load FILE|DIR... [--json]
+       runner policy shadow [--since 7d] [--json]
 
 Decides each case of the fixture files (a folder's *.json, in name order) with the active
 policies (RUNNER_POLICY's Cedar files and the question variables), or with PATH's Cedar
@@ -324,13 +326,25 @@ file and what is wrong).
 explain  how the policies decided to ask question TOKEN: the outcome, the reason, the
          call (tool, tool call, run, a digest of its arguments), the set's hash, and the
          matching rules with what each sets (audience, quorum, deadline, ...) when that set
-         is the active one. Exit 3 when no policy decision asked TOKEN.
+         is the active one or a version policy load recorded (which it names). Exit 3 when
+         no policy decision asked TOKEN.
 
 replay   decides every call and question recorded in the last --since (default 30d)
          again with FILE's (or DIR's) Cedar policies over the same tools, and prints
          "would allow N of M asked calls; people declined K of those N", the changed
          outcomes, the decisions not replayable (recorded before their arguments were
-         kept) and how long it took. Exit 2 when FILE is not valid Cedar.`,
+         kept) and how long it took. Exit 2 when FILE is not valid Cedar.
+
+load     validates the Cedar files as RUNNER_POLICY's are and records them as the newest
+         policy version (its hash, who loaded it, when, the files' text; in the audit
+         chain policy): running workers decide with it from their next decision, with no
+         restart; a question keeps the version that asked it. Exit 2 for a bad file (its
+         line and Cedar's message): nothing is recorded.
+
+shadow   the decisions of the last --since (default 7d) on which RUNNER_POLICY_SHADOW's
+         candidate policies disagreed with the active ones (another outcome, or an error
+         deciding), each with what the active set decided, what the candidate would have,
+         and what people answered.`,
   audit: `usage: runner audit [--conversation C] [--since TIME | AGE] [--json]
        runner audit verify [--json]
        runner audit head [--json]

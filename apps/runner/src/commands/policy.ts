@@ -1,5 +1,10 @@
 import { parseArgs } from 'node:util';
-import { type AnsweredDecision, decisionOfQuestion, decisionsSince } from '@x/executive';
+import {
+  type AnsweredDecision,
+  decisionOfQuestion,
+  decisionsSince,
+  policyVersionOf,
+} from '@x/executive';
 import {
   durationMs,
   PolicyError,
@@ -13,9 +18,11 @@ import {
 } from '@x/policy';
 import { setting, VARIABLES } from '../config/index.js';
 import { notFoundError, usageError } from '../errors.js';
-import { runnerPolicies } from '../executive/index.js';
+import { compileRunnerPolicies, runnerPolicies } from '../executive/index.js';
 import { plural } from '../terminal/output.js';
 import { type Command, type Context, globalOptions, withStorage } from './command.js';
+import { policyLoad } from './policy-load.js';
+import { policyShadow } from './policy-shadow.js';
 
 /**
  * The policy set a policy command judges: RUNNER_POLICY's (and the question variables') by
@@ -92,16 +99,28 @@ async function explain(ctx: Context, args: string[]): Promise<number> {
     const decision = await decisionOfQuestion(storage.db, token);
     if (!decision) throw notFoundError(`no policy decision asked question ${token}`);
     const active = runnerPolicies();
+    const version = await policyVersionOf(storage.db, decision.policyHash);
     const same = active.hash === decision.policyHash;
-    const rules = same ? active.rules.filter((rule) => decision.ruleIds.includes(rule.id)) : [];
+    const decidedBy = same ? active : version && compileRunnerPolicies(version.sources);
+    const rules =
+      decidedBy?.rules.filter((rule) => decision.ruleIds.includes(rule.id)) ?? ([] as Rule[]);
+    const loaded = version
+      ? ` (version ${version.version}, loaded by ${version.loadedBy} at ${version.loadedAt.toISOString()})`
+      : '';
     ctx.out.record(
-      { type: 'policy-explained', decision, rules, activeHash: active.hash },
+      {
+        type: 'policy-explained',
+        decision,
+        rules,
+        activeHash: active.hash,
+        ...(version ? { version: { ...version, sources: undefined } } : {}),
+      },
       [
         `question ${token}: ${decision.outcome}, ${decision.decidedAt.toISOString()}`,
         `  reason: ${decision.reason}`,
         ...(decision.error ? [`  deciding failed: ${decision.error}`] : []),
         `  call: ${decision.tool} (${decision.toolCallId}), run ${decision.runId}, arguments ${decision.argumentsDigest}`,
-        `  policy set: ${decision.policyHash}${same ? ' (the active one)' : ` (not the active one, ${active.hash}: its rules are not shown)`}`,
+        `  policy set: ${decision.policyHash}${same ? ' (the active one)' : decidedBy ? '' : ` (not the active one, ${active.hash}: its rules are not shown)`}${loaded}`,
         decision.ruleIds.length === 0
           ? '  matching rules: none'
           : `  matching rules: ${decision.ruleIds.map((id) => `"${id}"`).join(', ')}`,
@@ -213,18 +232,23 @@ async function replay(ctx: Context, args: string[]): Promise<number> {
   });
 }
 
-/** `runner policy test DIR`, `policy explain TOKEN`, `policy replay FILE`: the policies, checked and explained. */
+/**
+ * `runner policy test DIR`, `policy explain TOKEN`, `policy replay FILE`, `policy load FILES`,
+ * `policy shadow`: the policies, checked, explained, loaded and compared.
+ */
 export const policy: Command = async (ctx, args) => {
   const [sub, ...rest] = args;
   try {
     if (sub === 'test') return await test(ctx, rest);
     if (sub === 'explain') return await explain(ctx, rest);
     if (sub === 'replay') return await replay(ctx, rest);
+    if (sub === 'load') return await policyLoad(ctx, rest);
+    if (sub === 'shadow') return await policyShadow(ctx, rest);
   } catch (error) {
     if (PolicyError.is(error)) throw usageError(error.reason);
     throw error;
   }
   throw usageError(
-    `policy takes test, explain or replay, not ${sub === undefined ? 'nothing' : `"${sub}"`}`,
+    `policy takes test, explain, replay, load or shadow, not ${sub === undefined ? 'nothing' : `"${sub}"`}`,
   );
 };

@@ -29,12 +29,15 @@ export function shortFormFromEnv(env: Env = process.env): ShortForm {
 }
 
 /**
- * The Cedar files of RUNNER_POLICY, read once: a `.cedar` file, or a folder's `.cedar` files in
- * name order; none when it is not set.
+ * The Cedar files of RUNNER_POLICY (or of `variable`, e.g. RUNNER_POLICY_SHADOW), read once: a
+ * `.cedar` file, or a folder's `.cedar` files in name order; none when it is not set.
  * @throws {RunnerError} `usage` when it cannot be read.
  */
-export function policySourcesFromEnv(env: Env = process.env): PolicySource[] {
-  const given = setting(VARIABLES.RUNNER_POLICY, env);
+export function policySourcesFromEnv(
+  env: Env = process.env,
+  variable: typeof VARIABLES.RUNNER_POLICY = VARIABLES.RUNNER_POLICY,
+): PolicySource[] {
+  const given = setting(variable, env);
   if (given === undefined) return [];
   try {
     const files = statSync(given).isDirectory()
@@ -46,7 +49,7 @@ export function policySourcesFromEnv(env: Env = process.env): PolicySource[] {
     return files.map((file) => ({ name: file, text: readFileSync(file, 'utf8') }));
   } catch (error) {
     const why = (error as NodeJS.ErrnoException).code ?? String(error);
-    throw usageError(`RUNNER_POLICY=${given} cannot be read (${why})`);
+    throw usageError(`${variable.name}=${given} cannot be read (${why})`);
   }
 }
 
@@ -60,7 +63,21 @@ export function loadPolicies(
   gated: Parameters<typeof policyToolsOf>[0],
   env: Env = process.env,
 ): ReturnType<typeof loadPolicySet> {
-  const sources = policySourcesFromEnv(env);
+  const what = 'the policies (RUNNER_POLICY and the question variables)';
+  return compilePolicies(gated, policySourcesFromEnv(env), what, env);
+}
+
+/**
+ * Loads `sources` for `gated` with the environment's short form, as RUNNER_POLICY's files are:
+ * a file that does not parse or validate is refused, naming `what`, its file and line.
+ * @throws {RunnerError} `usage`.
+ */
+export function compilePolicies(
+  gated: Parameters<typeof policyToolsOf>[0],
+  sources: readonly PolicySource[],
+  what: string,
+  env: Env = process.env,
+): ReturnType<typeof loadPolicySet> {
   try {
     return loadPolicySet({
       tools: policyToolsOf(gated),
@@ -69,10 +86,24 @@ export function loadPolicies(
     });
   } catch (error) {
     if (!PolicyError.is(error)) throw error;
-    throw usageError(
-      `the policies (RUNNER_POLICY and the question variables) are refused: ${error.reason}`,
-    );
+    throw usageError(`${what} are refused: ${error.reason}`);
   }
+}
+
+/**
+ * The candidate set of RUNNER_POLICY_SHADOW (its Cedar files with the question variables), run
+ * beside the active one; undefined when it is not set.
+ * @throws {RunnerError} `usage` naming RUNNER_POLICY_SHADOW, the file and line at fault.
+ */
+export function loadShadowPolicies(
+  gated: Parameters<typeof policyToolsOf>[0],
+  env: Env = process.env,
+): ReturnType<typeof loadPolicySet> | undefined {
+  const sources = policySourcesFromEnv(env, VARIABLES.RUNNER_POLICY_SHADOW);
+  if (sources.length === 0 && setting(VARIABLES.RUNNER_POLICY_SHADOW, env) === undefined) {
+    return undefined;
+  }
+  return compilePolicies(gated, sources, 'the candidate policies (RUNNER_POLICY_SHADOW)', env);
 }
 
 /**

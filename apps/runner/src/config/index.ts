@@ -579,6 +579,14 @@ export const VARIABLES = {
     description:
       'Cedar policies that decide each gated call and question with its arguments: allow (no person), deny (the model reads why) or ask (their annotations say who, how many, by when); loaded at start, a bad file refused with its line',
   }),
+  RUNNER_POLICY_SHADOW: variable({
+    name: 'RUNNER_POLICY_SHADOW',
+    kind: text('a .cedar file or a folder of them'),
+    default: undefined,
+    defaultText: 'none',
+    description:
+      'candidate Cedar policies run beside the active ones: each decision also records what they would have decided, with no effect (runner policy shadow lists where they disagree); loaded at start, a bad file refused with its line',
+  }),
   RUNNER_DENIAL_WINDOW_MS: variable({
     name: 'RUNNER_DENIAL_WINDOW_MS',
     kind: wholeNumber(0),
@@ -925,6 +933,7 @@ const QUESTION_POLICY = [
   VARIABLES.RUNNER_ESCALATE,
   VARIABLES.RUNNER_QUORUM,
   VARIABLES.RUNNER_POLICY,
+  VARIABLES.RUNNER_POLICY_SHADOW,
   VARIABLES.RUNNER_DENIAL_WINDOW_MS,
   VARIABLES.RUNNER_MAX_QUESTIONS,
 ] as const;

@@ -28,8 +28,11 @@ export {
 } from './record-answer.js';
 export type { Resumed, ResumeOptions } from './resume.js';
 export {
+  compileRunnerPolicies,
   retryRun,
   runnerPolicies,
+  runnerPolicyVersions,
+  runnerShadowPolicies,
   type StartOptions,
   startRun,
   stopConversation,

@@ -8,6 +8,7 @@ import {
   type ModelFor,
   type QuestionPolicy,
   questionPolicyOf,
+  type ReloadingPolicies,
   type RunKind,
   type RunResult,
   TURN_KIND,
@@ -22,7 +23,7 @@ import { demoGatedTools, demoTools, demoWorkers, SYSTEM_PROMPT } from '../demo/t
 import { postgresCause } from '../errors.js';
 import { failureOf } from '../failure.js';
 import type { Storage } from '../storage/index.js';
-import { runnerPolicies } from './start.js';
+import { runnerPolicyVersions, runnerShadowPolicies } from './start.js';
 import { watching } from './telemetry.js';
 
 /** False for an error that would fail again on every attempt: it is not retried. */
@@ -74,13 +75,14 @@ export interface ResumeOptions {
   policy: LeasePolicy;
   /** The policy its workers' questions are asked under; default `policies`' by kind. */
   questionPolicy?: QuestionPolicy;
-  /** Decide each gated call and question of a resumed turn; default `runnerPolicies`. */
-  policies?: PolicySet;
+  /** Decide each gated call and question of a resumed turn; default `runnerPolicyVersions`. */
+  policies?: PolicySet | ReloadingPolicies;
 }
 
 /** The runs the runner resumes: the demo agent's turns (its prompt, tools and workers). */
 export function runnerKinds(options: ResumeOptions): Record<string, RunKind<Storage>> {
-  const policies = options.policies ?? runnerPolicies();
+  const policies = options.policies ?? runnerPolicyVersions();
+  const shadow = runnerShadowPolicies();
   const turn = turnKind<Storage>({
     modelFor: options.modelFor,
     system: SYSTEM_PROMPT,
@@ -90,6 +92,7 @@ export function runnerKinds(options: ResumeOptions): Record<string, RunKind<Stor
     workers: demoWorkers(),
     observerFor: options.observerFor,
     policies,
+    ...(shadow ? { shadow } : {}),
     policyLimits: policyLimitsFromEnv(),
     questionPolicy: options.questionPolicy ?? questionPolicyOf(policies),
     watching,

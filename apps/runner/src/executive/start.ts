@@ -9,6 +9,7 @@ import {
   policyGate,
   type QuestionPolicy,
   questionPolicyOf,
+  ReloadingPolicies,
   type Reminded,
   type RunResult,
   recordStart,
@@ -22,9 +23,14 @@ import {
   tracedTurn,
   watchedModel,
 } from '@x/executive';
-import type { PolicySet } from '@x/policy';
+import type { PolicySet, PolicySource } from '@x/policy';
 import { userMessage } from '@x/wire';
-import { loadPolicies, policyLimitsFromEnv } from '../config/executive-policy.js';
+import {
+  compilePolicies,
+  loadPolicies,
+  loadShadowPolicies,
+  policyLimitsFromEnv,
+} from '../config/executive-policy.js';
 import { type Env, questionPolicyOf as questionVariablesOf } from '../config/index.js';
 import { demoGatedTools, demoTools, demoWorkers, SYSTEM_PROMPT } from '../demo/tools.js';
 import { notFoundError, RunnerError } from '../errors.js';
@@ -32,21 +38,64 @@ import type { Storage } from '../storage/index.js';
 import { flowOf } from './suspend.js';
 import { watching } from './telemetry.js';
 
-const loaded = new Map<string, PolicySet>();
+/** The policies of the demo agent's turns: configured, following the loaded versions, and the candidate. */
+interface RunnerPolicies {
+  policies: PolicySet;
+  versions: ReloadingPolicies;
+  shadow: PolicySet | undefined;
+}
 
-/**
- * The policies of the demo agent's turns, loaded once per value of the question variables and
- * RUNNER_POLICY: the six variables' short form and RUNNER_POLICY's Cedar files, over the human
- * tools and the demo's gated tools.
- * @throws {RunnerError} `usage` for a file that does not parse or validate (its file and line).
- */
-export function runnerPolicies(env: Env = process.env): PolicySet {
+const loaded = new Map<string, RunnerPolicies>();
+
+/** The {@link RunnerPolicies} of `env`, loaded once per value of the question variables. */
+function loadedPolicies(env: Env): RunnerPolicies {
   const key = JSON.stringify(questionVariablesOf(env));
   const known = loaded.get(key);
   if (known) return known;
   const policies = loadPolicies(demoGatedTools, env);
-  loaded.set(key, policies);
-  return policies;
+  const shadow = loadShadowPolicies(demoGatedTools, env);
+  const versions = new ReloadingPolicies({
+    initial: policies,
+    compile: (sources) => compileRunnerPolicies(sources, env),
+  });
+  const made = { policies, versions, shadow };
+  loaded.set(key, made);
+  return made;
+}
+
+/**
+ * The policies of the demo agent's turns, loaded once per value of the question variables and
+ * RUNNER_POLICY: the six variables' short form and RUNNER_POLICY's Cedar files, over the human
+ * tools and the demo's gated tools. RUNNER_POLICY_SHADOW's candidate is loaded (and refused) with them.
+ * @throws {RunnerError} `usage` for a file that does not parse or validate (its file and line).
+ */
+export function runnerPolicies(env: Env = process.env): PolicySet {
+  return loadedPolicies(env).policies;
+}
+
+/**
+ * {@link runnerPolicies} following the versions `runner policy load` records: a running
+ * worker decides with the newest from its next decision.
+ */
+export function runnerPolicyVersions(env: Env = process.env): ReloadingPolicies {
+  return loadedPolicies(env).versions;
+}
+
+/** RUNNER_POLICY_SHADOW's candidate set, run beside the active one; undefined when not set. */
+export function runnerShadowPolicies(env: Env = process.env): PolicySet | undefined {
+  return loadedPolicies(env).shadow;
+}
+
+/**
+ * Cedar files (`runner policy load`'s, or a loaded version's) over the demo agent's tools with
+ * the question variables, as RUNNER_POLICY's are loaded.
+ * @throws {RunnerError} `usage` for a file that does not parse or validate (its file and line).
+ */
+export function compileRunnerPolicies(
+  sources: readonly PolicySource[],
+  env: Env = process.env,
+): PolicySet {
+  return compilePolicies(demoGatedTools, sources, 'the policy files', env);
 }
 
 /**
@@ -126,8 +175,10 @@ export interface StartOptions {
    * `policies`' by kind.
    */
   questionPolicy?: QuestionPolicy;
-  /** Decide each gated call and question of its turn: allow, deny or ask; default {@link runnerPolicies}. */
-  policies?: PolicySet;
+  /** Decide each gated call and question of its turn: allow, deny or ask; default {@link runnerPolicyVersions}. */
+  policies?: PolicySet | ReloadingPolicies;
+  /** A candidate set recorded beside each decision, with no effect; default {@link runnerShadowPolicies}. */
+  shadow?: PolicySet | undefined;
   /** Calls allowed with no person where the policies would ask (`exec --pre-approve`), granted to the run. */
   preApproved?: readonly Grant[];
   /**
@@ -170,10 +221,12 @@ export async function startRun(
   }
   const runId = randomUUID();
   const started = Date.now();
-  const policies = options.policies ?? runnerPolicies();
+  const policies = options.policies ?? runnerPolicyVersions();
+  const shadow = 'shadow' in options ? options.shadow : runnerShadowPolicies();
   const { requester, questionPolicy: policy = questionPolicyOf(policies) } = options;
   const gate = policyGate({
     policies,
+    ...(shadow ? { shadow } : {}),
     storage,
     run: { runId, conversationId },
     requester,
