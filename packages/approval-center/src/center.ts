@@ -8,6 +8,7 @@ import {
   type AuthenticatedOperator,
   authenticatedBy,
 } from './identity/authenticate.js';
+import { answerPoliciesRoute, type PoliciesOptions } from './policies-route.js';
 
 /** What the center knows of a request beyond its URL, for the host's routes. */
 export interface CenterRequest {
@@ -18,6 +19,11 @@ export interface CenterRequest {
    * at the root): `basePath`, or Express's mount path (`req.baseUrl`).
    */
   mountPath: string;
+  /**
+   * Answers the center's own API routes (`GET /api/policies`, given `policies`); true when it
+   * did. The host's routes call it once they know who is calling (viewers may read).
+   */
+  ownRoutes: () => Promise<boolean>;
 }
 
 /**
@@ -52,6 +58,13 @@ export interface ApprovalCenterOptions {
   authenticate?: Authenticate;
   /** The host app's own routes under the center's path, tried after the page's files. */
   routes?: CenterRoutes;
+  /**
+   * The Policies tab (`GET /api/policies`): the active policy set, the database its decisions
+   * are recorded in, and the shadow's disagreements. Served to whom `routes` let in (they call
+   * `request.ownRoutes()`), or without `routes` to whom `authenticate` knows. Without it the
+   * page shows no Policies tab.
+   */
+  policies?: PoliciesOptions;
   /** How errors that are not the center's are answered; default a 500 reported to `onError`. */
   classifyError?: ErrorClassifier;
   /** An error answering a request that is not the caller's doing; default ignored. */
@@ -98,9 +111,17 @@ export function createApprovalCenter(options: ApprovalCenterOptions): ApprovalCe
         await answerAsset(req, res, url.pathname);
         return;
       }
-      if (routes) {
+      if (routes || url.pathname.startsWith('/api/')) {
         const operator = authenticate && (await authenticatedBy(authenticate, req));
-        if (await routes(req, res, url, { operator, mountPath })) return;
+        // The host's routes check who is calling before they call it; else `authenticate` did.
+        const admitted = routes !== undefined || operator !== undefined;
+        const ownRoutes = () => answerOwnRoute(options.policies, admitted, req, res, url);
+        if (
+          routes
+            ? await routes(req, res, url, { operator, mountPath, ownRoutes })
+            : await ownRoutes()
+        )
+          return;
       }
       throw new ApprovalCenterError('not_found', `nothing at ${url.pathname}`);
     } catch (caught) {
@@ -171,6 +192,27 @@ function placeOf(
   if (!url.pathname.startsWith(`${basePath}/`)) return undefined;
   url.pathname = url.pathname.slice(basePath.length);
   return { url, mountPath: basePath };
+}
+
+/**
+ * Answers one of the center's own API routes to an `admitted` caller (else `unauthorized`);
+ * false for a path none of them serves.
+ */
+async function answerOwnRoute(
+  policies: PoliciesOptions | undefined,
+  admitted: boolean,
+  req: IncomingMessage,
+  res: ServerResponse,
+  url: URL,
+): Promise<boolean> {
+  if (!policies || url.pathname !== '/api/policies') return false;
+  if (!admitted) {
+    throw new ApprovalCenterError(
+      'unauthorized',
+      'sign in first: the app does not know who is calling (give the center authenticate, or routes that check)',
+    );
+  }
+  return answerPoliciesRoute(policies, req, res, url);
 }
 
 /** Sends one of the page's files, to GET or HEAD only. */

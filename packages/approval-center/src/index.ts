@@ -16,3 +16,4 @@ export {
   type EventHubOptions,
   type LiveSnapshot,
 } from './live/event-hub.js';
+export type { PoliciesOptions, ShownPolicySet } from './policies-route.js';

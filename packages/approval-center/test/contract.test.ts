@@ -5,6 +5,7 @@ import {
   answerSchemasWith,
   batchBodySchema,
   MAX_BATCH,
+  policiesResponseSchema,
   signInBodySchema,
   startRunBodySchema,
   stopBodySchema,
@@ -70,5 +71,39 @@ describe('the request bodies', () => {
   it('are exported from the root too', () => {
     expect(root.answerBodySchema).toBe(answerBodySchema);
     expect(root.startRunBodySchema).toBe(startRunBodySchema);
+  });
+});
+
+describe('the Policies response schema', () => {
+  const rule = {
+    id: 'pay-over-1000',
+    outcome: 'ask',
+    denial: 'soft',
+    reason: 'payments over 1,000 need two of finance',
+    audience: { names: [], roles: ['finance'] },
+    quorum: { approvals: 2, declines: 1 },
+    deadline: null,
+    remindMs: null,
+    escalate: null,
+    requesterMayNotAnswer: true,
+    severity: 'high',
+    location: { file: 'payments.cedar', line: 4 },
+    decided: { allow: 0, deny: 0, ask: 3 },
+  };
+  const response = {
+    policySet: { hash: 'sha256:ab', rules: [rule] },
+    days: 7,
+    since: '2026-12-01T00:00:00.000Z',
+    otherRules: [],
+    withoutRule: { allow: 0, deny: 0, ask: 0 },
+    shadow: null,
+  };
+
+  it('takes a response as the server sends it, and refuses an unknown field or a count below 0', () => {
+    expect(policiesResponseSchema.parse(response)).toEqual(response);
+    expect(policiesResponseSchema.safeParse({ ...response, extra: 1 }).success).toBe(false);
+    const negative = { ...rule, decided: { allow: -1, deny: 0, ask: 0 } };
+    const bad = { ...response, policySet: { hash: 'sha256:ab', rules: [negative] } };
+    expect(policiesResponseSchema.safeParse(bad).success).toBe(false);
   });
 });

@@ -9,6 +9,8 @@
  * {@link ExecutiveTracer}).
  */
 
+// The policy types the executive's options and the approval center's name, for those that do not import @x/policy.
+export type { Outcome as PolicyOutcome, PolicySet, Rule as PolicyRule } from '@x/policy';
 export { durationMs } from '@x/policy';
 export {
   type AnsweredBatch,
@@ -78,6 +80,7 @@ export type { LeasePolicy } from './lease-policy.js';
 export { MIGRATIONS_SCHEMA, MIGRATIONS_TABLE, migrate } from './migrate.js';
 export type { Model, ModelRequest, ModelRetry, ModelUsage, ToolSpec } from './model-port.js';
 export { type EventRouting, outboxEvents } from './outbox-events.js';
+export { decisionCountsSince, type RuleDecisionCounts } from './policy-decision-counts.js';
 export {
   type AnsweredDecision,
   argumentsDigest,

@@ -13,7 +13,13 @@ import type { LeasePolicy, QuestionPolicy } from '@x/executive';
 import { leasePolicyFromEnv, questionPolicyFromEnv } from '../config/executive-policy.js';
 import { OPTION_DEFAULTS, VARIABLES } from '../config/index.js';
 import { RunnerError, usageError } from '../errors.js';
-import { DEFAULT_GRACE_MS, type ModelFor, type Resumed, watching } from '../executive/index.js';
+import {
+  DEFAULT_GRACE_MS,
+  type ModelFor,
+  type Resumed,
+  runnerPolicies,
+  watching,
+} from '../executive/index.js';
 import type { Storage } from '../storage/index.js';
 import { forgetServing } from '../storage/via-serve.js';
 import type { ApiContext } from './api.js';
@@ -243,6 +249,8 @@ export async function startServe(storage: Storage, options: ServeOptions): Promi
         options.runHostedCommand && hostedThenAnswered(options.runHostedCommand, api, hub),
       metrics,
     }),
+    // The Policies tab: the set the demo agent's turns decide with, and what its rules decided.
+    policies: { active: () => runnerPolicies(), db: storage.db },
     classifyError: toHttpError,
     onError,
     onClose: () => hub.close(),

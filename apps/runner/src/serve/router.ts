@@ -54,6 +54,8 @@ export function runnerRoutes(context: RouteContext): CenterRoutes {
       checkCsrf(req, caller.session);
     }
     if (url.pathname.startsWith('/api/')) {
+      // The center's own routes (GET /api/policies), to anyone signed in.
+      if (await request.ownRoutes()) return true;
       await handleApi({ ...api, caller }, req, res, url);
       return true;
     }

@@ -9,6 +9,7 @@ import type {
   NotificationResponse,
   NotificationsResponse,
   PausesResponse,
+  PoliciesResponse,
   RecentResponse,
   SessionResponse,
   SignInBody,
@@ -94,6 +95,7 @@ export const api = {
         ...(query.before ? { before: query.before } : {}),
       })}`,
     ),
+  policies: () => call<PoliciesResponse>('api/policies'),
   retryNotification: (id: string) =>
     call<NotificationResponse>(`api/notifications/${encodeURIComponent(id)}/retry`, {}).then(
       (d) => d.notification,

@@ -3,6 +3,7 @@ import { age, byId } from './dom.js';
 import { connect, refresh } from './feed.js';
 import { showNotifications } from './notifications.js';
 import { ui } from './page.js';
+import { offerPolicies } from './policies.js';
 import { batch, clearChecked, render, showTab } from './queue.js';
 import { timeLeft, waitPart } from './rows.js';
 import { onKey } from './shortcuts.js';
@@ -43,4 +44,5 @@ if (session) {
   connect();
   void refresh();
   if (session.access === 'admin') showNotifications();
+  void offerPolicies();
 }

@@ -2,6 +2,7 @@ import type { ContextView, RunView } from '@x/approval-center/contract';
 import { api } from './api-client.js';
 import { h, replace } from './dom.js';
 import { actionWords, answeredByText, kindLabel, readable, titleOf } from './rows.js';
+import { shown } from './shown.js';
 
 const runWords: Record<RunView['status'], string> = {
   running: 'resuming now',
@@ -21,7 +22,10 @@ function argumentList(input: unknown) {
   return h(
     'dl',
     { class: 'args' },
-    ...entries.flatMap(([name, value]) => [h('dt', {}, name), h('dd', {}, readable(value))]),
+    ...entries.flatMap(([name, value]) => [
+      h('dt', {}, shown(name, true)),
+      h('dd', {}, readable(value)),
+    ]),
   );
 }
 
@@ -33,28 +37,28 @@ function toolCallPart(context: ContextView) {
     'div',
     { class: `call${approval ? ' proposal' : ''}` },
     h('h3', {}, approval ? 'Proposed action' : 'Tool call'),
-    h('p', { class: 'tool' }, h('code', {}, call.name), ` (${kindLabel(call.name)})`),
+    h('p', { class: 'tool' }, h('code', {}, shown(call.name, true)), ` (${kindLabel(call.name)})`),
     argumentList(call.input),
   );
 }
 
 function messagesPart(context: ContextView) {
   if (context.messages.length === 0) return null;
-  const shown = context.messages.length;
+  const count = context.messages.length;
   return h(
     'details',
     { class: 'messages' },
     h(
       'summary',
       {},
-      `Conversation: the last ${shown} message${shown === 1 ? '' : 's'}`,
+      `Conversation: the last ${count} message${count === 1 ? '' : 's'}`,
       context.earlierMessages ? ` (${context.earlierMessages} earlier)` : '',
     ),
     h(
       'ol',
       {},
       ...context.messages.map((m) =>
-        h('li', { class: `message ${m.role}` }, h('strong', {}, `${m.role}: `), m.text),
+        h('li', { class: `message ${m.role}` }, h('strong', {}, `${m.role}: `), shown(m.text)),
       ),
     ),
   );
@@ -105,7 +109,7 @@ export function contextSection(context: ContextView) {
   return h(
     'section',
     { class: 'context', 'aria-label': 'Context' },
-    context.goal ? h('p', { class: 'goal' }, h('strong', {}, 'Goal: '), context.goal) : null,
+    context.goal ? h('p', { class: 'goal' }, h('strong', {}, 'Goal: '), shown(context.goal)) : null,
     toolCallPart(context),
     messagesPart(context),
     runPart(context),

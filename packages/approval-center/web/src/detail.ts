@@ -12,6 +12,7 @@ import { refresh } from './feed.js';
 import { backButton, say, showView, ui } from './page.js';
 import { labels, priorityBadge, sourcePart, titleOf, waitPart } from './rows.js';
 import { schemaErrors } from './schema-check.js';
+import { shown, shownJson } from './shown.js';
 import { ageOf, answeredHere, changed, state } from './state.js';
 
 /** One question's answer form: what its parts share. */
@@ -76,6 +77,7 @@ function detailOf(pause: PauseView): Child[] {
       h('span', { class: 'age' }, askedWhen(ageOf(pause))),
     ),
     sourcePart(pause),
+    whyPart(pause),
     waitPart(pause),
   ];
   // What the server says this operator may not answer gets no answer form at all.
@@ -123,6 +125,39 @@ function detailOf(pause: PauseView): Child[] {
     stop?.box,
     form.error,
   ];
+}
+
+/**
+ * Why a policy asked the question: its reason (which names its rules), the rules as ids, the
+ * set's hash (short; whole in its tooltip) and, when deciding failed, why (the admins were asked).
+ */
+function whyPart(pause: PauseView) {
+  const { policy } = pause;
+  if (!policy) return null;
+  const hash = policy.policyHash.replace(/^sha256:/, '');
+  return h(
+    'div',
+    { class: 'why', id: 'why' },
+    h('p', { class: 'reason' }, h('strong', {}, 'Why asked: '), shown(policy.reason)),
+    policy.ruleIds.length > 0
+      ? h(
+          'p',
+          { class: 'rules' },
+          policy.ruleIds.length === 1 ? 'Rule ' : 'Rules ',
+          ...policy.ruleIds.flatMap((id, i) => [i > 0 ? ', ' : '', h('code', {}, shown(id, true))]),
+          ' · policy set ',
+          h('code', { title: policy.policyHash }, hash.slice(0, 12)),
+        )
+      : null,
+    policy.error
+      ? h(
+          'p',
+          { class: 'error policy-error' },
+          'Deciding failed, so the admins are asked: ',
+          shown(policy.error),
+        )
+      : null,
+  );
 }
 
 /** Why the server says this operator may only read a question, in their words. */
@@ -314,7 +349,7 @@ function changesPart(form: Form) {
  */
 function argumentsPart(form: Form, gated: GatedView) {
   const edit = h('textarea', { id: 'arguments-text', rows: 8, spellcheck: 'false' });
-  edit.value = JSON.stringify(gated.arguments, null, 2);
+  edit.value = shownJson(JSON.stringify(gated.arguments, null, 2));
   const send = () => {
     let edited: unknown;
     try {

@@ -140,12 +140,14 @@ export async function batch(action: AnswerAction): Promise<void> {
   await refresh();
 }
 
-/** Shows the pending or the recent tab (on a narrow screen, its list). */
+/** Shows the pending, the recent or the policies tab (on a narrow screen, its list). */
 export function showTab(tab: Tab): void {
   state.tab = tab;
   ui.tabPending.setAttribute('aria-selected', String(tab === 'pending'));
   ui.tabRecent.setAttribute('aria-selected', String(tab === 'recent'));
+  ui.tabPolicies.setAttribute('aria-selected', String(tab === 'policies'));
   ui.pendingPanel.hidden = tab !== 'pending';
   ui.recentPanel.hidden = tab !== 'recent';
+  ui.policiesPanel.hidden = tab !== 'policies';
   showView('queue');
 }

@@ -7,6 +7,7 @@ import type {
   SourceView,
 } from '@x/approval-center/contract';
 import { age, h, relative } from './dom.js';
+import { shown } from './shown.js';
 import { ageOf, msLeftOf } from './state.js';
 
 /**
@@ -51,14 +52,15 @@ export const actionWords: Record<AnswerAction, string> = {
 
 /**
  * A tool call's argument as words: text as it is, a list joined, an object (an audience, a
- * deadline) as its names and values, never as JSON.
+ * deadline) as its names and values, never as JSON; control characters escaped (newlines too
+ * when `oneLine`).
  */
-export function readable(value: unknown): string {
-  if (typeof value === 'string') return value;
-  if (Array.isArray(value)) return value.map(readable).join(' · ');
+export function readable(value: unknown, oneLine = false): string {
+  if (typeof value === 'string') return shown(value, oneLine);
+  if (Array.isArray(value)) return value.map((inner) => readable(inner, oneLine)).join(' · ');
   if (value !== null && typeof value === 'object') {
     return Object.entries(value)
-      .map(([name, inner]) => `${name}: ${readable(inner)}`)
+      .map(([name, inner]) => `${shown(name, true)}: ${readable(inner, oneLine)}`)
       .join('; ');
   }
   return String(value);
@@ -66,14 +68,14 @@ export function readable(value: unknown): string {
 
 /**
  * A question's title: a gated call's as its tool and arguments in words ("Approve send_email
- * (to: …, subject: …)?"), any other question's text as asked.
+ * (to: …, subject: …)?"), any other question's text as asked; control characters escaped.
  */
 export function titleOf(item: { question: string; gated: GatedView | null }): string {
-  if (!item.gated) return item.question;
+  if (!item.gated) return shown(item.question);
   const args = Object.entries(item.gated.arguments).map(
-    ([name, value]) => `${name}: ${readable(value)}`,
+    ([name, value]) => `${shown(name, true)}: ${readable(value, true)}`,
   );
-  return `Approve ${item.gated.tool}${args.length ? ` (${args.join(', ')})` : ''}?`;
+  return `Approve ${shown(item.gated.tool, true)}${args.length ? ` (${args.join(', ')})` : ''}?`;
 }
 
 /**

@@ -11,7 +11,7 @@ export function onKey(event: KeyboardEvent): void {
     return;
   }
   if (event.ctrlKey || event.metaKey || event.altKey) return;
-  if (state.tab === 'recent' && event.key !== 'r') return;
+  if (state.tab !== 'pending' && event.key !== 'r') return;
   if (onListKey(event.key)) event.preventDefault();
 }
 

@@ -1,7 +1,7 @@
 import type { PauseView, RecentView, SessionResponse } from '@x/approval-center/contract';
 
-/** The two tabs of the page. */
-export type Tab = 'pending' | 'recent';
+/** The tabs of the page (Policies only when the server has a policy set to show). */
+export type Tab = 'pending' | 'recent' | 'policies';
 
 /** What the page knows and shows: the server's lists as last fetched, and the operator's place in them. */
 export const state = {
