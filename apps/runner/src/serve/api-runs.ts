@@ -1,6 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
   ApprovalCenterError,
+  answererOf,
+  type Caller,
+  requireAdmin,
   type StartRunLine,
   type StartRunResponse,
   startRunBodySchema,
@@ -10,9 +13,8 @@ import { assertSafeId } from '@x/continuation';
 import type { RunStatus } from '@x/continuation-postgres';
 import type { QuestionPolicy } from '@x/executive';
 import { z } from 'zod';
-import { type ModelFor, retryRun, startRun } from '../executive/index.js';
+import { type ModelFor, refuseAnswerer, retryRun, startRun } from '../executive/index.js';
 import type { Storage } from '../storage/index.js';
-import { answererOf, type Caller, requireAdmin } from './auth.js';
 import { toHttpError } from './http-error.js';
 
 /** What the run routes need of the API's context. */
@@ -111,7 +113,7 @@ export const runRoutes: RunRoute[] = [
     async handle(ctx, _m, req, res) {
       checkWrite(req);
       // Whoever may answer may start a run; a viewer may do neither.
-      answererOf(ctx.caller);
+      answererOf(ctx.caller, refuseAnswerer);
       const parsed = startRunBodySchema.safeParse(await readJson(req));
       if (!parsed.success) {
         throw new ApprovalCenterError(

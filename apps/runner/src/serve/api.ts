@@ -3,8 +3,10 @@ import {
   type AnswerResponse,
   ApprovalCenterError,
   type AuditResponse,
+  answererOf,
   answerSchemasWith,
   type BatchResponse,
+  type Caller,
   type ContextResponse,
   type EventHub,
   type NotificationResponse,
@@ -12,6 +14,8 @@ import {
   type PauseResponse,
   type PausesResponse,
   type RecentResponse,
+  readOnlyReason,
+  requireAdmin,
   type StopResponse,
   stopBodySchema,
 } from '@x/approval-center';
@@ -27,6 +31,7 @@ import {
   answerContentProblem,
   quorumText,
   refusal,
+  refuseAnswerer,
   stopKnownConversation,
 } from '../executive/index.js';
 import type { Storage } from '../storage/index.js';
@@ -36,7 +41,6 @@ import {
   retryNotification,
 } from '../storage/notifications.js';
 import { type RunsContext, runRoutes } from './api-runs.js';
-import { answererOf, type Caller, readOnlyReason, requireAdmin } from './auth.js';
 import { contextView } from './question-context.js';
 import { approvalsOf, pauseView, recentViews } from './views.js';
 
@@ -209,7 +213,7 @@ const routes: Route[] = [
     pattern: /^\/api\/pauses\/answer-batch$/,
     async handle(ctx, _m, req, res) {
       checkWrite(req);
-      const by = answererOf(ctx.caller);
+      const by = answererOf(ctx.caller, refuseAnswerer);
       // Every string is checked below: a token no database holds is 404, like in the path.
       const body = await readJson(req, undefined, { unstorable: 'keep' });
       const { answers } = parseBody(answerSchemas.batch, body, 'invalid_answer');
@@ -273,7 +277,7 @@ const routes: Route[] = [
     pattern: /^\/api\/pauses\/([^/]+)\/answer$/,
     async handle(ctx, [raw = ''], req, res) {
       checkWrite(req);
-      const by = answererOf(ctx.caller);
+      const by = answererOf(ctx.caller, refuseAnswerer);
       const token = segment(raw, 'token');
       const given = parseBody(answerSchemas.answer, await readJson(req), 'invalid_answer');
       const outcome = await answer(ctx.storage, token, given, by).catch((error) =>

@@ -6,6 +6,7 @@ import {
   FailureLimiter,
   type Oidc,
   PageSignIns,
+  type SignInContext,
 } from '@x/approval-center';
 import { isLoopback } from '@x/approval-center/http';
 import { ASKUSER_ANSWERED_CHANNEL, ASKUSER_CREATED_CHANNEL } from '@x/askuser';
@@ -21,17 +22,17 @@ import {
   watching,
 } from '../executive/index.js';
 import type { Storage } from '../storage/index.js';
+import { sqlSignInStore } from '../storage/sign-ins.js';
 import { forgetServing } from '../storage/via-serve.js';
+import { osUserName } from '../terminal/os-user.js';
 import type { ApiContext } from './api.js';
 import type { HostedCommandRunner } from './api-cli.js';
-import type { SignIn } from './auth.js';
 import { type ConnectionLimits, createApiServer, DEFAULT_LIMITS } from './connections.js';
 import { type HostedWake, startHostedWake } from './hosted-wake.js';
 import { toHttpError } from './http-error.js';
-import { type LocalSocket, listenLocal } from './local-socket.js';
+import { fromLocalSocket, type LocalSocket, listenLocal } from './local-socket.js';
 import { RunnerMetrics } from './metrics.js';
 import { runnerRoutes } from './router.js';
-import { sqlSignInStore } from './sign-in-store.js';
 import { liveSnapshot } from './views.js';
 
 // The API's shapes are declared once, beside the page that reads them.
@@ -201,18 +202,21 @@ export async function startServe(storage: Storage, options: ServeOptions): Promi
   const watchedBefore = watching.telemetry;
   watching.telemetry = metrics;
   const windowMs = options.signInWindowMs ?? VARIABLES.RUNNER_SIGN_IN_WINDOW.default;
-  const signIn: SignIn = {
-    storage,
+  const signIn: SignInContext = {
+    operators: storage.operators(),
+    audit: storage,
     token,
     operator: options.operator ?? null,
     oidc,
-    sessions: new PageSignIns(sqlSignInStore(storage), {
+    sessions: new PageSignIns(sqlSignInStore(storage.db), {
       ttlMs: options.sessionTtlMs ?? VARIABLES.RUNNER_SESSION_TTL.default,
       secure: options.publicUrl?.startsWith('https:') ?? false,
       token,
       cookieName: 'runner_session',
     }),
     signedOut: () => void hub.recheck(),
+    // Only the data folder's owner can open its socket: they administer it, as the CLI does.
+    hostAdmin: (req) => (fromLocalSocket(req) ? osUserName() : undefined),
     limiters: {
       source: new FailureLimiter({
         max: options.signInFailures ?? VARIABLES.RUNNER_SIGN_IN_FAILURES.default,

@@ -5,17 +5,17 @@ import {
   type Oidc,
   type OidcIdentity,
   type PageSignIns,
+  recordFailedSignIn,
   refuseWhileLimited,
   SIGN_IN_TTL_MS,
+  type SignInContext,
   type SignInLimiters,
   sourceOf,
 } from '@x/approval-center';
 import { baseHeaders } from '@x/approval-center/http';
 import { appendAuditEvent } from '@x/askuser';
 import { withoutOrigin } from '@x/executive';
-import type { Storage } from '../storage/index.js';
 import { toHttpError } from './http-error.js';
-import { recordFailedSignIn } from './rate-limit.js';
 
 /** Ties a begun sign-in to the browser that began it, so nobody can sign a victim in as themselves. */
 const STATE_COOKIE = 'runner_oidc_state';
@@ -25,10 +25,10 @@ function redirectUriOf(oidc: Oidc, req: IncomingMessage, mountPath: string): str
   return oidc.options.redirectUri ?? `http://${req.headers.host}${mountPath}/auth/oidc/callback`;
 }
 
-/** What the sign-in routes need: the provider, the storage, the page's sessions, the limiters. */
+/** What the sign-in routes need: the provider, the audit log, the page's sessions, the limiters. */
 interface OidcRouteContext {
   oidc: Oidc;
-  storage: Storage;
+  audit?: SignInContext['audit'];
   sessions: PageSignIns;
   limiters: SignInLimiters;
 }
@@ -70,7 +70,7 @@ export async function answerOidcRoute(
     sendSignInFailed(res, toHttpError(caught).error, mountPath);
     return true;
   }
-  await signedIn(context.storage, identity, sessions, res, mountPath);
+  await signedIn(context.audit, identity, sessions, res, mountPath);
   return true;
 }
 
@@ -81,7 +81,7 @@ export async function answerOidcRoute(
  * recorded. A provider that does not answer (503) is neither: it is not the browser's doing.
  */
 async function finishCallback(
-  { oidc, storage, limiters }: OidcRouteContext,
+  { oidc, audit, limiters }: OidcRouteContext,
   req: IncomingMessage,
   url: URL,
 ): Promise<OidcIdentity> {
@@ -99,7 +99,7 @@ async function finishCallback(
     const { error } = toHttpError(caught);
     if (error.status === 401 || error.status === 403) {
       const why = error.reason;
-      await recordFailedSignIn(storage, limiters, { source, why, signedInWith: 'oidc' });
+      await recordFailedSignIn({ limiters, audit }, { source, why, signedInWith: 'oidc' });
     }
     throw error;
   }
@@ -141,17 +141,17 @@ function sendSignInFailed(
  * one), a page session opened, then the browser goes to the page.
  */
 async function signedIn(
-  storage: Storage,
+  audit: SignInContext['audit'],
   identity: OidcIdentity,
   sessions: PageSignIns,
   res: ServerResponse,
   mountPath: string,
 ): Promise<void> {
-  const key = storage.auditKey();
-  if (key !== undefined) {
+  const key = audit?.auditKey();
+  if (audit && key !== undefined) {
     const { name, roles } = identity;
     await appendAuditEvent(
-      storage.db,
+      audit.db,
       { event: 'signed-in', name, roles, signedInWith: 'oidc' },
       { key },
     );

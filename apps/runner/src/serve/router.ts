@@ -1,7 +1,13 @@
-import { type CenterRoutes, checkCsrf } from '@x/approval-center';
+import {
+  type CenterRoutes,
+  callerOf,
+  checkCsrf,
+  handleSignIn,
+  requireAdmin,
+  type SignInContext,
+} from '@x/approval-center';
 import { type ApiContext, handleApi } from './api.js';
 import { answerHostedCommand, type HostedCommandRunner } from './api-cli.js';
-import { callerOf, handleSignIn, requireAdmin, type SignIn } from './auth.js';
 import { answerDecisionRoute } from './decide.js';
 import type { RunnerMetrics } from './metrics.js';
 import { answerOidcRoute } from './oidc-routes.js';
@@ -12,7 +18,7 @@ interface RouteContext {
   /** The API's context but the caller, whom each request names. */
   api: Omit<ApiContext, 'caller'>;
   /** Who may come in: the shared token, the operators' keys and their sessions, or the one local operator. */
-  signIn: SignIn;
+  signIn: SignInContext;
   /** Runs a command sent over the data folder's socket (`POST /api/cli`). */
   runHostedCommand?: HostedCommandRunner | undefined;
   /** Aborted when the server starts to stop: interactive commands' input ends then. */

@@ -4,6 +4,18 @@ export {
   type AuthenticatedOperator,
   authenticatedBy,
 } from './authenticate.js';
+export {
+  answererOf,
+  type Caller,
+  callerOf,
+  type FailedSignIn,
+  type KeyOperator,
+  type OperatorKeys,
+  readOnlyReason,
+  recordFailedSignIn,
+  requireAdmin,
+  type SignInContext,
+} from './callers.js';
 export { looksLikeJwt, Oidc, type OidcOptions, SIGN_IN_TTL_MS } from './oidc.js';
 export type { OidcIdentity } from './oidc-claims.js';
 export {
@@ -23,6 +35,7 @@ export {
   isOperatorName,
   isRoleName,
 } from './roles.js';
+export { handleSignIn } from './sign-in-routes.js';
 export {
   CSRF_HEADER,
   checkCsrf,

@@ -1,33 +1,26 @@
 import { createHash } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage } from 'node:http';
+import { type AnswerOptions, appendAuditEvent, type Identity, type Pending } from '@x/askuser';
+import type { ExecutiveStorage } from '@x/executive';
+import type { CenterRequest } from '../center.js';
+import type { ReadOnlyReason } from '../contract/index.js';
+import { ApprovalCenterError } from '../errors.js';
+import type { Credential } from '../live/event-hub.js';
+import type { Oidc } from './oidc.js';
+import { looksLikeJwt } from './oidc.js';
 import {
-  type AccessRole,
-  ApprovalCenterError,
-  type CenterRequest,
-  type Credential,
-  checkCsrf,
-  looksLikeJwt,
-  type Oidc,
+  countFailedSignIn,
+  refuseWhileLimited,
+  type SignInLimiters,
+  sourceOf,
+} from './rate-limit.js';
+import type { AccessRole } from './roles.js';
+import {
   type PageSignIn,
   type PageSignInIdentity,
   type PageSignIns,
-  type ReadOnlyReason,
-  refuseWhileLimited,
-  type SessionResponse,
-  type SignInLimiters,
-  type SignOutResponse,
   sameSecret,
-  signInBodySchema,
-  sourceOf,
-} from '@x/approval-center';
-import { checkWrite, readJson, sendJson } from '@x/approval-center/http';
-import type { AnswerOptions, Identity, Pending } from '@x/askuser';
-import { forbiddenError, usageError } from '../errors.js';
-import { refuseAnswerer } from '../executive/index.js';
-import type { Storage } from '../storage/index.js';
-import { osUserName } from '../terminal/os-user.js';
-import { fromLocalSocket } from './local-socket.js';
-import { recordFailedSignIn } from './rate-limit.js';
+} from './sign-ins.js';
 
 /** Who sent a request, as the API acts on it. */
 export interface Caller {
@@ -54,22 +47,55 @@ export interface Caller {
   credential?: Credential;
 }
 
-/** How a server signs requests in: its shared token, the name of who answers through it, sessions. */
-export interface SignIn {
-  storage: Storage;
+/** An operator whose API key signed a request in, as {@link OperatorKeys.authenticate} finds them. */
+export interface KeyOperator {
+  name: string;
+  access: AccessRole;
+  /** Every role, the access role among them. */
+  roles?: readonly string[] | undefined;
+  /** The id of the key: a sign-in opened with it ends when the operator's key is rotated or revoked. */
+  keyId: string;
+}
+
+/** The operators' API keys, as the host keeps them (the runner: its `runner.operators` table). */
+export interface OperatorKeys {
+  /** True when any operator is live: then every request needs a key. */
+  anyLive(): Promise<boolean>;
+  /** Whose key `key` claims to be (live or not), for the audit log of a failed sign-in. */
+  ownerOf(key: string): Promise<string | undefined>;
+  /** The live operator whose key `key` is, or undefined. */
+  authenticate(key: string): Promise<KeyOperator | undefined>;
+}
+
+/**
+ * How a server signs requests in: the operators' keys, its shared token, the name of who
+ * answers through it, the page's sign-ins, and the audit log failed sign-ins go to.
+ */
+export interface SignInContext {
+  operators: OperatorKeys;
+  /** Where `sign-in-failed` (and `signed-in`) entries are appended; none when it keeps no audit log. */
+  audit?: Pick<ExecutiveStorage, 'db' | 'auditKey'> | undefined;
+  /** A shared secret every request may present instead of an operator's key: it signs in an admin. */
   token: string | undefined;
+  /** Who answers with the shared token or, when nothing needs a key, locally; `null`: not known. */
   operator: string | null;
   sessions: PageSignIns;
   /** Failed sign-ins counted per source address and per operator name. */
   limiters: SignInLimiters;
-  /** The identity provider whose bearer JWTs sign in too (RUNNER_OIDC_ISSUER). */
+  /** The identity provider whose bearer JWTs sign in too. */
   oidc?: Oidc | undefined;
   /** A session was signed out: open event streams look at their credentials again. */
   signedOut?: () => void;
+  /**
+   * The name of who sent a request the host vouches for as its administrator (the runner: a
+   * request over its data folder's socket, as the OS user; `null`: not known), or undefined for
+   * any other request.
+   */
+  hostAdmin?: ((req: IncomingMessage) => string | null | undefined) | undefined;
 }
 
 /** The refusals of a missing or wrong key or session: `/api/session` answers them as signed out. */
-const signedOutRefusals = new WeakSet<ApprovalCenterError>();
+export const signedOutRefusals = new WeakSet<ApprovalCenterError>();
 
 const unauthorized = (why: string) => {
   const error = new ApprovalCenterError(
@@ -87,12 +113,8 @@ function bearerOf(req: IncomingMessage): string | undefined {
 }
 
 /** True when requests need a key: a shared token was given, an identity provider set, or an operator is live. */
-async function needsSignIn(signIn: SignIn): Promise<boolean> {
-  return (
-    Boolean(signIn.token) ||
-    signIn.oidc !== undefined ||
-    (await signIn.storage.operators().anyLive())
-  );
+export async function needsSignIn(signIn: SignInContext): Promise<boolean> {
+  return Boolean(signIn.token) || signIn.oidc !== undefined || (await signIn.operators.anyLive());
 }
 
 /**
@@ -101,15 +123,15 @@ async function needsSignIn(signIn: SignIn): Promise<boolean> {
  * @throws {ApprovalCenterError} 429 while the source address or the operator named has failed too often
  *   (nothing checked), 401 for a wrong key, recorded in the audit log as `sign-in-failed`.
  */
-async function signInWith(
-  signIn: SignIn,
+export async function signInWith(
+  signIn: SignInContext,
   req: IncomingMessage,
   key: string,
   name?: string,
 ): Promise<PageSignInIdentity> {
-  const { storage, limiters } = signIn;
+  const { operators, limiters } = signIn;
   const source = sourceOf(req);
-  const owner = name ?? (await storage.operators().ownerOf(key));
+  const owner = name ?? (await operators.ownerOf(key));
   refuseWhileLimited(limiters, source, owner);
   if (signIn.token && sameSecret(key, signIn.token)) {
     const tokenName = signIn.operator ?? 'admin';
@@ -117,7 +139,7 @@ async function signInWith(
       return { name: tokenName, access: 'admin', roles: ['admin'], signedInWith: 'token' };
     }
   }
-  const operator = await storage.operators().authenticate(key);
+  const operator = await operators.authenticate(key);
   if (operator && (name === undefined || name === operator.name)) {
     const { roles, access, keyId } = operator;
     return { name: operator.name, access, roles: [...(roles ?? [])], signedInWith: 'key', keyId };
@@ -126,14 +148,15 @@ async function signInWith(
     owner === undefined
       ? "not the server's token nor any operator's key"
       : `not a live key of ${owner} (wrong, rotated or revoked)`;
-  await recordFailedSignIn(storage, limiters, { source, name: owner, why, signedInWith: 'key' });
+  await recordFailedSignIn(signIn, { source, name: owner, why, signedInWith: 'key' });
   // One answer for every dead key: the audit log keeps whose it was, the caller is told no more.
   throw unauthorized(
     "this key is not the server's token nor a live operator's key (wrong, rotated or revoked)",
   );
 }
 
-function callerFrom(
+/** A caller as {@link callerOf} makes one, from who signed in and through what. */
+export function callerFrom(
   who: Pick<PageSignInIdentity, 'name' | 'roles' | 'access'> & {
     signedInWith: Caller['signedInWith'];
   },
@@ -158,15 +181,16 @@ function callerFrom(
  *   429 after too many failures.
  */
 export async function callerOf(
-  signIn: SignIn,
+  signIn: SignInContext,
   req: IncomingMessage,
   request?: CenterRequest,
 ): Promise<Caller> {
-  // Only the data folder's owner can open its socket: they administer it, as the CLI does.
-  if (fromLocalSocket(req)) {
-    return { name: osUserName(), access: 'admin', signedInWith: 'os-user', channel: 'cli' };
+  // The host vouches for it (the runner: its data folder's owner): an admin, as on the CLI.
+  const hostAdmin = signIn.hostAdmin?.(req);
+  if (hostAdmin !== undefined) {
+    return { name: hostAdmin, access: 'admin', signedInWith: 'os-user', channel: 'cli' };
   }
-  const { storage, oidc, sessions } = signIn;
+  const { operators, oidc, sessions } = signIn;
   const key = bearerOf(req);
   const idOf = (kind: string, secret: string) =>
     `${kind}:${createHash('sha256').update(secret).digest('hex')}`;
@@ -185,7 +209,7 @@ export async function callerOf(
     if (who.signedInWith !== 'key' || keyId === undefined) return caller;
     const credential: Credential = {
       id: idOf('key', key),
-      live: async () => (await storage.operators().authenticate(key))?.keyId === keyId,
+      live: async () => (await operators.authenticate(key))?.keyId === keyId,
     };
     return { ...caller, credential };
   }
@@ -222,12 +246,16 @@ export async function callerOf(
 
 /**
  * How `caller` answers through the store: an admin by name (nothing checked), an operator
- * with their identity (the store admits only each question's audience).
- * @throws a `forbidden` error for a viewer.
+ * with their identity (the store admits only each question's audience). A viewer is refused
+ * by `refuse` (default: an {@link ApprovalCenterError} `forbidden`; a host may count refusals).
+ * @throws {ApprovalCenterError} `forbidden` (or what `refuse` throws) for a viewer.
  */
-export function answererOf(caller: Caller): AnswerOptions {
+export function answererOf(
+  caller: Caller,
+  refuse: (message: string) => never = refuseAsForbidden,
+): AnswerOptions {
   if (caller.access === 'viewer') {
-    refuseAnswerer(`${caller.name} is a viewer: viewers read questions, they do not answer`);
+    refuse(`${caller.name} is a viewer: viewers read questions, they do not answer`);
   }
   const how = { signedInWith: caller.signedInWith, channel: caller.channel };
   return caller.identity
@@ -253,99 +281,40 @@ export function readOnlyReason(caller: Caller, pause: Pending): ReadOnlyReason |
   return pause.requesterMayNotAnswer && pause.requester === identity.name ? 'requester' : null;
 }
 
-/** @throws a `forbidden` error unless `caller` is an admin. */
+function refuseAsForbidden(message: string): never {
+  throw new ApprovalCenterError('forbidden', message);
+}
+
+/** @throws {ApprovalCenterError} `forbidden` unless `caller` is an admin. */
 export function requireAdmin(caller: Caller, doing: string): void {
   if (caller.access !== 'admin') {
-    throw forbiddenError(
+    throw new ApprovalCenterError(
+      'forbidden',
       `only an admin may ${doing}; ${caller.name} is ${caller.access === 'viewer' ? 'a viewer' : 'an operator'}`,
     );
   }
 }
 
-/** The page's sign-in methods: a key, and the identity provider when the page may use it; none when not needed. */
-async function methodsOf(signIn: SignIn): Promise<SessionResponse['methods']> {
-  if (!(await needsSignIn(signIn))) return [];
-  return signIn.oidc?.clientId ? ['key', 'oidc'] : ['key'];
-}
-
-function sessionResponse(caller: Caller, methods: SessionResponse['methods']): SessionResponse {
-  return {
-    signedIn: true,
-    name: caller.name,
-    access: caller.access,
-    signedInWith: caller.signedInWith,
-    csrfToken: caller.session?.csrfToken ?? null,
-    expiresAt: caller.session?.expiresAt.toISOString() ?? null,
-    methods,
-  };
+/** A sign-in that failed: from where, as whom (when known), why, and how it was tried. */
+export interface FailedSignIn {
+  source: string;
+  name?: string | undefined;
+  why: string;
+  signedInWith: 'key' | 'oidc';
 }
 
 /**
- * Serves the sign-in routes, which a request reaches before it is signed in:
- * `GET /api/session` (who is signed in, and the page's CSRF token), `POST /api/sign-in`
- * (a key in, a session cookie out) and `POST /api/sign-out` (the session ends).
- * @returns false for any other path.
+ * Counts a failed sign-in against its source (and the operator it named) and records it in
+ * the audit log as `sign-in-failed`, when the server keeps one.
  */
-export async function handleSignIn(
-  signIn: SignIn,
-  req: IncomingMessage,
-  res: ServerResponse,
-  pathname: string,
-  request?: CenterRequest,
-): Promise<boolean> {
-  const method = { '/api/session': 'GET', '/api/sign-in': 'POST', '/api/sign-out': 'POST' }[
-    pathname
-  ];
-  if (method === undefined) return false;
-  if (req.method !== method) {
-    res.setHeader('allow', method);
-    throw new ApprovalCenterError(
-      'method_not_allowed',
-      `${req.method} is not allowed here; use ${method}`,
-    );
-  }
-  const methods = await methodsOf(signIn);
-  if (pathname === '/api/session') {
-    const caller = await callerOf(signIn, req, request).catch((error) => {
-      if (signedOutRefusals.has(error)) return undefined;
-      throw error;
-    });
-    const none = { name: null, access: null, signedInWith: null, csrfToken: null, expiresAt: null };
-    sendJson(
-      res,
-      200,
-      caller ? sessionResponse(caller, methods) : { signedIn: false, ...none, methods },
-    );
-    return true;
-  }
-  checkWrite(req);
-  if (pathname === '/api/sign-in') {
-    const parsed = signInBodySchema.safeParse(await readJson(req));
-    if (!parsed.success) {
-      throw new ApprovalCenterError(
-        'invalid_request',
-        'the body is {"key": "..."} (and optionally "name")',
-      );
-    }
-    if (methods.length === 0) {
-      throw usageError(
-        'this server needs no sign-in: it answers as the local operator on this machine',
-      );
-    }
-    const who = await signInWith(signIn, req, parsed.data.key, parsed.data.name);
-    const session = await signIn.sessions.open(res, who, request?.mountPath);
-    sendJson(res, 200, sessionResponse({ ...callerFrom(who, 'page'), session }, methods));
-    return true;
-  }
-  const caller = await callerOf(signIn, req, request);
-  if (!caller.session) {
-    throw usageError(
-      'only a page session signs out: an API key stops working when `runner operators revoke` or `rotate` replaces it',
-    );
-  }
-  checkCsrf(req, caller.session);
-  await signIn.sessions.end(res, caller.session, request?.mountPath);
-  signIn.signedOut?.();
-  sendJson(res, 200, { signedOut: true } satisfies SignOutResponse);
-  return true;
+export async function recordFailedSignIn(
+  signIn: Pick<SignInContext, 'limiters' | 'audit'>,
+  failure: FailedSignIn,
+): Promise<void> {
+  const { source, name, why, signedInWith } = failure;
+  countFailedSignIn(signIn.limiters, source, name);
+  const key = signIn.audit?.auditKey();
+  if (key === undefined || !signIn.audit) return;
+  const data = { event: 'sign-in-failed', source, ...(name ? { name } : {}), why, signedInWith };
+  await appendAuditEvent(signIn.audit.db, data, { key });
 }

@@ -1,24 +1,24 @@
 import type { AccessRole, SignInStore, StoredSignIn } from '@x/approval-center';
 import { rowsOf } from '@x/postgres-kit';
 import { sql } from 'drizzle-orm';
-import type { Storage } from '../storage/index.js';
+import type { Db } from './stores.js';
 
 /**
  * The page's sign-ins kept in `runner.sessions` (only the SHA-256 of each id), shared by every
  * serve process of one database; a key's sign-in is joined to its live operator.
  */
-export function sqlSignInStore(storage: Storage): SignInStore {
+export function sqlSignInStore(db: Db): SignInStore {
   return {
     async insert(signIn: StoredSignIn) {
       const { idHash, name, access, roles, signedInWith, credential, expiresAt } = signIn;
-      await storage.db.execute(sql`delete from runner.sessions where expires_at <= now()`);
-      await storage.db.execute(sql`insert into runner.sessions
+      await db.execute(sql`delete from runner.sessions where expires_at <= now()`);
+      await db.execute(sql`insert into runner.sessions
           (id_hash, name, access, roles, signed_in_with, credential, expires_at)
         values (${idHash}, ${name}, ${access}, string_to_array(${roles.join(',')}, ','),
           ${signedInWith}, ${credential}, ${expiresAt.toISOString()}::timestamptz)`);
     },
     async find(idHash: string) {
-      const result = await storage.db.execute(sql`select s.name, s.access, s.roles,
+      const result = await db.execute(sql`select s.name, s.access, s.roles,
           s.signed_in_with, s.credential, s.expires_at, o.key_id, o.roles as operator_roles
         from runner.sessions s
         left join runner.operators o on o.name = s.name and o.revoked_at is null
@@ -40,7 +40,7 @@ export function sqlSignInStore(storage: Storage): SignInStore {
       };
     },
     async delete(idHash: string) {
-      await storage.db.execute(sql`delete from runner.sessions where id_hash = ${idHash}`);
+      await db.execute(sql`delete from runner.sessions where id_hash = ${idHash}`);
     },
   };
 }
