@@ -32,7 +32,7 @@ export {
   readPolicyFixtures,
   runPolicyFixtures,
 } from './policy-fixtures.js';
-export { type DecisionInput, loadPolicySet, PolicySet } from './policy-set.js';
+export { type DecisionInput, deferPolicySet, loadPolicySet, PolicySet } from './policy-set.js';
 export {
   type RecordedAnswer,
   type RecordedDecision,

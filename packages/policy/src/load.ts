@@ -1,17 +1,7 @@
 import { createHash } from 'node:crypto';
-import {
-  type ActionConstraint,
-  checkParsePolicySet,
-  checkParseSchema,
-  type DetailedError,
-  policySetTextToParts,
-  policyToJson,
-  preparsePolicySet,
-  type SchemaJson,
-  schemaToText,
-  validate,
-} from '@cedar-policy/cedar-wasm/nodejs';
+import type { ActionConstraint, DetailedError, SchemaJson } from '@cedar-policy/cedar-wasm/nodejs';
 import { z } from 'zod';
+import { cedar } from './cedar.js';
 import { PolicyError, type PolicySourceLocation } from './errors.js';
 import { type Rule, ruleOf } from './rule.js';
 import { compileShortForm, type ShortForm } from './short-form.js';
@@ -75,7 +65,7 @@ export function loadSet(options: LoadPolicySetOptions): LoadedSet {
       throw new PolicyError('invalid_argument', `sources: "${name}" is given twice`);
     names.add(name);
   }
-  const schemaCheck = checkParseSchema(tools.schema as SchemaJson<string>);
+  const schemaCheck = cedar().checkParseSchema(tools.schema as SchemaJson<string>);
   if (schemaCheck.type === 'failure') {
     throw new PolicyError(
       'unsupported_schema',
@@ -105,7 +95,7 @@ export function loadSet(options: LoadPolicySetOptions): LoadedSet {
   }
   const hash = hashOf(options.tools, sources, parsed.data);
   if (rules.size > 0) {
-    const checked = validate({
+    const checked = cedar().validate({
       schema: tools.schema as SchemaJson<string>,
       policies: { staticPolicies: texts },
     });
@@ -135,7 +125,7 @@ export function loadSet(options: LoadPolicySetOptions): LoadedSet {
       return scope === 'all' || scope?.includes(tool);
     });
     preparseOrThrow(
-      preparsePolicySet(setIdOf(hash, tool), { staticPolicies: Object.fromEntries(own) }),
+      cedar().preparsePolicySet(setIdOf(hash, tool), { staticPolicies: Object.fromEntries(own) }),
     );
   }
   const schemaText = cedarSchemaText(tools.schema);
@@ -165,16 +155,16 @@ function actionsOf(scope: ActionConstraint): string[] | 'all' {
 function parseSource(
   source: PolicySource,
 ): { text: string; offset: number; rule: Rule; actions: string[] | 'all' }[] {
-  const syntax = checkParsePolicySet({ staticPolicies: source.text });
+  const syntax = cedar().checkParsePolicySet({ staticPolicies: source.text });
   if (syntax.type === 'failure') refuseAt(source, syntax.errors);
-  const parts = policySetTextToParts(source.text);
+  const parts = cedar().policySetTextToParts(source.text);
   if (parts.type === 'failure') return refuseAt(source, parts.errors);
   let cursor = 0;
   return parts.policies.map((text) => {
     const found = source.text.indexOf(text, cursor);
     const offset = found < 0 ? cursor : found;
     cursor = offset + text.length;
-    const json = policyToJson(text);
+    const json = cedar().policyToJson(text);
     if (json.type === 'failure') return refuseAt(source, json.errors, offset);
     const rule = ruleOf(json.json.effect, json.json.annotations ?? {}, locate(source, offset));
     return { text, offset, rule, actions: actionsOf(json.json.action) };
@@ -221,7 +211,7 @@ function preparseOrThrow(
 
 // The generated schema in Cedar's own syntax, for policy authors to read.
 function cedarSchemaText(schema: Record<string, unknown>): string {
-  const text = schemaToText(schema as SchemaJson<string>);
+  const text = cedar().schemaToText(schema as SchemaJson<string>);
   return text.type === 'success' ? text.text : '';
 }
 

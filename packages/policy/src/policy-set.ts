@@ -1,9 +1,9 @@
-import {
-  type AuthorizationAnswer,
-  type CedarValueJson,
-  type StatefulAuthorizationCall,
-  statefulIsAuthorized,
+import type {
+  AuthorizationAnswer,
+  CedarValueJson,
+  StatefulAuthorizationCall,
 } from '@cedar-policy/cedar-wasm/nodejs';
+import { cedar } from './cedar.js';
 import { combineAsks, reasonOf } from './combine.js';
 import type { AskSettings, Decision } from './decision.js';
 import { type LoadedSet, type LoadPolicySetOptions, loadSet, setIdOf } from './load.js';
@@ -56,13 +56,28 @@ const ANSWERS_ANYONE: AskSettings = {
  * // { outcome: 'allow', reason: 'rule "small": under 50', ruleIds: ['small'], policyHash: 'sha256:…' }
  */
 export class PolicySet {
-  readonly #set: LoadedSet;
-  readonly #order: ReadonlyMap<string, number>;
+  readonly #load: () => LoadedSet;
+  #loaded: { set: LoadedSet; order: ReadonlyMap<string, number> } | undefined;
 
-  /** @internal Use {@link loadPolicySet}. */
-  constructor(set: LoadedSet) {
-    this.#set = set;
-    this.#order = new Map([...set.rules.keys()].map((id, index) => [id, index]));
+  /** @internal Use {@link loadPolicySet} or {@link deferPolicySet}. */
+  constructor(load: () => LoadedSet) {
+    this.#load = load;
+  }
+
+  get #set(): LoadedSet {
+    return this.#loadOnce().set;
+  }
+
+  get #order(): ReadonlyMap<string, number> {
+    return this.#loadOnce().order;
+  }
+
+  #loadOnce(): { set: LoadedSet; order: ReadonlyMap<string, number> } {
+    if (!this.#loaded) {
+      const set = this.#load();
+      this.#loaded = { set, order: new Map([...set.rules.keys()].map((id, index) => [id, index])) };
+    }
+    return this.#loaded;
   }
 
   /** The hash of the set (tools' schemas, files, short form, options): which version decided. */
@@ -80,7 +95,10 @@ export class PolicySet {
     return [...this.#set.rules.values()];
   }
 
-  /** Decides one call: deny before ask before allow, as the README's "Combining rules" says. */
+  /**
+   * Decides one call: deny before ask before allow, as the README's "Combining rules" says.
+   * @throws {PolicyError} only from a {@link deferPolicySet} set that is refused as it loads.
+   */
   decide(call: DecisionInput): Decision {
     const policyHash = this.#set.hash;
     try {
@@ -102,7 +120,7 @@ export class PolicySet {
           policyHash,
         };
       }
-      const answer = statefulIsAuthorized(this.#request(call, input));
+      const answer = cedar().statefulIsAuthorized(this.#request(call, input));
       return this.#outcome(answer);
     } catch (err) {
       return this.#askAdmins([], err instanceof Error ? err.message : String(err));
@@ -225,5 +243,22 @@ function ids(rules: readonly Rule[]): string[] {
  * Cedar's message; nothing half-loaded is returned.
  */
 export function loadPolicySet(options: LoadPolicySetOptions): PolicySet {
-  return new PolicySet(loadSet(options));
+  const set = loadSet(options);
+  return new PolicySet(() => set);
+}
+
+/**
+ * {@link loadPolicySet}, done on the set's first use (a decision, its hash, rules or schema)
+ * rather than now: for a process that may decide nothing, which then never starts Cedar (a
+ * quarter of a second). What is refused is refused at that first use, by a {@link PolicyError}
+ * thrown from it, so defer only a set known to load (e.g. one of your own tools and no files a
+ * person wrote) and load a person's files with {@link loadPolicySet} where they are given.
+ *
+ * @example
+ * const policies = deferPolicySet({ tools: [{ name: 'pay', inputSchema: { type: 'object' } }] });
+ * // Cedar starts here, at the first decision, if ever.
+ * policies.decide({ tool: 'pay', input: {}, requester: null, run: { id: 'r', conversation: 'c', kind: 'turn' } });
+ */
+export function deferPolicySet(options: LoadPolicySetOptions): PolicySet {
+  return new PolicySet(() => loadSet(options));
 }

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
+  deferPolicySet,
   loadPolicySet,
   PolicyError,
   type PolicyErrorCode,
@@ -213,6 +214,40 @@ describe("the set's hash", () => {
     };
     expect(allow.decide(call)).toMatchObject({ outcome: 'allow', policyHash: allow.hash });
     expect(deny.decide(call)).toMatchObject({ outcome: 'deny', policyHash: deny.hash });
+  });
+});
+
+describe('a deferred set', () => {
+  const call = {
+    tool: 'pay',
+    input: { amount: 20, payee: 'acme' },
+    requester: null,
+    run: { id: 'r', conversation: 'c', kind: 'turn' },
+  };
+
+  it('decides, hashes and lists its rules as the same set loaded now', () => {
+    const options = { tools, sources: [{ name: 'pay.cedar', text: payments }] };
+    const now = loadPolicySet(options);
+    const deferred = deferPolicySet(options);
+    expect(deferred.decide(call)).toEqual(now.decide(call));
+    expect(deferred.hash).toBe(now.hash);
+    expect(deferred.rules).toEqual(now.rules);
+    expect(deferred.schemaText).toBe(now.schemaText);
+  });
+
+  it('is refused at its first use, by the error loading it now throws, and at each use after', () => {
+    const options = { tools, sources: [{ name: 'bad.cedar', text: 'permit (principal, action' }] };
+    const deferred = deferPolicySet(options);
+    const now = (() => {
+      try {
+        loadPolicySet(options);
+      } catch (err) {
+        return err;
+      }
+    })();
+    expect(PolicyError.is(now)).toBe(true);
+    expect(() => deferred.decide(call)).toThrow(now as PolicyError);
+    expect(() => deferred.hash).toThrow(now as PolicyError);
   });
 });
 

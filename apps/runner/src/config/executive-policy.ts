@@ -7,7 +7,13 @@ import {
   questionPolicyOf,
   shortFormForGated,
 } from '@x/executive';
-import { loadPolicySet, PolicyError, type PolicySource, type ShortForm } from '@x/policy';
+import {
+  deferPolicySet,
+  loadPolicySet,
+  PolicyError,
+  type PolicySource,
+  type ShortForm,
+} from '@x/policy';
 import { usageError } from '../errors.js';
 import { type Env, setting, VARIABLES } from './index.js';
 
@@ -56,7 +62,8 @@ export function policySourcesFromEnv(
 /**
  * Loads a policy set for `tools` from the environment (the short form and RUNNER_POLICY's
  * files); a file that does not parse or validate is refused with its file, line and Cedar's
- * message.
+ * message. With neither set, nothing of a person's is there to refuse: the set of the tools
+ * alone loads at its first decision, so that a process that decides nothing never starts Cedar.
  * @throws {RunnerError} `usage` naming RUNNER_POLICY or the variable at fault.
  */
 export function loadPolicies(
@@ -69,7 +76,8 @@ export function loadPolicies(
 
 /**
  * Loads `sources` for `gated` with the environment's short form, as RUNNER_POLICY's files are:
- * a file that does not parse or validate is refused, naming `what`, its file and line.
+ * a file that does not parse or validate is refused, naming `what`, its file and line. With
+ * neither sources nor short form, the set of the tools alone loads at its first decision.
  * @throws {RunnerError} `usage`.
  */
 export function compilePolicies(
@@ -78,11 +86,13 @@ export function compilePolicies(
   what: string,
   env: Env = process.env,
 ): ReturnType<typeof loadPolicySet> {
+  const given = shortFormFromEnv(env);
+  const load = sources.length === 0 && !hasRules(given) ? deferPolicySet : loadPolicySet;
   try {
-    return loadPolicySet({
+    return load({
       tools: policyToolsOf(gated),
       sources,
-      shortForm: shortFormForGated(shortFormFromEnv(env), gated),
+      shortForm: shortFormForGated(given, gated),
     });
   } catch (error) {
     if (!PolicyError.is(error)) throw error;
@@ -112,8 +122,14 @@ export function loadShadowPolicies(
  * files name the turn's tools, so the turn's own policies (`loadPolicies`) decide with them.
  */
 export function questionPolicyFromEnv(env: Env = process.env): QuestionPolicy {
-  const shortForm = shortFormForGated(shortFormFromEnv(env));
-  return questionPolicyOf(loadPolicySet({ tools: policyToolsOf(), shortForm }));
+  const given = shortFormFromEnv(env);
+  const load = hasRules(given) ? loadPolicySet : deferPolicySet;
+  return questionPolicyOf(load({ tools: policyToolsOf(), shortForm: shortFormForGated(given) }));
+}
+
+/** Whether any of the six variables is set: each becomes rules a person wrote. */
+function hasRules(shortForm: ShortForm): boolean {
+  return Object.keys(shortForm).length > 0;
 }
 
 /** The denial window and question cap of the environment: RUNNER_DENIAL_WINDOW_MS, RUNNER_MAX_QUESTIONS. */
