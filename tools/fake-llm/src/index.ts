@@ -5,6 +5,7 @@
  */
 
 export { tripBooker } from './booking.js';
+export { PAYMENTS, payingAgent, paymentsAgent } from './payments.js';
 export {
   promisedOutput,
   type ReadmeCommand,
@@ -19,6 +20,7 @@ export {
 export { PROGRAMS_TEST_TIMEOUT_MS, type ProgramRun, runProgram } from './run.js';
 export { isScriptName, type NamedScript, namedScripts, type ScriptName } from './scripts.js';
 export { type FakeLlm, type RecordedRequest, startFakeLlm } from './server.js';
+export { printedAsShown, readmeTranscripts, type ShownRun } from './transcript.js';
 export { tripPlanner } from './trip.js';
 export {
   type Action,

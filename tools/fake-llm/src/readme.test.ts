@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { promisedOutput, readmeFakeScript, readmeScript } from './readme.js';
+import { printedAsShown, readmeTranscripts } from './transcript.js';
 
 const readme = [
   '# Example',
@@ -77,5 +78,43 @@ describe('readmeFakeScript', () => {
     expect(scriptOf('node tools/fake-llm/dist/cli.js --script bookings')).toBe(
       'the README serves "bookings", which is no script',
     );
+  });
+});
+
+describe('readmeTranscripts', () => {
+  const shown = [
+    '```console',
+    '$ node dist/a.js policy test "policy tests"',
+    'pass one',
+    'ok: took 12 ms',
+    '$ KEY=sk-... node dist/a.js work',
+    'nothing to resume',
+    '```',
+  ].join('\n');
+
+  it('reads each $ node line of a console block with the output shown under it', () => {
+    expect(readmeTranscripts(shown)).toEqual([
+      {
+        line: 'node dist/a.js policy test "policy tests"',
+        args: ['dist/a.js', 'policy', 'test', 'policy tests'],
+        output: 'pass one\nok: took 12 ms\n',
+      },
+      {
+        line: 'KEY=sk-... node dist/a.js work',
+        args: ['dist/a.js', 'work'],
+        output: 'nothing to resume\n',
+      },
+    ]);
+  });
+
+  it('refuses output before a command and a command that is not node', () => {
+    expect(() => readmeTranscripts('```console\nstray\n```')).toThrow(/output before any \$ line/);
+    expect(() => readmeTranscripts('```console\n$ ls\n```')).toThrow(/not a node command: \$ ls/);
+  });
+
+  it('compares what was printed with what is shown, durations aside', () => {
+    expect(printedAsShown('ok: took 12 ms\n', 'ok: took 3051 ms\n')).toBe(true);
+    expect(printedAsShown('pass one\n', 'FAIL one\n')).toBe(false);
+    expect(printedAsShown('pass one\n', 'pass one\nextra\n')).toBe(false);
   });
 });

@@ -32,7 +32,7 @@ export interface ReadmeScript {
 }
 
 /** Splits a shell line into words, honouring single and double quotes (no escapes inside '…'). */
-function words(line: string): string[] {
+export function words(line: string): string[] {
   const out: string[] = [];
   let word: string | undefined;
   let quote: string | undefined;
@@ -121,6 +121,8 @@ export interface ReadmeRun {
 export interface ReadmeRunOptions {
   /** Instead of the README's placeholder values (`sk-...`): NAME → value. */
   env?: Record<string, string>;
+  /** How long one command may run before it is killed, in ms; default 60,000. */
+  timeoutMs?: number;
 }
 
 /**
@@ -161,8 +163,9 @@ export async function runReadme(
     for (const [name, value] of Object.entries(written)) env[name] = fill(value);
     return { ...env, ...options.env };
   };
+  const timeoutMs = options.timeoutMs ?? 60_000;
   const node = (args: readonly string[], env: Record<string, string> = {}) =>
-    runProgram(args[0] as string, args.slice(1), { ...envOf(env) }, 60_000, dir);
+    runProgram(args[0] as string, args.slice(1), { ...envOf(env) }, timeoutMs, dir);
   const steps: ReadmeStep[] = [];
   const close = async () => {
     for (const child of background) child.kill();
@@ -179,7 +182,13 @@ export async function runReadme(
       } else {
         steps.push({
           command,
-          run: await runProgram(args[0] as string, args.slice(1), envOf(command.env), 60_000, dir),
+          run: await runProgram(
+            args[0] as string,
+            args.slice(1),
+            envOf(command.env),
+            timeoutMs,
+            dir,
+          ),
         });
       }
     }

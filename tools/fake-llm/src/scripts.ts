@@ -1,4 +1,5 @@
 import { tripBooker } from './booking.js';
+import { paymentsAgent } from './payments.js';
 import { tripPlanner } from './trip.js';
 import type { Script } from './turn.js';
 
@@ -20,6 +21,11 @@ export const namedScripts = {
     script: tripBooker,
     summary:
       'calls book_trip for the city in the first message, then confirms: openai-agents, ai-sdk-approvals',
+  },
+  payments: {
+    script: paymentsAgent,
+    summary:
+      'calls pay four times (20, 500, 5000 EUR, then a payee off the list), retries a declined one once, then lists the results: payments-policy',
   },
 } satisfies Record<string, NamedScript>;
 

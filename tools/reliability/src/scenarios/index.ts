@@ -16,6 +16,7 @@ import { hostileHttpEmbedded, hostileHttpPostgres } from './hostile-http.js';
 import { poolScale, stalledWorker } from './leases.js';
 import { loadScenario } from './load.js';
 import { notifyKillScenario, notifyScenario } from './notify.js';
+import { policyKills } from './policy-kills.js';
 import { queueInterleavings } from './queue.js';
 import { fileRaces, pgRaces } from './races.js';
 import { stopEmbedded, stopPostgres } from './stop.js';
@@ -91,6 +92,11 @@ export const scenarios: Scenario[] = [
   { name: 'kill: delegate workers, embedded', server: false, run: delegateEmbedded },
   { name: 'kill: delegate workers, postgres', server: true, run: delegatePostgres },
   { name: 'kill: approved gated calls, postgres', server: true, run: gatedKills },
+  {
+    name: 'kill: policy decisions, pre-approvals and the denial window, postgres',
+    server: true,
+    run: policyKills,
+  },
   { name: 'kill: langgraph resumes, postgres', server: true, run: langGraphKillsPostgres },
   { name: 'kill: langgraph resumes, embedded', server: false, run: langGraphKillsEmbedded },
   { name: 'kill: openai-agents resumes, postgres', server: true, run: agentsKillsPostgres },
