@@ -32,6 +32,18 @@ forbid (principal, action == Action::"transfer_funds", resource) when { context.
 `,
 );
 
+// A candidate run in shadow that would refuse every transfer outright.
+const CANDIDATE = path.join(folder, 'candidate.cedar');
+writeFileSync(
+  CANDIDATE,
+  `@id("no-transfers") @reason("no transfers at all")
+forbid (principal, action == Action::"transfer_funds", resource);
+
+@id("mail") @reason("mail needs nobody")
+permit (principal, action == Action::"send_email", resource);
+`,
+);
+
 const targets = await storageTargets();
 
 for (const target of targets) {
@@ -130,6 +142,42 @@ for (const target of targets) {
       const posted = await call(api('/api/policies'), { method: 'POST' });
       expect(posted.status).toBe(405);
       expect(posted.headers.get('allow')).toBe('GET, HEAD');
+    });
+
+    it('lists where a candidate run in shadow disagreed, beside what the active set decided', async () => {
+      // The embedded default's serve holds the data folder: this exec runs with serve stopped.
+      expect(await served?.stop()).toBe(0);
+      served = undefined;
+      const shadowEnv = { ...env(), RUNNER_POLICY_SHADOW: CANDIDATE };
+      const args = ['exec', 'Pay invoice 42', '--model', 'scripted:gated'];
+      const ran = await runInProcess(
+        [...args, '--conversation', 'policies-shadow', '--json', ...where.args],
+        {
+          env: shadowEnv,
+        },
+      );
+      expect(ran.code, ran.stderr).toBe(0);
+      const shadowServed = await serve(
+        ['--no-wake', '--operator', 'ada', ...where.args],
+        shadowEnv,
+      );
+      try {
+        const { body } = await call(new URL('/api/policies', shadowServed.url).toString());
+        expect(policiesResponseSchema.parse(body)).toEqual(body);
+        const found = (body as PoliciesResponse).shadow?.disagreements ?? [];
+        expect(found.map((d) => [d.conversationId, d.tool])).toEqual([
+          ['policies-shadow', 'transfer_funds'],
+        ]);
+        expect(found[0]?.active).toMatchObject({ outcome: 'ask', ruleIds: ['big-transfers'] });
+        expect(found[0]?.candidate).toMatchObject({
+          outcome: 'deny',
+          ruleIds: ['no-transfers'],
+          error: null,
+        });
+        expect(found[0]?.answer).toBeNull();
+      } finally {
+        expect(await shadowServed.stop()).toBe(0);
+      }
     });
   });
 }

@@ -5,6 +5,8 @@ import {
   type PolicyRule,
   type PolicySet,
   type RuleDecisionCounts,
+  type ShadowDisagreement,
+  shadowDisagreements,
 } from '@x/executive';
 import {
   MAX_POLICY_DAYS,
@@ -29,10 +31,10 @@ export interface PoliciesOptions {
   /** The database its decisions are recorded in (`x_executive.policy_decisions`): the executive storage's `db`. */
   db: ExecutiveDatabase;
   /**
-   * The decisions since a time on which a candidate set running in shadow disagreed with the
-   * active one, newest first, at most `limit`. Without it the page shows no shadow section.
+   * Whether a candidate set runs in shadow (`policyGate({ shadow })`): the tab then lists the
+   * decisions on which it disagreed with the active one. Without it the page shows no shadow section.
    */
-  shadowDisagreements?: (since: Date, limit: number) => Promise<ShadowDisagreementView[]>;
+  shadow?: boolean;
 }
 
 /** How many disagreements the Policies tab lists at most. */
@@ -74,11 +76,11 @@ export async function answerPoliciesRoute(
   }
   const days = daysOf(url);
   const since = new Date(Date.now() - days * DAY_MS);
-  const { active, db, shadowDisagreements } = options;
+  const { active, db, shadow } = options;
   const [set, counts, disagreements] = await Promise.all([
     typeof active === 'function' ? active() : active,
     decisionCountsSince(db, since),
-    shadowDisagreements?.(since, SHADOW_LIMIT),
+    shadow ? shadowDisagreements(db, { since, limit: SHADOW_LIMIT }) : undefined,
   ]);
   sendJson(res, 200, policiesView(set, counts, { days, since, disagreements }));
   return true;
@@ -90,7 +92,7 @@ const NONE: OutcomeCounts = { allow: 0, deny: 0, ask: 0 };
 export function policiesView(
   set: ShownPolicySet,
   counts: readonly RuleDecisionCounts[],
-  window: { days: number; since: Date; disagreements: ShadowDisagreementView[] | undefined },
+  window: { days: number; since: Date; disagreements: readonly ShadowDisagreement[] | undefined },
 ): PoliciesResponse {
   const byRule = new Map(counts.map(({ ruleId, ...decided }) => [ruleId, decided]));
   const ids = new Set(set.rules.map((rule) => rule.id));
@@ -105,7 +107,35 @@ export function policiesView(
       ruleId === null || ids.has(ruleId) ? [] : [{ id: ruleId, decided }],
     ),
     withoutRule: byRule.get(null) ?? NONE,
-    shadow: window.disagreements ? { disagreements: window.disagreements } : null,
+    shadow: window.disagreements
+      ? { disagreements: window.disagreements.map(disagreementView) }
+      : null,
+  };
+}
+
+/** A shadow disagreement as the page shows it: what each set decided, and what people answered. */
+function disagreementView(found: ShadowDisagreement): ShadowDisagreementView {
+  const { shadow } = found;
+  return {
+    decidedAt: found.decidedAt.toISOString(),
+    conversationId: found.conversationId,
+    tool: found.tool,
+    arguments: found.arguments,
+    token: found.token,
+    active: {
+      outcome: found.outcome,
+      reason: found.reason,
+      ruleIds: found.ruleIds,
+      policyHash: found.policyHash,
+    },
+    candidate: {
+      outcome: shadow.outcome,
+      reason: shadow.reason,
+      ruleIds: shadow.ruleIds,
+      policyHash: shadow.policyHash,
+      error: shadow.error,
+    },
+    answer: found.answer,
   };
 }
 

@@ -10,7 +10,7 @@ import {
 } from '@x/approval-center';
 import { isLoopback } from '@x/approval-center/http';
 import { ASKUSER_ANSWERED_CHANNEL, ASKUSER_CREATED_CHANNEL } from '@x/askuser';
-import type { LeasePolicy, QuestionPolicy } from '@x/executive';
+import { type LeasePolicy, policyVersions, type QuestionPolicy } from '@x/executive';
 import { leasePolicyFromEnv, questionPolicyFromEnv } from '../config/executive-policy.js';
 import { OPTION_DEFAULTS, VARIABLES } from '../config/index.js';
 import { RunnerError, usageError } from '../errors.js';
@@ -18,7 +18,8 @@ import {
   DEFAULT_GRACE_MS,
   type ModelFor,
   type Resumed,
-  runnerPolicies,
+  runnerPolicyVersions,
+  runnerShadowPolicies,
   watching,
 } from '../executive/index.js';
 import type { Storage } from '../storage/index.js';
@@ -253,8 +254,18 @@ export async function startServe(storage: Storage, options: ServeOptions): Promi
         options.runHostedCommand && hostedThenAnswered(options.runHostedCommand, api, hub),
       metrics,
     }),
-    // The Policies tab: the set the demo agent's turns decide with, and what its rules decided.
-    policies: { active: () => runnerPolicies(), db: storage.db },
+    // The Policies tab: the set the demo agent's turns decide with now (the newest loaded
+    // version, else the configured one), what its rules decided, and the candidate's disagreements.
+    policies: {
+      active: async () => {
+        const versions = runnerPolicyVersions();
+        const [newest] = await policyVersions(storage.db, 1);
+        await versions.follow(storage.db, newest ?? null);
+        return versions.policies;
+      },
+      db: storage.db,
+      shadow: runnerShadowPolicies() !== undefined,
+    },
     classifyError: toHttpError,
     onError,
     onClose: () => hub.close(),

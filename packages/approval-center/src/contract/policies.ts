@@ -118,8 +118,8 @@ export const policiesResponseSchema = z
     /** Decisions no rule made in the window: no rule matched, or the arguments did not fit. */
     withoutRule: outcomeCountsSchema,
     /**
-     * The shadow disagreements in the window, newest first; `null` when no candidate set runs
-     * in shadow (the center was given no `shadowDisagreements`).
+     * The shadow disagreements in the window, oldest first, at most 100; `null` when no
+     * candidate set runs in shadow (the center was not given `policies.shadow`).
      */
     shadow: z
       .object({ disagreements: z.array(shadowDisagreementViewSchema) })
