@@ -1,5 +1,5 @@
 // `policy test DIR` and `policy replay FILE`: the policies checked before they decide anything.
-import { decisionsSince, durationMs } from '@x/executive';
+import { decisionsSince, durationMs, recordedDecisionOf } from '@x/executive';
 import {
   type Decision,
   PolicyError,
@@ -54,18 +54,8 @@ async function replay(paths: string[], since: string): Promise<number> {
   const recorded: RecordedDecision[] = [];
   try {
     for await (const past of decisionsSince(db, new Date(Date.now() - sinceMs))) {
-      recorded.push({
-        id: past.token ?? past.toolCallId,
-        call: {
-          tool: past.tool,
-          input: past.arguments,
-          requester: past.requester === null ? null : { name: past.requester },
-          run: { id: past.runId, conversation: past.conversationId, kind: 'turn' },
-          time: past.decidedAt,
-        },
-        outcome: past.outcome,
-        answer: past.answer,
-      });
+      const decided = recordedDecisionOf(past);
+      if (decided !== null) recorded.push(decided);
     }
   } finally {
     await close();

@@ -93,6 +93,7 @@ export {
   POLICY_AUDIT_CHAIN,
   type Prior,
   priorOf,
+  recordedDecisionOf,
   type ShadowOutcome,
 } from './policy-decisions.js';
 export {

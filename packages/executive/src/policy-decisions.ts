@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { appendAuditEvent } from '@x/askuser';
-import type { Decision } from '@x/policy';
+import type { Decision, RecordedDecision } from '@x/policy';
 import { jsonParameter, prepareOnce, rowsOf, runPrepared } from '@x/postgres-kit';
 import { type SQL, sql } from 'drizzle-orm';
 import type { ExecutiveDatabase as Db, ExecutiveStorage } from './storage.js';
@@ -221,6 +221,26 @@ export type DecisionAnswer = 'accept' | 'decline' | 'cancel' | 'expired';
 /** A recorded decision with what people answered its question (null: none asked, or not answered yet). */
 export interface AnsweredDecision extends DecisionRecord {
   answer: DecisionAnswer | null;
+}
+
+/**
+ * A recorded decision as `@x/policy`'s `replayDecisions` decides it again; null for a row
+ * recorded without its call's arguments, which cannot be decided again.
+ */
+export function recordedDecisionOf(past: AnsweredDecision): RecordedDecision | null {
+  if (past.arguments === null) return null;
+  return {
+    id: past.token ?? past.toolCallId,
+    call: {
+      tool: past.tool,
+      input: past.arguments,
+      requester: past.requester === null ? null : { name: past.requester },
+      run: { id: past.runId, conversation: past.conversationId, kind: 'turn' },
+      time: past.decidedAt,
+    },
+    outcome: past.outcome,
+    answer: past.answer,
+  };
 }
 
 /** How many rows each page of {@link decisionsSince} reads. */

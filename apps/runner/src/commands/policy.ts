@@ -4,6 +4,7 @@ import {
   decisionOfQuestion,
   decisionsSince,
   policyVersionOf,
+  recordedDecisionOf,
 } from '@x/executive';
 import {
   durationMs,
@@ -143,22 +144,9 @@ async function* replayable(
   skipped: { count: number },
 ): AsyncGenerator<RecordedDecision> {
   for await (const past of decisions) {
-    if (past.arguments === null) {
-      skipped.count++;
-      continue;
-    }
-    yield {
-      id: past.token ?? past.toolCallId,
-      call: {
-        tool: past.tool,
-        input: past.arguments,
-        requester: past.requester === null ? null : { name: past.requester },
-        run: { id: past.runId, conversation: past.conversationId, kind: 'turn' },
-        time: past.decidedAt,
-      },
-      outcome: past.outcome,
-      answer: past.answer,
-    };
+    const recorded = recordedDecisionOf(past);
+    if (recorded === null) skipped.count++;
+    else yield recorded;
   }
 }
 
