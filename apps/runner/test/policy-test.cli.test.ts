@@ -118,6 +118,8 @@ describe('runner policy test', { timeout: 120_000 }, () => {
     expect(policy.stderr).toContain(cedar);
     const usage = await runCli(['policy', 'rehearse']);
     expect(usage.code).toBe(2);
-    expect(usage.stderr).toBe('error: policy takes test, explain, replay, load or shadow, not "rehearse"\n');
+    expect(usage.stderr).toBe(
+      'error: policy takes test, explain, replay, load or shadow, not "rehearse"\n',
+    );
   });
 });
