@@ -15,6 +15,12 @@ export interface DecisionRecord {
   conversationId: string;
   tool: string;
   toolCallId: string;
+  /**
+   * Where the call stands in its run's transcript (the number of messages before the assistant
+   * message that made it): a turn run again after a crash finds the same call's decision by it;
+   * null on rows recorded before it was kept, or by a gate given no position.
+   */
+  position: number | null;
   /** `sha256:` and the hex SHA-256 of the call's arguments as JSON. */
   argumentsDigest: string;
   /** The call's arguments as the tool's schema typed them; null on rows recorded before 0.x (not replayable). */
@@ -78,10 +84,10 @@ export function argumentsDigest(input: unknown): string {
 
 const insertDecision = prepareOnce(
   () => sql`insert into x_executive.policy_decisions
-    (id, run_id, conversation_id, tool, tool_call_id, arguments_digest, arguments, requester,
+    (id, run_id, conversation_id, tool, tool_call_id, position, arguments_digest, arguments, requester,
       outcome, reason, rule_ids, policy_hash, error, token, shadow)
     values (${sql.placeholder('id')}, ${sql.placeholder('runId')}, ${sql.placeholder('conversationId')},
-      ${sql.placeholder('tool')}, ${sql.placeholder('toolCallId')}, ${sql.placeholder('argumentsDigest')},
+      ${sql.placeholder('tool')}, ${sql.placeholder('toolCallId')}, ${sql.placeholder('position')}::int, ${sql.placeholder('argumentsDigest')},
       ${sql.placeholder('arguments')}::jsonb, ${sql.placeholder('requester')}, ${sql.placeholder('outcome')}, ${sql.placeholder('reason')}, ${sql.placeholder('ruleIds')}::jsonb,
       ${sql.placeholder('policyHash')}, ${sql.placeholder('error')}, ${sql.placeholder('token')},
       ${sql.placeholder('shadow')}::jsonb)`,
@@ -123,7 +129,7 @@ export async function recordDecision(
 /** The decisions made in a run, oldest first. */
 export async function decisionsOf(db: Db, runId: string): Promise<DecisionRecord[]> {
   const rows = rowsOf(
-    await db.execute(sql`select id, run_id, conversation_id, tool, tool_call_id, arguments_digest,
+    await db.execute(sql`select id, run_id, conversation_id, tool, tool_call_id, position, arguments_digest,
       arguments, requester, outcome, reason, rule_ids, policy_hash, error, token, shadow, decided_at
       from x_executive.policy_decisions where run_id = ${runId} order by decided_at, id`),
   );
@@ -138,6 +144,7 @@ function recordOf(row: Record<string, unknown>): DecisionRecord {
     conversationId: String(row.conversation_id),
     tool: String(row.tool),
     toolCallId: String(row.tool_call_id),
+    position: row.position === null || row.position === undefined ? null : Number(row.position),
     argumentsDigest: String(row.arguments_digest),
     arguments: jsonOf(row.arguments),
     requester: row.requester === null || row.requester === undefined ? null : String(row.requester),
@@ -170,6 +177,11 @@ export interface Prior {
   questionsAsked: number;
   /** The newest policy version loaded (`recordPolicyVersion`): its number and hash; null: none. */
   newestVersion: { version: number; policyHash: string } | null;
+  /**
+   * The allow or deny already recorded for the same call at the same position of the run (its
+   * turn run again after a crash); null: none.
+   */
+  decided: { outcome: 'allow' | 'deny'; reason: string } | null;
 }
 
 const readPrior = prepareOnce(
@@ -182,19 +194,38 @@ const readPrior = prepareOnce(
       union all select 'count', null, null, count(*)::int, null from x_executive.policy_decisions
         where run_id = ${sql.placeholder('runId')} and outcome = 'ask'
       union all (select 'version', policy_hash, null, version, null from x_executive.policy_versions
-        order by version desc limit 1)`,
+        order by version desc limit 1)
+      union all (select 'decided', null,
+          jsonb_build_object('outcome', outcome, 'reason', reason), null, null
+        from x_executive.policy_decisions
+        where run_id = ${sql.placeholder('runId')} and position = ${sql.placeholder('position')}::int
+          and tool = ${sql.placeholder('tool')} and arguments_digest = ${sql.placeholder('argumentsDigest')}
+          and outcome <> 'ask' order by decided_at limit 1)`,
 );
 
 /**
- * The run's grants, the same call's earlier questions, the run's question count and the newest
- * loaded policy version, in one round trip.
+ * The run's grants, the same call's earlier questions, the run's question count, the newest
+ * loaded policy version and the decision already recorded for the call at `position`, in one
+ * round trip.
  */
 export async function priorOf(
   db: Db,
-  call: { runId: string; conversationId: string; tool: string; argumentsDigest: string },
+  call: {
+    runId: string;
+    conversationId: string;
+    tool: string;
+    argumentsDigest: string;
+    position?: number | null;
+  },
 ): Promise<Prior> {
-  const rows = await runPrepared(db, readPrior, call);
-  const prior: Prior = { grants: [], askedTokens: [], questionsAsked: 0, newestVersion: null };
+  const rows = await runPrepared(db, readPrior, { ...call, position: call.position ?? null });
+  const prior: Prior = {
+    grants: [],
+    askedTokens: [],
+    questionsAsked: 0,
+    newestVersion: null,
+    decided: null,
+  };
   const grants: [number, Prior['grants'][number]][] = [];
   for (const row of rows) {
     if (row.kind === 'grant') {
@@ -209,6 +240,12 @@ export async function priorOf(
     } else if (row.kind === 'asked') prior.askedTokens.push(String(row.token));
     else if (row.kind === 'version') {
       prior.newestVersion = { version: Number(row.n), policyHash: String(row.tool) };
+    } else if (row.kind === 'decided') {
+      const decided = jsonOf(row.arguments) as { outcome: string; reason: string };
+      prior.decided = {
+        outcome: decided.outcome === 'allow' ? 'allow' : 'deny',
+        reason: decided.reason,
+      };
     } else prior.questionsAsked = Number(row.n ?? 0);
   }
   prior.grants = grants.sort(([a], [b]) => a - b).map(([, grant]) => grant);
@@ -269,7 +306,7 @@ export async function* answeredDecisions(
   let after: { decidedAt: string; id: string } | null = null;
   for (;;) {
     const rows = rowsOf(
-      await db.execute(sql`select d.id, d.run_id, d.conversation_id, d.tool, d.tool_call_id,
+      await db.execute(sql`select d.id, d.run_id, d.conversation_id, d.tool, d.tool_call_id, d.position,
         d.arguments_digest, d.arguments, d.requester, d.outcome, d.reason, d.rule_ids, d.policy_hash,
         d.error, d.token, d.shadow, d.decided_at, d.decided_at::text as decided_key,
         case

@@ -41,8 +41,13 @@ export function currentPolicies(policies: PolicySet | ReloadingPolicies): Policy
   return 'follow' in policies ? policies.policies : policies;
 }
 
-/** Decides one waiting call of a turn (a gated tool's or a human tool's) before it waits. */
-export type PolicyGate = (use: ToolUseBlock) => Promise<GateVerdict>;
+/**
+ * Decides one waiting call of a turn (a gated tool's or a human tool's) before it waits;
+ * `position` is where the call stands in the run's transcript (the number of messages before
+ * the assistant message that made it), by which a turn run again after a crash finds the
+ * same call's decision and result.
+ */
+export type PolicyGate = (use: ToolUseBlock, position?: number) => Promise<GateVerdict>;
 
 /**
  * The tools a policy set decides on for a turn: `ask_user`, `approve` and each gated tool,
@@ -159,17 +164,18 @@ export function deniedResult(use: ToolUseBlock, reason: string): ToolResultBlock
 
 /**
  * A gate that decides every waiting call of a turn through `policies`: allow runs a gated call
- * with no person (`policy:<run>:<call>` its idempotency key) and records its result and the
+ * with no person (`policy:<run>:<position>:<tool>:<arguments digest>` its idempotency key) and records its result and the
  * decision in one transaction, or answers an `approve` call as approved; deny records the
  * decision and gives the model the reason; ask returns the decision, which the transaction
  * that asks the question records. An `ask_user` call needs an answer, so allowing one asks.
  */
 export function policyGate(options: PolicyGateOptions): PolicyGate {
   const { policies, storage, run, requester, gated } = options;
-  return async (use) => {
+  return async (use, position) => {
     const call = {
       ...run,
       tool: use.name,
+      position: position ?? null,
       argumentsDigest: argumentsDigest(use.input),
     };
     // Sent before Cedar decides, so that the read overlaps the evaluation; an unused one is dropped.
@@ -192,6 +198,7 @@ export function policyGate(options: PolicyGateOptions): PolicyGate {
       ...run,
       tool: use.name,
       toolCallId: use.id,
+      position: call.position,
       argumentsDigest: call.argumentsDigest,
       arguments: use.input,
       requester: requester ?? null,
@@ -202,6 +209,12 @@ export function policyGate(options: PolicyGateOptions): PolicyGate {
       token: null,
       shadow,
     } satisfies Omit<DecisionRecord, 'decidedAt' | 'outcome'>;
+    // The same call at the same place, decided before a crash, keeps that decision, recorded once.
+    const before = (await prior).decided;
+    if (before?.outcome === 'deny') return { result: deniedResult(use, before.reason) };
+    if (before?.outcome === 'allow' && !isGatedTool(gated, use.name)) {
+      return { result: toolResult(use.id, `Approved by policy: ${before.reason}`) };
+    }
     const decision = await narrowed(options, use, decided, record, prior);
     if (decision.outcome === 'ask') return { ask: decision, shadow };
     if (decision.outcome === 'deny') {
@@ -304,14 +317,18 @@ const ANYONE: AskDecision['ask'] = {
 /**
  * Runs an allowed gated call once: a result recorded under its key stands; else the tool runs
  * with the key and its result is recorded with the decision in one transaction. A crash between
- * the two runs it again with the same key, as an approved call's resume does.
+ * the two runs it again with the same key, as an approved call's resume does: the key names the
+ * call's position, tool and arguments, which a turn run again keeps, not the model's call id.
  */
 async function runAllowed(
   { storage, gated, effects }: PolicyGateOptions,
   use: ToolUseBlock,
   record: Omit<DecisionRecord, 'decidedAt'>,
 ): Promise<ToolResultBlock> {
-  const key = `policy:${record.runId}:${use.id}`;
+  const key =
+    record.position === null
+      ? `policy:${record.runId}:${use.id}`
+      : `policy:${record.runId}:${record.position}:${use.name}:${record.argumentsDigest}`;
   const recorded = await storage.gatedResults().result(key);
   if (recorded) return toolResult(use.id, recorded.result);
   const checked = gatedArguments(gated, use.name, use.input);

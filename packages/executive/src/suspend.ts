@@ -193,6 +193,7 @@ export async function suspend(
         ...run,
         tool: outcome.toolUse.name,
         toolCallId: outcome.toolUse.id,
+        position: outcome.messages.length,
         argumentsDigest: argumentsDigest(outcome.toolUse.input),
         // As the tool's schema typed them, when it is a gated tool.
         arguments: gated ? gated.arguments : outcome.toolUse.input,

@@ -131,7 +131,10 @@ export async function runTurn(
     if (only && waits(only.name)) {
       // Asking is the call's execution in the turn (traced like any tool); the wait follows.
       const question = traced(only, () => questionOf(only, Date.now(), gated));
-      const verdict = options.gate && !('error' in question) ? await options.gate(only) : undefined;
+      const verdict =
+        options.gate && !('error' in question)
+          ? await options.gate(only, messages.length)
+          : undefined;
       if (verdict && 'result' in verdict) {
         messages = [...messages, assistant, userMessage(verdict.result)];
         continue;

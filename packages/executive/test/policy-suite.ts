@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
   answer,
+  argumentsDigest,
   decisionOfQuestion,
   decisionsOf,
   decisionsSince,
@@ -37,6 +38,10 @@ import {
 import { fresh } from './flows-suite.js';
 
 export const AUDIT_KEY = 'an audit key of the policy tests';
+
+/** The idempotency key of an allowed `pay` call made right after the turn's one user message. */
+const keyOf = (runId: string, input: JsonValue) =>
+  `policy:${runId}:1:pay:${argumentsDigest(input)}`;
 
 /** A payment tool whose runs are counted by idempotency key (the effect log's contract). */
 export function payments() {
@@ -75,7 +80,11 @@ when { !(["acme", "globex"].contains(context.input.payee)) };
 `;
 
 /** A model that makes one call, then answers with the last tool result's text. */
-export function oneCallModel(name: string, input: JsonValue): Model & { seen: string[] } {
+export function oneCallModel(
+  name: string,
+  input: JsonValue,
+  id = 'tu1',
+): Model & { seen: string[] } {
   const seen: string[] = [];
   let calls = 0;
   return {
@@ -83,7 +92,7 @@ export function oneCallModel(name: string, input: JsonValue): Model & { seen: st
     seen,
     async generate(request: ModelRequest): Promise<AssistantMessage> {
       if (calls++ === 0) {
-        return assistantMessage({ type: 'tool_use', id: 'tu1', name, input });
+        return assistantMessage({ type: 'tool_use', id, name, input });
       }
       const [result] = toolResults(request.messages.at(-1) as Message);
       const text = typeof result?.content === 'string' ? result.content : '';
@@ -120,14 +129,15 @@ export async function describePolicyOn(kind: SqlTarget['kind']): Promise<void> {
       });
       afterAll(() => target?.close());
 
-      /** Runs one turn whose model calls `pay` with `input`, through the policy gate. */
+      /** Runs one turn whose model calls `pay` with `input` (call id `callId`), through the policy gate. */
       async function turnPaying(
         input: JsonValue,
         requester = 'ada',
         run = { runId: fresh('r'), conversationId: fresh('c') },
         more: Partial<PolicyGateOptions> = {},
+        callId = 'tu1',
       ) {
-        const model = oneCallModel('pay', input);
+        const model = oneCallModel('pay', input, callId);
         const outcome = await runTurn(
           model,
           [userMessage('pay')],
@@ -162,7 +172,7 @@ export async function describePolicyOn(kind: SqlTarget['kind']): Promise<void> {
         const { run, model, outcome } = await turnPaying({ amount: 20, payee: 'acme' });
         expect(outcome.status).toBe('completed');
         expect(model.seen).toEqual(['paid 20']);
-        expect(pay.applied.get(`policy:${run.runId}:tu1`)).toBe(1);
+        expect(pay.applied.get(keyOf(run.runId, { amount: 20, payee: 'acme' }))).toBe(1);
         const [decision, ...more] = await decisionsOf(target.db, run.runId);
         expect(more).toEqual([]);
         expect(decision).toMatchObject({
@@ -176,7 +186,9 @@ export async function describePolicyOn(kind: SqlTarget['kind']): Promise<void> {
           arguments: { amount: 20, payee: 'acme' },
           requester: 'ada',
         });
-        const recorded = await storage.gatedResults().result(`policy:${run.runId}:tu1`);
+        const recorded = await storage
+          .gatedResults()
+          .result(keyOf(run.runId, { amount: 20, payee: 'acme' }));
         expect(recorded?.result).toBe('paid 20');
         const audit = await policyAudit(run.runId);
         expect(audit.map((e) => (e.data as { outcome: string }).outcome)).toEqual(['allow']);
@@ -188,7 +200,7 @@ export async function describePolicyOn(kind: SqlTarget['kind']): Promise<void> {
         expect(model.seen).toEqual([
           'Denied by policy (pay was not run): rule "payee-list": the payee is not on the list',
         ]);
-        expect(pay.applied.get(`policy:${run.runId}:tu1`)).toBeUndefined();
+        expect(pay.applied.get(keyOf(run.runId, { amount: 20, payee: 'mallory' }))).toBeUndefined();
         const decisions = await decisionsOf(target.db, run.runId);
         expect(decisions.map((d) => [d.outcome, d.ruleIds])).toEqual([['deny', ['payee-list']]]);
         expect(
@@ -196,10 +208,34 @@ export async function describePolicyOn(kind: SqlTarget['kind']): Promise<void> {
         ).toEqual(['deny']);
       });
 
+      it('keeps the decision of a call its turn makes again after a crash, under a new call id: one record, one run', async () => {
+        for (const input of [
+          { amount: 20, payee: 'acme' },
+          { amount: 20, payee: 'mallory' },
+        ]) {
+          const run = { runId: fresh('r'), conversationId: fresh('c') };
+          const first = await turnPaying(input, 'ada', run, {}, 'tu1');
+          // The model called again (a crash lost the turn's end) makes the same call under another id.
+          const again = await turnPaying(input, 'ada', run, {}, 'tu2');
+          expect(again.model.seen).toEqual(first.model.seen);
+          const decisions = await decisionsOf(target.db, run.runId);
+          expect(decisions.map((d) => [d.toolCallId, d.position])).toEqual([['tu1', 1]]);
+          expect(pay.applied.get(keyOf(run.runId, input))).toBe(
+            input.payee === 'acme' ? 1 : undefined,
+          );
+          expect(await policyAudit(run.runId)).toHaveLength(1);
+          // Other arguments at the same place are another call: decided and recorded anew.
+          await turnPaying({ ...input, amount: 21 }, 'ada', run, {}, 'tu3');
+          expect(await decisionsOf(target.db, run.runId)).toHaveLength(2);
+        }
+      });
+
       it('answers a call whose arguments do not match the schema with why, and decides, records and runs nothing', async () => {
         const { run, model } = await turnPaying({ amount: 'lots', payee: 'acme' });
         expect(model.seen[0]).toMatch(/^invalid input: .*amount/s);
-        expect(pay.applied.get(`policy:${run.runId}:tu1`)).toBeUndefined();
+        expect(
+          pay.applied.get(keyOf(run.runId, { amount: 'lots', payee: 'acme' })),
+        ).toBeUndefined();
         expect(await decisionsOf(target.db, run.runId)).toEqual([]);
       });
 
@@ -251,7 +287,7 @@ export async function describePolicyOn(kind: SqlTarget['kind']): Promise<void> {
             token: interactionId,
           }),
         ]);
-        expect(pay.applied.get(`policy:${run.runId}:tu1`)).toBeUndefined();
+        expect(pay.applied.get(keyOf(run.runId, { amount: 5000, payee: 'acme' }))).toBeUndefined();
       });
 
       it('an unknown tool or an annotation out of range is refused when loading, naming the rule', () => {
