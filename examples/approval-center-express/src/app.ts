@@ -1,11 +1,15 @@
 import type { IncomingMessage } from 'node:http';
-import { createApprovalCenter, type Oidc } from '@x/approval-center';
+import {
+  createApprovalCenter,
+  memorySignInStore,
+  type Oidc,
+  PageSignIns,
+} from '@x/approval-center';
 import { createExecutive, type ExecutiveStorage, type FlowContext, type Model } from '@x/executive';
 import { textOf } from '@x/wire';
 import express, { type Express } from 'express';
 import { agentKinds, gated, startRun } from './agent.js';
 import { centerApi } from './center-api.js';
-import { OidcSignIn } from './oidc-sign-in.js';
 import { AppSignIn } from './sign-in.js';
 
 /** Options of {@link createApp}. */
@@ -38,26 +42,35 @@ export interface App {
 export function createApp({ storage, model, oidc }: AppOptions): App {
   const flow: FlowContext = { storage, events: { wants: () => false, record: async () => {} } };
   const signIn = new AppSignIn();
-  const provider = oidc && new OidcSignIn(oidc.oidc, oidc.publicUrl, MOUNT);
+  // The provider's sign-ins, opened by the center's OpenID Connect routes, scoped to its path.
+  const secure = oidc !== undefined && new URL(oidc.publicUrl).protocol === 'https:';
+  const providerSignIns = new PageSignIns(memorySignInStore(), { ttlMs: 8 * 3_600_000, secure });
+  const providerSignInOf = async (req: IncomingMessage) => {
+    const id = oidc && providerSignIns.idOf(req, MOUNT);
+    return (id && (await providerSignIns.byId(id))) || undefined;
+  };
   const authenticate = async (req: IncomingMessage) =>
-    signIn.authenticate(req) ?? (await provider?.personOf(req));
+    signIn.authenticate(req) ?? (await providerSignInOf(req));
   const api = centerApi({
     flow,
     gated,
     csrfTokenOf: async (req) =>
-      signIn.sessionOf(req)?.csrfToken ?? (await provider?.signInOf(req))?.csrfToken,
+      signIn.sessionOf(req)?.csrfToken ?? (await providerSignInOf(req))?.csrfToken,
   });
   const center = createApprovalCenter({
     authenticate,
-    routes: async (req, res, url, request) =>
-      (await provider?.answer(req, res, url)) || api.routes(req, res, url, request),
+    routes: api.routes,
+    ...(oidc && {
+      oidc: { provider: oidc.oidc, sessions: providerSignIns },
+      publicUrl: oidc.publicUrl,
+    }),
     onClose: () => api.hub.close(),
   });
 
   // What each completed run's agent said last (a real app would keep it in its own table).
   const said = new Map<string, string>();
   const app = express();
-  app.use(signIn.routes(provider && `${MOUNT}/auth/oidc/login`));
+  app.use(signIn.routes(oidc && `${MOUNT}/auth/oidc/login`));
   // The page is the app's: a visitor who has not signed in goes to the app's sign-in first.
   app.use(MOUNT, async (req, res, next) => {
     // The API answers 401 itself; the provider's routes are how one signs in.

@@ -8,6 +8,8 @@ import {
   type AuthenticatedOperator,
   authenticatedBy,
 } from './identity/authenticate.js';
+import type { OidcRoutesOptions } from './identity/oidc-routes.js';
+import { type ChannelsOptions, openRoutes } from './open-routes.js';
 import { answerPoliciesRoute, type PoliciesOptions } from './policies-route.js';
 
 /** What the center knows of a request beyond its URL, for the host's routes. */
@@ -65,6 +67,20 @@ export interface ApprovalCenterOptions {
    * page shows no Policies tab.
    */
   policies?: PoliciesOptions;
+  /**
+   * The page signs in with an OpenID provider: `GET /auth/oidc/login` goes to it, and its
+   * `GET /auth/oidc/callback` opens a page sign-in in `oidc.sessions`, scoped to the center's
+   * path; a failed callback is counted, recorded and answered with a page that says why.
+   */
+  oidc?: OidcRoutesOptions;
+  /**
+   * Where people open the app, before the center's path (`https://app.example.com`): the
+   * provider's callback is under it (unless the provider names its `redirectUri`); default
+   * this request's Host.
+   */
+  publicUrl?: string;
+  /** Decision links of emails (`/decide`) and Slack's buttons (`/slack/interactions`). */
+  channels?: ChannelsOptions;
   /** How errors that are not the center's are answered; default a 500 reported to `onError`. */
   classifyError?: ErrorClassifier;
   /** An error answering a request that is not the caller's doing; default ignored. */
@@ -103,6 +119,7 @@ export function createApprovalCenter(options: ApprovalCenterOptions): ApprovalCe
   const basePath = basePathOf(options.basePath);
   const { routes, classifyError, authenticate, loopbackOnly = false } = options;
   const onError = options.onError ?? (() => {});
+  const answerOpenRoute = openRoutes(options);
   const answer = async (req: IncomingMessage, res: ServerResponse, url: URL, mountPath: string) => {
     try {
       checkSingleHeaders(req);
@@ -111,6 +128,7 @@ export function createApprovalCenter(options: ApprovalCenterOptions): ApprovalCe
         await answerAsset(req, res, url.pathname);
         return;
       }
+      if (await answerOpenRoute(req, res, url, mountPath)) return;
       if (routes || url.pathname.startsWith('/api/')) {
         const operator = authenticate && (await authenticatedBy(authenticate, req));
         // The host's routes check who is calling before they call it; else `authenticate` did.

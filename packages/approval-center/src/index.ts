@@ -7,6 +7,12 @@ export {
   type CenterRoutes,
   createApprovalCenter,
 } from './center.js';
+export {
+  type ChannelAnswers,
+  type ChannelOperator,
+  linkAnswerer,
+} from './channels/answers.js';
+export type { SlackInteractionsOptions } from './channels/slack-route.js';
 export * from './contract/index.js';
 export * from './errors.js';
 export * from './identity/index.js';
@@ -16,4 +22,5 @@ export {
   type EventHubOptions,
   type LiveSnapshot,
 } from './live/event-hub.js';
+export type { ChannelsOptions } from './open-routes.js';
 export type { PoliciesOptions, ShownPolicySet } from './policies-route.js';

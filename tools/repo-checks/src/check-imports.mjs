@@ -136,7 +136,6 @@ export const RUNNER_LAYERS = {
     'executive/record-answer.ts -> demo/tools.ts',
     'executive/resume.ts -> demo/tools.ts',
     'executive/start.ts -> demo/tools.ts',
-    'notify/decision-link.ts -> executive/record-answer.ts',
   ],
 };
 

@@ -1,7 +1,6 @@
 import { unstorableText } from '@x/postgres-kit';
 
-// Apart from record-answer.ts: the channels' schemas (decision links, Slack) read the limit
-// when they load, without loading the executive.
+// Apart from record-answer.ts: the help reads the limit without loading the executive.
 
 /**
  * The longest answer's content taken, in characters (Unicode code points), whichever way it

@@ -1,7 +1,7 @@
+import { linkAnswerer } from '@x/approval-center';
 import type { NotificationRecord } from '@x/askuser';
 import { emailTransport, eventDataOf, emailSender as notifyEmailSender } from '@x/notify';
 import type { Storage } from '../storage/index.js';
-import { linkAnswerer } from './decision-link.js';
 import type { Sender } from './sender.js';
 
 /** Where email notifications go, and the page they point to. */

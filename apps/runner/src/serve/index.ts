@@ -28,6 +28,7 @@ import { forgetServing } from '../storage/via-serve.js';
 import { osUserName } from '../terminal/os-user.js';
 import type { ApiContext } from './api.js';
 import type { HostedCommandRunner } from './api-cli.js';
+import { channelsOf } from './channels.js';
 import { type ConnectionLimits, createApiServer, DEFAULT_LIMITS } from './connections.js';
 import { type HostedWake, startHostedWake } from './hosted-wake.js';
 import { toHttpError } from './http-error.js';
@@ -266,6 +267,14 @@ export async function startServe(storage: Storage, options: ServeOptions): Promi
       db: storage.db,
       shadow: runnerShadowPolicies() !== undefined,
     },
+    oidc: oidc && {
+      provider: oidc,
+      sessions: signIn.sessions,
+      limiters: signIn.limiters,
+      audit: storage,
+      stateCookieName: 'runner_oidc_state',
+    },
+    channels: channelsOf(storage, api.answered),
     classifyError: toHttpError,
     onError,
     onClose: () => hub.close(),

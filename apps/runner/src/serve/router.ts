@@ -8,10 +8,7 @@ import {
 } from '@x/approval-center';
 import { type ApiContext, handleApi } from './api.js';
 import { answerHostedCommand, type HostedCommandRunner } from './api-cli.js';
-import { answerDecisionRoute } from './decide.js';
 import type { RunnerMetrics } from './metrics.js';
-import { answerOidcRoute } from './oidc-routes.js';
-import { answerSlackRoute } from './slack-actions.js';
 
 /** What {@link runnerRoutes} needs to answer a request. */
 interface RouteContext {
@@ -36,16 +33,6 @@ export function runnerRoutes(context: RouteContext): CenterRoutes {
   const { api, signIn, runHostedCommand, stopping, metrics } = context;
   return async (req, res, url, request) => {
     if (await handleSignIn(signIn, req, res, url.pathname, request)) return true;
-    // A decision link is its own credential: signed, for one answer by one person, once.
-    if (await answerDecisionRoute(api.storage, api.answered, req, res, url)) return true;
-    // Slack's requests are signed by Slack; the user is mapped to an operator.
-    if (await answerSlackRoute(api.storage, api.answered, req, res, url)) return true;
-    if (
-      signIn.oidc &&
-      (await answerOidcRoute({ ...signIn, oidc: signIn.oidc }, req, res, url, request.mountPath))
-    ) {
-      return true;
-    }
     const caller = await callerOf(signIn, req, request);
     if (req.method === 'POST' && url.pathname === '/api/cli') {
       await answerHostedCommand(runHostedCommand, req, res, stopping);

@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import { type AnswerOptions, appendAuditEvent, type Identity, type Pending } from '@x/askuser';
-import type { ExecutiveStorage } from '@x/executive';
+import type { AnswerOptions, Identity, Pending } from '@x/askuser';
 import type { CenterRequest } from '../center.js';
 import type { ReadOnlyReason } from '../contract/index.js';
 import { ApprovalCenterError } from '../errors.js';
@@ -9,8 +8,9 @@ import type { Credential } from '../live/event-hub.js';
 import type { Oidc } from './oidc.js';
 import { looksLikeJwt } from './oidc.js';
 import {
-  countFailedSignIn,
+  recordFailedSignIn,
   refuseWhileLimited,
+  type SignInAudit,
   type SignInLimiters,
   sourceOf,
 } from './rate-limit.js';
@@ -74,7 +74,7 @@ export interface OperatorKeys {
 export interface SignInContext {
   operators: OperatorKeys;
   /** Where `sign-in-failed` (and `signed-in`) entries are appended; none when it keeps no audit log. */
-  audit?: Pick<ExecutiveStorage, 'db' | 'auditKey'> | undefined;
+  audit?: SignInAudit | undefined;
   /** A shared secret every request may present instead of an operator's key: it signs in an admin. */
   token: string | undefined;
   /** Who answers with the shared token or, when nothing needs a key, locally; `null`: not known. */
@@ -293,28 +293,4 @@ export function requireAdmin(caller: Caller, doing: string): void {
       `only an admin may ${doing}; ${caller.name} is ${caller.access === 'viewer' ? 'a viewer' : 'an operator'}`,
     );
   }
-}
-
-/** A sign-in that failed: from where, as whom (when known), why, and how it was tried. */
-export interface FailedSignIn {
-  source: string;
-  name?: string | undefined;
-  why: string;
-  signedInWith: 'key' | 'oidc';
-}
-
-/**
- * Counts a failed sign-in against its source (and the operator it named) and records it in
- * the audit log as `sign-in-failed`, when the server keeps one.
- */
-export async function recordFailedSignIn(
-  signIn: Pick<SignInContext, 'limiters' | 'audit'>,
-  failure: FailedSignIn,
-): Promise<void> {
-  const { source, name, why, signedInWith } = failure;
-  countFailedSignIn(signIn.limiters, source, name);
-  const key = signIn.audit?.auditKey();
-  if (key === undefined || !signIn.audit) return;
-  const data = { event: 'sign-in-failed', source, ...(name ? { name } : {}), why, signedInWith };
-  await appendAuditEvent(signIn.audit.db, data, { key });
 }

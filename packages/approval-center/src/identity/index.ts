@@ -8,22 +8,24 @@ export {
   answererOf,
   type Caller,
   callerOf,
-  type FailedSignIn,
   type KeyOperator,
   type OperatorKeys,
   readOnlyReason,
-  recordFailedSignIn,
   requireAdmin,
   type SignInContext,
 } from './callers.js';
 export { looksLikeJwt, Oidc, type OidcOptions, SIGN_IN_TTL_MS } from './oidc.js';
 export type { OidcIdentity } from './oidc-claims.js';
+export type { OidcRoutesOptions } from './oidc-routes.js';
 export {
   countFailedSignIn,
+  type FailedSignIn,
   FailureLimiter,
   type Limit,
+  recordFailedSignIn,
   refuseWhileLimited,
   rememberSource,
+  type SignInAudit,
   type SignInLimiters,
   sourceOf,
 } from './rate-limit.js';

@@ -1,4 +1,6 @@
 import type { IncomingMessage } from 'node:http';
+import { appendAuditEvent } from '@x/askuser';
+import type { ExecutiveStorage } from '@x/executive';
 import { ApprovalCenterError } from '../errors.js';
 
 /** How many failures a key (a source address, an operator's name) may have within a window. */
@@ -89,4 +91,31 @@ export function refuseWhileLimited(limiters: SignInLimiters, source: string, nam
 export function countFailedSignIn(limiters: SignInLimiters, source: string, name?: string): void {
   limiters.source.fail(source);
   if (name !== undefined) limiters.name.fail(name);
+}
+
+/** Where `sign-in-failed` (and `signed-in`) entries are appended. */
+export type SignInAudit = Pick<ExecutiveStorage, 'db' | 'auditKey'>;
+
+/** A sign-in that failed: from where, as whom (when known), why, and how it was tried. */
+export interface FailedSignIn {
+  source: string;
+  name?: string | undefined;
+  why: string;
+  signedInWith: 'key' | 'oidc';
+}
+
+/**
+ * Counts a failed sign-in against its source (and the operator it named) and records it in
+ * the audit log as `sign-in-failed`, when the server keeps one.
+ */
+export async function recordFailedSignIn(
+  signIn: { limiters: SignInLimiters; audit?: SignInAudit | undefined },
+  failure: FailedSignIn,
+): Promise<void> {
+  const { source, name, why, signedInWith } = failure;
+  countFailedSignIn(signIn.limiters, source, name);
+  const key = signIn.audit?.auditKey();
+  if (key === undefined || !signIn.audit) return;
+  const data = { event: 'sign-in-failed', source, ...(name ? { name } : {}), why, signedInWith };
+  await appendAuditEvent(signIn.audit.db, data, { key });
 }

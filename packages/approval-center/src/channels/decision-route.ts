@@ -1,24 +1,28 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AskUserError, type Pending } from '@x/askuser';
+import { withoutOrigin } from '@x/executive';
 import {
   type DecisionClaims,
   decisionCsrf,
   escapeHtml,
-  readDecisionLink as readDecision,
+  NotifyError,
+  readDecisionLink,
   shownDigest,
   useDecisionLink,
 } from '@x/notify';
-import { setting, VARIABLES } from '../config/index.js';
-import { RunnerError } from '../errors.js';
-import { answer } from '../executive/index.js';
-import { classifyFailure } from '../failure.js';
-import { linkAnswerer } from '../notify/decision-link.js';
-import type { Storage } from '../storage/index.js';
-import type { ChannelRoute } from './http.js';
+import { ApprovalCenterError } from '../errors.js';
+import { answerOf, type ErrorClassifier } from '../http/send.js';
+import { type ChannelAnswers, linkAnswerer } from './answers.js';
 
-const COOKIE = 'runner_decide';
+const COOKIE = 'approval_center_decide';
 const MAX_FORM_BYTES = 64 * 1024;
+
+/** What a request of the route needs beyond the options. */
+interface ChannelRequest {
+  mountPath: string;
+  classifyError: ErrorClassifier | undefined;
+}
 
 function sendPage(
   res: ServerResponse,
@@ -46,16 +50,16 @@ const answerText = ({ answer: a }: DecisionClaims) =>
   `${a.action}${a.content ? ` "${a.content}"` : ''}`;
 
 /** The pending question a link answers, or why it no longer can (answered, changed). */
-async function pendingFor(storage: Storage, claims: DecisionClaims): Promise<Pending> {
-  const pause = await storage
-    .pauses()
-    .getByToken(claims.token)
-    .catch((error: unknown) => {
-      if (!AskUserError.hasCode(error, 'not_found')) throw error;
-      throw new RunnerError('conflict', 'this question was answered already, or waits no more');
-    });
+async function pendingFor(answers: ChannelAnswers, claims: DecisionClaims): Promise<Pending> {
+  const pause = await answers.pending(claims.token).catch((error: unknown) => {
+    if (!AskUserError.hasCode(error, 'not_found')) throw error;
+    throw new ApprovalCenterError(
+      'conflict',
+      'this question was answered already, or waits no more',
+    );
+  });
   if (shownDigest(pause) !== claims.shown) {
-    throw new RunnerError(
+    throw new ApprovalCenterError(
       'conflict',
       'this question changed since the link was sent: answer it on the page',
     );
@@ -67,7 +71,9 @@ async function readForm(req: IncomingMessage): Promise<URLSearchParams> {
   let text = '';
   for await (const chunk of req as AsyncIterable<Buffer>) {
     text += chunk.toString('utf8');
-    if (text.length > MAX_FORM_BYTES) throw new RunnerError('usage', 'the form is too large');
+    if (text.length > MAX_FORM_BYTES) {
+      throw new ApprovalCenterError('invalid_request', 'the form is too large');
+    }
   }
   return new URLSearchParams(text);
 }
@@ -77,23 +83,40 @@ function cookieOf(req: IncomingMessage): string {
   return pair?.slice(COOKIE.length + 1) ?? '';
 }
 
+/** A decision link's refusal as the center's error: forged or altered, expired, used. */
+function linkRefusal(error: unknown): unknown {
+  if (!NotifyError.is(error)) return error;
+  const code = (
+    { invalid_link: 'forbidden', expired_link: 'expired', used_link: 'conflict' } as const
+  )[error.code as string];
+  if (code === undefined) return error;
+  return new ApprovalCenterError(code, withoutOrigin(error.message), { cause: error });
+}
+
 /**
  * `/decide`, a decision link of an email: GET shows what the link would answer and a form
  * to confirm, and never answers (a mail scanner's prefetch changes nothing); POST from that
  * form (its CSRF token bound to the link and a cookie the GET set) records the answer, as
  * the person the link was sent to through the channel `email` (the question's audience
- * checked then, as for any answer), and consumes the link in the
- * same transaction, so it works once. A link for a question answered, expired or changed
- * says so. Returns false when decision links are not configured (RUNNER_DECISION_KEY).
+ * checked then, as for any answer), and consumes the link in the same transaction, so it
+ * works once. A link for a question answered, expired or changed says so. False for
+ * another path.
  */
-export const answerDecisionRoute: ChannelRoute = async (storage, answered, req, res, url) => {
-  const key = setting(VARIABLES.RUNNER_DECISION_KEY);
-  if (key === undefined || url.pathname !== '/decide') return false;
+export async function answerDecisionRoute(
+  key: string,
+  answers: ChannelAnswers,
+  req: IncomingMessage,
+  res: ServerResponse,
+  url: URL,
+  request: ChannelRequest,
+): Promise<boolean> {
+  if (url.pathname !== '/decide') return false;
+  const { mountPath } = request;
   try {
     if (req.method === 'GET') {
       const link = url.searchParams.get('link') ?? '';
-      const claims = readDecision(key, link);
-      const pause = await pendingFor(storage, claims);
+      const claims = readDecisionLink(key, link);
+      const pause = await pendingFor(answers, claims);
       const nonce = randomBytes(16).toString('base64url');
       const csrf = decisionCsrf(key, link, nonce);
       sendPage(
@@ -101,50 +124,50 @@ export const answerDecisionRoute: ChannelRoute = async (storage, answered, req, 
         200,
         'Confirm your answer',
         `<p>${escapeHtml(pause.question)}</p><p>Answer as ${escapeHtml(claims.to)}: <strong>${escapeHtml(answerText(claims))}</strong></p>
-<form method="post" action="/decide"><input type="hidden" name="link" value="${escapeHtml(link)}">
+<form method="post" action="${mountPath}/decide"><input type="hidden" name="link" value="${escapeHtml(link)}">
 <input type="hidden" name="csrf" value="${csrf}"><button type="submit">Confirm: ${escapeHtml(answerText(claims))}</button></form>`,
-        `${COOKIE}=${nonce}; Path=/decide; HttpOnly; SameSite=Strict; Max-Age=3600`,
+        `${COOKIE}=${nonce}; Path=${mountPath}/decide; HttpOnly; SameSite=Strict; Max-Age=3600`,
       );
       return true;
     }
-    if (req.method !== 'POST') throw new RunnerError('usage', 'open the link, then confirm');
+    if (req.method !== 'POST') {
+      throw new ApprovalCenterError('invalid_request', 'open the link, then confirm');
+    }
     const form = await readForm(req);
     const link = form.get('link') ?? '';
     const want = Buffer.from(decisionCsrf(key, link, cookieOf(req)));
     const given = Buffer.from(form.get('csrf') ?? '');
     if (want.length !== given.length || !timingSafeEqual(want, given) || !cookieOf(req)) {
-      throw new RunnerError('forbidden', 'confirm from the page the link opens (its form expired)');
+      throw new ApprovalCenterError(
+        'forbidden',
+        'confirm from the page the link opens (its form expired)',
+      );
     }
-    const claims = readDecision(key, link);
-    await pendingFor(storage, claims);
-    await answer(
-      storage,
+    const claims = readDecisionLink(key, link);
+    await pendingFor(answers, claims);
+    const recipient = linkAnswerer(await answers.operators(), claims.to, answers.refuse);
+    await answers.answer(
       claims.token,
       claims.answer,
-      {
-        ...linkAnswerer(await storage.operators().list(), claims.to),
-        channel: 'email',
-        signedInWith: 'decision-link',
-        shownDigest: claims.shown,
-      },
+      { ...recipient, channel: 'email', signedInWith: 'decision-link', shownDigest: claims.shown },
       (tx) => useDecisionLink(tx, claims.id, claims.token),
     );
-    answered();
+    answers.answered?.();
     sendPage(
       res,
       200,
       'Answer recorded',
       `<p>${escapeHtml(answerText(claims))} by ${escapeHtml(claims.to)}.</p>`,
     );
-  } catch (error) {
-    const failure = classifyFailure(error);
-    if (failure.internal) throw error;
+  } catch (caught) {
+    const { error, unexpected } = answerOf(linkRefusal(caught), request.classifyError);
+    if (unexpected) throw caught;
     sendPage(
       res,
-      failure.httpStatus,
+      error.status,
       'This link cannot answer',
-      `<p>${escapeHtml(failure.message)}</p>`,
+      `<p>${escapeHtml(withoutOrigin(error.reason))}</p>`,
     );
   }
   return true;
-};
+}
