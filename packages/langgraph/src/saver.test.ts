@@ -1,6 +1,7 @@
 import { sqlTargets } from '@internal/pg-test';
+import { HumanMessage } from '@langchain/core/messages';
 import { Annotation, Command, END, interrupt, START, StateGraph } from '@langchain/langgraph';
-import { ERROR, emptyCheckpoint, uuid6 } from '@langchain/langgraph-checkpoint';
+import { ERROR, emptyCheckpoint, JsonPlusSerializer, uuid6 } from '@langchain/langgraph-checkpoint';
 import { rowsOf } from '@x/postgres-kit';
 import { sql } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/postgres-js';
@@ -97,6 +98,65 @@ for (const t of await sqlTargets()) {
         { channel: 'notes', type: 'json+br' },
         { channel: 'tiny', type: 'json' },
       ]);
+    });
+
+    it('values are stored as JsonPlusSerializer stores them, and each saver reads the other’s', async () => {
+      // Plain JSON and what only JsonPlusSerializer writes, as values, writes and metadata.
+      const values: Record<string, unknown> = {
+        plain: {
+          text: 'héllo ✓ "quoted"',
+          n: [1, 2.5, -0, 1e21],
+          nested: { ok: true, none: null },
+        },
+        undefinedInside: { a: undefined, b: [undefined, 1] },
+        set: new Set(['a']),
+        map: new Map([['k', 1]]),
+        date: new Date(0),
+        notFinite: [Number.NaN, Number.POSITIVE_INFINITY],
+        message: new HumanMessage('hi'),
+        bytes: new Uint8Array([1, 2]),
+        long: Array.from({ length: 50 }, (_, i) => ({ role: 'user', text: `message ${i}` })),
+      };
+      const versions = Object.fromEntries(Object.keys(values).map((channel) => [channel, 1]));
+      const checkpoint = {
+        ...emptyCheckpoint(),
+        channel_values: values,
+        channel_versions: versions,
+      };
+      const savers = {
+        ours: new PostgresCheckpointSaver(tables.db),
+        theirs: new PostgresCheckpointSaver(tables.db, { serde: new JsonPlusSerializer() }),
+      };
+      const metadata = { ...meta, asked: { plain: values.plain, inside: values.undefinedInside } };
+      for (const [thread, saver] of Object.entries(savers)) {
+        const config = await saver.put(
+          { configurable: { thread_id: thread } },
+          checkpoint,
+          metadata,
+          versions,
+        );
+        await saver.putWrites(config, Object.entries(values), 'task');
+      }
+      const stored = async (thread: string) =>
+        rowsOf(
+          await tables.db.execute(sql`select channel, type, encode(blob, 'hex') as blob
+            from x_langgraph.checkpoint_blobs where thread_id = ${thread}
+            union all select channel, type, encode(blob, 'hex') from x_langgraph.checkpoint_writes
+            where thread_id = ${thread}
+            union all select 'metadata', '', metadata::text from x_langgraph.checkpoints
+            where thread_id = ${thread} order by 1, 2, 3`),
+        );
+      const ours = await stored('ours');
+      expect(ours).toHaveLength(2 * Object.keys(values).length + 1);
+      expect(ours).toEqual(await stored('theirs'));
+      const expected = await savers.theirs.getTuple({ configurable: { thread_id: 'theirs' } });
+      for (const saver of Object.values(savers)) {
+        const read = await saver.getTuple({ configurable: { thread_id: 'ours' } });
+        expect(read?.checkpoint.channel_values).toEqual(expected?.checkpoint.channel_values);
+        expect(read?.pendingWrites).toEqual(expected?.pendingWrites);
+        expect(read?.metadata).toEqual(expected?.metadata);
+      }
+      expect(expected?.checkpoint.channel_values.message).toBeInstanceOf(HumanMessage);
     });
 
     it('a checkpoint and values stored by an earlier version are read as they were', async () => {

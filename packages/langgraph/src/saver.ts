@@ -21,11 +21,15 @@ import { packBlob, unpackBlob } from './compression.js';
 import type { LangGraphDatabase } from './database.js';
 import { DeltaBases } from './deltas.js';
 import { LangGraphError, wrapDatabaseError } from './errors.js';
+import { CheckpointSerializer } from './serde.js';
 import * as statements from './statements.js';
 
 /** Options of {@link PostgresCheckpointSaver}. */
 export interface PostgresCheckpointSaverOptions {
-  /** How channel values, writes and metadata are serialized. Default LangGraph's `JsonPlusSerializer`. */
+  /**
+   * How channel values, writes and metadata are serialized. Default LangGraph's
+   * `JsonPlusSerializer`, with plain JSON written by `JSON.stringify` (the same bytes, faster).
+   */
   serde?: SerializerProtocol;
   /**
    * Whether `put` and `putWrites` wait for their WAL to reach disk before they return. Default
@@ -82,7 +86,7 @@ export class PostgresCheckpointSaver extends BaseCheckpointSaver {
   readonly #writes: ThreadWrites;
 
   constructor(db: LangGraphDatabase, options: PostgresCheckpointSaverOptions = {}) {
-    super(options.serde);
+    super(options.serde ?? new CheckpointSerializer());
     this.#db = db;
     this.#writes = new ThreadWrites(db);
     this.#commit =
