@@ -1,10 +1,9 @@
 import type { IncomingMessage } from 'node:http';
-import { createApprovalCenter, type Oidc } from '@x/approval-center';
+import { createApprovalCenter, executiveFlows, type Oidc } from '@x/approval-center';
 import { createExecutive, type ExecutiveStorage, type FlowContext, type Model } from '@x/executive';
 import { textOf } from '@x/wire';
 import express, { type Express } from 'express';
 import { agentKinds, gated, startRun } from './agent.js';
-import { centerApi } from './center-api.js';
 import { OidcSignIn } from './oidc-sign-in.js';
 import { AppSignIn } from './sign-in.js';
 
@@ -41,17 +40,14 @@ export function createApp({ storage, model, oidc }: AppOptions): App {
   const provider = oidc && new OidcSignIn(oidc.oidc, oidc.publicUrl, MOUNT);
   const authenticate = async (req: IncomingMessage) =>
     signIn.authenticate(req) ?? (await provider?.personOf(req));
-  const api = centerApi({
-    flow,
-    gated,
-    csrfTokenOf: async (req) =>
-      signIn.sessionOf(req)?.csrfToken ?? (await provider?.signInOf(req))?.csrfToken,
-  });
   const center = createApprovalCenter({
     authenticate,
-    routes: async (req, res, url, request) =>
-      (await provider?.answer(req, res, url)) || api.routes(req, res, url, request),
-    onClose: () => api.hub.close(),
+    // The questions and runs of the app's executive; each answer goes through its flows.
+    questions: { storage, gatedTools: gated, flows: executiveFlows(flow, gated) },
+    routes:
+      provider &&
+      (async (req, res, url, request) =>
+        (await provider.answer(req, res, url)) || request.ownRoutes()),
   });
 
   // What each completed run's agent said last (a real app would keep it in its own table).
@@ -79,7 +75,7 @@ export function createApp({ storage, model, oidc }: AppOptions): App {
     try {
       const request = String(req.body?.request ?? '').slice(0, 500) || 'Book me a trip';
       const { runId } = await startRun(flow, model, request, person.name);
-      api.hub.poke();
+      center.poke();
       res.redirect(303, `/trips/${runId}`);
     } catch (error) {
       next(error);
@@ -105,7 +101,7 @@ export function createApp({ storage, model, oidc }: AppOptions): App {
       if (event.type !== 'run-resumed') return;
       const last = event.result.status === 'completed' ? event.result.messages.at(-1) : undefined;
       if (last) said.set(event.result.runId, textOf(last));
-      api.hub.poke();
+      center.poke();
     },
   });
   return {

@@ -45,7 +45,7 @@ export class OidcSignIn {
   /** Who the page sign-in of `req` is, for the center's `authenticate`. */
   async personOf(req: IncomingMessage): Promise<AppOperator | undefined> {
     const signIn = await this.signInOf(req);
-    return signIn && { name: signIn.name, roles: signIn.roles };
+    return signIn && { name: signIn.name, roles: signIn.roles, csrfToken: signIn.csrfToken };
   }
 
   /** Answers the sign-in's two routes (paths inside the center); false for any other request. */
