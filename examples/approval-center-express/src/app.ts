@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import {
   createApprovalCenter,
+  executiveFlows,
   memorySignInStore,
   type Oidc,
   PageSignIns,
@@ -9,7 +10,6 @@ import { createExecutive, type ExecutiveStorage, type FlowContext, type Model } 
 import { textOf } from '@x/wire';
 import express, { type Express } from 'express';
 import { agentKinds, gated, startRun } from './agent.js';
-import { centerApi } from './center-api.js';
 import { AppSignIn } from './sign-in.js';
 
 /** Options of {@link createApp}. */
@@ -51,20 +51,14 @@ export function createApp({ storage, model, oidc }: AppOptions): App {
   };
   const authenticate = async (req: IncomingMessage) =>
     signIn.authenticate(req) ?? (await providerSignInOf(req));
-  const api = centerApi({
-    flow,
-    gated,
-    csrfTokenOf: async (req) =>
-      signIn.sessionOf(req)?.csrfToken ?? (await providerSignInOf(req))?.csrfToken,
-  });
   const center = createApprovalCenter({
     authenticate,
-    routes: api.routes,
+    // The questions and runs of the app's executive; each answer goes through its flows.
+    questions: { storage, gatedTools: gated, flows: executiveFlows(flow, gated) },
     ...(oidc && {
       oidc: { provider: oidc.oidc, sessions: providerSignIns },
       publicUrl: oidc.publicUrl,
     }),
-    onClose: () => api.hub.close(),
   });
 
   // What each completed run's agent said last (a real app would keep it in its own table).
@@ -92,7 +86,7 @@ export function createApp({ storage, model, oidc }: AppOptions): App {
     try {
       const request = String(req.body?.request ?? '').slice(0, 500) || 'Book me a trip';
       const { runId } = await startRun(flow, model, request, person.name);
-      api.hub.poke();
+      center.poke();
       res.redirect(303, `/trips/${runId}`);
     } catch (error) {
       next(error);
@@ -118,7 +112,7 @@ export function createApp({ storage, model, oidc }: AppOptions): App {
       if (event.type !== 'run-resumed') return;
       const last = event.result.status === 'completed' ? event.result.messages.at(-1) : undefined;
       if (last) said.set(event.result.runId, textOf(last));
-      api.hub.poke();
+      center.poke();
     },
   });
   return {

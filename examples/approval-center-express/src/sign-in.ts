@@ -29,9 +29,14 @@ export class AppSignIn {
     return this.#sessions.get(cookieOf(req, COOKIE) ?? '');
   }
 
-  /** The approval center's `authenticate`: the person signed in, or nothing. */
-  readonly authenticate = (req: IncomingMessage): AppOperator | undefined =>
-    this.sessionOf(req)?.person;
+  /**
+   * The approval center's `authenticate`: the person signed in, with the CSRF token the
+   * center's page sends with each write, or nothing.
+   */
+  readonly authenticate = (req: IncomingMessage): AppOperator | undefined => {
+    const session = this.sessionOf(req);
+    return session && { ...session.person, csrfToken: session.csrfToken };
+  };
 
   /**
    * `GET /login`, `POST /login` (a name from {@link PEOPLE}) and `POST /logout`; the form

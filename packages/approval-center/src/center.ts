@@ -8,9 +8,12 @@ import {
   type AuthenticatedOperator,
   authenticatedBy,
 } from './identity/authenticate.js';
+import type { Caller } from './identity/callers.js';
 import type { OidcRoutesOptions } from './identity/oidc-routes.js';
 import { type ChannelsOptions, openRoutes } from './open-routes.js';
-import { answerPoliciesRoute, type PoliciesOptions } from './policies-route.js';
+import { ownRoutesOf } from './own-routes.js';
+import type { PoliciesOptions } from './policies-route.js';
+import type { QuestionsOptions } from './questions/options.js';
 
 /** What the center knows of a request beyond its URL, for the host's routes. */
 export interface CenterRequest {
@@ -22,10 +25,12 @@ export interface CenterRequest {
    */
   mountPath: string;
   /**
-   * Answers the center's own API routes (`GET /api/policies`, given `policies`); true when it
-   * did. The host's routes call it once they know who is calling (viewers may read).
+   * Answers the center's own API routes (the question API, given `questions`; `GET
+   * /api/policies`, given `policies`); true when it did. The host's routes call it once they
+   * know who is calling (viewers may read), with the `caller` they found (without one, the
+   * question API acts for `operator`).
    */
-  ownRoutes: () => Promise<boolean>;
+  ownRoutes: (caller?: Caller) => Promise<boolean>;
 }
 
 /**
@@ -81,6 +86,12 @@ export interface ApprovalCenterOptions {
   publicUrl?: string;
   /** Decision links of emails (`/decide`) and Slack's buttons (`/slack/interactions`). */
   channels?: ChannelsOptions;
+  /**
+   * The question API: list the pending and recent questions, show one with its run, answer
+   * (one or a batch), stop a conversation, and the live feed (`GET /api/events`), for the
+   * caller `routes` find or `authenticate` knows. Without it, only the host's `routes` serve them.
+   */
+  questions?: QuestionsOptions;
   /** How errors that are not the center's are answered; default a 500 reported to `onError`. */
   classifyError?: ErrorClassifier;
   /** An error answering a request that is not the caller's doing; default ignored. */
@@ -97,8 +108,13 @@ export interface ApprovalCenter {
    */
   (req: IncomingMessage, res: ServerResponse, next?: (error?: unknown) => void): void;
   /**
-   * Stops what runs for the center (`onClose`: the host's live feed, ...); requests in flight
-   * are the server's to finish.
+   * The questions or their runs changed (the app started or resumed a run): the live feed
+   * of `questions` looks again now, not at its next poll.
+   */
+  poke(): void;
+  /**
+   * Stops what runs for the center (its live feed, `onClose`: the host's, ...); requests in
+   * flight are the server's to finish.
    */
   close(): Promise<void>;
 }
@@ -120,6 +136,7 @@ export function createApprovalCenter(options: ApprovalCenterOptions): ApprovalCe
   const { routes, classifyError, authenticate, loopbackOnly = false } = options;
   const onError = options.onError ?? (() => {});
   const answerOpenRoute = openRoutes(options);
+  const own = ownRoutesOf(options);
   const answer = async (req: IncomingMessage, res: ServerResponse, url: URL, mountPath: string) => {
     try {
       checkSingleHeaders(req);
@@ -133,7 +150,8 @@ export function createApprovalCenter(options: ApprovalCenterOptions): ApprovalCe
         const operator = authenticate && (await authenticatedBy(authenticate, req));
         // The host's routes check who is calling before they call it; else `authenticate` did.
         const admitted = routes !== undefined || operator !== undefined;
-        const ownRoutes = () => answerOwnRoute(options.policies, admitted, req, res, url);
+        const ownRoutes = (caller?: Caller) =>
+          own.answer({ req, res, url, operator, caller, admitted });
         if (
           routes
             ? await routes(req, res, url, { operator, mountPath, ownRoutes })
@@ -170,7 +188,9 @@ export function createApprovalCenter(options: ApprovalCenterOptions): ApprovalCe
     void answer(req, res, place.url, place.mountPath);
   };
   return Object.assign(center, {
+    poke: () => own.poke(),
     async close() {
+      await own.close();
       await options.onClose?.();
     },
   });
@@ -210,27 +230,6 @@ function placeOf(
   if (!url.pathname.startsWith(`${basePath}/`)) return undefined;
   url.pathname = url.pathname.slice(basePath.length);
   return { url, mountPath: basePath };
-}
-
-/**
- * Answers one of the center's own API routes to an `admitted` caller (else `unauthorized`);
- * false for a path none of them serves.
- */
-async function answerOwnRoute(
-  policies: PoliciesOptions | undefined,
-  admitted: boolean,
-  req: IncomingMessage,
-  res: ServerResponse,
-  url: URL,
-): Promise<boolean> {
-  if (!policies || url.pathname !== '/api/policies') return false;
-  if (!admitted) {
-    throw new ApprovalCenterError(
-      'unauthorized',
-      'sign in first: the app does not know who is calling (give the center authenticate, or routes that check)',
-    );
-  }
-  return answerPoliciesRoute(policies, req, res, url);
 }
 
 /** Sends one of the page's files, to GET or HEAD only. */

@@ -1,5 +1,5 @@
-// The approval center as one mountable request handler, its API contract, and identity
-// (OpenID Connect, roles).
+// The approval center as one mountable request handler, its question API, its API contract,
+// and identity (OpenID Connect, roles).
 export {
   type ApprovalCenter,
   type ApprovalCenterOptions,
@@ -24,3 +24,9 @@ export {
 } from './live/event-hub.js';
 export type { ChannelsOptions } from './open-routes.js';
 export type { PoliciesOptions, ShownPolicySet } from './policies-route.js';
+export {
+  executiveFlows,
+  type QuestionFlows,
+  type QuestionsOptions,
+} from './questions/options.js';
+export { liveSnapshot, priorityLabel, type ViewSource } from './questions/views.js';

@@ -18,6 +18,7 @@ export {
   answer,
   answerBatch,
   answerRefusal,
+  quorumText,
 } from './answer.js';
 export { decisionOfQuestion } from './decision-of-question.js';
 export type { DelegateHandler, Delegation, Worker, WorkerQuestion } from './delegate-port.js';
@@ -165,6 +166,7 @@ export {
   saveKindStop,
   TURN_KIND,
 } from './run-kind.js';
+export { messageText, runMessages, runOf } from './run-story.js';
 export {
   lockFor,
   lockForStatement,

@@ -1,13 +1,9 @@
 import { parseArgs } from 'node:util';
 import { optionLabel, type ResumeAnswer, shownOptions } from '@x/askuser';
+import { quorumText } from '@x/executive';
 import { usageError } from '../errors.js';
 // Not the executive's index: a command pays only for the modules it runs.
-import {
-  answerBatch,
-  answer as answerOne,
-  quorumText,
-  refusal,
-} from '../executive/record-answer.js';
+import { answerBatch, answer as answerOne, refusal } from '../executive/record-answer.js';
 import { osUserName } from '../terminal/os-user.js';
 import { plural } from '../terminal/output.js';
 import { type Command, type Context, globalOptions, withStorage } from './command.js';

@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { priorityLabel } from '@x/approval-center';
 import {
   AskUserError,
   optionLabel,
@@ -16,7 +17,6 @@ import {
   OPEN_RUN_STATUSES,
   type ResumeContext,
 } from '../executive/index.js';
-import { priorityLabel } from '../serve/views.js';
 import { plural, printable } from '../terminal/output.js';
 import { workerLabel } from '../terminal/turn-output.js';
 import { type Command, type Context, globalOptions, withStorage } from './command.js';

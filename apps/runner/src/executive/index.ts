@@ -12,7 +12,14 @@
  */
 
 export type { ModelFor, ResumeContext, RunResult, SuspendedTurn } from '@x/executive';
-export { OPEN_RUN_STATUSES, type Stopped } from '@x/executive';
+export {
+  messageText,
+  OPEN_RUN_STATUSES,
+  quorumText,
+  runMessages,
+  runOf,
+  type Stopped,
+} from '@x/executive';
 export { answerContentProblem, MAX_ANSWER_CHARS, MAX_ANSWER_TEXT } from './answer-limit.js';
 export {
   AlreadyAnsweredError,
@@ -22,7 +29,6 @@ export {
   deadlineText,
   howAnswered,
   noQuestionWith,
-  quorumText,
   refusal,
   refuseAnswerer,
 } from './record-answer.js';
@@ -38,7 +44,6 @@ export {
   stopConversation,
   stopKnownConversation,
 } from './start.js';
-export { messageText, runMessages, runOf } from './story.js';
 export { suspend, suspendNewRun } from './suspend.js';
 export { watching } from './telemetry.js';
 export { DEFAULT_GRACE_MS, resumeNext, type WakeOptions, wake } from './wake-loop.js';

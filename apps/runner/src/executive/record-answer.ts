@@ -178,19 +178,6 @@ function flowOf(storage: Storage): FlowContext {
 }
 
 /**
- * What a partial approval of a quorum says: `approval recorded: 2 of 3 approvals (ada, bob),
- * 1 more needed`; undefined for an answer that resolved its question.
- */
-export function quorumText(outcome: AnswerOutcome): string | undefined {
-  const q = outcome.quorum;
-  if (outcome.resolved || q === undefined) return undefined;
-  const given = q.approvals.length;
-  const declined = q.declines.length > 0 ? `; declined by ${q.declines.join(', ')}` : '';
-  const what = q.counted ? 'approval recorded' : 'already counted, once per person';
-  return `${what}: ${given} of ${q.needed} approvals${given > 0 ? ` (${q.approvals.join(', ')})` : ''}, ${q.needed - given} more needed${declined}; the run waits`;
-}
-
-/**
  * Answers many pauses all or nothing through `@x/executive`'s `answerBatch`, and makes their
  * runs ready, in one transaction. Returns how many were answered. With an `identity` in `by`,
  * one `forbidden` answers none (and, rolled back, leaves no audit entry of the refusal).

@@ -8,7 +8,15 @@ import {
   type StartRunResponse,
   startRunBodySchema,
 } from '@x/approval-center';
-import { baseHeaders, checkWrite, errorBody, readJson, sendJson } from '@x/approval-center/http';
+import {
+  baseHeaders,
+  checkWrite,
+  errorBody,
+  limitOf,
+  type Route,
+  readJson,
+  sendJson,
+} from '@x/approval-center/http';
 import { assertSafeId } from '@x/continuation';
 import type { RunStatus } from '@x/continuation-postgres';
 import type { QuestionPolicy } from '@x/executive';
@@ -65,20 +73,8 @@ function lineStream(res: ServerResponse) {
   return stream;
 }
 
-type RunRoute = {
-  method: 'GET' | 'POST';
-  pattern: RegExp;
-  handle: (
-    ctx: RunsContext,
-    match: string[],
-    req: IncomingMessage,
-    res: ServerResponse,
-    url: URL,
-  ) => Promise<void>;
-};
-
 /** The run routes: list, show, start, retry (same routing as the API's other routes). */
-export const runRoutes: RunRoute[] = [
+export const runRoutes: Route<RunsContext>[] = [
   {
     method: 'GET',
     pattern: /^\/api\/runs$/,
@@ -91,14 +87,7 @@ export const runRoutes: RunRoute[] = [
           `status takes one of ${STATUSES.join(', ')}`,
         );
       }
-      const limitText = url.searchParams.get('limit') ?? '100';
-      const limit = Number(limitText);
-      if (!Number.isInteger(limit) || limit < 1 || limit > 1000) {
-        throw new ApprovalCenterError(
-          'invalid_request',
-          'limit takes a whole number from 1 to 1000',
-        );
-      }
+      const limit = limitOf(url, 100);
       const runs = await ctx.storage.runs().list({
         ...(conversation === null ? {} : { conversationId: safeId('conversation', conversation) }),
         ...(status === null ? {} : { status: status as RunStatus }),

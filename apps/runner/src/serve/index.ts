@@ -4,8 +4,10 @@ import {
   createApprovalCenter,
   EventHub,
   FailureLimiter,
+  liveSnapshot,
   type Oidc,
   PageSignIns,
+  type QuestionsOptions,
   type SignInContext,
 } from '@x/approval-center';
 import { isLoopback } from '@x/approval-center/http';
@@ -13,11 +15,14 @@ import { ASKUSER_ANSWERED_CHANNEL, ASKUSER_CREATED_CHANNEL } from '@x/askuser';
 import { type LeasePolicy, policyVersions, type QuestionPolicy } from '@x/executive';
 import { leasePolicyFromEnv, questionPolicyFromEnv } from '../config/executive-policy.js';
 import { OPTION_DEFAULTS, VARIABLES } from '../config/index.js';
+import { demoGatedTools } from '../demo/tools.js';
 import { RunnerError, usageError } from '../errors.js';
 import {
+  answerContentProblem,
   DEFAULT_GRACE_MS,
   type ModelFor,
   type Resumed,
+  refuseAnswerer,
   runnerPolicyVersions,
   runnerShadowPolicies,
   watching,
@@ -26,7 +31,6 @@ import type { Storage } from '../storage/index.js';
 import { sqlSignInStore } from '../storage/sign-ins.js';
 import { forgetServing } from '../storage/via-serve.js';
 import { osUserName } from '../terminal/os-user.js';
-import type { ApiContext } from './api.js';
 import type { HostedCommandRunner } from './api-cli.js';
 import { channelsOf } from './channels.js';
 import { type ConnectionLimits, createApiServer, DEFAULT_LIMITS } from './connections.js';
@@ -34,8 +38,8 @@ import { type HostedWake, startHostedWake } from './hosted-wake.js';
 import { toHttpError } from './http-error.js';
 import { fromLocalSocket, type LocalSocket, listenLocal } from './local-socket.js';
 import { RunnerMetrics } from './metrics.js';
+import { runnerQuestionFlows } from './question-flows.js';
 import { runnerRoutes } from './router.js';
-import { liveSnapshot } from './views.js';
 
 // The API's shapes are declared once, beside the page that reads them.
 export type {
@@ -192,8 +196,9 @@ export async function startServe(storage: Storage, options: ServeOptions): Promi
   const onError = options.onError ?? (() => {});
   const questionPolicy = options.questionPolicy ?? questionPolicyFromEnv();
   const graceMs = options.graceMs ?? DEFAULT_GRACE_MS;
+  const shown = { storage, gatedTools: demoGatedTools };
   const hub = new EventHub({
-    snapshot: () => liveSnapshot(storage),
+    snapshot: () => liveSnapshot(shown),
     // On PostgreSQL, NOTIFY covers new and answered questions; the poll finds runs
     // finished by other processes.
     pollMs: storage.kind === 'postgres' ? 1_000 : 2_000,
@@ -230,15 +235,22 @@ export async function startServe(storage: Storage, options: ServeOptions): Promi
       }),
     },
   };
-  const api: Omit<ApiContext, 'caller'> = {
+  const api = {
     storage,
-    hub,
     modelFor: options.modelFor,
     questionPolicy,
     answered() {
       hub.poke();
       hostedWake?.answered();
     },
+  };
+  const questions: QuestionsOptions = {
+    ...shown,
+    flows: runnerQuestionFlows(storage),
+    hub,
+    answered: api.answered,
+    contentProblem: answerContentProblem,
+    refuseAnswerer,
   };
   const unlisten = await storage.listen?.([ASKUSER_CREATED_CHANNEL, ASKUSER_ANSWERED_CHANNEL], () =>
     hub.poke(),
@@ -275,6 +287,7 @@ export async function startServe(storage: Storage, options: ServeOptions): Promi
       stateCookieName: 'runner_oidc_state',
     },
     channels: channelsOf(storage, api.answered),
+    questions,
     classifyError: toHttpError,
     onError,
     onClose: () => hub.close(),
@@ -341,7 +354,7 @@ export async function startServe(storage: Storage, options: ServeOptions): Promi
  */
 function hostedThenAnswered(
   host: HostedCommandRunner,
-  api: Pick<ApiContext, 'answered'>,
+  api: { answered(): void },
   hub: EventHub,
 ): HostedCommandRunner {
   return async (command, sinks) => {

@@ -1,10 +1,10 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { priorityLabel } from '@x/approval-center';
 import type { ExecutiveTelemetry, RunEnding } from '@x/executive';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { CHANNELS } from '../config/index.js';
 import type { Storage } from '../storage/index.js';
-import { priorityLabel } from './views.js';
 
 /** Why an answer is refused, as {@link ExecutiveTelemetry.answerRefused} counts it. */
 const REFUSALS = ['conflict', 'not_found', 'forbidden', 'expired', 'usage'];

@@ -12,8 +12,11 @@ import type { RunnerMetrics } from './metrics.js';
 
 /** What {@link runnerRoutes} needs to answer a request. */
 interface RouteContext {
-  /** The API's context but the caller, whom each request names. */
-  api: Omit<ApiContext, 'caller'>;
+  /** The runner's API routes' context but the caller, whom each request names. */
+  api: Omit<ApiContext, 'caller'> & {
+    /** Called after a write that may have answered questions (the feed and the wake loop look again). */
+    answered(): void;
+  };
   /** Who may come in: the shared token, the operators' keys and their sessions, or the one local operator. */
   signIn: SignInContext;
   /** Runs a command sent over the data folder's socket (`POST /api/cli`). */
@@ -47,8 +50,8 @@ export function runnerRoutes(context: RouteContext): CenterRoutes {
       checkCsrf(req, caller.session);
     }
     if (url.pathname.startsWith('/api/')) {
-      // The center's own routes (GET /api/policies), to anyone signed in.
-      if (await request.ownRoutes()) return true;
+      // The center's own routes (the question API, GET /api/policies), to anyone signed in.
+      if (await request.ownRoutes(caller)) return true;
       await handleApi({ ...api, caller }, req, res, url);
       return true;
     }

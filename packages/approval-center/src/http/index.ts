@@ -2,6 +2,7 @@
 // serves beside it (`routes` of createApprovalCenter) to answer the same way.
 export { MAX_BODY_BYTES, readJson } from './body.js';
 export { checkWrite, isLoopback } from './checks.js';
+export { answerRoute, limitOf, pathSegment, type Route } from './routes.js';
 export {
   answerOf,
   baseHeaders,

@@ -11,6 +11,13 @@ export interface AppOperator {
    * given) and audience roles (`finance`, ...), each a role name.
    */
   roles: readonly string[];
+  /**
+   * The CSRF token of the app's sign-in, when it is a cookie: the page reads it from
+   * `GET /api/session` and sends it in `X-CSRF-Token` with each write, which the center
+   * refuses (403) without it. Leave it out for a sign-in no other site can make the browser
+   * send (a bearer header a proxy sets, ...).
+   */
+  csrfToken?: string | undefined;
 }
 
 /**
@@ -27,6 +34,8 @@ export interface AuthenticatedOperator {
   access: AccessRole;
   /** The access role first, then the audience roles, each once. */
   roles: string[];
+  /** The CSRF token each write must carry ({@link AppOperator.csrfToken}), if the app gave one. */
+  csrfToken?: string;
 }
 
 /**
@@ -48,7 +57,7 @@ export async function authenticatedBy(
 ): Promise<AuthenticatedOperator | undefined> {
   const who = await authenticate(req);
   if (who === undefined || who === null) return undefined;
-  const { name, roles } = who as Partial<AppOperator>;
+  const { name, roles, csrfToken } = who as Partial<AppOperator>;
   if (typeof name !== 'string' || !isOperatorName(name)) {
     throw new ApprovalCenterError(
       'invalid_argument',
@@ -71,7 +80,18 @@ export async function authenticatedBy(
   if (roles.length === 0) {
     throw new ApprovalCenterError('forbidden', `${name} is signed in, but has no role here`);
   }
+  if (csrfToken !== undefined && (typeof csrfToken !== 'string' || csrfToken.length < 16)) {
+    throw new ApprovalCenterError(
+      'invalid_argument',
+      `authenticate returned a csrfToken for ${name} that is not a string of 16 characters or more`,
+    );
+  }
   const access = accessOf(roles);
   const audience = roles.filter((role) => !isAccessRole(role));
-  return { name, access, roles: [access, ...new Set(audience)] };
+  return {
+    name,
+    access,
+    roles: [access, ...new Set(audience)],
+    ...(csrfToken === undefined ? {} : { csrfToken }),
+  };
 }

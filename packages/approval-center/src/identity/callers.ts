@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { AnswerOptions, Identity, Pending } from '@x/askuser';
-import type { CenterRequest } from '../center.js';
 import type { ReadOnlyReason } from '../contract/index.js';
 import { ApprovalCenterError } from '../errors.js';
 import type { Credential } from '../live/event-hub.js';
+import type { AuthenticatedOperator } from './authenticate.js';
 import type { Oidc } from './oidc.js';
 import { looksLikeJwt } from './oidc.js';
 import {
@@ -21,6 +21,15 @@ import {
   type PageSignIns,
   sameSecret,
 } from './sign-ins.js';
+
+/**
+ * What the center knows of a request beyond its URL (`CenterRequest`, as far as signing in
+ * reads it): who the app's `authenticate` says sent it, and the path the center is mounted at.
+ */
+export interface SignInRequest {
+  operator: AuthenticatedOperator | undefined;
+  mountPath: string;
+}
 
 /** Who sent a request, as the API acts on it. */
 export interface Caller {
@@ -39,6 +48,11 @@ export interface Caller {
   channel: 'page' | 'api' | 'cli';
   /** The page's session that signed the request in, if a cookie did. */
   session?: PageSignIn;
+  /**
+   * The CSRF token the app's own sign-in gave (the `csrfToken` `authenticate` returned): the
+   * center's writes must carry it.
+   */
+  csrfToken?: string;
   /**
    * What signed the request in, for an event stream to look up again while it stays open;
    * none for what lasts as long as the server (the shared token, the local operator, the
@@ -172,6 +186,14 @@ export function callerFrom(
   };
 }
 
+/** The caller the host app's own sign-in found (`authenticate`), with the CSRF token its writes carry. */
+export function appCallerOf(req: IncomingMessage, operator: AuthenticatedOperator): Caller {
+  // A browser names the origin of its writes; a script calling the API does not.
+  const channel = req.headers.origin === undefined ? 'api' : 'page';
+  const caller = callerFrom({ ...operator, signedInWith: 'app' }, channel);
+  return operator.csrfToken === undefined ? caller : { ...caller, csrfToken: operator.csrfToken };
+}
+
 /**
  * Who sent `req`: the data folder's owner over its socket, a user of the identity provider
  * by a bearer JWT, a live operator or the shared token's admin by the Bearer key, the
@@ -183,7 +205,7 @@ export function callerFrom(
 export async function callerOf(
   signIn: SignInContext,
   req: IncomingMessage,
-  request?: CenterRequest,
+  request?: SignInRequest,
 ): Promise<Caller> {
   // The host vouches for it (the runner: its data folder's owner): an admin, as on the CLI.
   const hostAdmin = signIn.hostAdmin?.(req);
@@ -214,11 +236,7 @@ export async function callerOf(
     return { ...caller, credential };
   }
   const operator = request?.operator;
-  if (operator) {
-    // A browser names the origin of its writes; a script calling the API does not.
-    const channel = req.headers.origin === undefined ? 'api' : 'page';
-    return callerFrom({ ...operator, signedInWith: 'app' }, channel);
-  }
+  if (operator) return appCallerOf(req, operator);
   const id = sessions.idOf(req, request?.mountPath);
   const session = id === undefined ? undefined : await sessions.byId(id);
   if (id !== undefined && session) {

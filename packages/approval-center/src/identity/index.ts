@@ -13,6 +13,7 @@ export {
   readOnlyReason,
   requireAdmin,
   type SignInContext,
+  type SignInRequest,
 } from './callers.js';
 export { looksLikeJwt, Oidc, type OidcOptions, SIGN_IN_TTL_MS } from './oidc.js';
 export type { OidcIdentity } from './oidc-claims.js';

@@ -1,5 +1,4 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { CenterRequest } from '../center.js';
 import { type SessionResponse, type SignOutResponse, signInBodySchema } from '../contract/index.js';
 import { ApprovalCenterError } from '../errors.js';
 import { readJson } from '../http/body.js';
@@ -11,6 +10,7 @@ import {
   callerOf,
   needsSignIn,
   type SignInContext,
+  type SignInRequest,
   signedOutRefusals,
   signInWith,
 } from './callers.js';
@@ -28,10 +28,23 @@ function sessionResponse(caller: Caller, methods: SessionResponse['methods']): S
     name: caller.name,
     access: caller.access,
     signedInWith: caller.signedInWith,
-    csrfToken: caller.session?.csrfToken ?? null,
+    csrfToken: caller.session?.csrfToken ?? caller.csrfToken ?? null,
     expiresAt: caller.session?.expiresAt.toISOString() ?? null,
     methods,
   };
+}
+
+/**
+ * `GET /api/session` of a center that signs nobody in itself: who the app's `authenticate`
+ * says `caller` is (with the CSRF token it gave), or signed out.
+ */
+export function sendAppSession(res: ServerResponse, caller: Caller | undefined): void {
+  const none = { name: null, access: null, signedInWith: null, csrfToken: null, expiresAt: null };
+  sendJson(
+    res,
+    200,
+    caller ? sessionResponse(caller, []) : { signedIn: false, ...none, methods: [] },
+  );
 }
 
 /**
@@ -45,7 +58,7 @@ export async function handleSignIn(
   req: IncomingMessage,
   res: ServerResponse,
   pathname: string,
-  request?: CenterRequest,
+  request?: SignInRequest,
 ): Promise<boolean> {
   const method = { '/api/session': 'GET', '/api/sign-in': 'POST', '/api/sign-out': 'POST' }[
     pathname

@@ -211,7 +211,7 @@ export class PageSignIns {
  * never read the token.
  * @throws {ApprovalCenterError} `forbidden` naming what is missing.
  */
-export function checkCsrf(req: IncomingMessage, signIn: PageSignIn): void {
+export function checkCsrf(req: IncomingMessage, signIn: Pick<PageSignIn, 'csrfToken'>): void {
   const given = req.headers[CSRF_HEADER];
   if (typeof given !== 'string' || given === '') {
     throw new ApprovalCenterError(

@@ -1,9 +1,8 @@
-import type { ContextView, ToolCallView } from '@x/approval-center';
 import type { PauseRecord } from '@x/askuser';
+import { messageText, runMessages, runOf } from '@x/executive';
 import type { Message } from '@x/wire';
-import { messageText, runMessages, runOf } from '../executive/index.js';
-import type { Storage } from '../storage/index.js';
-import { approvalsOf, recentView, runView } from './views.js';
+import type { ContextView, ToolCallView } from '../contract/index.js';
+import { approvalsOf, recentView, runView, type ViewSource } from './views.js';
 
 /** How many of the conversation's latest messages the context carries. */
 const RECENT_MESSAGES = 12;
@@ -20,11 +19,13 @@ function toolCallIn(messages: readonly Message[], id: string): ToolCallView | nu
 }
 
 /**
- * The context of the question `token`, read in one snapshot: the pause, the other questions
- * of its run, the run record and what the run's transcript holds so far.
- * @throws {AskUserError} `not_found` for a token no pause has.
+ * The context of the question `token`, read in one snapshot: the question, the other
+ * questions of its run, the run record and what the run's transcript holds so far (none for
+ * a question no executive run owns).
+ * @throws {AskUserError} `not_found` for a token no question has.
  */
-export async function contextView(storage: Storage, token: string): Promise<ContextView> {
+export async function contextView(source: ViewSource, token: string): Promise<ContextView> {
+  const { storage } = source;
   return storage.snapshot(async (tx) => {
     const pauses = storage.pauses(tx);
     const conversationId =
@@ -47,9 +48,9 @@ export async function contextView(storage: Storage, token: string): Promise<Cont
       messages: recent.map((m) => ({ role: m.role, text: messageText(m) })),
       earlierMessages: messages.length - recent.length,
       toolCall: toolCallIn(messages, record.toolCallId),
-      source: recentView(record, runs).source,
+      source: recentView(source, record, runs).source,
       run: run ? runView(run) : null,
-      history: history.map((p) => recentView(p, runs, approvals.get(p.token))),
+      history: history.map((p) => recentView(source, p, runs, approvals.get(p.token))),
     };
   });
 }

@@ -2,9 +2,9 @@ import type { PauseRecord } from '@x/askuser';
 import { ContinuationError } from '@x/continuation';
 import type { RunRecord } from '@x/continuation-postgres';
 import type { Message } from '@x/wire';
-import type { Db, Storage } from '../storage/index.js';
+import type { ExecutiveDatabase, ExecutiveStorage } from './storage.js';
 
-/** The run a pause of the executive belongs to (kept in its resume context), if any. */
+/** The run a question of the executive belongs to (kept in its resume context), if any. */
 export function runOf(pause: Pick<PauseRecord, 'resumeContext'>): string | undefined {
   const run = (pause.resumeContext as { run?: unknown } | null)?.run;
   return typeof run === 'string' ? run : undefined;
@@ -15,10 +15,10 @@ export function runOf(pause: Pick<PauseRecord, 'resumeContext'>): string | undef
  * latest question while it waits, is ready or failed; null when cancelled or when its
  * continuation is gone. Reads inside `tx` when given.
  */
-export async function runMessages(
-  storage: Storage,
+export async function runMessages<Tx = ExecutiveDatabase>(
+  storage: Pick<ExecutiveStorage<Tx>, 'runs' | 'continuations'>,
   run: RunRecord,
-  tx?: Db,
+  tx?: Tx,
 ): Promise<Message[] | null> {
   if (run.status === 'completed') return (await storage.runs(tx).transcript(run.runId)) ?? null;
   if (!run.interactionId || run.status === 'cancelled') return null;

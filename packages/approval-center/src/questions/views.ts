@@ -1,7 +1,22 @@
+import {
+  type Approval,
+  AUTO_TERMINATED_MARKER,
+  type PauseRecord,
+  type Pending,
+  shownOptions,
+} from '@x/askuser';
+import {
+  type ExecutiveDatabase,
+  type ExecutiveStorage,
+  type GatedTools,
+  gatedInputSchema,
+  isGatedTool,
+  type ResumeContext,
+  runOf,
+} from '@x/executive';
 import type {
   DeadlineView,
   GatedView,
-  LiveSnapshot,
   PauseStatus,
   PauseView,
   PriorityLabel,
@@ -10,19 +25,20 @@ import type {
   RunOutcome,
   RunView,
   SourceView,
-} from '@x/approval-center';
-import {
-  type Approval,
-  AUTO_TERMINATED_MARKER,
-  type PauseRecord,
-  type Pending,
-  shownOptions,
-} from '@x/askuser';
-import type { RunRecord } from '@x/continuation-postgres';
-import { gatedInputSchema, isGatedTool } from '@x/executive';
-import { demoGatedTools } from '../demo/tools.js';
-import { type ResumeContext, runOf } from '../executive/index.js';
-import type { Db, Storage } from '../storage/index.js';
+} from '../contract/index.js';
+import type { LiveSnapshot } from '../live/event-hub.js';
+
+/** A run as the executive's queue records it. */
+export type RunRecord = NonNullable<
+  Awaited<ReturnType<ReturnType<ExecutiveStorage['runs']>['get']>>
+>;
+
+/** Where the views read: the questions and runs, and the gated tools whose calls they show. */
+export interface ViewSource {
+  storage: ExecutiveStorage;
+  /** The gated tools whose calls are shown with their arguments' schema; none: shown as questions. */
+  gatedTools?: GatedTools | undefined;
+}
 
 /**
  * The word for a priority (0 to 10, higher first): `urgent` from 5, `high` from 1, and
@@ -33,20 +49,18 @@ export function priorityLabel(priority: number): PriorityLabel | null {
 }
 
 /** The worker behind a question relayed from a sub-agent (its pause names it), or null. */
-export function sourceOf(
-  pause: Pick<Pending, 'proxiedFromChildId' | 'resumeContext'>,
-): SourceView | null {
+function sourceOf(pause: Pick<Pending, 'proxiedFromChildId' | 'resumeContext'>): SourceView | null {
   if (!pause.proxiedFromChildId) return null;
   const delegate = (pause.resumeContext as { delegate?: { task?: unknown } } | null)?.delegate;
   const task = delegate?.task;
   return { worker: pause.proxiedFromChildId, task: typeof task === 'string' ? task : null };
 }
 
-/** The approvals recorded so far of those pending questions that need a quorum, by token. */
+/** The approvals recorded so far of those questions that need a quorum, by token. */
 export async function approvalsOf(
-  storage: Storage,
-  pending: readonly Pending[],
-  tx?: Db,
+  storage: ExecutiveStorage,
+  pending: readonly Pick<Pending, 'token' | 'quorum'>[],
+  tx?: ExecutiveDatabase,
 ): Promise<Map<string, Approval[]>> {
   const found = new Map<string, Approval[]>();
   for (const p of pending) {
@@ -56,10 +70,11 @@ export async function approvalsOf(
 }
 
 /**
- * The API view of a pending pause; `readOnly` why the caller may not answer it (default: an
- * admin's, `null`), `approvals` those recorded towards its quorum ({@link approvalsOf}).
+ * The API view of a pending question; `readOnly` why the caller may not answer it (`null`:
+ * they may), `approvals` those recorded towards its quorum ({@link approvalsOf}).
  */
 export function pauseView(
+  source: ViewSource,
   pause: Pending,
   now = Date.now(),
   readOnly: ReadOnlyReason | null = null,
@@ -91,7 +106,7 @@ export function pauseView(
     quorum: quorumView(pause, approvals),
     canAnswer: readOnly === null,
     readOnly,
-    gated: gatedView(pause),
+    gated: gatedView(source, pause),
     ...(fixedArgumentsOf(pause) ? { fixedArguments: true } : {}),
     ...policyOf(pause.resumeContext as ResumeContext | null),
   };
@@ -121,10 +136,13 @@ function quorumView(pause: Pick<Pending, 'quorum'>, approvals: readonly Approval
 }
 
 /** The API view of a gated call waiting for approval (its pause keeps tool and arguments), or null. */
-function gatedView(pause: Pick<Pending, 'resumeContext'>): GatedView | null {
+function gatedView(
+  { gatedTools }: ViewSource,
+  pause: Pick<Pending, 'resumeContext'>,
+): GatedView | null {
   const gated = (pause.resumeContext as ResumeContext | null)?.gated;
-  if (!gated || !isGatedTool(demoGatedTools, gated.tool)) return null;
-  const schema = gatedInputSchema(demoGatedTools, gated.tool);
+  if (!gated || !gatedTools || !isGatedTool(gatedTools, gated.tool)) return null;
+  const schema = gatedInputSchema(gatedTools, gated.tool);
   return { tool: gated.tool, arguments: gated.arguments, schema };
 }
 
@@ -136,30 +154,32 @@ function deadlineView(pause: Pick<Pending, 'deadline'>, now = Date.now()): Deadl
 }
 
 /**
- * The most recent questions with what their runs recorded: the pause rows and the runs
- * they belong to (by the run id each pause keeps), read in one snapshot.
+ * The most recent questions with what their runs recorded: the questions and the runs
+ * they belong to (by the run id each keeps), read in one snapshot.
  */
-export async function recentViews(storage: Storage, limit: number): Promise<RecentView[]> {
-  return storage.snapshot((tx) => recentViewsIn(storage, tx, limit));
+export async function recentViews(source: ViewSource, limit: number): Promise<RecentView[]> {
+  return source.storage.snapshot((tx) => recentViewsIn(source, tx, limit));
 }
 
 /** {@link recentViews} inside the caller's snapshot `tx`. */
-export async function recentViewsIn(
-  storage: Storage,
-  tx: Db,
+async function recentViewsIn(
+  source: ViewSource,
+  tx: ExecutiveDatabase,
   limit: number,
 ): Promise<RecentView[]> {
+  const { storage } = source;
   const records = await storage.pauses(tx).listRecent(limit);
   const runs = await storage.runs(tx).getMany([...new Set(records.flatMap((r) => runOf(r) ?? []))]);
   const approvals = await approvalsOf(storage, records, tx);
-  return records.map((record) => recentView(record, runs, approvals.get(record.token)));
+  return records.map((record) => recentView(source, record, runs, approvals.get(record.token)));
 }
 
 /**
- * The API view of any pause, pending or answered, with the state of its run (from `runs`)
+ * The API view of any question, pending or answered, with the state of its run (from `runs`)
  * and the approvals recorded towards its quorum ({@link approvalsOf}).
  */
 export function recentView(
+  source: ViewSource,
   record: PauseRecord,
   runs: ReadonlyMap<string, RunRecord>,
   approvals: readonly Approval[] = [],
@@ -186,7 +206,7 @@ export function recentView(
     outcome,
     run: run ? runView(run) : null,
     quorum: quorumView(record, approvals),
-    gated: gatedView(record),
+    gated: gatedView(source, record),
   };
 }
 
@@ -242,14 +262,18 @@ function standing(
 /** How many pending and recent questions the live feed compares. */
 const LIVE_WINDOW = 200;
 
-/** The live feed's snapshot: pending and recent questions read in one snapshot of the database. */
-export function liveSnapshot(storage: Storage): Promise<LiveSnapshot> {
+/**
+ * The live feed's snapshot (an `EventHub`'s `snapshot`): pending and recent questions read in
+ * one snapshot of the database.
+ */
+export function liveSnapshot(source: ViewSource): Promise<LiveSnapshot> {
+  const { storage } = source;
   return storage.snapshot(async (tx) => {
     const listed = await storage.pauses(tx).listPendingAll(LIVE_WINDOW);
     const approvals = await approvalsOf(storage, listed, tx);
     return {
-      pending: listed.map((p) => pauseView(p, Date.now(), null, approvals.get(p.token))),
-      recent: await recentViewsIn(storage, tx, LIVE_WINDOW),
+      pending: listed.map((p) => pauseView(source, p, Date.now(), null, approvals.get(p.token))),
+      recent: await recentViewsIn(source, tx, LIVE_WINDOW),
     };
   });
 }
