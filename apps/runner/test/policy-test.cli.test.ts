@@ -119,7 +119,7 @@ describe('runner policy test', { timeout: 120_000 }, () => {
     const usage = await runCli(['policy', 'rehearse']);
     expect(usage.code).toBe(2);
     expect(usage.stderr).toBe(
-      'error: policy takes test, explain, replay, load or shadow, not "rehearse"\n',
+      'error: policy takes test, explain, replay, load, versions or shadow, not "rehearse"\n',
     );
   });
 });

@@ -502,6 +502,13 @@ describe('runner serve: hosts the wake loop on the embedded default', () => {
         action: 'accept',
         outcome: 'waiting',
       });
+      // The claim is said before the turn's end, as `runner wake` says it.
+      const said = server
+        .stdout()
+        .split('\n')
+        .filter((line) => line.includes(token))
+        .map((line) => JSON.parse(line).type);
+      expect(said).toEqual(['run-claimed', 'resumed']);
       const recent = await call(api('/api/recent'));
       expect(recent.body.recent.find((r: { token: string }) => r.token === token)).toMatchObject({
         status: 'resumed',

@@ -125,4 +125,24 @@ export async function runRunner(
   return { code, stdout: proc.stdout, stderr: proc.stderr };
 }
 
+/** Resolves with the first event `match` accepts (and when it came), or undefined after `ms` or when the process exits. */
+export function nextEvent(
+  proc: RunnerProcess,
+  match: (event: CliEvent) => boolean,
+  ms: number,
+): Promise<{ event: CliEvent; at: number } | undefined> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(undefined), ms);
+    proc.onEvent((event) => {
+      if (!match(event)) return;
+      clearTimeout(timer);
+      resolve({ event, at: performance.now() });
+    });
+    void proc.done.then(() => {
+      clearTimeout(timer);
+      resolve(undefined);
+    });
+  });
+}
+
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));

@@ -6,7 +6,8 @@ import type postgres from 'postgres';
 import { answer, answerBatch, startRun, stopConversation } from 'runner/dist/executive/index.js';
 import { modelFromId } from 'runner/dist/model/index.js';
 import { openStorage, type Storage } from 'runner/dist/storage/index.js';
-import { type CliEvent, type RunnerProcess, startRunner } from './proc.js';
+import { type CliEvent, type RunnerProcess, sleep, startRunner } from './proc.js';
+import type { Tally } from './report.js';
 
 export type { Storage };
 export { answer, answerBatch, startRun, stopConversation };
@@ -124,5 +125,28 @@ export class Outcomes {
         resolve(event);
       });
     });
+  }
+}
+
+/**
+ * Repeats `round` (which answers what is pending, lets a wake work, and counts the runs) until
+ * `want` runs completed; fails `tally` when one failed or was cancelled, or after five minutes,
+ * with `why()` (the finishing wake's output).
+ */
+export async function untilAllCompleted(
+  tally: Tally,
+  want: number,
+  round: () => Promise<{ completed: number; bad: number }>,
+  why: () => string,
+): Promise<void> {
+  const deadline = Date.now() + 300_000;
+  for (;;) {
+    const { completed, bad } = await round();
+    if (bad) return tally.fail(`${bad} runs failed or were cancelled: ${why()}`);
+    if (completed === want) return;
+    if (Date.now() > deadline) {
+      return tally.fail(`only ${completed} of ${want} runs completed: ${why()}`);
+    }
+    await sleep(200);
   }
 }

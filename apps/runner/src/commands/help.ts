@@ -307,6 +307,7 @@ here, by whoever holds the data folder or DATABASE_URL: an administrator's tool.
        runner policy explain TOKEN [--json]
        runner policy replay FILE|DIR [--since 30d] [--json]
        runner policy load FILE|DIR... [--json]
+       runner policy versions [--json]
        runner policy shadow [--since 7d] [--json]
 
 Decides each case of the fixture files (a folder's *.json, in name order) with the active
@@ -340,6 +341,10 @@ load     validates the Cedar files as RUNNER_POLICY's are and records them as th
          chain policy): running workers decide with it from their next decision, with no
          restart; a question keeps the version that asked it. Exit 2 for a bad file (its
          line and Cedar's message): nothing is recorded.
+
+versions the versions load recorded, newest first (at most 100): number, hash, who loaded
+         it, when, its files; * marks the newest, the one running workers decide with.
+         None loaded: workers decide with RUNNER_POLICY and the question variables.
 
 shadow   the decisions of the last --since (default 7d) on which RUNNER_POLICY_SHADOW's
          candidate policies disagreed with the active ones (another outcome, or an error

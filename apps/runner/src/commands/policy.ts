@@ -24,6 +24,7 @@ import { plural } from '../terminal/output.js';
 import { type Command, type Context, globalOptions, withStorage } from './command.js';
 import { policyLoad } from './policy-load.js';
 import { policyShadow } from './policy-shadow.js';
+import { policyVersionsList } from './policy-versions.js';
 
 /**
  * The policy set a policy command judges: RUNNER_POLICY's (and the question variables') by
@@ -222,7 +223,7 @@ async function replay(ctx: Context, args: string[]): Promise<number> {
 
 /**
  * `runner policy test DIR`, `policy explain TOKEN`, `policy replay FILE`, `policy load FILES`,
- * `policy shadow`: the policies, checked, explained, loaded and compared.
+ * `policy versions`, `policy shadow`: the policies, checked, explained, loaded, listed and compared.
  */
 export const policy: Command = async (ctx, args) => {
   const [sub, ...rest] = args;
@@ -232,11 +233,12 @@ export const policy: Command = async (ctx, args) => {
     if (sub === 'replay') return await replay(ctx, rest);
     if (sub === 'load') return await policyLoad(ctx, rest);
     if (sub === 'shadow') return await policyShadow(ctx, rest);
+    if (sub === 'versions') return await policyVersionsList(ctx, rest);
   } catch (error) {
     if (PolicyError.is(error)) throw usageError(error.reason);
     throw error;
   }
   throw usageError(
-    `policy takes test, explain, replay, load or shadow, not ${sub === undefined ? 'nothing' : `"${sub}"`}`,
+    `policy takes test, explain, replay, load, versions or shadow, not ${sub === undefined ? 'nothing' : `"${sub}"`}`,
   );
 };

@@ -10,6 +10,7 @@ import {
   metricsAddress,
   metricsOptions,
   parseGrace,
+  reportClaimed,
   reportResumed,
   startMetrics,
   stopOnSignals,
@@ -85,7 +86,8 @@ export const serve: Command = async (ctx, args) => {
       wake: !values['no-wake'],
       graceMs,
       modelFor: (id) => modelFromId(id || ctx.modelId),
-      onResumed: (resumed) => reportResumed(ctx.out, resumed),
+      onClaimed: (claimed) => reportClaimed(ctx.out, claimed),
+      onResumed: (resumed) => reportResumed(ctx.out, resumed, true),
       onError: (line) => ctx.out.error(line),
       ...(hosted ? { runHostedCommand: hosted } : {}),
     });

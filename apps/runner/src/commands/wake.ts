@@ -108,7 +108,7 @@ export function reportResumed(out: Output, resumed: Resumed, announced = false):
 }
 
 /** Says which run a worker claimed, before that run's turn prints anything. */
-function reportClaimed(out: Output, claimed: Omit<Resumed, 'outcome'>): void {
+export function reportClaimed(out: Output, claimed: Omit<Resumed, 'outcome'>): void {
   const { runId, token, conversationId, answer, attempt } = claimed;
   // Taken at a reminder's or escalation's time: reportResumed says what was applied.
   if (!answer && !claimed.deadline && !claimed.delegated) return;

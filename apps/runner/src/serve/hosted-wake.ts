@@ -1,5 +1,5 @@
 import type { EventHub } from '@x/approval-center';
-import type { LeasePolicy, QuestionPolicy } from '@x/executive';
+import type { Claim, LeasePolicy, QuestionPolicy } from '@x/executive';
 import { type ModelFor, type Resumed, wake } from '../executive/index.js';
 import { deliveryFromEnv } from '../notify/deliver.js';
 import type { Storage } from '../storage/index.js';
@@ -16,6 +16,8 @@ interface HostedWakeOptions {
   lease: LeasePolicy;
   /** The policy the questions of resumed turns are asked under. */
   questionPolicy: QuestionPolicy;
+  /** A run was claimed, before its turn runs. */
+  onClaimed?: ((claimed: Claim) => void) | undefined;
   /** A run was resumed. */
   onResumed?: ((resumed: Resumed) => void) | undefined;
   /** The database is unavailable, or the loop stopped on an error. */
@@ -60,6 +62,7 @@ export function startHostedWake(storage: Storage, options: HostedWakeOptions): H
     questionPolicy: options.questionPolicy,
     modelFor: options.modelFor,
     observerFor: () => ({ event: () => {} }),
+    ...(options.onClaimed ? { onClaimed: options.onClaimed } : {}),
     onResumed: (resumed) => {
       hub.poke();
       options.onResumed?.(resumed);

@@ -12,7 +12,7 @@ import {
 } from '@x/approval-center';
 import { isLoopback } from '@x/approval-center/http';
 import { ASKUSER_ANSWERED_CHANNEL, ASKUSER_CREATED_CHANNEL } from '@x/askuser';
-import { type LeasePolicy, policyVersions, type QuestionPolicy } from '@x/executive';
+import { type Claim, type LeasePolicy, policyVersions, type QuestionPolicy } from '@x/executive';
 import { leasePolicyFromEnv, questionPolicyFromEnv } from '../config/executive-policy.js';
 import { OPTION_DEFAULTS, VARIABLES } from '../config/index.js';
 import { demoGatedTools } from '../demo/tools.js';
@@ -110,6 +110,8 @@ interface ServeOptions {
   questionPolicy?: QuestionPolicy;
   /** The hosted wake loop's lease and retries; default the environment's. */
   lease?: LeasePolicy;
+  /** The hosted wake loop claimed a run, before its turn runs (`runner wake`'s `run-claimed`). */
+  onClaimed?: ((claimed: Claim) => void) | undefined;
   /** A run was resumed by the hosted wake loop. */
   onResumed?: (resumed: Resumed) => void;
   /** Something went wrong in the background (a resume, the database, a request). */
@@ -317,6 +319,7 @@ export async function startServe(storage: Storage, options: ServeOptions): Promi
       modelFor: options.modelFor,
       lease: options.lease ?? leasePolicyFromEnv(),
       questionPolicy,
+      onClaimed: options.onClaimed,
       onResumed: options.onResumed,
       onError,
     });

@@ -15,6 +15,7 @@ import { sql } from 'drizzle-orm';
 import { drizzle as pgliteDrizzle } from 'drizzle-orm/pglite';
 import { drizzle as postgresDrizzle } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
+import { queryRows } from '../rows.js';
 
 /** Which framework a run is of. */
 export type FrameworkName = 'langgraph' | 'openai-agents';
@@ -89,8 +90,7 @@ export async function recordEffect(
 
 /** Every effect recorded. */
 export async function effectsOf(db: OpenedPlace['db']): Promise<Effect[]> {
-  const result = await db.execute(sql`select key, run, value, invocations from rel_effects`);
-  return (Array.isArray(result) ? result : (result as { rows: unknown[] }).rows) as Effect[];
+  return queryRows<Effect>(db, sql`select key, run, value, invocations from rel_effects`);
 }
 
 /** A killed worker's run is taken over once this short lease runs out; kills are no failures. */

@@ -1,9 +1,10 @@
 import type { Sql } from 'postgres';
 import { modelFromId } from 'runner/dist/model/index.js';
 import { knob } from '../knobs.js';
-import { type RunnerProcess, sleep, startRunner } from '../proc.js';
+import { nextEvent, sleep, startRunner } from '../proc.js';
 import type { Tally } from '../report.js';
-import { answer, type Storage, startRun } from '../runner.js';
+import { runCounts } from '../rows.js';
+import { answer, type Storage, startRun, untilAllCompleted } from '../runner.js';
 import { withDatabase } from './faults.js';
 
 /** SIGKILLs of a working wake (full 100). */
@@ -31,17 +32,6 @@ async function approveAll(storage: Storage, edits: Map<string, number>): Promise
     await answer(storage, pause.token, { action: 'accept', content });
   }
   return pending.length;
-}
-
-/** Resolves on the wake's first claim, when it exits, or after 10 s. */
-function firstClaim(proc: RunnerProcess): Promise<void> {
-  return new Promise((resolve) => {
-    setTimeout(resolve, 10_000);
-    proc.onEvent((event) => {
-      if (event.type === 'run-claimed') resolve();
-    });
-    void proc.done.then(() => resolve());
-  });
 }
 
 /** Starts conversations of scripted:gated until `least` runs are unfinished. */
@@ -73,8 +63,9 @@ export async function gatedKills(tally: Tally): Promise<void> {
       await keepBusy(storage, sql, started, CONCURRENCY);
       await approveAll(storage, edits);
       const wake = startRunner(['wake', '--json', '--concurrency', String(CONCURRENCY)], env);
-      await firstClaim(wake);
-      await sleep(Math.random() * 600);
+      if (await nextEvent(wake, (e) => e.type === 'run-claimed', 60_000)) {
+        await sleep(Math.random() * 600);
+      }
       wake.child.kill('SIGKILL');
       tally.faults++;
       await wake.done;
@@ -82,23 +73,15 @@ export async function gatedKills(tally: Tally): Promise<void> {
     // Then one wake that is not killed finishes every conversation.
     const finisher = startRunner(['wake', '--json', '--concurrency', '8'], env);
     try {
-      const deadline = Date.now() + 300_000;
-      for (;;) {
-        await approveAll(storage, edits);
-        const [row] = await sql`select count(*) filter (where status = 'completed')::int as n,
-            count(*) filter (where status in ('failed', 'cancelled'))::int as bad
-          from x_continuation.runs where conversation_id like 'gated-%'`;
-        if (row?.bad) {
-          tally.fail(`${row.bad} runs failed or were cancelled`);
-          break;
-        }
-        if (row?.n === started.n) break;
-        if (Date.now() > deadline) {
-          tally.fail(`only ${row?.n} of ${started.n} runs completed: ${finisher.stderr}`);
-          break;
-        }
-        await sleep(200);
-      }
+      await untilAllCompleted(
+        tally,
+        started.n,
+        async () => {
+          await approveAll(storage, edits);
+          return runCounts(storage.db, 'gated-');
+        },
+        () => finisher.stderr,
+      );
     } finally {
       finisher.child.kill('SIGTERM');
       await finisher.done;

@@ -16,7 +16,7 @@ import { hostileHttpEmbedded, hostileHttpPostgres } from './hostile-http.js';
 import { poolScale, stalledWorker } from './leases.js';
 import { loadScenario } from './load.js';
 import { notifyKillScenario, notifyScenario } from './notify.js';
-import { policyKills } from './policy-kills.js';
+import { policyKillsEmbedded, policyKillsPostgres } from './policy-kills.js';
 import { queueInterleavings } from './queue.js';
 import { fileRaces, pgRaces } from './races.js';
 import { stopEmbedded, stopPostgres } from './stop.js';
@@ -95,7 +95,12 @@ export const scenarios: Scenario[] = [
   {
     name: 'kill: policy decisions, pre-approvals and the denial window, postgres',
     server: true,
-    run: policyKills,
+    run: policyKillsPostgres,
+  },
+  {
+    name: 'kill: policy decisions, pre-approvals and the denial window, embedded',
+    server: false,
+    run: policyKillsEmbedded,
   },
   { name: 'kill: langgraph resumes, postgres', server: true, run: langGraphKillsPostgres },
   { name: 'kill: langgraph resumes, embedded', server: false, run: langGraphKillsEmbedded },

@@ -3,17 +3,21 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type FakeLlm, payingAgent, startFakeLlm } from '@internal/fake-llm';
 import { ExecutiveError, MAX_GRANTS } from '@x/executive';
-import type { Sql } from 'postgres';
+import { type SQL, sql } from 'drizzle-orm';
 import { runnerPolicies } from 'runner/dist/executive/index.js';
 import { modelFromId } from 'runner/dist/model/index.js';
-import { knob } from '../knobs.js';
-import { type RunnerProcess, sleep, startRunner } from '../proc.js';
+import { openStorage } from 'runner/dist/storage/index.js';
+import { knob, quick } from '../knobs.js';
+import { nextEvent, runRunner, sleep, startRunner } from '../proc.js';
 import type { Tally } from '../report.js';
-import { answer, type Storage, startRun } from '../runner.js';
+import { queryRows, runCounts } from '../rows.js';
+import { answer, type Storage, startRun, untilAllCompleted } from '../runner.js';
 import { withDatabase } from './faults.js';
 
-/** SIGKILLs of a working `wake` or `serve`, alternately (full 40). */
-const KILLS = knob('RELIABILITY_POLICY_KILLS', 40, 4);
+/** SIGKILLs of a working `wake` or `serve`, alternately, on PostgreSQL (each about 5 s: full 20). */
+const KILLS = knob('RELIABILITY_POLICY_KILLS', 20, 4);
+/** The same on the embedded default, where each process and each look of the suite opens PGlite (full 16). */
+const KILLS_EMBEDDED = knob('RELIABILITY_POLICY_KILLS_EMBEDDED', 16, 16);
 /** Conversations kept unfinished while the kills land. */
 const CONCURRENCY = 4;
 
@@ -82,16 +86,18 @@ async function answerAll(storage: Storage, tally: Tally, refusals: { n: number }
   }
 }
 
-/** Starts conversations until `least` runs are unfinished. */
+/** Starts conversations until CONCURRENCY runs are unfinished. */
 async function keepBusy(
   storage: Storage,
-  sql: Sql,
   started: { n: number },
   env: NodeJS.ProcessEnv,
   policyFile: string,
 ) {
-  const [row] = await sql`select count(*)::int as n from x_continuation.runs
-    where status <> 'completed' and conversation_id like 'policy-%'`;
+  const [row] = await queryRows<{ n: number }>(
+    storage.db,
+    sql`select count(*)::int as n from x_continuation.runs
+      where status <> 'completed' and conversation_id like 'policy-%'`,
+  );
   const model = modelFromId('anthropic:fake', env);
   const policies = runnerPolicies({ ...process.env, ...env, RUNNER_POLICY: policyFile });
   for (let open = row?.n ?? 0; open < CONCURRENCY; open++) {
@@ -116,84 +122,121 @@ async function keepBusy(
   }
 }
 
-/** Resolves on the process's first claim, when it exits, or after `ms`. */
-function claimedOrAfter(proc: RunnerProcess, ms: number): Promise<void> {
-  return new Promise((resolve) => {
-    setTimeout(resolve, ms);
-    proc.onEvent((event) => {
-      if (event.type === 'run-claimed') resolve();
-    });
-    void proc.done.then(() => resolve());
-  });
+/**
+ * Where the scenario runs: the runner's processes get `env` and `args`; `use` lends the
+ * storage to this process (on the embedded default only while no runner process holds the
+ * folder, since PGlite is one process's database).
+ */
+interface Place {
+  env: NodeJS.ProcessEnv;
+  args: string[];
+  use<T>(fn: (storage: Storage) => Promise<T>): Promise<T>;
 }
 
 /**
- * Policy decisions under SIGKILL, on PostgreSQL: conversations whose transfers a Cedar policy
- * decides (under 50 allowed, 50 to 1,000 one of finance, over 1,000 two and never the
- * requester, a payee off the list denied; some granted the large one at exec) are answered
- * while `runner wake` and `runner serve` are killed at random moments of their work; then a
- * wake finishes them. Checked from the database: every allowed call is one the policy (or a
+ * Policy decisions under SIGKILL: conversations whose transfers a Cedar policy decides (under
+ * 50 allowed, 50 to 1,000 one of finance, over 1,000 two and never the requester, a payee off
+ * the list denied; some granted the large one at exec) are answered while `runner wake` and
+ * `runner serve` are killed, alternately, at a random moment after their first claim; then
+ * wakes finish them. Checked from the database: every allowed call is one the policy (or a
  * granted scope where it would ask) allows, no call is asked twice, a declined call called
  * again is denied unasked, and each allowed or approved transfer has one effect.
  */
-export async function policyKills(tally: Tally): Promise<void> {
+async function policyKills(tally: Tally, kills: number, place: Place): Promise<void> {
   const fake: FakeLlm = await startFakeLlm(payingAgent('transfer_funds', TRANSFERS));
   const folder = mkdtempSync(join(tmpdir(), 'x-rel-policy-'));
   const policyFile = join(folder, 'transfers.cedar');
   writeFileSync(policyFile, POLICY);
   const refusals = { n: 0 };
+  const env = {
+    ...place.env,
+    RUNNER_POLICY: policyFile,
+    ANTHROPIC_BASE_URL: fake.url,
+    ANTHROPIC_API_KEY: 'fake',
+    // The retry must land inside the window however slow the machine; every kill ends an attempt.
+    RUNNER_DENIAL_WINDOW_MS: '3600000',
+    RUNNER_MAX_ATTEMPTS: '100000',
+    RUNNER_DEMO_TOOL_DELAY_MS: '200',
+  };
   try {
-    await withDatabase(async (database, sql, storage) => {
-      const env = {
-        DATABASE_URL: database.url,
-        RUNNER_POLICY: policyFile,
-        ANTHROPIC_BASE_URL: fake.url,
-        ANTHROPIC_API_KEY: 'fake',
-        // The retry must land inside the window however slow the machine; every kill ends an attempt.
-        RUNNER_DENIAL_WINDOW_MS: '3600000',
-        RUNNER_MAX_ATTEMPTS: '100000',
-        RUNNER_DEMO_TOOL_DELAY_MS: '200',
-      };
-      const started = { n: 0 };
-      for (let kill = 0; kill < KILLS; kill++) {
-        await keepBusy(storage, sql, started, env, policyFile);
+    const started = { n: 0 };
+    let afterClaim = 0;
+    for (let kill = 0; kill < kills; kill++) {
+      await place.use(async (storage) => {
+        await keepBusy(storage, started, env, policyFile);
         await answerAll(storage, tally, refusals);
-        const args = kill % 2 === 0 ? ['wake', '--json'] : ['serve', '--json', '--port', '0'];
-        const proc = startRunner(args, env);
-        await claimedOrAfter(proc, 5_000);
-        await sleep(Math.random() * 800);
-        proc.child.kill('SIGKILL');
-        tally.faults++;
-        await proc.done;
+      });
+      const command = kill % 2 === 0 ? ['wake'] : ['serve', '--port', '0'];
+      const proc = startRunner([...command, '--json', ...place.args], env);
+      if (await nextEvent(proc, (e) => e.type === 'run-claimed', 120_000)) {
+        afterClaim++;
+        // A resume takes about a second here: some kills cut one, some land after it.
+        await sleep(Math.random() * 1_500);
+      } else {
+        tally.note(
+          `kill ${kill}: ${command[0]} claimed nothing (exit ${proc.child.exitCode}): ${proc.stderr.slice(-300)}`,
+        );
       }
-      const finisher = startRunner(['wake', '--json'], env);
-      try {
-        const deadline = Date.now() + 300_000;
-        for (;;) {
+      proc.child.kill('SIGKILL');
+      tally.faults++;
+      await proc.done;
+    }
+    let output = '';
+    await untilAllCompleted(
+      tally,
+      started.n,
+      async () => {
+        const counts = await place.use(async (storage) => {
           await answerAll(storage, tally, refusals);
-          const [row] = await sql`select count(*) filter (where status = 'completed')::int as n,
-              count(*) filter (where status in ('failed', 'cancelled'))::int as bad
-            from x_continuation.runs where conversation_id like 'policy-%'`;
-          if (row?.bad) {
-            tally.fail(`${row.bad} runs failed or were cancelled: ${finisher.stderr}`);
-            break;
-          }
-          if (row?.n === started.n) break;
-          if (Date.now() > deadline) {
-            tally.fail(`only ${row?.n} of ${started.n} runs completed: ${finisher.stderr}`);
-            break;
-          }
-          await sleep(200);
+          return runCounts(storage.db, 'policy-');
+        });
+        if (counts.completed < started.n) {
+          const wake = await runRunner(['wake', '--once', '--json', ...place.args], env);
+          output = wake.stderr;
         }
-      } finally {
-        finisher.child.kill('SIGTERM');
-        await finisher.done;
-      }
-      await check(tally, sql, { ...env, RUNNER_POLICY: policyFile }, started.n, refusals.n);
-    });
+        return counts;
+      },
+      () => output,
+    );
+    await place.use((storage) => check(tally, storage, env, started.n, refusals.n));
+    tally.note(`${afterClaim} of ${kills} kills landed after the process claimed a run`);
   } finally {
     await fake.close();
     rmSync(folder, { recursive: true, force: true });
+  }
+}
+
+/** {@link policyKills} on a fresh PostgreSQL database, its storage open throughout. */
+export async function policyKillsPostgres(tally: Tally): Promise<void> {
+  await withDatabase((database, _sql, storage) =>
+    policyKills(tally, KILLS, {
+      env: { DATABASE_URL: database.url },
+      args: [],
+      use: (fn) => fn(storage),
+    }),
+  );
+}
+
+/** {@link policyKills} on a fresh data folder: `wake` and `serve` each own it while they live. */
+export async function policyKillsEmbedded(tally: Tally): Promise<void> {
+  // Each process and each look of the suite starts PGlite: the quick run leaves this to the full run.
+  if (quick) return tally.skip('full run only (pnpm test:reliability): each process starts PGlite');
+  const data = mkdtempSync(join(tmpdir(), 'x-rel-policy-data-'));
+  try {
+    await policyKills(tally, KILLS_EMBEDDED, {
+      env: {},
+      args: ['--data', data],
+      async use(fn) {
+        const storage = await openStorage({ dataDir: data, command: 'reliability', log: () => {} });
+        try {
+          return await fn(storage);
+        } finally {
+          await storage.close();
+        }
+      },
+    });
+  } finally {
+    rmSync(data, { recursive: true, force: true });
   }
 }
 
@@ -210,21 +253,22 @@ interface DecisionRow {
 
 async function check(
   tally: Tally,
-  sql: Sql,
+  storage: Storage,
   env: NodeJS.ProcessEnv,
   conversations: number,
   refusals: number,
 ): Promise<void> {
   const policies = runnerPolicies({ ...process.env, ...env });
-  const decisions = await sql<DecisionRow[]>`select run_id, conversation_id, tool_call_id,
+  const rows = <T>(query: SQL) => queryRows<T>(storage.db, query);
+  const decisions = await rows<DecisionRow>(sql`select run_id, conversation_id, tool_call_id,
       arguments, requester, outcome, reason, token from x_executive.policy_decisions
-    where tool = 'transfer_funds' order by decided_at`;
-  const grants = await sql<{ run_id: string; n: number }[]>`select run_id, count(*)::int as n
-    from x_executive.policy_grants group by run_id`;
+    where tool = 'transfer_funds' order by decided_at`);
+  const grants = await rows<{ run_id: string; n: number }>(sql`select run_id, count(*)::int as n
+    from x_executive.policy_grants group by run_id`);
   const granted = new Map(grants.map((g) => [g.run_id, g.n]));
   tally.cases = decisions.length;
   let preApprovedAllows = 0;
-  let windowDenials = 0;
+  const windowDenials: string[] = [];
   for (const d of decisions) {
     const n = Number(d.conversation_id.replace('policy-', ''));
     const now = policies.decide({
@@ -243,7 +287,7 @@ async function check(
         () => `${call} was allowed (${d.reason}); the policy says ${now.outcome}`,
       );
     } else if (d.outcome === 'deny' && now.outcome !== 'deny') {
-      windowDenials++;
+      windowDenials.push(`${d.conversation_id} ${d.tool_call_id}`);
       tally.check(
         /declined/.test(d.reason) && declines500(n) && d.arguments.amount === 500,
         () => `${call} was denied (${d.reason}); the policy says ${now.outcome}`,
@@ -254,13 +298,13 @@ async function check(
     tally.check(n <= MAX_GRANTS, () => `run ${run} holds ${n} scopes, more than ${MAX_GRANTS}`);
   }
   // No call asked twice: one question per tool call, and per conversation and arguments.
-  const twice = await sql<{ conversation_id: string; question: string; n: number }[]>`
+  const twice = await rows<{ conversation_id: string; question: string; n: number }>(sql`
     select conversation_id, question, count(*)::int as n from aura.paused_states
-    where conversation_id like 'policy-%' group by conversation_id, question having count(*) > 1`;
+    where conversation_id like 'policy-%' group by conversation_id, question having count(*) > 1`);
   for (const t of twice) tally.duplicate(`${t.conversation_id} asked "${t.question}" ${t.n} times`);
   const asks = decisions.filter((d) => d.outcome === 'ask');
-  const questions = await sql<{ n: number }[]>`select count(*)::int as n from aura.paused_states
-    where conversation_id like 'policy-%'`;
+  const questions = await rows<{ n: number }>(sql`select count(*)::int as n from aura.paused_states
+    where conversation_id like 'policy-%'`);
   tally.check(
     asks.length === (questions[0]?.n ?? 0),
     () => `${asks.length} asking decisions, ${questions[0]?.n} questions`,
@@ -273,22 +317,27 @@ async function check(
   );
   const wantDenials = Array.from({ length: conversations }, (_, n) => n).filter(declines500).length;
   tally.check(
-    windowDenials === wantDenials,
-    () => `${windowDenials} retries denied by the window, want ${wantDenials}`,
+    windowDenials.length === wantDenials,
+    () =>
+      `${windowDenials.length} retries denied by the window, want ${wantDenials}: ${windowDenials.join('; ')}`,
   );
   // Each allowed or approved transfer ran once; nothing else ran.
-  const effects = await sql<{ amount: number; to: string; invocations: number }[]>`
-    select (arguments->>'amount')::float8 as amount, arguments->>'to' as to, invocations
-    from runner.tool_effects where tool = 'transfer_funds'`;
+  const effects = await rows<{ key: string; amount: number; to: string; invocations: number }>(sql`
+    select key, (arguments->>'amount')::float8 as amount, arguments->>'to' as to, invocations
+    from runner.tool_effects where tool = 'transfer_funds'`);
   const want = Array.from({ length: conversations }, (_, n) => (declines500(n) ? 2 : 3)).reduce(
     (a, b) => a + b,
     0,
   );
-  tally.check(effects.length === want, () => `${effects.length} transfers ran, want ${want}`);
+  tally.check(
+    effects.length === want,
+    () =>
+      `${effects.length} transfers ran, want ${want}: ${effects.map((e) => `${e.key} ${e.to} ${e.amount}`).join('; ')}`,
+  );
   for (const e of effects) {
     tally.check(e.to !== 'mallory', () => `a transfer to mallory ran (${e.amount})`);
   }
   tally.note(
-    `${conversations} conversations, ${decisions.length} decisions, ${asks.length} questions, ${preApprovedAllows} allowed by a scope granted at exec, ${windowDenials} retries denied by the denial window, ${refusals} approvals by the requester refused, ${effects.length} transfers, one each`,
+    `${conversations} conversations, ${decisions.length} decisions, ${asks.length} questions, ${preApprovedAllows} allowed by a scope granted at exec, ${windowDenials.length} retries denied by the denial window, ${refusals} approvals by the requester refused, ${effects.length} transfers, one each`,
   );
 }

@@ -2,7 +2,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { knob, quick } from '../knobs.js';
-import { type CliEvent, type RunnerProcess, runRunner, sleep, startRunner } from '../proc.js';
+import {
+  type CliEvent,
+  nextEvent,
+  type RunnerProcess,
+  runRunner,
+  sleep,
+  startRunner,
+} from '../proc.js';
 import type { Tally } from '../report.js';
 import { answer, exec, startWaker } from '../runner.js';
 import { withDatabase } from './faults.js';
@@ -13,23 +20,6 @@ const ROUNDS = knob('RELIABILITY_TAKEOVER_ROUNDS', 5, 1);
 const LEASE_MS = 60_000;
 /** A model call that never ends by itself: the kill is what ends the first attempt. */
 const ENDLESS = { RUNNER_SCRIPTED_DELAY_MS: '600000' };
-
-/** Resolves with the first event `match` accepts (and when it came), or undefined after `ms`. */
-function nextEvent(
-  proc: RunnerProcess,
-  match: (event: CliEvent) => boolean,
-  ms: number,
-): Promise<{ event: CliEvent; at: number } | undefined> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => resolve(undefined), ms);
-    proc.onEvent((event) => {
-      if (!match(event)) return;
-      clearTimeout(timer);
-      resolve({ event, at: performance.now() });
-    });
-    void proc.done.then(() => resolve(undefined));
-  });
-}
 
 function kill(proc: RunnerProcess): number {
   proc.child.kill('SIGKILL');
