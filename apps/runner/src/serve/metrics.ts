@@ -1,8 +1,8 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ExecutiveTelemetry, RunEnding } from '@x/executive';
+import { CHANNELS } from '@x/notify';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { CHANNELS } from '../config/index.js';
 import type { Storage } from '../storage/index.js';
 import { priorityLabel } from './views.js';
 
