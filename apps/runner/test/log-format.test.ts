@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { dataDirs, runInProcess } from './run-cli.js';
+import { dataDirs, sharedStorage } from './run-cli.js';
 
 const dataDir = dataDirs();
+// A test's commands share one open storage: PGlite opens once per data folder, not per command.
+const shared = sharedStorage();
 
 /** Every line of `text` as one JSON object (a line that is not fails the test). */
 function logLines(text: string): Array<Record<string, unknown>> {
@@ -14,7 +16,7 @@ function logLines(text: string): Array<Record<string, unknown>> {
 describe('--log-format json', { timeout: 120_000 }, () => {
   it('prints every line as one pino object with the run, conversation and token it is about', async () => {
     const data = dataDir();
-    const exec = await runInProcess([
+    const exec = await shared.run([
       'exec',
       'Plan a trip',
       '--conversation',
@@ -24,8 +26,8 @@ describe('--log-format json', { timeout: 120_000 }, () => {
     ]);
     expect(exec.code, exec.stderr).toBe(0);
     const token = /token (\S+)/.exec(exec.stdout)?.[1] as string;
-    expect((await runInProcess(['answer', token, '--option', '1', '--data', data])).code).toBe(0);
-    const wake = await runInProcess(['wake', '--once', '--log-format', 'json', '--data', data]);
+    expect((await shared.run(['answer', token, '--option', '1', '--data', data])).code).toBe(0);
+    const wake = await shared.run(['wake', '--once', '--log-format', 'json', '--data', data]);
     expect(wake.code, wake.stderr).toBe(0);
     const lines = logLines(wake.stdout);
     for (const line of lines) {
@@ -45,7 +47,7 @@ describe('--log-format json', { timeout: 120_000 }, () => {
       msg: expect.stringContaining('How many days in Lisbon?'),
     });
     // A failure is an error line on stderr, with its exit code.
-    const refused = await runInProcess(['answer', token, '--accept', 'x', '--data', data], {
+    const refused = await shared.run(['answer', token, '--accept', 'x', '--data', data], {
       env: { RUNNER_LOG_FORMAT: 'json' },
     });
     expect(refused.code).toBe(5);
@@ -56,7 +58,7 @@ describe('--log-format json', { timeout: 120_000 }, () => {
   });
 
   it('refuses a log format it does not know, as a usage error', async () => {
-    const bad = await runInProcess(['runs', '--log-format', 'xml', '--data', dataDir()]);
+    const bad = await shared.run(['runs', '--log-format', 'xml', '--data', dataDir()]);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toBe('error: --log-format takes text or json, not "xml"\n');
   });

@@ -3,12 +3,12 @@ import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { SYSTEM_PROMPT } from '../src/demo/tools.js';
 import { type FakeProvider, fixture, startFakeProvider } from './fixtures/fake-provider.js';
-import { dataDirs, runInProcess } from './run-cli.js';
+import { dataDirs, sharedStorage } from './run-cli.js';
 import { expectPaired } from './transcript.js';
 
 // The real built CLI against a local server speaking each provider's streaming API.
-// Each test spawns several CLI processes (each opens PGlite): give them room on a busy
-// machine, and share one data folder per provider so the migrations run once.
+// Each test runs several commands: give them room on a busy machine, and share one data
+// folder per provider, held open across the commands, so PGlite opens once, not per command.
 const SLOW = 240_000;
 
 const dataDir = dataDirs();
@@ -45,8 +45,9 @@ function env(extra: Record<string, string> = {}): Record<string, string | undefi
   };
 }
 
+const storage = sharedStorage();
 const cli = (args: string[], extra?: Record<string, string>) =>
-  runInProcess(args, { env: env(extra) });
+  storage.run(args, { env: env(extra) });
 
 const THINKING = {
   type: 'thinking',
@@ -175,7 +176,7 @@ describe('anthropic:<model> through the CLI', { timeout: SLOW }, () => {
 
   it('chat prints the streamed text and resumes with the thinking turn unchanged', async () => {
     fake.queue.push({ sse: fixture('anthropic-ask.sse') }, { sse: fixture('anthropic-final.sse') });
-    const chat = await runInProcess(
+    const chat = await storage.run(
       ['chat', '--session', 'provider-chat', '--model', 'anthropic:claude-x', '--data', data],
       { env: env(), input: 'Plan me a trip\n1\n/quit\n' },
     );

@@ -3,7 +3,7 @@ import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { openStorage } from '../src/storage/index.js';
 import { expectTeamReport, modelCalls, workerPauses } from './delegate-flow.js';
-import { dataDirs, runInProcess } from './run-cli.js';
+import { dataDirs, sharedStorage } from './run-cli.js';
 import { expectPaired } from './transcript.js';
 
 // Records as the release of 2026-12-01 persisted them (fixtures/records/generate.mjs): a run
@@ -18,6 +18,8 @@ const TABLES = {
 type Rows = Record<keyof typeof TABLES, Array<Record<string, unknown>>>;
 
 const dataDir = dataDirs();
+// A test's commands share one open storage: PGlite opens once per test, not per command.
+const shared = sharedStorage();
 
 // Columns renamed since the release, as their migration moved them (the release's runs wait
 // without a due time, so none of them needs a row of x_continuation.run_queue).
@@ -62,7 +64,7 @@ async function withRecords(edit: (rows: Rows) => void = () => {}) {
   } finally {
     await storage.close();
   }
-  return (args: string[]) => runInProcess([...args, '--data', data]);
+  return (args: string[]) => shared.run([...args, '--data', data]);
 }
 
 const TRIP = 'fixture-trip';

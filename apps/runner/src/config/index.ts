@@ -1,8 +1,17 @@
+import { createRequire } from 'node:module';
 import { isIP } from 'node:net';
-import { durationMs, EVENT_KINDS, type QuestionRules } from '@x/executive';
-import { CHANNELS, type NotifyRule, parseNotifyRules } from '@x/notify';
+import type * as Executive from '@x/executive';
+import type { QuestionRules } from '@x/executive';
+import type * as Notify from '@x/notify';
+import type { NotifyRule } from '@x/notify';
+import type * as Policy from '@x/policy';
 import { usageError } from '../errors.js';
 import { connectTimeoutSeconds, parseDatabaseUrl } from './database-url.js';
+
+// The packages load when a value given needs them, not with this module: `--help`, a usage
+// error and a command sent to serve start without their hundreds of modules.
+const load = createRequire(import.meta.url);
+const durationMs = (text: string) => (load('@x/policy') as typeof Policy).durationMs(text);
 
 /** The environment settings are read from: `process.env`, or a test's own. */
 export type Env = Readonly<Record<string, string | undefined>>;
@@ -219,9 +228,6 @@ const quorumPolicy: Kind<Readonly<Record<string, QuorumRule>>> = {
     })),
 };
 
-/** The channels a notification goes out on: @x/notify's (serve's metrics count each). */
-export { CHANNELS };
-
 /**
  * Which events go to which channel: `CHANNEL=KIND[?FILTER=VALUE&...]` rules separated by
  * commas, KIND an event kind or a prefix ending in `*`, filters `tool`, `priority` and
@@ -231,7 +237,11 @@ export const notifyRuleList: Kind<readonly NotifyRule[]> = {
   accepts:
     'CHANNEL=KIND[?tool=T&priority=P&audience=R] rules separated by commas, e.g. webhook=question.*?tool=approve',
   // A rule's kind is one of the executive's events (or a prefix of them).
-  parse: (given) => parseNotifyRules(given, EVENT_KINDS),
+  parse: (given) =>
+    (load('@x/notify') as typeof Notify).parseNotifyRules(
+      given,
+      (load('@x/executive') as typeof Executive).EVENT_KINDS,
+    ),
 };
 
 /**

@@ -1,9 +1,11 @@
 import {
   type AnsweredPause,
+  type AnsweredQuestion,
   type AnswerOptions,
   type AnswerOutcome,
   AskUserError,
   AUTO_TERMINATED_MARKER,
+  type Pending,
   type ResumeAnswer,
 } from '@x/askuser';
 import {
@@ -13,6 +15,8 @@ import {
   answer as executiveAnswer,
   answerBatch as executiveAnswerBatch,
   type FlowContext,
+  type HumanWait,
+  traceWait as traceWaitOf,
 } from '@x/executive';
 import { demoGatedTools } from '../demo/tools.js';
 import { forbiddenError, RunnerError, usageError } from '../errors.js';
@@ -20,7 +24,12 @@ import { failureOf } from '../failure.js';
 import { outboxEvents } from '../notify/events.js';
 import type { Db, Storage } from '../storage/index.js';
 import { answerContentProblem } from './answer-limit.js';
-import { traceWait, watching } from './telemetry.js';
+import { watching } from './telemetry.js';
+
+/** Records the wait of an answered or expired question, when traces are on. */
+function traceWait(pause: AnsweredQuestion | Pending, outcome?: HumanWait['outcome']): void {
+  traceWaitOf(watching, pause, outcome);
+}
 
 /** An answer refused because its question was answered already: how, by whom and when. */
 export class AlreadyAnsweredError extends RunnerError {

@@ -2,8 +2,8 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { priorityLabel } from '@x/approval-center';
 import type { ExecutiveTelemetry, RunEnding } from '@x/executive';
+import { CHANNELS } from '@x/notify';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { CHANNELS } from '../config/index.js';
 import type { Storage } from '../storage/index.js';
 
 /** Why an answer is refused, as {@link ExecutiveTelemetry.answerRefused} counts it. */
