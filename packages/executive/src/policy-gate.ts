@@ -178,7 +178,7 @@ export function policyGate(options: PolicyGateOptions): PolicyGate {
       position: position ?? null,
       argumentsDigest: argumentsDigest(use.input),
     };
-    // Sent before Cedar decides, so that the read overlaps the evaluation; an unused one is dropped.
+    // Sent before Cedar decides, so that the read overlaps the evaluation.
     const prior = priorOf(storage.db, call);
     prior.catch(() => {});
     const input: DecisionInput = {
